@@ -1,0 +1,41 @@
+# Thin wrapper over CMake. `make run`: build and run the example on 4 local ranks plus a short
+# bandwidth table. `make test`: build and run the whole test suite. Both install missing packages.
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build run test sanitize tsan install clean format
+
+all: build
+
+deps:
+	@scripts/install-deps.sh --with-tests
+
+configure: deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/tether launch -n 4 -- $(BUILD)/examples/all_sum
+	$(BUILD)/tether launch -n 4 -- $(BUILD)/tether bench -c all_reduce -b 1K -e 16M -f 16 -n 10
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300
+
+# ASan+UBSan and TSan builds of the same suite (CI runs both).
+sanitize:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DTETHER_SANITIZE=address"
+
+tsan:
+	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DTETHER_SANITIZE=thread"
+
+install: build
+	cmake --install $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-tsan

@@ -1,0 +1,82 @@
+/* core/coll.h - what every algorithm in core/algo sees: the call, and messages to group ranks. */
+#ifndef TETHER_CORE_COLL_H
+#define TETHER_CORE_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "group.h"
+
+typedef enum {
+    TETHER_COLL_ALL_REDUCE,
+    TETHER_COLL_ALL_GATHER,
+    TETHER_COLL_REDUCE_SCATTER,
+    TETHER_COLL_BROADCAST,
+    TETHER_COLL_ALL_TO_ALL,
+    TETHER_COLL_BARRIER,
+    TETHER_COLL_SEND_RECV,
+    TETHER_COLL_KIND_COUNT
+} tether_coll_kind;
+
+typedef enum {
+    TETHER_ALGO_AUTO,
+    TETHER_ALGO_RING,      /* bandwidth: reduce-scatter + all-gather round the ring, pipelined */
+    TETHER_ALGO_TREE,      /* latency: recursive doubling / binomial tree */
+    TETHER_ALGO_BUTTERFLY, /* recursive halving-doubling, non-power-of-two folded in */
+    TETHER_ALGO_DIRECT,    /* every rank talks to every rank at once (full meshes) */
+    TETHER_ALGO_COUNT
+} tether_algo;
+
+/* One collective call, already checked. Sizes in elements as in the API; esize = dtype size. */
+typedef struct tether_coll {
+    tether_coll_kind kind;
+    const void *send;
+    void *recv;        /* broadcast: the buffer */
+    size_t count;      /* all_reduce: count; all_gather: per rank; reduce_scatter: recv_count;
+                          broadcast: count; all_to_all: per peer */
+    tether_dtype dt;
+    tether_op op;
+    int root;
+    size_t esize;
+    tether_algo algo;  /* resolved by tether__algo_select, never AUTO when an algorithm runs */
+    int wire_bf16;     /* float32 payload travels as bfloat16 (TETHER_WIRE_DTYPE=bf16) */
+} tether_coll;
+
+/* Messages between group ranks, tagged with the running collective and step. Errors are sticky
+ * on the world and already recorded. */
+int tether__isend(tether_group *g, int peer, const void *buf, size_t bytes, uint32_t step,
+                  tether_req **out);
+int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t step,
+                  tether_req **out);
+
+/* Wait for n requests (NULL entries are skipped and set to NULL when done). Spins briefly and
+ * adaptively, then sleeps in the transport's wait; no progress for TETHER_TIMEOUT -> ETIMEDOUT. */
+int tether__waitall(tether_group *g, tether_req **reqs, int n);
+
+/* Send to one peer and receive from another (or the same) at once, then wait for both. */
+int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, int from, void *rbuf,
+                     size_t rbytes, uint32_t step);
+
+/* Algorithm choice: TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW, size and the transport's caps. */
+tether_algo tether__algo_select(const tether_group *g, const tether_coll *c);
+const char *tether__algo_name(tether_algo a);
+/* Parse "auto|ring|tree|butterfly|direct"; -1 if unknown. */
+int tether__algo_parse(const char *s);
+
+/* The algorithms, one file each in core/algo. Each runs c on g with g->size >= 2. */
+int tether__allreduce_ring(tether_group *g, const tether_coll *c);
+int tether__allreduce_tree(tether_group *g, const tether_coll *c);
+int tether__allreduce_butterfly(tether_group *g, const tether_coll *c);
+int tether__allreduce_direct(tether_group *g, const tether_coll *c);
+int tether__allgather_ring(tether_group *g, const tether_coll *c);
+int tether__allgather_direct(tether_group *g, const tether_coll *c);
+int tether__reducescatter_ring(tether_group *g, const tether_coll *c);
+int tether__reducescatter_direct(tether_group *g, const tether_coll *c);
+int tether__broadcast_tree(tether_group *g, const tether_coll *c);
+int tether__alltoall_direct(tether_group *g, const tether_coll *c);
+int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
+
+/* Run a checked collective on a group of size >= 2: select the algorithm and call it. */
+int tether__coll_run(tether_group *g, tether_coll *c);
+
+#endif

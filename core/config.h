@@ -1,0 +1,47 @@
+/* core/config.h - the TETHER_* environment, read once into a tether_config for the backends. */
+#ifndef TETHER_CORE_CONFIG_H
+#define TETHER_CORE_CONFIG_H
+
+#include <stddef.h>
+
+#define TETHER_TOKEN_MAX 128
+#define TETHER_MAX_PREFIXES 16
+
+typedef struct tether_config {
+    int rank;                 /* TETHER_RANK / MLX_RANK / RANK; -1 when unset */
+    int size;                 /* TETHER_SIZE / WORLD_SIZE; -1 when unset */
+    const char *hostfile;     /* TETHER_HOSTFILE / MLX_HOSTFILE; NULL when unset */
+    const char *coordinator;  /* TETHER_COORDINATOR, or MASTER_ADDR:MASTER_PORT; NULL when unset */
+    char coordinator_buf[300];
+    const char *ibv_devices;  /* TETHER_IBV_DEVICES / MLX_IBV_DEVICES; NULL when unset */
+    char job_token[TETHER_TOKEN_MAX]; /* TETHER_JOB_TOKEN; "" when unset */
+    int nprefixes;            /* TETHER_IFACE_PRIORITY, split at commas; 0 = no filter */
+    char prefixes[TETHER_MAX_PREFIXES][64];
+    int timeout_ms;           /* TETHER_TIMEOUT seconds * 1000; default 120 s */
+    int verbose;              /* TETHER_VERBOSE */
+} tether_config;
+
+/* Read the environment. TETHER_ECONFIG naming the variable when a value is malformed. */
+int tether__config_load(tether_config *cfg);
+
+/* 1 if addr (dotted IPv4 or a host name) passes TETHER_IFACE_PRIORITY (always 1 without it). */
+int tether__addr_allowed(const tether_config *cfg, const char *addr);
+
+/* Environment lookups with fallbacks and validation, shared by every module that reads TETHER_*.
+ * name is the TETHER_ name; fallbacks is a NULL-terminated list of other names tried in order
+ * (may be NULL). Returns the value or NULL. */
+const char *tether__env(const char *name, const char *const *fallbacks);
+
+/* Integer variable in [min, max]; def when unset. TETHER_ECONFIG naming it when malformed. */
+int tether__env_long(const char *name, long def, long min, long max, long *out);
+
+/* One row of the table of every TETHER_* variable (core/config.c), for docs and `tether check`. */
+typedef struct tether_env_var {
+    const char *name;
+    const char *fallbacks; /* other names read when unset, e.g. "MLX_RANK, RANK" */
+    const char *def;       /* default, as text */
+    const char *meaning;
+} tether_env_var;
+extern const tether_env_var tether__env_table[];
+
+#endif

@@ -1,0 +1,45 @@
+/* core/group.h - the group object: a view of ranks over one world endpoint, and its sticky error. */
+#ifndef TETHER_CORE_GROUP_H
+#define TETHER_CORE_GROUP_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+/* One per process and world: the endpoint every group split from it shares. */
+typedef struct tether_world {
+    const tether_transport_ops *ops; /* NULL for the singleton */
+    tether_ep *ep;
+    int rank, size;
+    int refs;             /* groups alive on it; the endpoint closes with the last */
+    int broken;           /* sticky error code of the world, 0 while healthy */
+    char broken_msg[TETHER_ERRMSG_MAX];
+    pthread_mutex_t lock; /* guards refs and broken */
+    tether_config cfg;
+} tether_world;
+
+struct tether_group {
+    tether_world *world;
+    int rank, size;
+    int *world_ranks;     /* group rank -> world rank */
+    uint32_t id;          /* tag group id */
+    uint32_t seq;         /* collectives issued so far */
+    uint32_t nsplits;     /* splits issued so far (child ids depend on it) */
+    uint32_t *p2p_sent;   /* per peer: point-to-point messages sent, for tags */
+    uint32_t *p2p_recvd;  /* per peer: point-to-point messages received */
+    /* The collective running now; algorithms tag their messages with it. */
+    uint32_t cur_seq, cur_sig;
+};
+
+/* 0 if g can run a call, else its (or its world's) sticky error, recorded with tether__fail. */
+int tether__group_check(tether_group *g);
+
+/* Break g's world after a failure in a call that has moved bytes: every group on it fails from
+ * now on with code. msg is the recorded text. Returns code. */
+int tether__group_break(tether_group *g, int code);
+
+/* The world rank of group rank r. */
+static inline int tether__world_rank(const tether_group *g, int r) { return g->world_ranks[r]; }
+
+#endif

@@ -1,0 +1,96 @@
+/* core/transport.h - the transport vtable: the only core header a backend implements.
+ *
+ * A backend forms the "world" (every process of the job) in open(): it listens, connects to the
+ * peers it links to, and checks every new connection with a handshake (magic, version, job token,
+ * rank, size). After that the core talks to it only through tagged, non-blocking messages to world
+ * ranks: isend/irecv post, test reports completion, wait sleeps until I/O may be possible. Every
+ * collective algorithm in core/algo is written once over these calls (NCCL's net plugin shape,
+ * with connection set-up folded into open because each backend bootstraps differently).
+ *
+ * Contracts every backend keeps:
+ * - Thread safety: groups split from one world share its endpoint and may be used from different
+ *   threads at once, so isend/irecv/test/wait may be called concurrently on one endpoint.
+ * - Matching: a message matches the receive posted for the same peer and the same (group, seq,
+ *   step). If its sig or length differs from the receive's, that receive and the endpoint fail
+ *   with TETHER_EMISMATCH naming both values. A message with no posted receive yet is kept
+ *   (unexpected) until one is posted; it also fails with TETHER_EMISMATCH when a receive for the
+ *   same (group, seq) but another sig is posted or pending.
+ * - Order: messages between a pair with the same tag match in the order sent.
+ * - Errors stick: once a connection fails (EOF, reset, bad frame), the endpoint is broken and every
+ *   pending and later request fails with the same code at once; the message (via tether__fail)
+ *   names the peer, its address and the errno. abort() breaks it on purpose and tells every peer
+ *   so they fail within seconds too (closing the connections is the minimum).
+ * - Never a busy loop: wait() blocks in poll() (or a completion channel) at most timeout_ms.
+ * - No write into a user buffer after abort() or close() returned.
+ */
+#ifndef TETHER_CORE_TRANSPORT_H
+#define TETHER_CORE_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "errors.h"
+#include "log.h"
+
+typedef struct tether_ep tether_ep;   /* a backend's endpoint: its connections to the world */
+typedef struct tether_req tether_req; /* one posted send or receive, owned by the backend */
+
+#define TETHER_TAG_P2P 0x80000000u /* seq bit: point-to-point message, seq counts per pair */
+#define TETHER_TAG_CTRL 0x40000000u /* seq bit: core's own control traffic (split) */
+
+typedef struct tether_tag {
+    uint32_t group; /* group id: the world is 0; a child mixes its parent's id, split number, color */
+    uint32_t seq;   /* collective number within the group, or a per-pair number | TETHER_TAG_P2P */
+    uint32_t step;  /* message number within the collective */
+    uint32_t sig;   /* signature of the call (kind, count, dtype, op, root, algorithm) */
+} tether_tag;
+
+/* caps(): what the links allow, for algorithm choice. */
+#define TETHER_CAP_DIRECT 1u /* a direct link to every peer (full mesh); else only ring neighbours
+                                are direct and other peers are reached by forwarding */
+
+typedef struct tether_transport_ops {
+    const char *name; /* "mesh", "ring", "rdma" */
+
+    /* 1 if cfg holds this backend's configuration (what "any" looks for); else 0 and why says
+     * what is missing, e.g. "TETHER_HOSTFILE and TETHER_COORDINATOR are unset". */
+    int (*configured)(const tether_config *cfg, char *why, size_t why_len);
+
+    /* 1 if the backend can run on this machine at all (its libraries load); else 0 and why.
+     * NULL means always usable. */
+    int (*usable)(char *why, size_t why_len);
+
+    /* Form the world: blocks at most cfg->timeout_ms. Sets *rank and *size. Errors: ECONFIG (bad
+     * hostfile or environment, message names file and field), ENET (cannot listen or connect),
+     * ETIMEDOUT (peers never came), EPEER (a peer failed the handshake for a reason that is not a
+     * stray connection, e.g. another size). */
+    int (*open)(const tether_config *cfg, tether_ep **out, int *rank, int *size);
+
+    unsigned (*caps)(const tether_ep *ep);
+
+    /* Post a message to / from world rank peer (never self). *out is released by test() once it
+     * reports done or an error, or by close(). len may be 0. buf must stay valid until then. */
+    int (*isend)(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
+                 tether_req **out);
+    int (*irecv)(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
+                 tether_req **out);
+
+    /* Make what progress is possible without blocking, then report: *done = 1 when r completed
+     * (r is released). A negative return is the endpoint's sticky error (r is released). */
+    int (*test)(tether_ep *ep, tether_req *r, int *done);
+
+    /* Sleep until some I/O may be possible or timeout_ms passed (0 = just check). */
+    int (*wait)(tether_ep *ep, int timeout_ms);
+
+    /* Break the endpoint with code/msg: fail pending requests, tell peers, close connections. */
+    void (*abort)(tether_ep *ep, int code, const char *msg);
+
+    /* Close the endpoint and free it, with every request still pending. */
+    void (*close)(tether_ep *ep);
+} tether_transport_ops;
+
+/* The table of backends: defined in backends/table.c, NULL-terminated, in "any" order. */
+extern const tether_transport_ops *const tether_backends[];
+
+#endif

@@ -1,0 +1,76 @@
+/* hostfile/hostfile.h - the JSON hostfiles (MLX-compatible), parsed with jansson.
+ *
+ * Three formats:
+ * - per-rank (what a rank reads, TETHER_HOSTFILE / MLX_HOSTFILE): a JSON list with one entry per
+ *   rank, each a list of "ip:port" strings that rank listens on, e.g. [["10.0.0.1:5000"], ...].
+ * - launcher (what `tether launch --hostfile` and `tether config` read/write): MLX's list form
+ *   [{"ssh": "h1", "ips": ["10.0.0.1"]}, ...] or object form {"backend": "ring", "envs": ["K=V"],
+ *   "hosts": [{"ssh": ..., "ips": [...], "rdma": [...]}]}.
+ * - device matrix (TETHER_IBV_DEVICES): N x N; entry [i][j] is null (i == j or no link), a device
+ *   name, or a list of device names (several cables).
+ * Every error is TETHER_ECONFIG with a message naming the file, the position (rank, index, line
+ * and column for JSON syntax) and what was expected.
+ */
+#ifndef TETHER_HOSTFILE_H
+#define TETHER_HOSTFILE_H
+
+#include <stddef.h>
+
+#define TETHER_HOST_MAX 256
+
+typedef struct tether_hostaddr {
+    char host[TETHER_HOST_MAX]; /* IPv4 dotted quad or a host name, without brackets */
+    int port;                   /* 1..65535 */
+} tether_hostaddr;
+
+/* Per-rank hostfile: rank r listens on addrs[r][0..naddrs[r]-1]. */
+typedef struct tether_rank_hosts {
+    int nranks;
+    int *naddrs;
+    tether_hostaddr **addrs;
+} tether_rank_hosts;
+
+int tether_hostfile_load_ranks(const char *path, tether_rank_hosts *out);
+/* The same from a JSON text; name is used in messages in place of a path. */
+int tether_hostfile_parse_ranks(const char *json, const char *name, tether_rank_hosts *out);
+void tether_rank_hosts_free(tether_rank_hosts *h);
+/* Write h as a per-rank hostfile (MLX format). */
+int tether_hostfile_write_ranks(const char *path, const tether_rank_hosts *h);
+
+/* Parse "host:port" (IPv4, name, or "[v6]:port"); TETHER_ECONFIG naming what (e.g. "rank 2 address
+ * 1 of hosts.json") when malformed. */
+int tether_hostaddr_parse(const char *text, const char *what, tether_hostaddr *out);
+
+/* Launcher hostfile. */
+typedef struct tether_launch_host {
+    char ssh[TETHER_HOST_MAX]; /* how to reach it with ssh ("user@host", "host") */
+    int nips;
+    char (*ips)[TETHER_HOST_MAX];
+    int nrdma;
+    char **rdma;               /* rdma device per peer (may be NULL entries), MLX's "rdma" list */
+} tether_launch_host;
+
+typedef struct tether_launch_hosts {
+    char backend[32];          /* "" when absent */
+    int nenvs;
+    char **envs;               /* "KEY=VALUE" */
+    int nhosts;
+    tether_launch_host *hosts;
+} tether_launch_hosts;
+
+int tether_hostfile_load_launch(const char *path, tether_launch_hosts *out);
+int tether_hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out);
+void tether_launch_hosts_free(tether_launch_hosts *h);
+
+/* Device matrix for n ranks: devs[i][j] is a NULL-terminated list of device names (empty list:
+ * no link). */
+typedef struct tether_device_matrix {
+    int n;
+    char ***devs;
+} tether_device_matrix;
+
+int tether_hostfile_load_devices(const char *path, tether_device_matrix *out);
+int tether_hostfile_parse_devices(const char *json, const char *name, tether_device_matrix *out);
+void tether_device_matrix_free(tether_device_matrix *m);
+
+#endif

@@ -1,0 +1,143 @@
+/* tether.h - the whole public API of tether: groups of processes and the collectives between them.
+ *
+ * Use: tether_init() once, then collectives on the group it returns. A group of size 1 (no
+ * configuration in the environment) makes every collective a local copy, so one program runs
+ * unchanged on one machine or many. Every function returns TETHER_OK (0) or a negative TETHER_E*
+ * code; tether_last_error() then says what failed (file, field, peer, errno) in words.
+ *
+ * Counts are in elements of the given dtype, never bytes. A group is used by one thread at a time;
+ * different groups (a parent and its children too) may be used concurrently from different threads.
+ * After a network, peer, timeout or mismatch error the group is broken: every later call on it (and
+ * on groups split from the same world) returns that error at once. TETHER_EINVAL from argument
+ * checks is raised before any byte moves and leaves the group usable.
+ */
+#ifndef TETHER_H
+#define TETHER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TETHER_API __attribute__((visibility("default")))
+#else
+#define TETHER_API
+#endif
+
+#define TETHER_VERSION_MAJOR 0
+#define TETHER_VERSION_MINOR 1
+#define TETHER_VERSION_PATCH 0
+#define TETHER_VERSION_STRING "0.1.0"
+
+/* Status codes. Fixed values, never renumbered. */
+#define TETHER_OK 0
+#define TETHER_EINVAL (-1)     /* bad argument (NULL buffer, dtype, op, root or peer out of range) */
+#define TETHER_ECONFIG (-2)    /* malformed configuration: hostfile, environment variable */
+#define TETHER_EUNAVAIL (-3)   /* backend not available here (not configured, library missing) */
+#define TETHER_ENET (-4)       /* socket or device error (connect, send, receive) */
+#define TETHER_ETIMEDOUT (-5)  /* no progress for TETHER_TIMEOUT seconds */
+#define TETHER_EPEER (-6)      /* a peer closed its connection or reported a failure */
+#define TETHER_EMISMATCH (-7)  /* ranks called different collectives, counts, dtypes, ops or roots */
+#define TETHER_ENOMEM (-8)     /* out of memory */
+#define TETHER_EINTERNAL (-9)  /* a bug in tether: please report it with TETHER_VERBOSE=1 output */
+
+typedef struct tether_group tether_group;
+
+typedef enum {
+    TETHER_BOOL,
+    TETHER_INT8,
+    TETHER_UINT8,
+    TETHER_INT16,
+    TETHER_UINT16,
+    TETHER_INT32,
+    TETHER_UINT32,
+    TETHER_INT64,
+    TETHER_UINT64,
+    TETHER_FLOAT16,
+    TETHER_BFLOAT16,
+    TETHER_FLOAT32,
+    TETHER_FLOAT64,
+    TETHER_COMPLEX64,
+    TETHER_DTYPE_COUNT /* not a dtype: the number of dtypes */
+} tether_dtype;
+
+/* Reductions. bool: SUM and MAX are OR, PROD and MIN are AND. complex64: SUM and PROD only.
+ * float16/bfloat16 accumulate in float32 and round to nearest even. */
+typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT } tether_op;
+
+/* Form the group this process belongs to.
+ * backend: "any", "ring", "mesh", "rdma" or "singleton"; unknown -> TETHER_EINVAL. TETHER_BACKEND in
+ * the environment replaces "any". "any" takes the first backend whose configuration is present, in
+ * the order rdma, mesh, ring. With no configuration at all, strict=0 gives a size-1 group and
+ * strict=1 returns TETHER_EUNAVAIL naming what each backend lacked. A configuration that is present
+ * but broken is always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
+ * On success *out owns the group; free it with tether_group_free(). */
+TETHER_API int tether_init(const char *backend, int strict, tether_group **out);
+
+/* 1 if the named backend could form a group here (its configuration is present and its libraries
+ * load), else 0. "singleton" is always available. */
+TETHER_API int tether_is_available(const char *backend);
+
+/* This process's rank in g (0..size-1), and the number of ranks. */
+TETHER_API int tether_group_rank(const tether_group *g);
+TETHER_API int tether_group_size(const tether_group *g);
+
+/* "mesh", "ring", "rdma" or "singleton": the transport the group runs on. */
+TETHER_API const char *tether_group_backend(const tether_group *g);
+
+/* Collective: every rank of g calls it. Ranks with the same color form one new group, ordered by
+ * key then parent rank (key < 0 keeps parent order). The child shares the parent's connections;
+ * freeing it leaves the parent working. Returns the codes of a collective. */
+TETHER_API int tether_group_split(tether_group *g, int color, int key, tether_group **out);
+
+/* Free a group (NULL is fine). Children must be freed too; the connections close with the last. */
+TETHER_API void tether_group_free(tether_group *g);
+
+/* Bytes per element of dt, 0 for an invalid dtype. */
+TETHER_API size_t tether_dtype_size(tether_dtype dt);
+
+/* Short text of a status code ("connection to a peer failed"), and its name ("TETHER_ENET"). */
+TETHER_API const char *tether_strerror(int status);
+TETHER_API const char *tether_err_name(int status);
+
+/* What the last failing call of this thread said: the first failure of that call, with the file,
+ * field, peer and errno that explain it. Empty after a call that succeeded. */
+TETHER_API const char *tether_last_error(void);
+
+/* Element-wise reduction of every rank's send into every rank's recv (count elements each).
+ * In place when send == recv. */
+TETHER_API int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count,
+                                 tether_dtype dt, tether_op op);
+
+/* Every rank's count elements, concatenated in rank order into recv (count * size elements). */
+TETHER_API int tether_all_gather(tether_group *g, const void *send, void *recv, size_t count,
+                                 tether_dtype dt);
+
+/* Reduce send (recv_count * size elements) across ranks; rank r gets block r in recv. */
+TETHER_API int tether_reduce_scatter(tether_group *g, const void *send, void *recv,
+                                     size_t recv_count, tether_dtype dt, tether_op op);
+
+/* Copy root's buf (count elements) into every other rank's buf. */
+TETHER_API int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, int root);
+
+/* Block j (count_per_peer elements) of send goes to rank j; block i of recv came from rank i.
+ * send and recv hold count_per_peer * size elements and must not overlap. */
+TETHER_API int tether_all_to_all(tether_group *g, const void *send, void *recv,
+                                 size_t count_per_peer, tether_dtype dt);
+
+/* Point to point, between any two ranks. Messages between a pair arrive in the order sent; the
+ * receiver's count and dtype must match the sender's (else TETHER_EMISMATCH on both sides).
+ * tether_send may return before the peer has received. dst/src == own rank -> TETHER_EINVAL. */
+TETHER_API int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst);
+TETHER_API int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src);
+
+/* Returns once every rank of g has entered the barrier. */
+TETHER_API int tether_barrier(tether_group *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TETHER_H */

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# scripts/install-deps.sh - install what tether needs to build and test, only what is missing.
+# Debian/Ubuntu: apt-get (as root, or with sudo). macOS: Homebrew. Says every command it runs.
+# Usage: scripts/install-deps.sh [--with-tests]   (--with-tests adds ssh server, numpy, pytest, iperf3)
+set -euo pipefail
+
+with_tests=0
+[ "${1:-}" = "--with-tests" ] && with_tests=1
+
+run() { echo "+ $*" >&2; "$@"; }
+
+case "$(uname -s)" in
+Darwin)
+    pkgs=(cmake pkg-config jansson cmocka)
+    missing=()
+    for p in "${pkgs[@]}"; do brew list --versions "$p" >/dev/null 2>&1 || missing+=("$p"); done
+    if [ ${#missing[@]} -gt 0 ]; then run brew install "${missing[@]}"; fi
+    # macOS has no libibverbs-dev: the RDMA backend builds against the header shipped in the SDK
+    # with macOS 26.2+, or is left out with a message from CMake.
+    ;;
+Linux)
+    pkgs=(build-essential cmake pkg-config libjansson-dev libibverbs-dev librdmacm-dev)
+    if [ $with_tests = 1 ]; then
+        pkgs+=(libcmocka-dev openssh-server openssh-client iproute2 python3 python3-numpy python3-pytest)
+    fi
+    missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        sudo=""
+        [ "$(id -u)" = 0 ] || sudo="sudo"
+        export DEBIAN_FRONTEND=noninteractive
+        run $sudo apt-get update -qq
+        run $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    fi
+    ;;
+*)
+    echo "install-deps: unsupported system $(uname -s); install cmake, pkg-config, jansson and cmocka by hand" >&2
+    exit 1
+    ;;
+esac
