@@ -39,6 +39,11 @@ int tether__group_check(tether_group *g);
  * now on with code. msg is the recorded text. Returns code. */
 int tether__group_break(tether_group *g, int code);
 
+/* Form a world group over ops with cfg (rank/size/timeouts already loaded): ops->open, then the
+ * group object. tether_init uses it for every backend; tests use it with tests/support's
+ * in-process transport. */
+int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg, tether_group **out);
+
 /* The world rank of group rank r. */
 static inline int tether__world_rank(const tether_group *g, int r) { return g->world_ranks[r]; }
 

@@ -1,0 +1,13 @@
+/* launcher/commands.h - the subcommands of the tether command; main.c dispatches to them.
+ * Each takes the arguments after its name (argv[0] is the subcommand name) and returns the exit
+ * status. Each folder that provides a subcommand declares it here. */
+#ifndef TETHER_COMMANDS_H
+#define TETHER_COMMANDS_H
+
+int tether_cmd_launch(int argc, char **argv);   /* launcher/ */
+int tether_cmd_check(int argc, char **argv);    /* launcher/ (issue: remote launch and check) */
+int tether_cmd_config(int argc, char **argv);   /* config_tool/ */
+int tether_cmd_hostfile(int argc, char **argv); /* config_tool/: `tether hostfile check F` */
+int tether_cmd_bench(int argc, char **argv);    /* bench/ */
+
+#endif
