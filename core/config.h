@@ -19,6 +19,8 @@ typedef struct tether_config {
     char prefixes[TETHER_MAX_PREFIXES][64];
     int timeout_ms;           /* TETHER_TIMEOUT seconds * 1000; default 120 s */
     int verbose;              /* TETHER_VERBOSE */
+    int wire_bf16;            /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */
+    int spin_us;              /* TETHER_SPIN_US: how long a wait may spin before it sleeps */
 } tether_config;
 
 /* Read the environment. TETHER_ECONFIG naming the variable when a value is malformed. */

@@ -30,7 +30,11 @@ struct tether_group {
     uint32_t *p2p_recvd;  /* per peer: point-to-point messages received */
     /* The collective running now; algorithms tag their messages with it. */
     uint32_t cur_seq, cur_sig;
+    const char *cur_name; /* "all_reduce", ... for messages */
 };
+
+/* A group of size 1 over a world with no transport (tether_init's singleton). */
+int tether__singleton_open(tether_group **out);
 
 /* 0 if g can run a call, else its (or its world's) sticky error, recorded with tether__fail. */
 int tether__group_check(tether_group *g);

@@ -88,8 +88,9 @@ TETHER_API int tether_group_size(const tether_group *g);
 TETHER_API const char *tether_group_backend(const tether_group *g);
 
 /* Collective: every rank of g calls it. Ranks with the same color form one new group, ordered by
- * key then parent rank (key < 0 keeps parent order). The child shares the parent's connections;
- * freeing it leaves the parent working. Returns the codes of a collective. */
+ * key then parent rank (key < 0 keeps parent order). A rank passing color < 0 joins no group and
+ * gets *out = NULL (MPI_UNDEFINED). The child shares the parent's connections; freeing it leaves
+ * the parent working. Returns the codes of a collective. */
 TETHER_API int tether_group_split(tether_group *g, int color, int key, tether_group **out);
 
 /* Free a group (NULL is fine). Children must be freed too; the connections close with the last. */

@@ -1,0 +1,59 @@
+/* core/argcheck.c - the argument checks of every public call, in one place with one message shape. */
+#include <stdint.h>
+
+#include "argcheck.h"
+#include "errors.h"
+#include "reduce.h"
+
+static const char *const op_names[] = {"SUM", "PROD", "MAX", "MIN"};
+
+int tether__check_group(const char *call, const tether_group *g)
+{
+    if (!g)
+        return tether__fail(TETHER_EINVAL, "%s: group is NULL; call tether_init first", call);
+    return TETHER_OK;
+}
+
+int tether__check_dtype(const char *call, tether_dtype dt)
+{
+    if ((int)dt < 0 || dt >= TETHER_DTYPE_COUNT)
+        return tether__fail(TETHER_EINVAL, "%s: dtype %d is not a tether_dtype; expected 0..%d", call,
+                            (int)dt, TETHER_DTYPE_COUNT - 1);
+    return TETHER_OK;
+}
+
+int tether__check_op(const char *call, tether_dtype dt, tether_op op)
+{
+    if ((int)op < 0 || op >= TETHER_OP_COUNT)
+        return tether__fail(TETHER_EINVAL, "%s: op %d is not a tether_op; expected SUM, PROD, MAX or MIN",
+                            call, (int)op);
+    if (!tether__op_valid(dt, op))
+        return tether__fail(TETHER_EINVAL, "%s: op %s is not defined on complex64; expected SUM or PROD",
+                            call, op_names[op]);
+    return TETHER_OK;
+}
+
+int tether__check_buf(const char *call, const char *name, const void *buf, size_t count)
+{
+    if (!buf && count > 0)
+        return tether__fail(TETHER_EINVAL, "%s: %s is NULL with count %zu", call, name, count);
+    return TETHER_OK;
+}
+
+int tether__check_rank(const char *call, const char *name, int r, int size, int self, int allow_self)
+{
+    if (r < 0 || r >= size)
+        return tether__fail(TETHER_EINVAL, "%s: %s %d is out of range; the group has ranks 0..%d", call,
+                            name, r, size - 1);
+    if (!allow_self && r == self)
+        return tether__fail(TETHER_EINVAL, "%s: %s %d is this rank itself", call, name, r);
+    return TETHER_OK;
+}
+
+int tether__check_size(const char *call, size_t count, size_t mult, size_t esize)
+{
+    if (count && (mult > SIZE_MAX / count || esize > SIZE_MAX / (count * mult)))
+        return tether__fail(TETHER_EINVAL, "%s: count %zu x %zu elements overflows the address space",
+                            call, count, mult);
+    return TETHER_OK;
+}

@@ -1,0 +1,196 @@
+/* core/coll.c - the public collectives: clear the error, check arguments, run locally on a group of
+ * size 1, else sign the call, pick the algorithm and run it; a failure after bytes moved breaks the group. */
+#include <string.h>
+
+#include "argcheck.h"
+#include "coll.h"
+#include "reduce.h"
+
+size_t tether_dtype_size(tether_dtype dt)
+{
+    static const size_t sizes[TETHER_DTYPE_COUNT] = {
+        [TETHER_BOOL] = 1,    [TETHER_INT8] = 1,    [TETHER_UINT8] = 1,    [TETHER_INT16] = 2,
+        [TETHER_UINT16] = 2,  [TETHER_INT32] = 4,   [TETHER_UINT32] = 4,   [TETHER_INT64] = 8,
+        [TETHER_UINT64] = 8,  [TETHER_FLOAT16] = 2, [TETHER_BFLOAT16] = 2, [TETHER_FLOAT32] = 4,
+        [TETHER_FLOAT64] = 8, [TETHER_COMPLEX64] = 8,
+    };
+    return ((int)dt >= 0 && dt < TETHER_DTYPE_COUNT) ? sizes[dt] : 0;
+}
+
+/* Every field that must agree across ranks, hashed (FNV-1a): the transport compares it on every
+ * message, so ranks that called different collectives, counts, dtypes, ops, roots or algorithms get
+ * TETHER_EMISMATCH instead of wrong data. */
+static uint32_t signature(const tether_coll *c)
+{
+    uint64_t words[7] = {(uint64_t)c->kind, (uint64_t)c->count, (uint64_t)c->dt, (uint64_t)c->op,
+                         (uint64_t)(uint32_t)c->root, (uint64_t)c->algo, (uint64_t)c->wire_bf16};
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < 7; i++)
+        for (int b = 0; b < 8; b++) {
+            h ^= (uint32_t)(words[i] >> (8 * b)) & 0xffu;
+            h *= 16777619u;
+        }
+    return h;
+}
+
+/* A group of size 1: the result is the input. */
+static int run_local(const tether_coll *c)
+{
+    size_t bytes = c->count * c->esize;
+    switch (c->kind) {
+    case TETHER_COLL_ALL_REDUCE:
+    case TETHER_COLL_ALL_GATHER:
+    case TETHER_COLL_REDUCE_SCATTER:
+    case TETHER_COLL_ALL_TO_ALL:
+        if (bytes && c->send != c->recv)
+            memmove(c->recv, c->send, bytes);
+        return TETHER_OK;
+    case TETHER_COLL_BROADCAST:
+    case TETHER_COLL_BARRIER:
+    case TETHER_COLL_SEND_RECV:
+    case TETHER_COLL_KIND_COUNT:
+        return TETHER_OK;
+    }
+    return TETHER_OK;
+}
+
+static int collective(tether_group *g, tether_coll *c, const char *name)
+{
+    TRY(tether__group_check(g));
+    c->esize = tether_dtype_size(c->dt);
+    if (g->size == 1)
+        return run_local(c);
+    c->wire_bf16 = c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
+    c->algo = tether__algo_select(g, c);
+    g->cur_seq = g->seq++;
+    g->cur_sig = signature(c);
+    g->cur_name = name;
+    TLOG_TRACE("%s seq %u count %zu dtype %d algo %s", name, g->cur_seq, c->count, (int)c->dt,
+               tether__algo_name(c->algo));
+    int rc = tether__coll_run(g, c);
+    if (rc < 0)
+        return tether__group_break(g, rc);
+    return TETHER_OK;
+}
+
+int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt,
+                      tether_op op)
+{
+    static const char *const call = "tether_all_reduce";
+    tether__clear_error();
+    TRY(tether__check_group(call, g));
+    TRY(tether__check_dtype(call, dt));
+    TRY(tether__check_op(call, dt, op));
+    TRY(tether__check_buf(call, "send", send, count));
+    TRY(tether__check_buf(call, "recv", recv, count));
+    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
+    tether_coll c = {.kind = TETHER_COLL_ALL_REDUCE, .send = send, .recv = recv, .count = count,
+                     .dt = dt, .op = op};
+    return collective(g, &c, "all_reduce");
+}
+
+int tether_all_gather(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt)
+{
+    static const char *const call = "tether_all_gather";
+    tether__clear_error();
+    TRY(tether__check_group(call, g));
+    TRY(tether__check_dtype(call, dt));
+    TRY(tether__check_buf(call, "send", send, count));
+    TRY(tether__check_buf(call, "recv", recv, count));
+    TRY(tether__check_size(call, count, (size_t)g->size, tether_dtype_size(dt)));
+    tether_coll c = {.kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count, .dt = dt};
+    return collective(g, &c, "all_gather");
+}
+
+int tether_reduce_scatter(tether_group *g, const void *send, void *recv, size_t recv_count,
+                          tether_dtype dt, tether_op op)
+{
+    static const char *const call = "tether_reduce_scatter";
+    tether__clear_error();
+    TRY(tether__check_group(call, g));
+    TRY(tether__check_dtype(call, dt));
+    TRY(tether__check_op(call, dt, op));
+    TRY(tether__check_buf(call, "send", send, recv_count));
+    TRY(tether__check_buf(call, "recv", recv, recv_count));
+    TRY(tether__check_size(call, recv_count, (size_t)g->size, tether_dtype_size(dt)));
+    tether_coll c = {.kind = TETHER_COLL_REDUCE_SCATTER, .send = send, .recv = recv, .count = recv_count,
+                     .dt = dt, .op = op};
+    return collective(g, &c, "reduce_scatter");
+}
+
+int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, int root)
+{
+    static const char *const call = "tether_broadcast";
+    tether__clear_error();
+    TRY(tether__check_group(call, g));
+    TRY(tether__check_dtype(call, dt));
+    TRY(tether__check_buf(call, "buf", buf, count));
+    TRY(tether__check_rank(call, "root", root, g->size, g->rank, 1));
+    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
+    tether_coll c = {.kind = TETHER_COLL_BROADCAST, .send = buf, .recv = buf, .count = count, .dt = dt,
+                     .root = root};
+    return collective(g, &c, "broadcast");
+}
+
+int tether_all_to_all(tether_group *g, const void *send, void *recv, size_t count_per_peer,
+                      tether_dtype dt)
+{
+    static const char *const call = "tether_all_to_all";
+    tether__clear_error();
+    TRY(tether__check_group(call, g));
+    TRY(tether__check_dtype(call, dt));
+    TRY(tether__check_buf(call, "send", send, count_per_peer));
+    TRY(tether__check_buf(call, "recv", recv, count_per_peer));
+    TRY(tether__check_size(call, count_per_peer, (size_t)g->size, tether_dtype_size(dt)));
+    if (count_per_peer && send == recv)
+        return tether__fail(TETHER_EINVAL, "%s: send and recv are the same buffer; all_to_all is not "
+                                           "in place", call);
+    tether_coll c = {.kind = TETHER_COLL_ALL_TO_ALL, .send = send, .recv = recv,
+                     .count = count_per_peer, .dt = dt};
+    return collective(g, &c, "all_to_all");
+}
+
+int tether_barrier(tether_group *g)
+{
+    tether__clear_error();
+    TRY(tether__check_group("tether_barrier", g));
+    tether_coll c = {.kind = TETHER_COLL_BARRIER, .dt = TETHER_UINT8};
+    return collective(g, &c, "barrier");
+}
+
+/* Point to point: tagged with a per-pair message number so messages between a pair match in order
+ * and never collide with collectives; the signature carries count and dtype. */
+static int p2p(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt, int peer,
+               int sending)
+{
+    tether__clear_error();
+    TRY(tether__check_group(call, g));
+    TRY(tether__check_dtype(call, dt));
+    TRY(tether__check_buf(call, "buf", buf, count));
+    TRY(tether__check_rank(call, sending ? "dst" : "src", peer, g->size, g->rank, 0));
+    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
+    TRY(tether__group_check(g));
+    tether_coll c = {.kind = TETHER_COLL_SEND_RECV, .count = count, .dt = dt};
+    size_t bytes = count * tether_dtype_size(dt);
+    uint32_t *counter = sending ? &g->p2p_sent[peer] : &g->p2p_recvd[peer];
+    g->cur_seq = TETHER_TAG_P2P | ((*counter)++ & ~(TETHER_TAG_P2P | TETHER_TAG_CTRL));
+    g->cur_sig = signature(&c);
+    g->cur_name = sending ? "send" : "recv";
+    tether_req *r = NULL;
+    int rc = sending ? tether__isend(g, peer, buf, bytes, 0, &r) : tether__irecv(g, peer, buf, bytes, 0, &r);
+    if (rc == TETHER_OK)
+        rc = tether__waitall(g, &r, 1);
+    if (rc < 0)
+        return tether__group_break(g, rc);
+    return TETHER_OK;
+}
+
+int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst)
+{
+    return p2p("tether_send", g, (void *)buf, count, dt, dst, 1);
+}
+
+int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src)
+{
+    return p2p("tether_recv", g, buf, count, dt, src, 0);
+}

@@ -1,0 +1,162 @@
+/* core/config.c - the table of every TETHER_* variable, and reading them into a tether_config. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "errors.h"
+#include "log.h"
+
+/* Every variable tether reads, with its fallbacks and default. docs/env.md and `tether check`
+ * follow this table. */
+const tether_env_var tether__env_table[] = {
+    {"TETHER_BACKEND", "", "any", "backend when tether_init is given \"any\": ring, mesh, rdma, singleton"},
+    {"TETHER_RANK", "MLX_RANK, RANK", "", "this process's rank"},
+    {"TETHER_SIZE", "WORLD_SIZE", "", "number of ranks (coordinator bootstrap)"},
+    {"TETHER_HOSTFILE", "MLX_HOSTFILE", "", "per-rank hostfile: JSON list of [\"ip:port\", ...] per rank"},
+    {"TETHER_COORDINATOR", "MLX_JACCL_COORDINATOR, MASTER_ADDR:MASTER_PORT", "",
+     "host:port of rank 0 for bootstrap without a hostfile"},
+    {"TETHER_JOB_TOKEN", "", "", "secret every connection must present (set by tether launch)"},
+    {"TETHER_IFACE_PRIORITY", "", "", "comma-separated address prefixes: the only addresses used"},
+    {"TETHER_TIMEOUT", "", "120", "seconds without progress before TETHER_ETIMEDOUT"},
+    {"TETHER_VERBOSE", "", "0", "1: connections and algorithm choices on stderr; 2: trace"},
+    {"TETHER_ALLREDUCE_ALGO", "", "auto", "auto, ring, tree, butterfly or direct"},
+    {"TETHER_TREE_BELOW", "", "", "bytes under which all-reduce uses the latency algorithm"},
+    {"TETHER_WIRE_DTYPE", "", "", "bf16: float32 all-reduce payloads travel as bfloat16"},
+    {"TETHER_SPIN_US", "", "50", "microseconds a wait may spin before it sleeps"},
+    {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)"},
+    {"TETHER_IBVERBS_LIB", "", "libibverbs.so.1", "path of the verbs library to load"},
+    {NULL, NULL, NULL, NULL},
+};
+
+const char *tether__env(const char *name, const char *const *fallbacks)
+{
+    const char *v = getenv(name);
+    if (v && *v)
+        return v;
+    for (; fallbacks && *fallbacks; fallbacks++) {
+        v = getenv(*fallbacks);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+static int parse_long(const char *name, const char *v, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end != '\0' || x < min || x > max)
+        return tether__fail(TETHER_ECONFIG, "%s=\"%s\": expected a whole number from %ld to %ld", name,
+                            v, min, max);
+    *out = x;
+    return TETHER_OK;
+}
+
+int tether__env_long(const char *name, long def, long min, long max, long *out)
+{
+    const char *v = tether__env(name, NULL);
+    if (!v) {
+        *out = def;
+        return TETHER_OK;
+    }
+    return parse_long(name, v, min, max, out);
+}
+
+/* An int from the first set name of a list, with the name used kept for messages. */
+static int env_int_any(const char *const *names, long min, long max, int *out)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (v && *v) {
+            long x;
+            TRY(parse_long(*names, v, min, max, &x));
+            *out = (int)x;
+            return TETHER_OK;
+        }
+    }
+    return TETHER_OK;
+}
+
+static int load_coordinator(tether_config *cfg)
+{
+    static const char *const fb[] = {"MLX_JACCL_COORDINATOR", NULL};
+    cfg->coordinator = tether__env("TETHER_COORDINATOR", fb);
+    if (cfg->coordinator)
+        return TETHER_OK;
+    const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
+    if (addr && *addr && port && *port) { /* torchrun's names */
+        snprintf(cfg->coordinator_buf, sizeof cfg->coordinator_buf, "%s:%s", addr, port);
+        cfg->coordinator = cfg->coordinator_buf;
+    }
+    return TETHER_OK;
+}
+
+static int load_prefixes(tether_config *cfg)
+{
+    const char *v = tether__env("TETHER_IFACE_PRIORITY", NULL);
+    for (const char *p = v; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len > 0) {
+            if (cfg->nprefixes == TETHER_MAX_PREFIXES || len >= sizeof cfg->prefixes[0])
+                return tether__fail(TETHER_ECONFIG,
+                                    "TETHER_IFACE_PRIORITY: at most %d prefixes of up to %zu "
+                                    "characters each",
+                                    TETHER_MAX_PREFIXES, sizeof cfg->prefixes[0] - 1);
+            memcpy(cfg->prefixes[cfg->nprefixes], p, len);
+            cfg->prefixes[cfg->nprefixes++][len] = '\0';
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return TETHER_OK;
+}
+
+int tether__config_load(tether_config *cfg)
+{
+    static const char *const rank_names[] = {"TETHER_RANK", "MLX_RANK", "RANK", NULL};
+    static const char *const size_names[] = {"TETHER_SIZE", "WORLD_SIZE", NULL};
+    static const char *const hostfile_fb[] = {"MLX_HOSTFILE", NULL};
+    static const char *const ibv_fb[] = {"MLX_IBV_DEVICES", NULL};
+    long timeout_s, verbose, spin;
+
+    memset(cfg, 0, sizeof *cfg);
+    cfg->rank = -1;
+    cfg->size = -1;
+    TRY(env_int_any(rank_names, 0, 1 << 20, &cfg->rank));
+    TRY(env_int_any(size_names, 1, 1 << 20, &cfg->size));
+    cfg->hostfile = tether__env("TETHER_HOSTFILE", hostfile_fb);
+    cfg->ibv_devices = tether__env("TETHER_IBV_DEVICES", ibv_fb);
+    TRY(load_coordinator(cfg));
+    const char *tok = tether__env("TETHER_JOB_TOKEN", NULL);
+    if (tok && strlen(tok) >= sizeof cfg->job_token)
+        return tether__fail(TETHER_ECONFIG, "TETHER_JOB_TOKEN: longer than %zu characters",
+                            sizeof cfg->job_token - 1);
+    snprintf(cfg->job_token, sizeof cfg->job_token, "%s", tok ? tok : "");
+    TRY(load_prefixes(cfg));
+    TRY(tether__env_long("TETHER_TIMEOUT", 120, 1, 86400 * 7, &timeout_s));
+    cfg->timeout_ms = (int)(timeout_s * 1000);
+    TRY(tether__env_long("TETHER_VERBOSE", 0, 0, 9, &verbose));
+    cfg->verbose = (int)verbose;
+    TRY(tether__env_long("TETHER_SPIN_US", 50, 0, 1000000, &spin));
+    cfg->spin_us = (int)spin;
+    const char *wire = tether__env("TETHER_WIRE_DTYPE", NULL);
+    if (wire && strcmp(wire, "bf16") && strcmp(wire, "bfloat16") && strcmp(wire, "fp32") &&
+        strcmp(wire, "float32"))
+        return tether__fail(TETHER_ECONFIG, "TETHER_WIRE_DTYPE=\"%s\": expected bf16 or fp32", wire);
+    cfg->wire_bf16 = wire && (!strcmp(wire, "bf16") || !strcmp(wire, "bfloat16"));
+    return TETHER_OK;
+}
+
+int tether__addr_allowed(const tether_config *cfg, const char *addr)
+{
+    if (cfg->nprefixes == 0)
+        return 1;
+    for (int i = 0; i < cfg->nprefixes; i++)
+        if (strncmp(addr, cfg->prefixes[i], strlen(cfg->prefixes[i])) == 0)
+            return 1;
+    return 0;
+}

@@ -1,0 +1,51 @@
+/* core/log.c - leveled logging to stderr with the "[tether r2/4 mesh]" prefix, one write per line. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static atomic_int level = -1; /* -1: not read from TETHER_VERBOSE yet */
+static char identity[64] = "tether";
+
+int tether__log_level(void)
+{
+    int l = atomic_load_explicit(&level, memory_order_relaxed);
+    if (l < 0) {
+        const char *v = getenv("TETHER_VERBOSE");
+        l = (v && *v) ? atoi(v) : 0; /* malformed values are reported by config.c */
+        if (l < 0)
+            l = 0;
+        atomic_store(&level, l);
+    }
+    return l;
+}
+
+void tether__log_identity(int rank, int size, const char *backend)
+{
+    snprintf(identity, sizeof identity, "tether r%d/%d %s", rank, size, backend);
+}
+
+void tether__log(int lvl, const char *file, int line, const char *fmt, ...)
+{
+    static const char *const names[] = {"WARN", "INFO", "TRACE"};
+    char buf[2048];
+    int n = snprintf(buf, sizeof buf, "[%s] %s ", identity, names[lvl]);
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 64)
+        n = (int)sizeof buf - 64;
+    if (lvl == TETHER_LOG_TRACE)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " (%s:%d)", file, line);
+    else
+        (void)file, (void)line;
+    buf[n++] = '\n';
+    /* one write() so lines from threads and ranks never interleave inside a line */
+    ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
+    (void)w;
+}

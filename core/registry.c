@@ -1,0 +1,127 @@
+/* core/registry.c - tether_init: choose a backend from the table in backends/table.c and form the world. */
+#include <stdio.h>
+#include <string.h>
+
+#include "group.h"
+
+static const char *const known[] = {"any", "ring", "mesh", "rdma", "singleton", NULL};
+
+static const tether_transport_ops *find_backend(const char *name)
+{
+    for (int i = 0; tether_backends[i]; i++)
+        if (strcmp(tether_backends[i]->name, name) == 0)
+            return tether_backends[i];
+    return NULL;
+}
+
+static int known_name(const char *name)
+{
+    for (int i = 0; known[i]; i++)
+        if (strcmp(known[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 when ops can run here and its configuration is present; else 0 with why. */
+static int ready(const tether_transport_ops *ops, const tether_config *cfg, char *why, size_t len)
+{
+    if (ops->usable && !ops->usable(why, len))
+        return 0;
+    return ops->configured(cfg, why, len);
+}
+
+/* One named backend. Not configured: strict -> EUNAVAIL, else the singleton. */
+static int init_named(const char *name, int strict, const tether_config *cfg, tether_group **out)
+{
+    char why[512] = "";
+    const tether_transport_ops *ops = find_backend(name);
+    if (!ops)
+        return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not part of this build", name);
+    if (ops->usable && !ops->usable(why, sizeof why))
+        return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" cannot run here: %s", name, why);
+    if (!ops->configured(cfg, why, sizeof why)) {
+        if (strict)
+            return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not configured: %s", name, why);
+        TLOG_INFO("backend %s not configured (%s): running as a group of size 1", name, why);
+        return tether__singleton_open(out);
+    }
+    return tether__world_open(ops, cfg, out);
+}
+
+/* "any": the first configured backend whose group forms. A configuration that is present but fails
+ * to form is an error, never a quiet size 1. */
+static int init_any(int strict, const tether_config *cfg, tether_group **out)
+{
+    char lacks[1024] = "", failed[TETHER_ERRMSG_MAX] = "";
+    int first_rc = 0;
+    for (int i = 0; tether_backends[i]; i++) {
+        const tether_transport_ops *ops = tether_backends[i];
+        char why[256] = "";
+        size_t used = strlen(lacks);
+        if (!ready(ops, cfg, why, sizeof why)) {
+            snprintf(lacks + used, sizeof lacks - used, "%s%s: %s", used ? "; " : "", ops->name, why);
+            continue;
+        }
+        int rc = tether__world_open(ops, cfg, out);
+        if (rc == TETHER_OK)
+            return TETHER_OK;
+        size_t fused = strlen(failed);
+        snprintf(failed + fused, sizeof failed - fused, "%s%s: %s", fused ? "; " : "", ops->name,
+                 tether_last_error());
+        if (!first_rc)
+            first_rc = rc;
+        tether__clear_error();
+    }
+    if (first_rc)
+        return tether__fail(first_rc, "no configured backend formed a group: %s", failed);
+    if (strict)
+        return tether__fail(TETHER_EUNAVAIL, "no backend is configured (%s)", lacks);
+    TLOG_INFO("no backend configured (%s): running as a group of size 1", lacks);
+    return tether__singleton_open(out);
+}
+
+int tether_init(const char *backend, int strict, tether_group **out)
+{
+    tether_config cfg;
+    tether__clear_error();
+    if (!out)
+        return tether__fail(TETHER_EINVAL, "tether_init: out is NULL");
+    *out = NULL;
+    if (!backend)
+        backend = "any";
+    if (!known_name(backend))
+        return tether__fail(TETHER_EINVAL,
+                            "tether_init: unknown backend \"%s\"; expected any, ring, mesh, rdma or singleton",
+                            backend);
+    const char *env = tether__env("TETHER_BACKEND", NULL);
+    if (strcmp(backend, "any") == 0 && env) {
+        if (!known_name(env))
+            return tether__fail(TETHER_ECONFIG,
+                                "TETHER_BACKEND=\"%s\": expected any, ring, mesh, rdma or singleton", env);
+        backend = env;
+    }
+    TRY(tether__config_load(&cfg));
+    if (strcmp(backend, "singleton") == 0)
+        return tether__singleton_open(out);
+    if (strcmp(backend, "any") == 0)
+        return init_any(strict, &cfg, out);
+    return init_named(backend, strict, &cfg, out);
+}
+
+int tether_is_available(const char *backend)
+{
+    tether_config cfg;
+    char why[512];
+    tether__clear_error();
+    if (!backend)
+        return 0;
+    if (strcmp(backend, "singleton") == 0)
+        return 1;
+    if (tether__config_load(&cfg) != TETHER_OK)
+        return 0;
+    for (int i = 0; tether_backends[i]; i++)
+        if ((strcmp(backend, "any") == 0 || strcmp(backend, tether_backends[i]->name) == 0) &&
+            ready(tether_backends[i], &cfg, why, sizeof why))
+            return 1;
+    return 0;
+}
