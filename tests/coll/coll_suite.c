@@ -1,0 +1,344 @@
+/* tests/coll/coll_suite.c - every collective, dtype and op across real ranks, checked against a reference
+ * each rank computes alone. Run under `tether launch -n N`; exits non-zero on the first wrong element.
+ * Usage: coll_suite [--large] [--split] [--p2p] [--quick]
+ *   default: all_reduce (every dtype x op, in and out of place), all_gather, reduce_scatter, broadcast
+ *   from every root, all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
+ *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and concurrent
+ *   threads on sibling groups. --p2p: send/recv between every ordered pair. */
+#include <complex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/reduce.h"
+#include "tether.h"
+
+static int world_rank;
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != TETHER_OK) {                                                                    \
+            fprintf(stderr, "rank %d: %s:%d: %s -> %s: %s\n", world_rank, __FILE__, __LINE__, #call, \
+                    tether_err_name(rc_), tether_last_error());                                    \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static const char *const dt_names[] = {"bool",   "int8",    "uint8",    "int16",   "uint16",
+                                       "int32",  "uint32",  "int64",    "uint64",  "float16",
+                                       "bfloat16", "float32", "float64", "complex64"};
+static const char *const op_names[] = {"sum", "prod", "max", "min"};
+
+/* Rank r's input at element i: small integers so every reduction is exact in every dtype.
+ * PROD inputs are 1 except a 2 where i % size == r, so products stay tiny. */
+static double input(int r, size_t i, int size, tether_op op, tether_dtype dt)
+{
+    if (dt == TETHER_BOOL)
+        return (double)(((size_t)r + i) % 3 == 0);
+    if (op == TETHER_PROD)
+        return (i % (size_t)size == (size_t)r) ? 2.0 : 1.0;
+    return (double)(((size_t)r * 7 + i * 3) % 5) + (dt == TETHER_INT8 || dt == TETHER_INT16 ||
+                                                    dt == TETHER_INT32 || dt == TETHER_INT64 ||
+                                                    dt == TETHER_FLOAT32 ? -2.0 : 0.0);
+}
+
+static void store(tether_dtype dt, void *buf, size_t i, double v)
+{
+    switch (dt) {
+    case TETHER_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
+    case TETHER_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case TETHER_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case TETHER_INT16: ((int16_t *)buf)[i] = (int16_t)v; break;
+    case TETHER_UINT16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+    case TETHER_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case TETHER_UINT32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
+    case TETHER_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
+    case TETHER_UINT64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
+    case TETHER_FLOAT16: ((uint16_t *)buf)[i] = tether__float_to_half((float)v); break;
+    case TETHER_BFLOAT16: ((uint16_t *)buf)[i] = tether__float_to_bf16((float)v); break;
+    case TETHER_FLOAT32: ((float *)buf)[i] = (float)v; break;
+    case TETHER_FLOAT64: ((double *)buf)[i] = v; break;
+    case TETHER_COMPLEX64: /* real part v, imaginary part 1: PROD and SUM both exercise both parts */
+        ((float complex *)buf)[i] = (float)v + 1.0f * I;
+        break;
+    default: abort();
+    }
+}
+
+/* The value at i as double; for complex64 the imaginary part goes to *im. */
+static double load(tether_dtype dt, const void *buf, size_t i, double *im)
+{
+    *im = 0;
+    switch (dt) {
+    case TETHER_BOOL: return ((const uint8_t *)buf)[i];
+    case TETHER_INT8: return ((const int8_t *)buf)[i];
+    case TETHER_UINT8: return ((const uint8_t *)buf)[i];
+    case TETHER_INT16: return ((const int16_t *)buf)[i];
+    case TETHER_UINT16: return ((const uint16_t *)buf)[i];
+    case TETHER_INT32: return ((const int32_t *)buf)[i];
+    case TETHER_UINT32: return ((const uint32_t *)buf)[i];
+    case TETHER_INT64: return (double)((const int64_t *)buf)[i];
+    case TETHER_UINT64: return (double)((const uint64_t *)buf)[i];
+    case TETHER_FLOAT16: return tether__half_to_float(((const uint16_t *)buf)[i]);
+    case TETHER_BFLOAT16: return tether__bf16_to_float(((const uint16_t *)buf)[i]);
+    case TETHER_FLOAT32: return ((const float *)buf)[i];
+    case TETHER_FLOAT64: return ((const double *)buf)[i];
+    case TETHER_COMPLEX64: {
+        float complex z = ((const float complex *)buf)[i];
+        *im = cimagf(z);
+        return crealf(z);
+    }
+    default: abort();
+    }
+}
+
+/* The reduction of every rank's input at i, computed alone. */
+static double complex expected(int size, size_t i, tether_op op, tether_dtype dt)
+{
+    double complex acc = 0;
+    for (int r = 0; r < size; r++) {
+        double v = input(r, i, size, op, dt);
+        double complex z = dt == TETHER_COMPLEX64 ? v + 1.0 * I : v;
+        if (r == 0)
+            acc = z;
+        else if (dt == TETHER_BOOL)
+            acc = (op == TETHER_SUM || op == TETHER_MAX) ? (creal(acc) != 0 || v != 0)
+                                                          : (creal(acc) != 0 && v != 0);
+        else if (op == TETHER_SUM)
+            acc += z;
+        else if (op == TETHER_PROD)
+            acc *= z;
+        else if (op == TETHER_MAX)
+            acc = creal(acc) > v ? acc : v;
+        else
+            acc = creal(acc) < v ? acc : v;
+    }
+    return acc;
+}
+
+static void expect_at(const char *what, tether_dtype dt, const void *buf, size_t i, double complex want)
+{
+    double im, re = load(dt, buf, i, &im);
+    double want_re = creal(want), want_im = cimag(want);
+    if (dt == TETHER_COMPLEX64 ? (re != (float)want_re || im != (float)want_im) : re != want_re) {
+        fprintf(stderr, "rank %d: %s %s: element %zu is %g%+gi, expected %g%+gi\n", world_rank, what,
+                dt_names[dt], i, re, im, want_re, want_im);
+        exit(1);
+    }
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "rank %d: out of memory (%zu bytes)\n", world_rank, n);
+        exit(1);
+    }
+    return p;
+}
+
+static void check_all_reduce(tether_group *g, tether_dtype dt, tether_op op, size_t count, int in_place)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    size_t es = tether_dtype_size(dt);
+    char *send = xmalloc(count * es), *recv = in_place ? send : xmalloc(count * es);
+    for (size_t i = 0; i < count; i++)
+        store(dt, send, i, input(rank, i, size, op, dt));
+    CHECK(tether_all_reduce(g, send, recv, count, dt, op));
+    char what[64];
+    snprintf(what, sizeof what, "all_reduce %s %s", op_names[op], in_place ? "in place" : "");
+    for (size_t i = 0; i < count; i++)
+        expect_at(what, dt, recv, i, expected(size, i, op, dt));
+    if (!in_place)
+        free(recv);
+    free(send);
+}
+
+static void check_reduce_scatter(tether_group *g, tether_dtype dt, tether_op op, size_t count)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    size_t es = tether_dtype_size(dt), total = count * (size_t)size;
+    char *send = xmalloc(total * es), *recv = xmalloc(count * es);
+    for (size_t i = 0; i < total; i++)
+        store(dt, send, i, input(rank, i, size, op, dt));
+    CHECK(tether_reduce_scatter(g, send, recv, count, dt, op));
+    for (size_t i = 0; i < count; i++)
+        expect_at("reduce_scatter", dt, recv, i, expected(size, (size_t)rank * count + i, op, dt));
+    free(send);
+    free(recv);
+}
+
+/* Value rank r contributes at i for data-movement collectives (no reduction). */
+static double tagv(int r, size_t i)
+{
+    return (double)((r * 31 + (int)(i % 97)) % 120);
+}
+
+static void check_moves(tether_group *g, tether_dtype dt, size_t count)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    size_t es = tether_dtype_size(dt), total = count * (size_t)size;
+    char *a = xmalloc(total * es), *b = xmalloc(total * es);
+    if (dt == TETHER_BOOL || dt == TETHER_COMPLEX64)
+        return free(a), free(b);
+    /* all_gather */
+    for (size_t i = 0; i < count; i++)
+        store(dt, a, i, tagv(rank, i));
+    CHECK(tether_all_gather(g, a, b, count, dt));
+    for (int r = 0; r < size; r++)
+        for (size_t i = 0; i < count; i++)
+            expect_at("all_gather", dt, b, (size_t)r * count + i, tagv(r, i));
+    /* broadcast from every root */
+    for (int root = 0; root < size; root++) {
+        for (size_t i = 0; i < count; i++)
+            store(dt, a, i, rank == root ? tagv(root, i) : 0);
+        CHECK(tether_broadcast(g, a, count, dt, root));
+        for (size_t i = 0; i < count; i++)
+            expect_at("broadcast", dt, a, i, tagv(root, i));
+    }
+    /* all_to_all: block j of rank r holds tagv(r * size + j, i) */
+    for (int j = 0; j < size; j++)
+        for (size_t i = 0; i < count; i++)
+            store(dt, a, (size_t)j * count + i, tagv(rank * size + j, i));
+    CHECK(tether_all_to_all(g, a, b, count, dt));
+    for (int r = 0; r < size; r++)
+        for (size_t i = 0; i < count; i++)
+            expect_at("all_to_all", dt, b, (size_t)r * count + i, tagv(r * size + rank, i));
+    CHECK(tether_barrier(g));
+    free(a);
+    free(b);
+}
+
+static void run_matrix(tether_group *g, int quick)
+{
+    int size = tether_group_size(g);
+    size_t counts[] = {0, 1, 7, (size_t)size + 1, 3 * (size_t)size - 1, 1000};
+    int ncounts = quick ? 3 : (int)(sizeof counts / sizeof counts[0]);
+    for (int dt = 0; dt < TETHER_DTYPE_COUNT; dt++)
+        for (int ci = 0; ci < ncounts; ci++) {
+            for (int op = 0; op < TETHER_OP_COUNT; op++) {
+                if (dt == TETHER_COMPLEX64 && (op == TETHER_MAX || op == TETHER_MIN))
+                    continue;
+                check_all_reduce(g, dt, op, counts[ci], 0);
+                check_all_reduce(g, dt, op, counts[ci], 1);
+                check_reduce_scatter(g, dt, op, counts[ci]);
+            }
+            check_moves(g, dt, counts[ci]);
+        }
+}
+
+static void run_large(tether_group *g)
+{
+    size_t count = (16u << 20) / 4 + 13; /* >= 16 MiB of float32, not divisible by size */
+    check_all_reduce(g, TETHER_FLOAT32, TETHER_SUM, count, 1);
+    check_all_reduce(g, TETHER_FLOAT32, TETHER_MAX, count, 0);
+    check_reduce_scatter(g, TETHER_FLOAT32, TETHER_SUM, count / (size_t)tether_group_size(g));
+    check_moves(g, TETHER_FLOAT32, count / (size_t)tether_group_size(g));
+}
+
+static void run_p2p(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    int32_t buf[257];
+    /* every ordered pair (s, d), one pair at a time so blocking sends cannot deadlock */
+    for (int s = 0; s < size; s++)
+        for (int d = 0; d < size; d++) {
+            if (s == d)
+                continue;
+            size_t n = 1 + (size_t)(s * size + d) % 257;
+            if (rank == s) {
+                for (size_t i = 0; i < n; i++)
+                    buf[i] = s * 1000 + d * 10 + (int32_t)i;
+                CHECK(tether_send(g, buf, n, TETHER_INT32, d));
+            } else if (rank == d) {
+                memset(buf, 0, sizeof buf);
+                CHECK(tether_recv(g, buf, n, TETHER_INT32, s));
+                for (size_t i = 0; i < n; i++)
+                    if (buf[i] != s * 1000 + d * 10 + (int32_t)i) {
+                        fprintf(stderr, "rank %d: recv from %d: element %zu is %d\n", rank, s, i, buf[i]);
+                        exit(1);
+                    }
+            }
+        }
+    CHECK(tether_barrier(g));
+}
+
+typedef struct {
+    tether_group *g;
+    int iters;
+} thread_arg;
+
+static void *hammer(void *p)
+{
+    thread_arg *a = p;
+    for (int i = 0; i < a->iters; i++) {
+        check_all_reduce(a->g, TETHER_INT32, TETHER_SUM, 1000 + (size_t)i, 0);
+        check_moves(a->g, TETHER_FLOAT32, 33);
+    }
+    return NULL;
+}
+
+/* Two levels of split, then two sibling groups driven by two threads at once. */
+static void run_split(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    tether_group *half = NULL, *rev = NULL, *quarter = NULL;
+    CHECK(tether_group_split(g, rank % 2, -1, &half));
+    CHECK(tether_group_split(g, 0, size - rank, &rev)); /* everyone, reversed order */
+    if (tether_group_rank(rev) != size - 1 - rank) {
+        fprintf(stderr, "rank %d: reversed split gave rank %d\n", rank, tether_group_rank(rev));
+        exit(1);
+    }
+    CHECK(tether_group_split(half, tether_group_rank(half) % 2, -1, &quarter));
+    run_p2p(quarter);
+    thread_arg a = {half, 20}, b = {rev, 20};
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, hammer, &a);
+    pthread_create(&tb, NULL, hammer, &b);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    tether_group_free(quarter);
+    tether_group_free(half);
+    check_all_reduce(rev, TETHER_FLOAT64, TETHER_SUM, 100, 0);
+    tether_group_free(rev);
+    check_all_reduce(g, TETHER_FLOAT32, TETHER_SUM, 100, 0); /* the parent still works */
+}
+
+int main(int argc, char **argv)
+{
+    int large = 0, split = 0, p2p = 0, quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--large"))
+            large = 1;
+        else if (!strcmp(argv[i], "--split"))
+            split = 1;
+        else if (!strcmp(argv[i], "--p2p"))
+            p2p = 1;
+        else if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else {
+            fprintf(stderr, "usage: coll_suite [--large] [--split] [--p2p] [--quick]\n");
+            return 2;
+        }
+    }
+    tether_group *g = NULL;
+    CHECK(tether_init("any", 0, &g));
+    world_rank = tether_group_rank(g);
+    if (large)
+        run_large(g);
+    else if (split)
+        run_split(g);
+    else if (p2p)
+        run_p2p(g);
+    else
+        run_matrix(g, quick);
+    CHECK(tether_barrier(g));
+    if (world_rank == 0)
+        printf("coll_suite: %d ranks over %s: all checks passed\n", tether_group_size(g),
+               tether_group_backend(g));
+    tether_group_free(g);
+    return 0;
+}

@@ -1,0 +1,200 @@
+/* tests/fault/fault_test.c - faults across real ranks: a rank killed or stopped mid-collective, ranks
+ * calling mismatched collectives, a broken hostfile. The parent forks the ranks itself (tether launch
+ * would stop the survivors when one dies) and checks how each survivor failed and how fast.
+ * Usage: fault_test kill|stop|mismatch|badhostfile N [backend]
+ * Exit 0 when every survivor saw the expected error within the limit. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tether.h"
+
+#define VICTIM 1
+#define LIMIT_S 5.0          /* survivors must fail within this many seconds of the fault */
+#define STOP_TIMEOUT_S 3     /* TETHER_TIMEOUT in the "stop" scenario */
+#define OVERALL_S 30         /* the parent kills everything after this */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || getsockname(fd, (struct sockaddr *)&a, &len)) {
+        perror("fault_test: free port");
+        exit(2);
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void write_hostfile(const char *path, int n, int broken)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fputc('[', f);
+    for (int r = 0; r < n; r++)
+        fprintf(f, "%s[\"127.0.0.1:%d\"]", r ? ", " : "", free_port());
+    fputs(broken ? ", [\"127.0.0.1\"]]" : "]", f); /* broken: an extra rank with no port */
+    fclose(f);
+}
+
+/* A survivor's verdict: the call failed with one of the accepted codes within limit seconds, and the
+ * group stays broken (the next call fails at once with the same code). */
+static int judge(tether_group *g, int rank, int rc, double elapsed, double limit, const int *ok_codes)
+{
+    int accepted = 0;
+    for (const int *c = ok_codes; *c; c++)
+        accepted |= rc == *c;
+    printf("rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), elapsed, tether_last_error());
+    if (!accepted || elapsed > limit) {
+        fprintf(stderr, "rank %d: expected an error within %.1f s, got %s after %.2f s\n", rank, limit,
+                tether_err_name(rc), elapsed);
+        return 1;
+    }
+    double t0 = now_s();
+    int again = tether_barrier(g);
+    if (again != rc && again != TETHER_EPEER && again != TETHER_ENET) {
+        fprintf(stderr, "rank %d: the broken group returned %s on the next call\n", rank,
+                tether_err_name(again));
+        return 1;
+    }
+    if (now_s() - t0 > 0.5) {
+        fprintf(stderr, "rank %d: the broken group took %.2f s to fail the next call\n", rank, now_s() - t0);
+        return 1;
+    }
+    return 0;
+}
+
+static int rank_main(const char *mode, const char *backend)
+{
+    tether_group *g = NULL;
+    int rc = tether_init(backend, 1, &g);
+    if (!strcmp(mode, "badhostfile")) {
+        printf("init: %s: %s\n", tether_err_name(rc), tether_last_error());
+        return rc == TETHER_ECONFIG && strstr(tether_last_error(), "hosts.json") ? 0 : 1;
+    }
+    if (rc) {
+        fprintf(stderr, "init: %s: %s\n", tether_err_name(rc), tether_last_error());
+        return 1;
+    }
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    size_t count = 8u << 20; /* 32 MiB of float32: the survivors are inside it when the fault comes */
+    float *buf = calloc(count, sizeof *buf);
+    if (!buf)
+        return 1;
+    if (tether_barrier(g))
+        return 1;
+    if (rank == VICTIM && !strcmp(mode, "kill")) {
+        usleep(200 * 1000);
+        raise(SIGKILL);
+    }
+    if (rank == VICTIM && !strcmp(mode, "stop")) {
+        usleep(200 * 1000);
+        raise(SIGSTOP);
+        return 0;
+    }
+    if (!strcmp(mode, "mismatch") && rank == 0)
+        count = 1000; /* the others use 32 MiB */
+    double t0 = now_s();
+    rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
+    double elapsed = now_s() - t0;
+    static const int peer_codes[] = {TETHER_EPEER, TETHER_ENET, 0};
+    static const int stop_codes[] = {TETHER_ETIMEDOUT, TETHER_EPEER, 0};
+    static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
+    int verdict;
+    if (!strcmp(mode, "kill"))
+        verdict = judge(g, rank, rc, elapsed, LIMIT_S, peer_codes);
+    else if (!strcmp(mode, "stop"))
+        verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + LIMIT_S, stop_codes);
+    else
+        verdict = judge(g, rank, rc, elapsed, LIMIT_S, mismatch_codes);
+    (void)size;
+    free(buf);
+    tether_group_free(g);
+    return verdict;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: fault_test kill|stop|mismatch|badhostfile N [backend]\n");
+        return 2;
+    }
+    const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
+    int n = atoi(argv[2]);
+    if (getenv("FAULT_TEST_RANK"))
+        return rank_main(mode, backend);
+
+    char dir[] = "/tmp/tether-fault-XXXXXX", path[64];
+    if (!mkdtemp(dir))
+        return 2;
+    snprintf(path, sizeof path, "%s/hosts.json", dir);
+    write_hostfile(path, n, !strcmp(mode, "badhostfile"));
+    pid_t pids[64];
+    for (int r = 0; r < n; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            char rs[16], ns[16];
+            snprintf(rs, sizeof rs, "%d", r);
+            snprintf(ns, sizeof ns, "%d", n);
+            setenv("FAULT_TEST_RANK", "1", 1);
+            setenv("TETHER_RANK", rs, 1);
+            setenv("TETHER_SIZE", ns, 1);
+            setenv("TETHER_HOSTFILE", path, 1);
+            setenv("TETHER_JOB_TOKEN", "fault-test-token", 1);
+            if (!strcmp(mode, "stop"))
+                setenv("TETHER_TIMEOUT", "3", 1);
+            execv("/proc/self/exe", argv);
+            _exit(127);
+        }
+    }
+    int failures = 0, left = n;
+    double deadline = now_s() + OVERALL_S;
+    while (left > 0 && now_s() < deadline) {
+        for (int r = 0; r < n; r++) {
+            int st;
+            if (pids[r] <= 0 || waitpid(pids[r], &st, WNOHANG) <= 0)
+                continue;
+            int victim = r == VICTIM && strcmp(mode, "mismatch") && strcmp(mode, "badhostfile");
+            if (!victim && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+                fprintf(stderr, "fault_test: rank %d failed the %s scenario\n", r, mode);
+                failures++;
+            }
+            pids[r] = 0;
+            left--;
+        }
+        /* the stopped victim never exits: once every survivor is done, it is the only one left */
+        if (!strcmp(mode, "stop") && left == 1 && pids[VICTIM] > 0) {
+            kill(pids[VICTIM], SIGKILL);
+        }
+        usleep(20 * 1000);
+    }
+    for (int r = 0; r < n; r++)
+        if (pids[r] > 0) {
+            fprintf(stderr, "fault_test: rank %d still running after %d s: killed\n", r, OVERALL_S);
+            kill(pids[r], SIGKILL);
+            waitpid(pids[r], NULL, 0);
+            failures++;
+        }
+    unlink(path);
+    rmdir(dir);
+    printf("fault_test %s n=%d: %s\n", mode, n, failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+}
