@@ -1,0 +1,157 @@
+/* tests/unit/test_config.c - reading TETHER_* variables: fallbacks, defaults, malformed values, the
+ * interface filter, and docs/env.md naming every variable of the table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/config.h"
+#include "tether.h"
+
+static const char *const vars[] = {"TETHER_RANK", "MLX_RANK", "RANK", "TETHER_SIZE", "WORLD_SIZE",
+                                   "TETHER_HOSTFILE", "MLX_HOSTFILE", "TETHER_COORDINATOR",
+                                   "MLX_JACCL_COORDINATOR", "MASTER_ADDR", "MASTER_PORT",
+                                   "TETHER_TIMEOUT", "TETHER_IFACE_PRIORITY", "TETHER_WIRE_DTYPE",
+                                   "TETHER_JOB_TOKEN", "TETHER_BACKEND", NULL};
+
+static int clean_env(void **state)
+{
+    (void)state;
+    for (int i = 0; vars[i]; i++)
+        unsetenv(vars[i]);
+    return 0;
+}
+
+static void defaults(void **state)
+{
+    (void)state;
+    tether_config cfg;
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.rank, -1);
+    assert_int_equal(cfg.size, -1);
+    assert_null(cfg.hostfile);
+    assert_null(cfg.coordinator);
+    assert_int_equal(cfg.timeout_ms, 120000);
+    assert_int_equal(cfg.nprefixes, 0);
+    assert_int_equal(cfg.wire_bf16, 0);
+}
+
+static void mlx_and_torch_fallbacks(void **state)
+{
+    (void)state;
+    tether_config cfg;
+    setenv("MLX_RANK", "3", 1);
+    setenv("MLX_HOSTFILE", "/tmp/h.json", 1);
+    setenv("MASTER_ADDR", "10.0.0.1", 1);
+    setenv("MASTER_PORT", "29500", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.rank, 3);
+    assert_int_equal(cfg.size, 4);
+    assert_string_equal(cfg.hostfile, "/tmp/h.json");
+    assert_string_equal(cfg.coordinator, "10.0.0.1:29500");
+    setenv("TETHER_RANK", "1", 1); /* the TETHER_ name wins */
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.rank, 1);
+}
+
+static void malformed_values_name_the_variable(void **state)
+{
+    (void)state;
+    tether_config cfg;
+    const char *bad[][2] = {{"TETHER_RANK", "two"}, {"TETHER_RANK", "-1"}, {"TETHER_TIMEOUT", "0"},
+                            {"TETHER_TIMEOUT", "5s"}, {"TETHER_WIRE_DTYPE", "fp8"}, {"WORLD_SIZE", ""}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        clean_env(NULL);
+        setenv(bad[i][0], bad[i][1], 1);
+        int rc = tether__config_load(&cfg);
+        if (!*bad[i][1]) { /* empty counts as unset */
+            assert_int_equal(rc, TETHER_OK);
+            continue;
+        }
+        assert_int_equal(rc, TETHER_ECONFIG);
+        assert_non_null(strstr(tether_last_error(), bad[i][0]));
+    }
+}
+
+static void iface_filter(void **state)
+{
+    (void)state;
+    tether_config cfg;
+    setenv("TETHER_IFACE_PRIORITY", "192.168.101.,192.168.102.", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.nprefixes, 2);
+    assert_true(tether__addr_allowed(&cfg, "192.168.102.2"));
+    assert_false(tether__addr_allowed(&cfg, "10.0.0.2"));
+    unsetenv("TETHER_IFACE_PRIORITY");
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_true(tether__addr_allowed(&cfg, "10.0.0.2"));
+}
+
+static void unknown_backend(void **state)
+{
+    (void)state;
+    tether_group *g = NULL;
+    assert_int_equal(tether_init("tcp", 0, &g), TETHER_EINVAL);
+    assert_non_null(strstr(tether_last_error(), "\"tcp\""));
+    setenv("TETHER_BACKEND", "nope", 1);
+    assert_int_equal(tether_init("any", 0, &g), TETHER_ECONFIG);
+    assert_non_null(strstr(tether_last_error(), "TETHER_BACKEND"));
+}
+
+static void singleton_without_configuration(void **state)
+{
+    (void)state;
+    tether_group *g = NULL;
+    assert_int_equal(tether_init("any", 0, &g), TETHER_OK);
+    assert_int_equal(tether_group_size(g), 1);
+    assert_string_equal(tether_group_backend(g), "singleton");
+    float x[3] = {1, 2, 3}, y[3];
+    assert_int_equal(tether_all_reduce(g, x, y, 3, TETHER_FLOAT32, TETHER_SUM), TETHER_OK);
+    assert_memory_equal(x, y, sizeof x);
+    assert_int_equal(tether_send(g, x, 3, TETHER_FLOAT32, 0), TETHER_EINVAL);
+    assert_int_equal(tether_barrier(g), TETHER_OK);
+    tether_group_free(g);
+    assert_int_equal(tether_init("any", 1, &g), TETHER_EUNAVAIL); /* strict: names what is missing */
+    assert_non_null(strstr(tether_last_error(), "mesh"));
+}
+
+/* docs/env.md must name every variable tether reads. */
+static void docs_name_every_variable(void **state)
+{
+    (void)state;
+    const char *src = getenv("TETHER_SOURCE_DIR");
+    assert_non_null(src);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/docs/env.md", src);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    for (const tether_env_var *v = tether__env_table; v->name; v++) {
+        char quoted[128];
+        snprintf(quoted, sizeof quoted, "`%s`", v->name);
+        if (!strstr(text, quoted))
+            fail_msg("docs/env.md does not document %s", v->name);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(defaults, clean_env),
+        cmocka_unit_test_setup(mlx_and_torch_fallbacks, clean_env),
+        cmocka_unit_test_setup(malformed_values_name_the_variable, clean_env),
+        cmocka_unit_test_setup(iface_filter, clean_env),
+        cmocka_unit_test_setup(unknown_backend, clean_env),
+        cmocka_unit_test_setup(singleton_without_configuration, clean_env),
+        cmocka_unit_test(docs_name_every_variable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
