@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/reduce.h"
+#include "bench/bench.h"
 #include "tether.h"
 
 static int world_rank;
@@ -45,56 +45,6 @@ static double input(int r, size_t i, int size, tether_op op, tether_dtype dt)
                                                     dt == TETHER_FLOAT32 ? -2.0 : 0.0);
 }
 
-static void store(tether_dtype dt, void *buf, size_t i, double v)
-{
-    switch (dt) {
-    case TETHER_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
-    case TETHER_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
-    case TETHER_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    case TETHER_INT16: ((int16_t *)buf)[i] = (int16_t)v; break;
-    case TETHER_UINT16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
-    case TETHER_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case TETHER_UINT32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-    case TETHER_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    case TETHER_UINT64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-    case TETHER_FLOAT16: ((uint16_t *)buf)[i] = tether__float_to_half((float)v); break;
-    case TETHER_BFLOAT16: ((uint16_t *)buf)[i] = tether__float_to_bf16((float)v); break;
-    case TETHER_FLOAT32: ((float *)buf)[i] = (float)v; break;
-    case TETHER_FLOAT64: ((double *)buf)[i] = v; break;
-    case TETHER_COMPLEX64: /* real part v, imaginary part 1: PROD and SUM both exercise both parts */
-        ((float complex *)buf)[i] = (float)v + 1.0f * I;
-        break;
-    default: abort();
-    }
-}
-
-/* The value at i as double; for complex64 the imaginary part goes to *im. */
-static double load(tether_dtype dt, const void *buf, size_t i, double *im)
-{
-    *im = 0;
-    switch (dt) {
-    case TETHER_BOOL: return ((const uint8_t *)buf)[i];
-    case TETHER_INT8: return ((const int8_t *)buf)[i];
-    case TETHER_UINT8: return ((const uint8_t *)buf)[i];
-    case TETHER_INT16: return ((const int16_t *)buf)[i];
-    case TETHER_UINT16: return ((const uint16_t *)buf)[i];
-    case TETHER_INT32: return ((const int32_t *)buf)[i];
-    case TETHER_UINT32: return ((const uint32_t *)buf)[i];
-    case TETHER_INT64: return (double)((const int64_t *)buf)[i];
-    case TETHER_UINT64: return (double)((const uint64_t *)buf)[i];
-    case TETHER_FLOAT16: return tether__half_to_float(((const uint16_t *)buf)[i]);
-    case TETHER_BFLOAT16: return tether__bf16_to_float(((const uint16_t *)buf)[i]);
-    case TETHER_FLOAT32: return ((const float *)buf)[i];
-    case TETHER_FLOAT64: return ((const double *)buf)[i];
-    case TETHER_COMPLEX64: {
-        float complex z = ((const float complex *)buf)[i];
-        *im = cimagf(z);
-        return crealf(z);
-    }
-    default: abort();
-    }
-}
-
 /* The reduction of every rank's input at i, computed alone. */
 static double complex expected(int size, size_t i, tether_op op, tether_dtype dt)
 {
@@ -121,7 +71,7 @@ static double complex expected(int size, size_t i, tether_op op, tether_dtype dt
 
 static void expect_at(const char *what, tether_dtype dt, const void *buf, size_t i, double complex want)
 {
-    double im, re = load(dt, buf, i, &im);
+    double im, re = bench_load(dt, buf, i, &im);
     double want_re = creal(want), want_im = cimag(want);
     if (dt == TETHER_COMPLEX64 ? (re != (float)want_re || im != (float)want_im) : re != want_re) {
         fprintf(stderr, "rank %d: %s %s: element %zu is %g%+gi, expected %g%+gi\n", world_rank, what,
@@ -146,7 +96,7 @@ static void check_all_reduce(tether_group *g, tether_dtype dt, tether_op op, siz
     size_t es = tether_dtype_size(dt);
     char *send = xmalloc(count * es), *recv = in_place ? send : xmalloc(count * es);
     for (size_t i = 0; i < count; i++)
-        store(dt, send, i, input(rank, i, size, op, dt));
+        bench_store(dt, send, i, input(rank, i, size, op, dt));
     CHECK(tether_all_reduce(g, send, recv, count, dt, op));
     char what[64];
     snprintf(what, sizeof what, "all_reduce %s %s", op_names[op], in_place ? "in place" : "");
@@ -163,7 +113,7 @@ static void check_reduce_scatter(tether_group *g, tether_dtype dt, tether_op op,
     size_t es = tether_dtype_size(dt), total = count * (size_t)size;
     char *send = xmalloc(total * es), *recv = xmalloc(count * es);
     for (size_t i = 0; i < total; i++)
-        store(dt, send, i, input(rank, i, size, op, dt));
+        bench_store(dt, send, i, input(rank, i, size, op, dt));
     CHECK(tether_reduce_scatter(g, send, recv, count, dt, op));
     for (size_t i = 0; i < count; i++)
         expect_at("reduce_scatter", dt, recv, i, expected(size, (size_t)rank * count + i, op, dt));
@@ -186,7 +136,7 @@ static void check_moves(tether_group *g, tether_dtype dt, size_t count)
         return free(a), free(b);
     /* all_gather */
     for (size_t i = 0; i < count; i++)
-        store(dt, a, i, tagv(rank, i));
+        bench_store(dt, a, i, tagv(rank, i));
     CHECK(tether_all_gather(g, a, b, count, dt));
     for (int r = 0; r < size; r++)
         for (size_t i = 0; i < count; i++)
@@ -194,7 +144,7 @@ static void check_moves(tether_group *g, tether_dtype dt, size_t count)
     /* broadcast from every root */
     for (int root = 0; root < size; root++) {
         for (size_t i = 0; i < count; i++)
-            store(dt, a, i, rank == root ? tagv(root, i) : 0);
+            bench_store(dt, a, i, rank == root ? tagv(root, i) : 0);
         CHECK(tether_broadcast(g, a, count, dt, root));
         for (size_t i = 0; i < count; i++)
             expect_at("broadcast", dt, a, i, tagv(root, i));
@@ -202,7 +152,7 @@ static void check_moves(tether_group *g, tether_dtype dt, size_t count)
     /* all_to_all: block j of rank r holds tagv(r * size + j, i) */
     for (int j = 0; j < size; j++)
         for (size_t i = 0; i < count; i++)
-            store(dt, a, (size_t)j * count + i, tagv(rank * size + j, i));
+            bench_store(dt, a, (size_t)j * count + i, tagv(rank * size + j, i));
     CHECK(tether_all_to_all(g, a, b, count, dt));
     for (int r = 0; r < size; r++)
         for (size_t i = 0; i < count; i++)

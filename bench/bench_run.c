@@ -1,0 +1,293 @@
+/* bench/bench_run.c - the measurement loop of `tether bench`: buffers per collective, warm-up, a timed
+ * loop whose iteration count all ranks agree on, the slowest rank's time, optional checking, output. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/bench.h"
+
+typedef enum { C_ALL_REDUCE, C_ALL_GATHER, C_REDUCE_SCATTER, C_BROADCAST, C_ALL_TO_ALL, C_SEND_RECV, C_N } coll_id;
+
+static const char *const coll_names[C_N] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                            "all_to_all", "send_recv"};
+
+/* nccl-tests' bus factors: busbw = algbw * factor, comparable to the link speed. */
+static double bus_factor(coll_id c, int n)
+{
+    switch (c) {
+    case C_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case C_ALL_GATHER:
+    case C_REDUCE_SCATTER:
+    case C_ALL_TO_ALL: return (double)(n - 1) / n;
+    case C_BROADCAST:
+    case C_SEND_RECV:
+    case C_N: break;
+    }
+    return 1.0;
+}
+
+typedef struct run {
+    tether_group *g;
+    const bench_opts *o;
+    coll_id c;
+    size_t count;     /* elements: per rank block for gather/scatter/all_to_all, else the whole */
+    size_t es;
+    char *send, *recv;
+} run;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* send_recv: every rank sends to rank+1 and receives from rank-1; even ranks send first so blocking
+ * sends of large messages cannot all wait at once. */
+static int shift(run *r)
+{
+    int rank = tether_group_rank(r->g), n = tether_group_size(r->g);
+    int to = (rank + 1) % n, from = (rank + n - 1) % n;
+    tether_dtype dt = r->o->dt;
+    if (rank % 2 == 0) {
+        int rc = tether_send(r->g, r->send, r->count, dt, to);
+        return rc ? rc : tether_recv(r->g, r->recv, r->count, dt, from);
+    }
+    int rc = tether_recv(r->g, r->recv, r->count, dt, from);
+    return rc ? rc : tether_send(r->g, r->send, r->count, dt, to);
+}
+
+static int once(run *r)
+{
+    const bench_opts *o = r->o;
+    switch (r->c) {
+    case C_ALL_REDUCE: return tether_all_reduce(r->g, r->send, r->recv, r->count, o->dt, o->op);
+    case C_ALL_GATHER: return tether_all_gather(r->g, r->send, r->recv, r->count, o->dt);
+    case C_REDUCE_SCATTER: return tether_reduce_scatter(r->g, r->send, r->recv, r->count, o->dt, o->op);
+    case C_BROADCAST: return tether_broadcast(r->g, r->recv, r->count, o->dt, 0);
+    case C_ALL_TO_ALL: return tether_all_to_all(r->g, r->send, r->recv, r->count, o->dt);
+    case C_SEND_RECV: return shift(r);
+    case C_N: break;
+    }
+    return TETHER_EINVAL;
+}
+
+/* --check values: rank r contributes r + 1 (or, for PROD, 2 on rank 0 and 1 elsewhere) so every
+ * reduction is exact in every dtype; moved data is tagged with its source rank. */
+static double contribution(const run *r, int rank)
+{
+    if (r->c == C_ALL_REDUCE || r->c == C_REDUCE_SCATTER)
+        return r->o->op == TETHER_PROD ? (rank == 0 ? 2 : 1) : (r->o->dt == TETHER_BOOL ? rank % 2 : rank + 1);
+    return (rank % 100) + 1;
+}
+
+static double reduced(const run *r)
+{
+    int n = tether_group_size(r->g);
+    double acc = contribution(r, 0);
+    for (int k = 1; k < n; k++) {
+        double v = contribution(r, k);
+        switch (r->o->op) {
+        case TETHER_SUM: acc = r->o->dt == TETHER_BOOL ? (acc || v) : acc + v; break;
+        case TETHER_PROD: acc *= v; break;
+        case TETHER_MAX: acc = acc > v ? acc : v; break;
+        case TETHER_MIN: acc = acc < v ? acc : v; break;
+        case TETHER_OP_COUNT: break;
+        }
+    }
+    return acc;
+}
+
+static void fill(run *r, size_t send_elems)
+{
+    int rank = tether_group_rank(r->g);
+    for (size_t i = 0; i < send_elems; i++)
+        bench_store(r->o->dt, r->send, i, contribution(r, rank));
+    if (r->c == C_BROADCAST)
+        for (size_t i = 0; i < r->count; i++)
+            bench_store(r->o->dt, r->recv, i, rank == 0 ? contribution(r, 0) : 0);
+}
+
+/* Wrong elements of the last result. */
+static int count_wrong(const run *r)
+{
+    int n = tether_group_size(r->g), rank = tether_group_rank(r->g), wrong = 0;
+    size_t elems = r->count * ((r->c == C_ALL_GATHER || r->c == C_ALL_TO_ALL) ? (size_t)n : 1);
+    for (size_t i = 0; i < elems; i++) {
+        double want, im, got = bench_load(r->o->dt, r->recv, i, &im);
+        switch (r->c) {
+        case C_ALL_REDUCE:
+        case C_REDUCE_SCATTER: want = reduced(r); break;
+        case C_ALL_GATHER:
+        case C_ALL_TO_ALL: want = contribution(r, (int)(i / r->count)); break;
+        case C_BROADCAST: want = contribution(r, 0); break;
+        default: want = contribution(r, (rank + n - 1) % n); break;
+        }
+        wrong += got != want;
+    }
+    return wrong;
+}
+
+static int setup(run *r, size_t bytes)
+{
+    int n = tether_group_size(r->g);
+    size_t elems = bytes / r->es, send_elems, recv_elems;
+    switch (r->c) {
+    case C_ALL_GATHER: r->count = elems / (size_t)n; send_elems = r->count; recv_elems = r->count * (size_t)n; break;
+    case C_REDUCE_SCATTER: r->count = elems / (size_t)n; send_elems = r->count * (size_t)n; recv_elems = r->count; break;
+    case C_ALL_TO_ALL: r->count = elems / (size_t)n; send_elems = recv_elems = r->count * (size_t)n; break;
+    default: r->count = elems; send_elems = recv_elems = elems; break;
+    }
+    r->send = calloc(send_elems ? send_elems : 1, r->es);
+    r->recv = calloc(recv_elems ? recv_elems : 1, r->es);
+    if (!r->send || !r->recv) {
+        fprintf(stderr, "tether bench: out of memory for %zu bytes\n", bytes);
+        return 1;
+    }
+    fill(r, send_elems);
+    return 0;
+}
+
+static int fail(const run *r, int rc)
+{
+    fprintf(stderr, "tether bench: rank %d: %s: %s: %s\n", tether_group_rank(r->g), coll_names[r->c],
+            tether_err_name(rc), tether_last_error());
+    return 1;
+}
+
+/* Slowest rank's value, so every rank prints and decides the same. */
+static int max_over_ranks(tether_group *g, double *v)
+{
+    return tether_all_reduce(g, v, v, 1, TETHER_FLOAT64, TETHER_MAX);
+}
+
+static void print_header(const bench_opts *o, int n, const char *backend)
+{
+    if (o->csv) {
+        printf("collective,ranks,size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,wrong\n");
+        return;
+    }
+    printf("# tether bench: %d ranks over %s\n", n, backend);
+    printf("# %12s %12s %9s %6s %5s %12s %9s %9s %7s\n", "size(B)", "count", "type", "redop", "root",
+           "time(us)", "algbw", "busbw", "#wrong");
+}
+
+static void print_row(const run *r, FILE *json, size_t bytes, double t, double algbw, double busbw, int wrong)
+{
+    const bench_opts *o = r->o;
+    static const char *const dts[] = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                                      "uint64", "float16", "bfloat16", "float32", "float64", "complex64"};
+    static const char *const ops[] = {"sum", "prod", "max", "min"};
+    int reducing = r->c == C_ALL_REDUCE || r->c == C_REDUCE_SCATTER;
+    const char *op = reducing ? ops[o->op] : "none", *root = r->c == C_BROADCAST ? "0" : "-1";
+    char wrong_s[16];
+    snprintf(wrong_s, sizeof wrong_s, "%d", wrong);
+    if (o->csv)
+        printf("%s,%d,%zu,%zu,%s,%s,%s,%.2f,%.3f,%.3f,%s\n", coll_names[r->c], tether_group_size(r->g), bytes,
+               r->count, dts[o->dt], op, root, t * 1e6, algbw, busbw, o->check ? wrong_s : "N/A");
+    else
+        printf("%s%14zu %12zu %9s %6s %5s %12.2f %9.3f %9.3f %7s\n", "", bytes, r->count, dts[o->dt], op, root,
+               t * 1e6, algbw, busbw, o->check ? wrong_s : "N/A");
+    if (json)
+        fprintf(json, "%s{\"collective\":\"%s\",\"ranks\":%d,\"size_bytes\":%zu,\"count\":%zu,\"type\":\"%s\","
+                "\"time_us\":%.3f,\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f,\"wrong\":%d}",
+                ftell(json) > 2 ? ",\n" : "", coll_names[r->c], tether_group_size(r->g), bytes, r->count,
+                dts[o->dt], t * 1e6, algbw, busbw, wrong);
+}
+
+/* Release a run's buffers and pass rc through. */
+static int finish(run *r, int rc)
+{
+    free(r->send);
+    free(r->recv);
+    r->send = r->recv = NULL;
+    return rc;
+}
+
+/* One size of one collective: warm up, time one iteration so all ranks agree how many fit the time
+ * budget, time them, then check the last result (inputs are never overwritten: out of place). */
+static int one_size(run *r, size_t bytes, FILE *json, int *nwrong)
+{
+    const bench_opts *o = r->o;
+    int rc = 0, n = tether_group_size(r->g);
+    if (setup(r, bytes))
+        return finish(r, 1);
+    for (int i = 0; i < o->warmup && !rc; i++)
+        rc = once(r);
+    double probe = now_s();
+    if (!rc)
+        rc = once(r);
+    probe = now_s() - probe;
+    if (!rc)
+        rc = max_over_ranks(r->g, &probe);
+    int iters = o->iters;
+    if (probe * iters > o->seconds)
+        iters = probe < o->seconds ? (int)(o->seconds / probe) : 1;
+    if (!rc)
+        rc = tether_barrier(r->g);
+    double t = now_s();
+    for (int i = 0; i < iters && !rc; i++)
+        rc = once(r);
+    t = (now_s() - t) / iters;
+    if (!rc)
+        rc = max_over_ranks(r->g, &t);
+    double wrong = 0;
+    if (!rc && o->check) {
+        wrong = count_wrong(r);
+        rc = tether_all_reduce(r->g, &wrong, &wrong, 1, TETHER_FLOAT64, TETHER_SUM);
+    }
+    if (rc)
+        return finish(r, fail(r, rc));
+    *nwrong += (int)wrong;
+    int grouped = r->c == C_ALL_GATHER || r->c == C_REDUCE_SCATTER || r->c == C_ALL_TO_ALL;
+    size_t shown = r->count * r->es * (grouped ? (size_t)n : 1);
+    double algbw = t > 0 ? (double)shown / t / 1e9 : 0;
+    if (tether_group_rank(r->g) == 0) {
+        print_row(r, json, shown, t, algbw, algbw * bus_factor(r->c, n), (int)wrong);
+        fflush(stdout);
+        if (t * iters > 1.0) /* progress for long runs, off the table's stream */
+            fprintf(stderr, "[tether bench] %s %zu bytes: %.1f us\n", coll_names[r->c], shown, t * 1e6);
+    }
+    return finish(r, 0);
+}
+
+int bench_run(tether_group *g, const bench_opts *o, int *nwrong)
+{
+    int n = tether_group_size(g), all = !strcmp(o->coll, "all"), any = 0;
+    FILE *json = NULL;
+    *nwrong = 0;
+    if (o->json && tether_group_rank(g) == 0) {
+        if (!(json = fopen(o->json, "w"))) {
+            perror(o->json);
+            return 1;
+        }
+        fputs("[", json);
+    }
+    if (tether_group_rank(g) == 0)
+        print_header(o, n, tether_group_backend(g));
+    int rc = 0;
+    for (int c = 0; c < C_N && !rc; c++) {
+        if (!all && strcmp(o->coll, coll_names[c]))
+            continue;
+        any = 1;
+        if (c == C_SEND_RECV && n < 2)
+            continue;
+        run r = {.g = g, .o = o, .c = (coll_id)c, .es = tether_dtype_size(o->dt)};
+        for (size_t bytes = o->min_bytes; bytes <= o->max_bytes && !rc; bytes *= (size_t)o->factor)
+            rc = one_size(&r, bytes, json, nwrong);
+    }
+    if (json) {
+        fputs("]\n", json);
+        fclose(json);
+    }
+    if (!any) {
+        fprintf(stderr, "tether bench: unknown collective \"%s\"; expected all_reduce, all_gather, "
+                        "reduce_scatter, broadcast, all_to_all, send_recv or all\n", o->coll);
+        return 1;
+    }
+    if (!rc && o->check && tether_group_rank(g) == 0)
+        printf("# %s: %d wrong elements\n", *nwrong ? "FAILED" : "checked", *nwrong);
+    return rc;
+}
