@@ -21,6 +21,8 @@ float tether__bf16_to_float(uint16_t b);
 uint16_t tether__float_to_bf16(float f);
 void tether__floats_to_bf16(uint16_t *dst, const float *src, size_t n);
 void tether__bf16_to_floats(float *dst, const uint16_t *src, size_t n);
+/* x[i] = the float32 value of bf16(x[i]): what a receiver of x as bfloat16 would hold */
+void tether__round_to_bf16(float *x, size_t n);
 /* dst[i] += bf16 src[i] (float32 accumulation), for bf16 on the wire */
 void tether__reduce_bf16_into_f32(float *dst, const uint16_t *src, size_t n, tether_op op);
 

@@ -48,10 +48,12 @@ typedef struct tether_launch_host {
     char (*ips)[TETHER_HOST_MAX];
     int nrdma;
     char **rdma;               /* rdma device per peer (may be NULL entries), MLX's "rdma" list */
+    char ***rdma_devs;         /* per peer: NULL-terminated list of every device (MLX allows a list
+                                  per peer for several cables); rdma[j] is its first entry */
 } tether_launch_host;
 
 typedef struct tether_launch_hosts {
-    char backend[32];          /* "" when absent */
+    char backend[32];          /* "" when absent; MLX's "jaccl" and "jaccl-ring" read as "rdma" */
     int nenvs;
     char **envs;               /* "KEY=VALUE" */
     int nhosts;
@@ -61,12 +63,16 @@ typedef struct tether_launch_hosts {
 int tether_hostfile_load_launch(const char *path, tether_launch_hosts *out);
 int tether_hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out);
 void tether_launch_hosts_free(tether_launch_hosts *h);
+/* h as MLX's object form {"backend", "envs", "hosts": [{"ssh", "ips", "rdma"}]}, 2-space indent,
+ * newline-terminated: malloc'd text in *out (free it), or written to path. */
+int tether_hostfile_format_launch(const tether_launch_hosts *h, char **out);
+int tether_hostfile_write_launch(const char *path, const tether_launch_hosts *h);
 
 /* Device matrix for n ranks: devs[i][j] is a NULL-terminated list of device names (empty list:
  * no link). */
 typedef struct tether_device_matrix {
     int n;
-    char ***devs;
+    char ****devs; /* devs[i][j][k]: device k linking rank i to rank j; devs[i][j] ends with NULL */
 } tether_device_matrix;
 
 int tether_hostfile_load_devices(const char *path, tether_device_matrix *out);
