@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "config.h"
 #include "errors.h"
 #include "log.h"
@@ -71,7 +72,7 @@ static int env_int_any(const char *const *names, long min, long max, int *out)
     for (; *names; names++) {
         const char *v = getenv(*names);
         if (v && *v) {
-            long x;
+            long x = 0;
             TRY(parse_long(*names, v, min, max, &x));
             *out = (int)x;
             return TETHER_OK;
@@ -148,6 +149,10 @@ int tether__config_load(tether_config *cfg)
         strcmp(wire, "float32"))
         return tether__fail(TETHER_ECONFIG, "TETHER_WIRE_DTYPE=\"%s\": expected bf16 or fp32", wire);
     cfg->wire_bf16 = wire && (!strcmp(wire, "bf16") || !strcmp(wire, "bfloat16"));
+    const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
+    if (algo && tether__algo_parse(algo) < 0)
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct", algo);
     return TETHER_OK;
 }
 

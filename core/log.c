@@ -1,4 +1,5 @@
 /* core/log.c - leveled logging to stderr with the "[tether r2/4 mesh]" prefix, one write per line. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 static atomic_int level = -1; /* -1: not read from TETHER_VERBOSE yet */
 static char identity[64] = "tether";
+static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER; /* worlds may open on any thread */
 
 int tether__log_level(void)
 {
@@ -26,14 +28,18 @@ int tether__log_level(void)
 
 void tether__log_identity(int rank, int size, const char *backend)
 {
+    pthread_mutex_lock(&identity_lock);
     snprintf(identity, sizeof identity, "tether r%d/%d %s", rank, size, backend);
+    pthread_mutex_unlock(&identity_lock);
 }
 
 void tether__log(int lvl, const char *file, int line, const char *fmt, ...)
 {
     static const char *const names[] = {"WARN", "INFO", "TRACE"};
     char buf[2048];
+    pthread_mutex_lock(&identity_lock);
     int n = snprintf(buf, sizeof buf, "[%s] %s ", identity, names[lvl]);
+    pthread_mutex_unlock(&identity_lock);
     va_list ap;
     va_start(ap, fmt);
     n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);

@@ -21,7 +21,7 @@ Darwin)
 Linux)
     pkgs=(build-essential cmake pkg-config libjansson-dev libibverbs-dev librdmacm-dev)
     if [ $with_tests = 1 ]; then
-        pkgs+=(libcmocka-dev openssh-server openssh-client iproute2 python3 python3-numpy python3-pytest)
+        pkgs+=(libcmocka-dev openssh-server openssh-client iproute2 python3 python3-numpy python3-pytest python3-torch libtorch-dev pybind11-dev)
     fi
     missing=()
     for p in "${pkgs[@]}"; do

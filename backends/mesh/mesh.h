@@ -1,0 +1,9 @@
+/* backends/mesh/mesh.h - the full-mesh TCP backend's one export, for backends/table.c. */
+#ifndef TETHER_MESH_H
+#define TETHER_MESH_H
+
+#include "core/transport.h"
+
+extern const tether_transport_ops tether_mesh_ops;
+
+#endif

@@ -1,0 +1,173 @@
+/* backends/rdma/side.c - the TCP side channel of each link: set-up exchange, then liveness, abort and bye.
+ *
+ * The links form like the mesh backend's (coordinator bootstrap, lower rank connects, the usual
+ * handshake), then carry the QP numbers, PSNs and GIDs before RTR. Afterwards they stay open: a
+ * peer that dies closes them (its RDMA traffic just stops, which no completion may tell on UC),
+ * abort() sends its reason on them, and close() sends a bye with the number of frames sent, so a
+ * normal exit is told from a crash once every frame has arrived. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "backends/tcp/bootstrap.h"
+#include "backends/tcp/setup.h"
+#include "backends/tcp/socket.h"
+#include "rdma_impl.h"
+
+#ifdef MSG_NOSIGNAL
+#define SEND_FLAGS (MSG_NOSIGNAL | MSG_DONTWAIT)
+#else
+#define SEND_FLAGS MSG_DONTWAIT /* SO_NOSIGPIPE is set on the socket instead (tcp/socket.c) */
+#endif
+
+#define SIDE_HDR 16u
+#define SIDE_TEXT_MAX 1024u
+
+typedef struct side_plan {
+    int *out, *in, *naddrs;
+    tether_hostaddr **addrs;
+} side_plan;
+
+static int plan_alloc(side_plan *p, int n)
+{
+    p->out = calloc((size_t)n, sizeof *p->out);
+    p->in = calloc((size_t)n, sizeof *p->in);
+    p->naddrs = calloc((size_t)n, sizeof *p->naddrs);
+    p->addrs = calloc((size_t)n, sizeof *p->addrs);
+    if (!p->out || !p->in || !p->naddrs || !p->addrs)
+        return tether__fail(TETHER_ENOMEM, "rdma: out of memory planning %d side channels", n);
+    return TETHER_OK;
+}
+
+static void plan_free(side_plan *p)
+{
+    free(p->out);
+    free(p->in);
+    free(p->naddrs);
+    free(p->addrs);
+}
+
+/* One TCP link per pair: the lower rank connects to the address the coordinator handed out. */
+int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
+{
+    tether_rank_hosts table;
+    tether__tcp_links links = {0};
+    side_plan sp = {0};
+    int listen_fd = -1, rc;
+    memset(&table, 0, sizeof table);
+    TRY_GOTO(rc, tether__tcp_bootstrap(cfg, &table, &listen_fd), done);
+    TRY_GOTO(rc, plan_alloc(&sp, ep->size), done);
+    for (int p = 0; p < ep->size; p++) {
+        sp.out[p] = p > ep->rank;
+        sp.in[p] = p < ep->rank;
+        sp.naddrs[p] = 1;
+        sp.addrs[p] = table.addrs[p];
+    }
+    tether__tcp_plan plan = {.rank = ep->rank, .size = ep->size, .token = cfg->job_token,
+                             .timeout_ms = cfg->timeout_ms, .nlisten = 1, .listen_fds = &listen_fd,
+                             .out_links = sp.out, .in_links = sp.in, .naddrs = sp.naddrs,
+                             .addrs = sp.addrs};
+    TRY_GOTO(rc, tether__tcp_setup(&plan, &links), done);
+    for (int p = 0; p < ep->size; p++) {
+        if (p == ep->rank)
+            continue;
+        ep->links[p].fd = links.fds[p][0];
+        links.fds[p][0] = -1;
+        snprintf(ep->links[p].addr, sizeof ep->links[p].addr, "%s", links.addr[p]);
+    }
+done:
+    if (links.fds)
+        tether__tcp_links_free(&links);
+    if (listen_fd >= 0)
+        close(listen_fd);
+    plan_free(&sp);
+    tether_rank_hosts_free(&table);
+    return rc;
+}
+
+int tether__rdma_side_swap(rdma_ep *ep, rdma_link *l, const void *mine, void *theirs, size_t len,
+                           int64_t deadline_ms)
+{
+    char what[128];
+    (void)ep;
+    snprintf(what, sizeof what, "rank %d (%s), RDMA set-up", l->peer, l->addr);
+    TRY(tether__tcp_write_all(l->fd, mine, len, deadline_ms, what));
+    return tether__tcp_read_all(l->fd, theirs, len, deadline_ms, what);
+}
+
+/* One whole message at the start of side_buf: 1 (consumed), 0 (incomplete), or an error. */
+static int side_message(rdma_ep *ep, rdma_link *l)
+{
+    uint32_t h[4]; /* type, code, frames, text length */
+    size_t whole;
+    if (l->side_len < SIDE_HDR)
+        return 0;
+    memcpy(h, l->side_buf, sizeof h);
+    if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT))
+        return tether__rdma_break(ep, TETHER_ENET, "rdma: rank %d (%s) sent a malformed side-channel "
+                                  "message (type %u)", l->peer, l->addr, h[0]);
+    whole = SIDE_HDR + h[3];
+    if (l->side_len < whole)
+        return 0;
+    if (h[0] == SIDE_ABORT) {
+        int code = (int)h[1] == TETHER_EMISMATCH ? TETHER_EMISMATCH : TETHER_EPEER;
+        return tether__rdma_break(ep, code, "rank %d reported: %.*s", l->peer, (int)h[3],
+                                  (const char *)l->side_buf + SIDE_HDR);
+    }
+    l->bye = 1;
+    l->bye_frames = h[2];
+    memmove(l->side_buf, l->side_buf + whole, l->side_len - whole);
+    l->side_len -= whole;
+    return 1;
+}
+
+int tether__rdma_side_read(rdma_ep *ep, rdma_link *l)
+{
+    while (!ep->err && !l->eof) {
+        ssize_t n = recv(l->fd, l->side_buf + l->side_len, sizeof l->side_buf - l->side_len,
+                         MSG_DONTWAIT);
+        if (n > 0) {
+            int rc;
+            l->side_len += (size_t)n;
+            while ((rc = side_message(ep, l)) == 1)
+                ;
+            TRY(rc);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return TETHER_OK;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (l->bye) { /* after its bye, the end of the stream is expected */
+            l->eof = 1;
+            return tether__rdma_gone_check(ep, l);
+        }
+        return tether__rdma_break(ep, TETHER_EPEER, "rank %d (%s) closed its side channel%s%s: it "
+                                  "probably exited, see its output", l->peer, l->addr,
+                                  n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+    }
+    return ep->err;
+}
+
+/* Best effort and never blocking: abort and close must not hang on a peer that stopped reading. */
+void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text)
+{
+    unsigned char msg[SIDE_HDR + SIDE_TEXT_MAX];
+    size_t tlen = text ? strlen(text) : 0;
+    if (tlen > SIDE_TEXT_MAX)
+        tlen = SIDE_TEXT_MAX;
+    for (int p = 0; p < ep->size; p++) {
+        rdma_link *l = &ep->links[p];
+        uint32_t h[4] = {type, (uint32_t)code, l->tx_seq, (uint32_t)tlen};
+        if (p == ep->rank || l->fd < 0 || l->eof)
+            continue;
+        memcpy(msg, h, sizeof h);
+        memcpy(msg + SIDE_HDR, text ? text : "", tlen);
+        if (send(l->fd, msg, SIDE_HDR + tlen, SEND_FLAGS) < 0)
+            TLOG_INFO("rdma: telling rank %d (%s) we %s failed: %s", p, l->addr,
+                      type == SIDE_BYE ? "close" : "abort", strerror(errno));
+    }
+}

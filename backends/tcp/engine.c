@@ -1,0 +1,543 @@
+/* backends/tcp/engine.c - the endpoint: requests, sending, test, wait, abort, close. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "engine_impl.h"
+
+#define MAX_IO_DEFAULT                                                                             \
+    (1L << 30)            /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)          \
+                           */
+#define IOV_BATCH 64      /* frames gathered into one sendmsg */
+#define CTRL_FLUSH_MS 500 /* how long abort() and close() try to get their frame out */
+#define ABORT_TAIL_MAX                                                                             \
+    (4u << 20) /* a half-sent frame longer than this is not finished for abort                     \
+                */
+#define POLL_STACK 64
+
+/* ---- errors ---- */
+
+/* Forget a chain of queued frames: request parts belong to their requests, abort frames to us. */
+static void tx_forget(tether__txmsg *t)
+{
+    while (t) {
+        tether__txmsg *next = t->next;
+        if (!t->req)
+            free(t);
+        t = next;
+    }
+}
+
+static void tx_clear(tether__link *l)
+{
+    tx_forget(l->txhead);
+    l->txhead = l->txtail = NULL;
+}
+
+int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
+{
+    if (ep->err)
+        return ep->err;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ep->errmsg, sizeof ep->errmsg, fmt, ap);
+    va_end(ap);
+    ep->err = code;
+    TLOG_INFO("%s endpoint broken: %s: %s", ep->backend, tether_err_name(code), ep->errmsg);
+    for (int i = 0; i < ep->nflat; i++) {
+        tx_clear(ep->flat[i]);
+        tether__tcp_rx_clear(ep->flat[i]);
+    }
+    return code;
+}
+
+int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what)
+{
+    return tether__tcp_break(ep, TETHER_EPEER,
+                             "rank %d (%s) closed its connections (its program freed "
+                             "the group or is exiting) while rank %d still %s",
+                             l->peer, ep->addr[l->peer], ep->rank, what);
+}
+
+/* The sticky error, recorded for the calling thread's public call. */
+static int sticky(const tether__tcp_ep *ep)
+{
+    return tether__fail(ep->err, "%s", ep->errmsg);
+}
+
+/* ---- send side ---- */
+
+static void tx_push(tether__link *l, tether__txmsg *t)
+{
+    t->next = NULL;
+    if (l->txtail)
+        l->txtail->next = t;
+    else
+        l->txhead = t;
+    l->txtail = t;
+}
+
+/* Gather queued frames into iov, at most max_io bytes. Returns the count; *total the bytes. */
+static int gather(const tether__tcp_ep *ep, const tether__link *l, struct iovec *iov,
+                  uint64_t *total)
+{
+    int n = 0;
+    *total = 0;
+    for (tether__txmsg *t = l->txhead; t && n < IOV_BATCH - 1 && *total < ep->max_io; t = t->next) {
+        if (t->sent < TETHER__FRAME_SIZE) {
+            iov[n++] = (struct iovec){t->hdr + t->sent, TETHER__FRAME_SIZE - (size_t)t->sent};
+            *total += TETHER__FRAME_SIZE - t->sent;
+        }
+        uint64_t done = t->sent > TETHER__FRAME_SIZE ? t->sent - TETHER__FRAME_SIZE : 0;
+        uint64_t left = t->len - done, room = ep->max_io > *total ? ep->max_io - *total : 0;
+        if (left > room)
+            left = room;
+        if (left > 0) {
+            iov[n++] = (struct iovec){(void *)(t->payload + done), (size_t)left};
+            *total += left;
+        }
+    }
+    return n;
+}
+
+/* Account n written bytes to the queue head, finishing frames. */
+static void tx_advance(tether__link *l, uint64_t n)
+{
+    while (n > 0 && l->txhead) {
+        tether__txmsg *t = l->txhead;
+        uint64_t left = TETHER__FRAME_SIZE + t->len - t->sent;
+        uint64_t k = n < left ? n : left;
+        t->sent += k;
+        n -= k;
+        if (t->sent < TETHER__FRAME_SIZE + t->len)
+            break;
+        l->txhead = t->next;
+        if (!l->txhead)
+            l->txtail = NULL;
+        if (t->req)
+            t->req->parts_left--;
+        else
+            free(t);
+    }
+}
+
+/* Write what the socket takes. 0 when the queue is empty or the socket is full, else the errno. */
+static int tx_flush(tether__tcp_ep *ep, tether__link *l)
+{
+    struct iovec iov[IOV_BATCH];
+    while (l->txhead) {
+        uint64_t total;
+        struct msghdr mh = {.msg_iov = iov};
+        mh.msg_iovlen = (size_t)gather(ep, l, iov, &total);
+        ssize_t n = sendmsg(l->fd, &mh, TETHER__SEND_FLAGS);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : errno;
+        }
+        l->bytes_sent += (uint64_t)n;
+        tx_advance(l, (uint64_t)n);
+        if ((uint64_t)n < total)
+            return 0;
+    }
+    return 0;
+}
+
+static int flush_or_break(tether__tcp_ep *ep, tether__link *l)
+{
+    int e = tx_flush(ep, l);
+    if (!e)
+        return TETHER_OK;
+    return tether__tcp_break(
+        ep, e == EPIPE || e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
+        "send to rank %d (%s) failed: %s%s", l->peer, ep->addr[l->peer], strerror(e),
+        e == EPIPE || e == ECONNRESET ? "; it probably exited, see its output" : "");
+}
+
+/* ---- requests ---- */
+
+static int check_peer(const tether__tcp_ep *ep, int peer)
+{
+    if (peer < 0 || peer >= ep->size || peer == ep->rank)
+        return tether__fail(TETHER_EINTERNAL, "%s: message to rank %d from rank %d of %d",
+                            ep->backend, peer, ep->rank, ep->size);
+    return TETHER_OK;
+}
+
+static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send)
+{
+    int k = ep->nlinks[peer];
+    struct tether_req *r = malloc(sizeof *r + (size_t)k * sizeof r->part[0]);
+    if (!r)
+        return NULL;
+    memset(r, 0, sizeof *r + (size_t)k * sizeof r->part[0]);
+    r->peer = peer;
+    r->is_send = is_send;
+    r->next = ep->live;
+    if (ep->live)
+        ep->live->prev = r;
+    ep->live = r;
+    return r;
+}
+
+static void req_free(tether__tcp_ep *ep, struct tether_req *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        ep->live = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    free(r);
+}
+
+/* Common entry of isend/irecv: lock, check, allocate. Returns with ep->mu held on success. */
+static int begin(tether__tcp_ep *ep, int peer, int is_send, struct tether_req **r)
+{
+    TRY(check_peer(ep, peer));
+    pthread_mutex_lock(&ep->mu);
+    if (ep->err) {
+        int rc = sticky(ep);
+        pthread_mutex_unlock(&ep->mu);
+        return rc;
+    }
+    *r = req_new(ep, peer, is_send);
+    if (!*r) {
+        pthread_mutex_unlock(&ep->mu);
+        return tether__fail(TETHER_ENOMEM, "out of memory posting a message to rank %d", peer);
+    }
+    return TETHER_OK;
+}
+
+/* Common exit: on failure the request is released and the error recorded. */
+static int end(tether__tcp_ep *ep, struct tether_req *r, int rc, tether_req **out)
+{
+    if (rc < 0) {
+        req_free(ep, r);
+        rc = sticky(ep);
+    } else {
+        *out = r;
+    }
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
+}
+
+int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
+                      tether_req **out)
+{
+    struct tether_req *r;
+    int rc = TETHER_OK;
+    TRY(begin(ep, peer, 1, &r));
+    if (ep->links[peer][0].bye)
+        return end(ep, r, tether__tcp_gone(ep, &ep->links[peer][0], "sends to it"), out);
+    tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
+    for (int k = 0; k < ep->nlinks[peer] && rc == TETHER_OK; k++) {
+        tether__link *l = &ep->links[peer][k];
+        tether__txmsg *t = &r->part[k].tx;
+        uint64_t off, n;
+        if (!tether__stripe(len, l->nlinks, k, &off, &n))
+            continue;
+        tether__frame_encode(&f, t->hdr);
+        t->payload = (const unsigned char *)buf + off;
+        t->len = n;
+        t->req = r;
+        r->parts_left++;
+        int idle = l->txhead == NULL;
+        tx_push(l, t);
+        if (idle) /* the short path: most small messages leave here, in one sendmsg */
+            rc = flush_or_break(ep, l);
+    }
+    return end(ep, r, rc, out);
+}
+
+int tether__tcp_irecv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
+                      tether_req **out)
+{
+    struct tether_req *r;
+    int rc = TETHER_OK;
+    TRY(begin(ep, peer, 0, &r));
+    for (int k = 0; k < ep->nlinks[peer]; k++) { /* count first: a part may finish while posting */
+        uint64_t off, n;
+        r->parts_left += tether__stripe(len, ep->nlinks[peer], k, &off, &n);
+    }
+    for (int k = 0; k < ep->nlinks[peer] && rc == TETHER_OK; k++) {
+        tether__rxmsg *m = &r->part[k].rx;
+        uint64_t off, n;
+        if (!tether__stripe(len, ep->nlinks[peer], k, &off, &n))
+            continue;
+        *m = (tether__rxmsg){
+            .tag = tag, .msglen = len, .len = n, .buf = (unsigned char *)buf + off, .req = r};
+        rc = tether__tcp_post_recv(ep, &ep->links[peer][k], r, m);
+    }
+    return end(ep, r, rc, out);
+}
+
+/* Move what can move on every link to peer, without blocking. */
+static int progress_peer(tether__tcp_ep *ep, int peer, int read)
+{
+    for (int k = 0; k < ep->nlinks[peer] && !ep->err; k++) {
+        tether__link *l = &ep->links[peer][k];
+        if (l->txhead)
+            TRY(flush_or_break(ep, l));
+        if (read)
+            TRY(tether__tcp_read(ep, l));
+    }
+    return ep->err;
+}
+
+int tether__tcp_test(tether__tcp_ep *ep, tether_req *r, int *done)
+{
+    pthread_mutex_lock(&ep->mu);
+    if (r->parts_left > 0 && !ep->err)
+        progress_peer(ep, r->peer, !r->is_send);
+    int rc = TETHER_OK;
+    *done = r->parts_left == 0;
+    if (*done || ep->err) { /* a request that finished before the break still reports done */
+        rc = *done ? TETHER_OK : sticky(ep);
+        req_free(ep, r);
+    }
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
+}
+
+/* ---- waiting ---- */
+
+/* After poll: move bytes on every link that is ready. */
+static void progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
+{
+    for (int i = 0; i < ep->nflat && !ep->err; i++) {
+        tether__link *l = ep->flat[i];
+        if ((pfd[i].revents & POLLOUT) && l->txhead && flush_or_break(ep, l) < 0)
+            return;
+        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+            tether__tcp_read(ep, l);
+    }
+}
+
+int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
+{
+    struct pollfd stack[POLL_STACK], *pfd = stack;
+    pthread_mutex_lock(&ep->mu);
+    if (ep->err) {
+        int rc = sticky(ep);
+        pthread_mutex_unlock(&ep->mu);
+        return rc;
+    }
+    if (ep->nflat > POLL_STACK && !(pfd = malloc((size_t)ep->nflat * sizeof *pfd))) {
+        pthread_mutex_unlock(&ep->mu);
+        return tether__fail(TETHER_ENOMEM, "out of memory polling %d links", ep->nflat);
+    }
+    /* every link, not only those of pending requests: a dead peer is noticed while we wait on
+     * another */
+    for (int i = 0; i < ep->nflat; i++)
+        pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd, /* -1: not polled */
+                                 .events = POLLIN | (ep->flat[i]->txhead ? POLLOUT : 0)};
+    pthread_mutex_unlock(&ep->mu);
+    int n = poll(pfd, (nfds_t)ep->nflat, timeout_ms);
+    int poll_errno = errno;
+    pthread_mutex_lock(&ep->mu);
+    if (n < 0 && poll_errno != EINTR)
+        tether__tcp_break(ep, TETHER_ENET, "poll() on %d links: %s", ep->nflat,
+                          strerror(poll_errno));
+    else if (n > 0 && !ep->err)
+        progress_ready(ep, pfd);
+    int rc = ep->err ? sticky(ep) : TETHER_OK;
+    pthread_mutex_unlock(&ep->mu);
+    if (pfd != stack)
+        free(pfd);
+    return rc;
+}
+
+/* ---- abort and close ---- */
+
+/* Queue a control frame (abort or bye) on l, behind a half-sent frame (which must finish first
+ * to keep the stream parseable) unless that one is too long to wait for; other queued frames are
+ * dropped, their requests fail or are freed. 0 when the link gets no frame. */
+static int queue_ctrl(tether__link *l, uint32_t type, int code, const char *text)
+{
+    tether__txmsg *head = l->txhead;
+    if (head && head->sent > 0 && TETHER__FRAME_SIZE + head->len - head->sent > ABORT_TAIL_MAX)
+        return 0;
+    if (head && head->sent > 0) { /* keep only the half-sent frame */
+        tx_forget(head->next);
+        head->next = NULL;
+        l->txtail = head;
+    } else {
+        tx_clear(l);
+    }
+    size_t len = strnlen(text, TETHER__ABORT_TEXT_MAX);
+    tether__txmsg *t = calloc(1, sizeof *t + len);
+    if (!t)
+        return 0;
+    memcpy(t + 1, text, len);
+    tether__frame f = {.len = len, .type = type, .code = code};
+    tether__frame_encode(&f, t->hdr);
+    t->payload = (const unsigned char *)(t + 1);
+    t->len = len;
+    tx_push(l, t);
+    return 1;
+}
+
+/* Write the control frames for at most ms; a peer that does not read loses its frame and sees
+ * the connection close instead. */
+static void flush_ctrl(tether__tcp_ep *ep, int ms)
+{
+    int64_t deadline = tether__tcp_now_ms() + ms;
+    for (int i = 0; i < ep->nflat; i++) {
+        tether__link *l = ep->flat[i];
+        while (l->txhead && tx_flush(ep, l) == 0 && l->txhead) {
+            int64_t left = deadline - tether__tcp_now_ms();
+            struct pollfd p = {.fd = l->fd, .events = POLLOUT};
+            if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+                break;
+        }
+    }
+}
+
+void tether__tcp_abort(tether__tcp_ep *ep, int code, const char *msg)
+{
+    pthread_mutex_lock(&ep->mu);
+    if (!ep->aborted) {
+        ep->aborted = 1;
+        for (int i = 0; i < ep->nflat; i++)
+            queue_ctrl(ep->flat[i], TETHER__FRAME_ABORT, code, msg);
+        flush_ctrl(ep, CTRL_FLUSH_MS);
+        tether__tcp_break(ep, code, "%s", msg); /* no-op when a link failure broke us first */
+        /* shutdown, not close: it wakes threads sleeping in poll on these sockets, and the file
+         * descriptors cannot be reused under them before close() */
+        for (int i = 0; i < ep->nflat; i++)
+            shutdown(ep->flat[i]->fd, SHUT_RDWR);
+    }
+    pthread_mutex_unlock(&ep->mu);
+}
+
+static void log_link_bytes(const tether__tcp_ep *ep)
+{
+    for (int i = 0; i < ep->nflat; i++) {
+        const tether__link *l = ep->flat[i];
+        TLOG_INFO("link %d with rank %d (%s): sent %llu bytes, received %llu", l->index, l->peer,
+                  ep->addr[l->peer], (unsigned long long)l->bytes_sent,
+                  (unsigned long long)l->bytes_recvd);
+    }
+}
+
+/* A normal close tells every peer, so that peers still busy with others do not take our exit
+ * for a crash. Reading what is left first makes close() send FIN rather than RST, which could
+ * destroy the bye before the peer reads it. */
+static void say_bye(tether__tcp_ep *ep)
+{
+    for (int i = 0; i < ep->nflat; i++)
+        queue_ctrl(ep->flat[i], TETHER__FRAME_BYE, 0, "");
+    flush_ctrl(ep, CTRL_FLUSH_MS);
+    for (int i = 0; i < ep->nflat; i++) {
+        tether__link *l = ep->flat[i];
+        shutdown(l->fd, SHUT_WR);
+        while (recv(l->fd, l->rbuf, TETHER__RBUF_SIZE, 0) > 0)
+            continue;
+    }
+}
+
+void tether__tcp_close(tether__tcp_ep *ep)
+{
+    if (!ep)
+        return;
+    pthread_mutex_lock(&ep->mu);
+    log_link_bytes(ep);
+    if (!ep->err)
+        say_bye(ep);
+    for (int i = 0; i < ep->nflat; i++) {
+        tether__link *l = ep->flat[i];
+        tx_clear(l);
+        tether__tcp_rx_clear(l);
+        if (l->fd >= 0)
+            close(l->fd);
+        free(l->rbuf);
+    }
+    while (ep->live)
+        req_free(ep, ep->live);
+    for (int p = 0; ep->links && p < ep->size; p++)
+        free(ep->links[p]);
+    free(ep->links);
+    free(ep->nlinks);
+    free(ep->flat);
+    free(ep->addr);
+    pthread_mutex_unlock(&ep->mu);
+    pthread_mutex_destroy(&ep->mu);
+    free(ep);
+}
+
+int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sent, uint64_t *recvd)
+{
+    if (peer < 0 || peer >= ep->size || link < 0 || link >= ep->nlinks[peer])
+        return tether__fail(TETHER_EINVAL, "no link %d to rank %d", link, peer);
+    pthread_mutex_lock(&ep->mu);
+    *sent = ep->links[peer][link].bytes_sent;
+    *recvd = ep->links[peer][link].bytes_recvd;
+    pthread_mutex_unlock(&ep->mu);
+    return TETHER_OK;
+}
+
+/* ---- creation ---- */
+
+static int take_links(tether__tcp_ep *ep, tether__tcp_links *links)
+{
+    for (int p = 0; p < ep->size; p++) {
+        int k = links->nlinks[p];
+        ep->nlinks[p] = k;
+        memcpy(ep->addr[p], links->addr[p], sizeof ep->addr[p]);
+        ep->links[p] = calloc((size_t)(k ? k : 1), sizeof **ep->links);
+        if (!ep->links[p])
+            return tether__fail(TETHER_ENOMEM, "out of memory for the links to rank %d", p);
+        for (int i = 0; i < k; i++) {
+            tether__link *l = &ep->links[p][i];
+            l->peer = p;
+            l->index = i;
+            l->nlinks = k;
+            l->fd = links->fds[p][i];
+            links->fds[p][i] = -1;
+            ep->flat[ep->nflat++] = l;
+            if (!(l->rbuf = malloc(TETHER__RBUF_SIZE)))
+                return tether__fail(TETHER_ENOMEM, "out of memory for the receive buffers");
+        }
+    }
+    return TETHER_OK;
+}
+
+int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backend,
+                          tether__tcp_ep **out)
+{
+    long max_io;
+    int total = 0, rc;
+    TRY(tether__env_long("TETHER_TCP_MAX_IO", MAX_IO_DEFAULT, 64, MAX_IO_DEFAULT, &max_io));
+    for (int p = 0; p < links->size; p++)
+        total += links->nlinks[p];
+    tether__tcp_ep *ep = calloc(1, sizeof *ep);
+    if (!ep)
+        return tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
+    pthread_mutex_init(&ep->mu, NULL);
+    ep->backend = backend;
+    ep->rank = rank;
+    ep->size = links->size;
+    ep->max_io = (uint64_t)max_io;
+    ep->links = calloc((size_t)ep->size, sizeof *ep->links);
+    ep->nlinks = calloc((size_t)ep->size, sizeof *ep->nlinks);
+    ep->flat = calloc((size_t)(total ? total : 1), sizeof *ep->flat);
+    ep->addr = calloc((size_t)ep->size, sizeof *ep->addr);
+    if (!ep->links || !ep->nlinks || !ep->flat || !ep->addr)
+        rc = tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
+    else
+        rc = take_links(ep, links);
+    if (rc < 0) {
+        ep->err = rc; /* never formed: no bye to anyone */
+        tether__tcp_close(ep);
+        return rc;
+    }
+    *out = ep;
+    return TETHER_OK;
+}

@@ -1,0 +1,37 @@
+/* backends/tcp/engine.h - the TCP message engine: tagged messages over 1..K sockets per peer.
+ *
+ * It implements the message half of core/transport.h over the links tether__tcp_setup formed:
+ * per-link ordered send queues (a send is written at once when its link is idle), posted and
+ * unexpected receives matched per link by (group, seq, step), payloads read straight into the
+ * user's buffer when the receive is posted, large messages striped across the links of a peer,
+ * and a sticky error that fails every request once a link breaks. One mutex per endpoint makes
+ * every call thread-safe; wait() sleeps in poll() on every link, never spins. No single syscall
+ * moves more than 1 GiB (TETHER_TCP_MAX_IO lowers it, for tests). */
+#ifndef TETHER_TCP_ENGINE_H
+#define TETHER_TCP_ENGINE_H
+
+#include "core/transport.h"
+#include "setup.h"
+
+typedef struct tether__tcp_ep tether__tcp_ep;
+
+/* An endpoint over links (its sockets move into the endpoint and are set to -1 in links).
+ * backend names the transport in messages ("mesh"). */
+int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backend,
+                          tether__tcp_ep **out);
+
+/* The message calls, with the contracts of core/transport.h. */
+int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
+                      tether_req **out);
+int tether__tcp_irecv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
+                      tether_req **out);
+int tether__tcp_test(tether__tcp_ep *ep, tether_req *r, int *done);
+int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms);
+void tether__tcp_abort(tether__tcp_ep *ep, int code, const char *msg);
+void tether__tcp_close(tether__tcp_ep *ep);
+
+/* Bytes a link has sent and received (headers included), for TETHER_VERBOSE and striping tests.
+ * EINVAL when peer or link does not exist. */
+int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sent, uint64_t *recvd);
+
+#endif

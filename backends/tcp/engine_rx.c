@@ -1,0 +1,264 @@
+/* backends/tcp/engine_rx.c - the receive side of the engine: reading frames and matching them. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "engine_impl.h"
+
+/* Both sides of a disagreement, in the words of transport.h. */
+static int mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *got,
+                    tether_tag want, uint64_t want_len)
+{
+    return tether__tcp_break(
+        ep, TETHER_EMISMATCH,
+        "rank %d (%s) sent %llu bytes with signature %08x for group %08x seq %08x step %u, "
+        "but rank %d expects %llu bytes with signature %08x (step %u): the ranks called "
+        "different collectives or with different counts, dtypes, ops or roots",
+        l->peer, ep->addr[l->peer], (unsigned long long)got->msglen, got->tag.sig, got->tag.group,
+        got->tag.seq, got->tag.step, ep->rank, (unsigned long long)want_len, want.sig, want.step);
+}
+
+static int protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what)
+{
+    return tether__tcp_break(ep, TETHER_ENET,
+                             "rank %d (%s) sent a malformed frame on link %d (%s): is "
+                             "something else writing to this port, or a different tether version?",
+                             l->peer, ep->addr[l->peer], l->index, what);
+}
+
+/* An unexpected frame: the struct and its payload in one allocation. */
+static tether__rxmsg *heap_msg(uint64_t len)
+{
+    if (len > SIZE_MAX - sizeof(tether__rxmsg))
+        return NULL;
+    tether__rxmsg *m = malloc(sizeof *m + (size_t)len + 1);
+    if (!m)
+        return NULL;
+    memset(m, 0, sizeof *m);
+    m->buf = (unsigned char *)(m + 1);
+    m->len = len;
+    m->heap = 1;
+    return m;
+}
+
+static void part_done(struct tether_req *r)
+{
+    r->parts_left--;
+}
+
+/* The payload of l->cur is complete. */
+static int rx_done(tether__tcp_ep *ep, tether__link *l)
+{
+    tether__rxmsg *m = l->cur;
+    l->cur = NULL;
+    if (l->cur_abort) {
+        l->cur_abort = 0;
+        m->buf[m->len] = '\0';
+        /* a mismatch is the same on every rank; any other failure is this peer's */
+        int code = l->abort_code == TETHER_EMISMATCH ? TETHER_EMISMATCH : TETHER_EPEER;
+        int rc = tether__tcp_break(ep, code, "rank %d reported: %s", l->peer, (char *)m->buf);
+        free(m);
+        return rc;
+    }
+    if (m->req) {
+        part_done(m->req);
+        if (m->heap) /* an unexpected frame claimed while it was still being read */
+            free(m);
+    }
+    return TETHER_OK;
+}
+
+static int start_abort(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    if (f->len > TETHER__ABORT_TEXT_MAX)
+        return protocol_error(ep, l, "abort reason too long");
+    l->cur = heap_msg(f->len);
+    if (!l->cur)
+        return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory reading rank %d's abort frame",
+                                 l->peer);
+    l->cur_abort = 1;
+    l->abort_code = f->code;
+    return TETHER_OK;
+}
+
+/* The peer closes normally: fine unless a receive still waits for it. */
+static int rx_bye(tether__tcp_ep *ep, tether__link *l)
+{
+    l->bye = 1;
+    return l->posted.head ? tether__tcp_gone(ep, l, "expects a message from it") : TETHER_OK;
+}
+
+/* A header arrived: find its receive or keep it as unexpected. */
+static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    uint64_t off, n;
+    tether__rxmsg *m;
+    if (f->type == TETHER__FRAME_BYE)
+        return rx_bye(ep, l);
+    if (f->type == TETHER__FRAME_ABORT)
+        TRY(start_abort(ep, l, f));
+    else {
+        if (!tether__stripe(f->len, l->nlinks, l->index, &off, &n))
+            return protocol_error(ep, l, "a frame on a link its length does not use");
+        switch (tether__rxq_match(&l->posted, f->tag, f->len, &m)) {
+        case TETHER__MATCH_OK:
+            break;
+        case TETHER__MATCH_NONE:
+            m = heap_msg(n);
+            if (!m)
+                return tether__tcp_break(ep, TETHER_ENOMEM,
+                                         "out of memory buffering %llu bytes from rank %d",
+                                         (unsigned long long)n, l->peer);
+            m->tag = f->tag;
+            m->msglen = f->len;
+            tether__rxq_push(&l->unexpected, m);
+            break;
+        case TETHER__MATCH_SIG:
+        case TETHER__MATCH_LEN: {
+            tether__rxmsg got = {.tag = f->tag, .msglen = f->len};
+            return mismatch(ep, l, &got, m->tag, m->msglen);
+        }
+        }
+        l->cur = m;
+    }
+    return l->cur->len == 0 ? rx_done(ep, l) : TETHER_OK;
+}
+
+/* Consume the bytes held in rbuf: payload of the current frame, then whole headers. On failure
+ * the break has emptied the link already, so return at once. */
+static int parse(tether__tcp_ep *ep, tether__link *l)
+{
+    size_t pos = 0;
+    while (pos < l->rlen) {
+        tether__rxmsg *m = l->cur;
+        if (m) {
+            uint64_t left = m->len - m->got;
+            size_t k = l->rlen - pos < left ? l->rlen - pos : (size_t)left;
+            memcpy(m->buf + m->got, l->rbuf + pos, k);
+            m->got += k;
+            pos += k;
+            if (m->got == m->len)
+                TRY(rx_done(ep, l));
+            continue;
+        }
+        if (l->rlen - pos < TETHER__FRAME_SIZE)
+            break;
+        tether__frame f;
+        if (tether__frame_decode(l->rbuf + pos, &f) < 0)
+            return protocol_error(ep, l, "unknown frame type");
+        pos += TETHER__FRAME_SIZE;
+        TRY(rx_start(ep, l, &f));
+    }
+    memmove(l->rbuf, l->rbuf + pos, l->rlen - pos);
+    l->rlen -= pos;
+    return TETHER_OK;
+}
+
+static int peer_closed(tether__tcp_ep *ep, const tether__link *l)
+{
+    return tether__tcp_break(ep, TETHER_EPEER,
+                             "rank %d (%s) closed the connection; it probably exited, "
+                             "see its output",
+                             l->peer, ep->addr[l->peer]);
+}
+
+int tether__tcp_read(tether__tcp_ep *ep, tether__link *l)
+{
+    while (!ep->err && !l->eof) {
+        tether__rxmsg *m = l->cur;
+        unsigned char *dst;
+        size_t want;
+        if (m && l->rlen == 0 && m->len - m->got >= TETHER__DIRECT_MIN) {
+            uint64_t left = m->len - m->got;
+            dst = m->buf + m->got; /* straight into the destination: no copy */
+            want = (size_t)(left < ep->max_io ? left : ep->max_io);
+        } else {
+            dst = l->rbuf + l->rlen;
+            want = TETHER__RBUF_SIZE - l->rlen;
+        }
+        ssize_t n = recv(l->fd, dst, want, 0);
+        if ((n == 0 || (n < 0 && errno == ECONNRESET)) && l->bye) {
+            l->eof = 1; /* after its bye, the peer's close is expected */
+            return TETHER_OK;
+        }
+        if (n == 0)
+            return peer_closed(ep, l);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return TETHER_OK;
+            if (errno == EINTR)
+                continue;
+            return tether__tcp_break(ep, errno == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
+                                     "recv() from rank %d (%s): %s%s", l->peer, ep->addr[l->peer],
+                                     strerror(errno),
+                                     errno == ECONNRESET ? "; it probably exited, see its "
+                                                           "output"
+                                                         : "");
+        }
+        l->bytes_recvd += (uint64_t)n;
+        if (dst == l->rbuf + l->rlen) {
+            l->rlen += (size_t)n;
+            TRY(parse(ep, l));
+        } else if ((m->got += (uint64_t)n) == m->len) {
+            TRY(rx_done(ep, l));
+        }
+        if ((size_t)n < want) /* the socket had less than we asked for: it is drained */
+            return TETHER_OK;
+    }
+    return ep->err;
+}
+
+int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
+                          tether__rxmsg *part)
+{
+    tether__rxmsg *m;
+    switch (tether__rxq_match(&l->unexpected, part->tag, part->msglen, &m)) {
+    case TETHER__MATCH_NONE:
+        if (l->bye)
+            return tether__tcp_gone(ep, l, "expects a message from it");
+        tether__rxq_push(&l->posted, part);
+        return TETHER_OK;
+    case TETHER__MATCH_SIG:
+    case TETHER__MATCH_LEN:
+        return mismatch(ep, l, m, part->tag, part->msglen);
+    case TETHER__MATCH_OK:
+        break;
+    }
+    if (m->got)
+        memcpy(part->buf, m->buf, (size_t)m->got);
+    if (m->got == m->len) {
+        free(m);
+        part_done(r);
+    } else { /* still arriving: the rest goes straight to the user's buffer */
+        m->buf = part->buf;
+        m->req = r;
+    }
+    return TETHER_OK;
+}
+
+static void free_heap_queue(tether__rxq *q)
+{
+    while (q->head) {
+        tether__rxmsg *m = q->head;
+        q->head = m->next;
+        if (m->heap)
+            free(m);
+    }
+    q->tail = NULL;
+}
+
+void tether__tcp_rx_clear(tether__link *l)
+{
+    /* cur is either in the unexpected queue, a posted part (owned by its request) or an abort
+     * frame's text (owned by the link) */
+    if (l->cur && l->cur_abort)
+        free(l->cur);
+    else if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
+        free(l->cur);
+    l->cur = NULL;
+    l->cur_abort = 0;
+    l->posted.head = l->posted.tail = NULL;
+    free_heap_queue(&l->unexpected);
+    l->rlen = 0;
+}

@@ -1,0 +1,93 @@
+/* backends/tcp/frame.c - frame header encoding, stripe arithmetic and tag matching (no sockets). */
+#include "frame.h"
+
+#include "wire.h"
+
+void tether__frame_encode(const tether__frame *f, unsigned char out[TETHER__FRAME_SIZE])
+{
+    tether__put_u32(out + 0, f->tag.group);
+    tether__put_u32(out + 4, f->tag.seq);
+    tether__put_u32(out + 8, f->tag.step);
+    tether__put_u32(out + 12, f->tag.sig);
+    tether__put_u64(out + 16, f->len);
+    tether__put_u32(out + 24, f->type);
+    tether__put_u32(out + 28, (uint32_t)f->code);
+}
+
+int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__frame *f)
+{
+    f->tag.group = tether__get_u32(in + 0);
+    f->tag.seq = tether__get_u32(in + 4);
+    f->tag.step = tether__get_u32(in + 8);
+    f->tag.sig = tether__get_u32(in + 12);
+    f->len = tether__get_u64(in + 16);
+    f->type = tether__get_u32(in + 24);
+    f->code = (int32_t)tether__get_u32(in + 28);
+    switch (f->type) {
+    case TETHER__FRAME_DATA:
+    case TETHER__FRAME_ABORT:
+    case TETHER__FRAME_BYE:
+        return 0;
+    }
+    return -1;
+}
+
+int tether__stripe(uint64_t len, int nlinks, int link, uint64_t *off, uint64_t *n)
+{
+    /* equal shares rounded down to 4 KiB so stripes start page-aligned; the last link takes the
+     * rest. Below TETHER__STRIPE_MIN the whole message goes on link 0. */
+    uint64_t share = nlinks > 1 ? (len / (uint64_t)nlinks) & ~(uint64_t)4095 : 0;
+    if (len < TETHER__STRIPE_MIN || share == 0) {
+        *off = 0;
+        *n = link == 0 ? len : 0;
+        return link == 0;
+    }
+    *off = share * (uint64_t)link;
+    *n = link == nlinks - 1 ? len - *off : share;
+    return 1;
+}
+
+void tether__rxq_push(tether__rxq *q, tether__rxmsg *m)
+{
+    m->next = NULL;
+    if (q->tail)
+        q->tail->next = m;
+    else
+        q->head = m;
+    q->tail = m;
+}
+
+static void rxq_unlink(tether__rxq *q, tether__rxmsg *prev, tether__rxmsg *m)
+{
+    if (prev)
+        prev->next = m->next;
+    else
+        q->head = m->next;
+    if (q->tail == m)
+        q->tail = prev;
+    m->next = NULL;
+}
+
+tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m)
+{
+    tether__rxmsg *found = NULL, *found_prev = NULL, *prev = NULL;
+    for (tether__rxmsg *x = q->head; x; prev = x, x = x->next) {
+        if (x->tag.group != tag.group || x->tag.seq != tag.seq)
+            continue;
+        if (x->tag.sig != tag.sig) {
+            *m = x;
+            return TETHER__MATCH_SIG;
+        }
+        if (!found && x->tag.step == tag.step) {
+            found = x;
+            found_prev = prev;
+        }
+    }
+    *m = found;
+    if (!found)
+        return TETHER__MATCH_NONE;
+    if (found->msglen != msglen)
+        return TETHER__MATCH_LEN;
+    rxq_unlink(q, found_prev, found);
+    return TETHER__MATCH_OK;
+}

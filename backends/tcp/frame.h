@@ -1,0 +1,74 @@
+/* backends/tcp/frame.h - the 32-byte frame header, striping across links, and receive matching.
+ *
+ * Every message travels as one frame per link it uses: a header, then that link's share of the
+ * payload. A header carries the tag, the length of the whole message and the frame type: data;
+ * abort with a status code (its payload is the reason text); or bye, the last frame of an
+ * endpoint closing normally, after which the end of the stream is no failure. Messages of at least
+ * TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in link order, so K
+ * parallel links share the bytes; smaller ones go whole on link 0. Both sides derive the stripes
+ * from the length in the header, so a link's byte stream always parses, and each link carries its
+ * frames in send order, so matching per link keeps the order of messages between a pair.
+ * Everything here is pure (no sockets), for unit tests. */
+#ifndef TETHER_TCP_FRAME_H
+#define TETHER_TCP_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/transport.h"
+
+#define TETHER__FRAME_SIZE 32
+#define TETHER__FRAME_DATA 0x54464401u  /* type words carry a marker, so a desynchronised stream */
+#define TETHER__FRAME_ABORT 0x54464402u /* is caught at once instead of read as a length */
+#define TETHER__FRAME_BYE 0x54464403u
+#define TETHER__STRIPE_MIN (256u << 10)
+#define TETHER__ABORT_TEXT_MAX 1024
+
+typedef struct tether__frame {
+    tether_tag tag;
+    uint64_t len; /* data: bytes of the whole message; abort: bytes of the reason; bye: 0 */
+    uint32_t type;
+    int32_t code; /* abort: the TETHER_E* status the sender broke with */
+} tether__frame;
+
+void tether__frame_encode(const tether__frame *f, unsigned char out[TETHER__FRAME_SIZE]);
+/* 0, or -1 when the type word is not a known frame type (a corrupt or foreign stream). */
+int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__frame *f);
+
+/* The stripe of a len-byte message that link (0..nlinks-1) carries: *off and *n bytes. Returns 1
+ * when the link carries a frame of this message: a non-empty stripe, or link 0, which always does
+ * (so a zero-length message still travels). */
+int tether__stripe(uint64_t len, int nlinks, int link, uint64_t *off, uint64_t *n);
+
+/* One message on one link, as the receive side sees it: a posted receive waiting for its frame,
+ * or a frame that arrived first (unexpected), possibly still being read. */
+typedef struct tether__rxmsg {
+    struct tether__rxmsg *next;
+    tether_tag tag;
+    uint64_t msglen;        /* length of the whole message (what the length check compares) */
+    uint64_t len;           /* bytes this link carries */
+    uint64_t got;           /* bytes read so far */
+    unsigned char *buf;     /* where they go: the user's buffer, or a heap copy while unexpected */
+    int heap;               /* buf and this struct are the engine's (an unexpected message) */
+    struct tether_req *req; /* the receive it belongs to; NULL while unexpected */
+} tether__rxmsg;
+
+typedef struct tether__rxq {
+    tether__rxmsg *head, *tail;
+} tether__rxq;
+
+void tether__rxq_push(tether__rxq *q, tether__rxmsg *m);
+
+typedef enum {
+    TETHER__MATCH_NONE, /* nothing in the queue for this tag */
+    TETHER__MATCH_OK,   /* *m matched and was removed from the queue */
+    TETHER__MATCH_SIG,  /* *m has the same group and seq but another signature: ranks disagree */
+    TETHER__MATCH_LEN,  /* *m has the same tag but another message length */
+} tether__match;
+
+/* Find the first message of q with the same (group, seq, step) as tag. Any message with the same
+ * (group, seq) and another sig is a mismatch even when its step differs: the ranks are running
+ * different collectives. *m is left in the queue unless the result is TETHER__MATCH_OK. */
+tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m);
+
+#endif

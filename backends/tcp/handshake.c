@@ -1,0 +1,110 @@
+/* backends/tcp/handshake.c - encoding and checking the hello that opens every TCP connection. */
+#include "handshake.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "wire.h"
+
+/* Offsets in the 224-byte hello. */
+enum {
+    OFF_MAGIC = 0,
+    OFF_VERSION = 4,
+    OFF_STATUS = 8,
+    OFF_RANK = 12,
+    OFF_SIZE = 16,
+    OFF_LINK = 20,
+    OFF_NLINKS = 24,
+    OFF_PORT = 28,
+    OFF_HOST = 32,
+    OFF_TOKEN = OFF_HOST + TETHER__ANNOUNCE_MAX,
+};
+
+_Static_assert(OFF_TOKEN + TETHER_TOKEN_MAX == TETHER__HELLO_SIZE, "hello layout");
+
+void tether__hello_encode(const tether__hello *h, unsigned char out[TETHER__HELLO_SIZE])
+{
+    memset(out, 0, TETHER__HELLO_SIZE);
+    tether__put_u32(out + OFF_MAGIC, TETHER__HELLO_MAGIC);
+    tether__put_u32(out + OFF_VERSION, h->version);
+    tether__put_u32(out + OFF_STATUS, h->status);
+    tether__put_u32(out + OFF_RANK, (uint32_t)h->rank);
+    tether__put_u32(out + OFF_SIZE, (uint32_t)h->size);
+    tether__put_u32(out + OFF_LINK, (uint32_t)h->link);
+    tether__put_u32(out + OFF_NLINKS, (uint32_t)h->nlinks);
+    tether__put_u32(out + OFF_PORT, (uint32_t)h->announce_port);
+    memcpy(out + OFF_HOST, h->announce_host, strnlen(h->announce_host, TETHER__ANNOUNCE_MAX - 1));
+    memcpy(out + OFF_TOKEN, h->token, strnlen(h->token, TETHER_TOKEN_MAX - 1));
+}
+
+int tether__hello_decode(const unsigned char in[TETHER__HELLO_SIZE], tether__hello *h)
+{
+    if (tether__get_u32(in + OFF_MAGIC) != TETHER__HELLO_MAGIC)
+        return -1;
+    memset(h, 0, sizeof *h);
+    h->version = tether__get_u32(in + OFF_VERSION);
+    h->status = tether__get_u32(in + OFF_STATUS);
+    h->rank = (int32_t)tether__get_u32(in + OFF_RANK);
+    h->size = (int32_t)tether__get_u32(in + OFF_SIZE);
+    h->link = (int32_t)tether__get_u32(in + OFF_LINK);
+    h->nlinks = (int32_t)tether__get_u32(in + OFF_NLINKS);
+    h->announce_port = (int32_t)tether__get_u32(in + OFF_PORT);
+    /* the last byte of each text field stays 0, so a hostile hello cannot unterminate them */
+    memcpy(h->announce_host, in + OFF_HOST, TETHER__ANNOUNCE_MAX - 1);
+    memcpy(h->token, in + OFF_TOKEN, TETHER_TOKEN_MAX - 1);
+    return 0;
+}
+
+/* Compare tokens in time independent of where they differ, so a stray client cannot guess the
+ * token byte by byte from answer times. */
+static int token_equal(const char *a, const char *b)
+{
+    unsigned char diff = 0;
+    for (size_t i = 0; i < TETHER_TOKEN_MAX; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+tether__hs_status tether__hello_check(const tether__hello *got, const tether__hello *mine,
+                                      char *why, size_t why_len)
+{
+    /* the token first: whoever lacks it is a stray, whatever else it says */
+    if (!token_equal(got->token, mine->token)) {
+        snprintf(why, why_len,
+                 "wrong job token: a connection from another job, or TETHER_JOB_TOKEN "
+                 "differs between ranks");
+        return TETHER__HS_BAD_TOKEN;
+    }
+    if (got->version != mine->version) {
+        snprintf(why, why_len,
+                 "protocol version %u, this rank speaks %u: run the same tether version "
+                 "on every machine",
+                 got->version, mine->version);
+        return TETHER__HS_BAD_VERSION;
+    }
+    if (got->size != mine->size) {
+        snprintf(why, why_len,
+                 "world size %d, this rank has %d: do all ranks use the same hostfile "
+                 "and TETHER_SIZE?",
+                 got->size, mine->size);
+        return TETHER__HS_BAD_SIZE;
+    }
+    return TETHER__HS_OK;
+}
+
+const char *tether__hs_status_text(uint32_t status)
+{
+    switch (status) {
+    case TETHER__HS_OK:
+        return "accepted";
+    case TETHER__HS_BAD_VERSION:
+        return "another tether protocol version";
+    case TETHER__HS_BAD_TOKEN:
+        return "wrong job token";
+    case TETHER__HS_BAD_SIZE:
+        return "another world size";
+    case TETHER__HS_BAD_LINK:
+        return "a rank or link it does not expect from us";
+    }
+    return "an unknown status";
+}

@@ -1,0 +1,549 @@
+/* backends/tcp/setup.c - forming the links of a plan: parallel connects, accepts, hellos. */
+#include "setup.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "handshake.h"
+
+#define BACKOFF_FIRST_MS 10
+#define BACKOFF_MAX_MS 1000
+
+typedef enum {
+    C_WAIT,       /* outgoing: before the next connect attempt */
+    C_CONNECTING, /* outgoing: connect() under way */
+    C_SEND,       /* sending our hello (outgoing) or our answer (incoming) */
+    C_RECV,       /* receiving the answer (outgoing) or the hello (incoming) */
+    C_DONE,       /* the link is up and stored in the result */
+    C_GONE,       /* an incoming stray, dropped; its entry is reused */
+} conn_state;
+
+typedef struct conn {
+    conn_state st;
+    int outgoing;
+    int fd;
+    int peer, link; /* link: index among the links the connecting side opens */
+    int cand;       /* outgoing: which address of the peer this attempt uses */
+    int tries;      /* outgoing: failed attempts so far, for the backoff */
+    int64_t at;     /* C_WAIT: next attempt; C_RECV: hello deadline */
+    int pollix;     /* index in the pollfd array, -1 when not polled */
+    size_t n;       /* bytes of buf sent or received */
+    unsigned char buf[TETHER__HELLO_SIZE];
+    char what[TETHER__ADDR_TEXT + 32]; /* "rank 3 (10.0.0.3:5003)" or the remote address */
+} conn;
+
+typedef struct setup {
+    const tether__tcp_plan *p;
+    tether__tcp_links *out;
+    tether__hello mine;
+    conn *c;
+    int nc, cap;
+    int missing; /* links not up yet */
+    struct pollfd *pfd;
+    int npfd, npfd_cap;
+    /* why the latest outgoing attempt failed, for the timeout message */
+    char last_err[TETHER__ADDR_TEXT + 160];
+} setup;
+
+/* The slot of a link in its pair's numbering (setup.h): the lower rank's links come first. */
+static int slot_of(const setup *s, int peer, int link, int outgoing)
+{
+    const tether__tcp_plan *p = s->p;
+    int lower_opens = p->rank < peer ? p->out_links[peer] : p->in_links[peer];
+    return ((p->rank < peer) == outgoing) ? link : lower_opens + link;
+}
+
+static conn *conn_add(setup *s)
+{
+    for (int i = 0; i < s->nc; i++)
+        if (s->c[i].st == C_GONE)
+            return &s->c[i];
+    if (s->nc == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        conn *c = realloc(s->c, (size_t)cap * sizeof *c);
+        if (!c)
+            return NULL;
+        s->c = c;
+        s->cap = cap;
+    }
+    return &s->c[s->nc++];
+}
+
+static void link_up(setup *s, conn *c)
+{
+    int slot = slot_of(s, c->peer, c->link, c->outgoing);
+    int *fd = &s->out->fds[c->peer][slot];
+    if (*fd >= 0) /* the peer gave up on an earlier try of this link and made a new one */
+        close(*fd);
+    else
+        s->missing--;
+    *fd = c->fd;
+    c->fd = -1;
+    c->st = C_DONE;
+    TLOG_INFO("link %d with rank %d: %s %s", slot, c->peer,
+              c->outgoing ? "connected to" : "accepted from", c->what);
+}
+
+/* Schedule the next attempt of an outgoing link on the peer's next address, after a backoff. */
+static void retry_later(setup *s, conn *c, const char *why)
+{
+    snprintf(s->last_err, sizeof s->last_err, "%s: %s", c->what, why);
+    TLOG_TRACE("connect attempt failed, retrying: %s", s->last_err);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->cand = (c->cand + 1) % s->p->naddrs[c->peer];
+    int backoff = BACKOFF_FIRST_MS << (c->tries < 7 ? c->tries : 7);
+    c->tries++;
+    c->at = tether__tcp_now_ms() + (backoff < BACKOFF_MAX_MS ? backoff : BACKOFF_MAX_MS);
+    c->st = C_WAIT;
+}
+
+/* An incoming connection that is not one of our links: log it and forget it. */
+static void drop(conn *c, int warn, const char *why)
+{
+    if (warn)
+        TLOG_WARN("dropped a connection from %s: %s", c->what, why);
+    else
+        TLOG_INFO("dropped a connection from %s: %s", c->what, why);
+    close(c->fd);
+    c->fd = -1;
+    c->st = C_GONE;
+}
+
+static int start_connect(setup *s, conn *c)
+{
+    const tether_hostaddr *a = &s->p->addrs[c->peer][c->cand];
+    struct sockaddr_storage ss;
+    socklen_t len;
+    snprintf(c->what, sizeof c->what, "rank %d (%s:%d)", c->peer, a->host, a->port);
+    TRY(tether__tcp_resolve(a->host, a->port, &ss, &len));
+    int rc = tether__tcp_connect_start(&ss, len, c->what, &c->fd);
+    if (rc < 0)
+        return rc;
+    if (rc > 0)
+        retry_later(s, c, strerror(rc));
+    else
+        c->st = C_CONNECTING;
+    return TETHER_OK;
+}
+
+static int connected(setup *s, conn *c)
+{
+    int err = tether__tcp_connect_result(c->fd);
+    if (err) {
+        retry_later(s, c, strerror(err));
+        return TETHER_OK;
+    }
+    TRY(tether__tcp_tune(c->fd, c->what));
+    tether__hello h = s->mine;
+    h.link = c->link;
+    h.nlinks = s->p->out_links[c->peer];
+    tether__hello_encode(&h, c->buf);
+    c->n = 0;
+    c->st = C_SEND;
+    return TETHER_OK;
+}
+
+/* Move bytes of buf; 1 when all TETHER__HELLO_SIZE moved, 0 when more is to come, -1 with errno
+ * (0 for EOF) when the connection failed. */
+static int move_bytes(conn *c, int sending)
+{
+    ssize_t r = sending ? send(c->fd, c->buf + c->n, TETHER__HELLO_SIZE - c->n, TETHER__SEND_FLAGS)
+                        : recv(c->fd, c->buf + c->n, TETHER__HELLO_SIZE - c->n, 0);
+    if (r > 0) {
+        c->n += (size_t)r;
+        return c->n == TETHER__HELLO_SIZE;
+    }
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (r == 0)
+        errno = 0;
+    return -1;
+}
+
+/* Outgoing: the peer's answer arrived. Only a peer of this job that disagrees is fatal. */
+static int check_answer(setup *s, conn *c)
+{
+    tether__hello h;
+    char why[256];
+    if (tether__hello_decode(c->buf, &h) < 0) {
+        retry_later(s, c,
+                    "answered with something that is not a tether hello (another program on "
+                    "this port?)");
+        return TETHER_OK;
+    }
+    if (h.status != TETHER__HS_OK)
+        return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
+                            s->p->rank, c->what, tether__hs_status_text(h.status));
+    if (tether__hello_check(&h, &s->mine, why, sizeof why) != TETHER__HS_OK || h.rank != c->peer) {
+        if (h.rank != c->peer)
+            snprintf(why, sizeof why, "it says it is rank %d", h.rank);
+        return tether__fail(TETHER_EPEER, "rank %d: %s answered with %s; check the hostfile",
+                            s->p->rank, c->what, why);
+    }
+    link_up(s, c);
+    return TETHER_OK;
+}
+
+/* Incoming: which rank and link a hello claims, if this side expects it. */
+static int expected_link(const setup *s, const tether__hello *h)
+{
+    const tether__tcp_plan *p = s->p;
+    return h->rank >= 0 && h->rank < p->size && h->rank != p->rank && h->link >= 0 &&
+           h->link < p->in_links[h->rank] && h->nlinks == p->in_links[h->rank];
+}
+
+/* Incoming: a full hello arrived. Strays are dropped; a rank of this job that disagrees on the
+ * size, version or links fails the set-up (it would fail anyway, later and less clearly). */
+static int check_hello(setup *s, conn *c)
+{
+    tether__hello h, answer = s->mine;
+    char why[256];
+    if (tether__hello_decode(c->buf, &h) < 0) {
+        drop(c, 1, "it sent garbage, not a tether hello");
+        return TETHER_OK;
+    }
+    answer.status = tether__hello_check(&h, &s->mine, why, sizeof why);
+    if (answer.status == TETHER__HS_OK && !expected_link(s, &h)) {
+        answer.status = TETHER__HS_BAD_LINK;
+        snprintf(why, sizeof why, "rank %d link %d of %d, which this rank does not expect", h.rank,
+                 h.link, h.nlinks);
+    }
+    if (answer.status != TETHER__HS_OK) {
+        /* best effort: the connector learns why; a full socket buffer just loses the answer */
+        tether__hello_encode(&answer, c->buf);
+        if (send(c->fd, c->buf, TETHER__HELLO_SIZE, TETHER__SEND_FLAGS) < 0)
+            TLOG_TRACE("answer to %s not sent: %s", c->what, strerror(errno));
+        if (answer.status == TETHER__HS_BAD_TOKEN) {
+            drop(c, 1, why);
+            return TETHER_OK;
+        }
+        return tether__fail(TETHER_EPEER,
+                            "rank %d: connection from rank %d (%s) in the same job: %s", s->p->rank,
+                            h.rank, c->what, why);
+    }
+    c->peer = h.rank;
+    c->link = h.link;
+    char from[sizeof c->what];
+    snprintf(from, sizeof from, "%s", c->what);
+    snprintf(c->what, sizeof c->what, "rank %d (%.*s)", h.rank, TETHER__ADDR_TEXT, from);
+    snprintf(s->out->announced[h.rank].host, sizeof s->out->announced[h.rank].host, "%s",
+             h.announce_host);
+    s->out->announced[h.rank].port = h.announce_port;
+    TRY(tether__tcp_tune(c->fd, c->what));
+    tether__hello_encode(&answer, c->buf);
+    c->n = 0;
+    c->st = C_SEND;
+    return TETHER_OK;
+}
+
+/* A connection in flight failed: an outgoing one tries again, an incoming one is forgotten. */
+static void conn_failed(setup *s, conn *c, const char *why)
+{
+    if (c->outgoing)
+        retry_later(s, c, why);
+    else
+        drop(c, 0, why);
+}
+
+/* The whole hello went out or came in: the next state. */
+static int hello_moved(setup *s, conn *c, int64_t now)
+{
+    if (c->st == C_RECV)
+        return c->outgoing ? check_answer(s, c) : check_hello(s, c);
+    if (!c->outgoing) { /* our answer went out: the link is up */
+        link_up(s, c);
+        return TETHER_OK;
+    }
+    c->n = 0;
+    c->st = C_RECV;
+    c->at = now + TETHER__HELLO_TIMEOUT_MS;
+    return TETHER_OK;
+}
+
+/* One step of a connection in flight, after poll said revents (0: only its timer may have run). */
+static int step(setup *s, conn *c, short revents, int64_t now)
+{
+    if (c->st == C_WAIT && now >= c->at)
+        return start_connect(s, c);
+    if (c->st == C_RECV && now >= c->at) {
+        conn_failed(s, c,
+                    c->outgoing ? "no answer to our hello within 2 s" : "no hello within 2 s");
+        return TETHER_OK;
+    }
+    if (!revents)
+        return TETHER_OK;
+    if (c->st == C_CONNECTING)
+        return connected(s, c);
+    int r = move_bytes(c, c->st == C_SEND);
+    if (r < 0)
+        conn_failed(s, c, errno ? strerror(errno) : "closed the connection");
+    return r > 0 ? hello_moved(s, c, now) : TETHER_OK;
+}
+
+static int accept_all(setup *s, int lfd)
+{
+    int fd, got;
+    char what[TETHER__ADDR_TEXT];
+    while ((got = tether__tcp_accept(lfd, &fd, what, sizeof what)) > 0) {
+        conn *c = conn_add(s);
+        if (!c) {
+            close(fd);
+            return tether__fail(TETHER_ENOMEM, "out of memory accepting a connection");
+        }
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->st = C_RECV;
+        c->peer = -1;
+        c->pollix = -1;
+        c->at = tether__tcp_now_ms() + TETHER__HELLO_TIMEOUT_MS;
+        snprintf(c->what, sizeof c->what, "%s", what);
+        TLOG_TRACE("accepted a connection from %s, waiting for its hello", c->what);
+    }
+    return got;
+}
+
+/* Room in the pollfd array for every listener and connection (accepts add connections). */
+static int reserve_pfd(setup *s)
+{
+    int want = s->p->nlisten + s->nc;
+    if (want <= s->npfd_cap)
+        return TETHER_OK;
+    struct pollfd *p = realloc(s->pfd, (size_t)want * sizeof *p);
+    if (!p)
+        return tether__fail(TETHER_ENOMEM, "out of memory polling %d connections", want);
+    s->pfd = p;
+    s->npfd_cap = want;
+    return TETHER_OK;
+}
+
+/* Fill the pollfd array; returns the poll timeout in ms (the nearest timer). */
+static int poll_set(setup *s, int64_t now, int64_t deadline)
+{
+    int64_t next = deadline;
+    s->npfd = 0;
+    for (int i = 0; i < s->p->nlisten; i++)
+        s->pfd[s->npfd++] = (struct pollfd){.fd = s->p->listen_fds[i], .events = POLLIN};
+    for (int i = 0; i < s->nc; i++) {
+        conn *c = &s->c[i];
+        c->pollix = -1;
+        if (c->st == C_WAIT || c->st == C_RECV)
+            next = c->at < next ? c->at : next;
+        if (c->st == C_CONNECTING || c->st == C_SEND || c->st == C_RECV) {
+            c->pollix = s->npfd;
+            s->pfd[s->npfd++] =
+                (struct pollfd){.fd = c->fd, .events = c->st == C_RECV ? POLLIN : POLLOUT};
+        }
+    }
+    return next > now ? (int)(next - now) : 0;
+}
+
+/* "to rank 3 (...: Connection refused), from rank 0" for the timeout message. */
+static void describe_missing(const setup *s, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->nc && used < n; i++)
+        if (s->c[i].outgoing && s->c[i].st != C_DONE)
+            used +=
+                (size_t)snprintf(buf + used, n - used, "%sto %s", used ? ", " : "", s->c[i].what);
+    for (int peer = 0; peer < s->p->size && used < n; peer++) {
+        int lower_opens = s->p->rank < peer ? s->p->out_links[peer] : s->p->in_links[peer];
+        int first = s->p->rank < peer ? lower_opens : 0;
+        for (int k = 0; k < s->p->in_links[peer] && used < n; k++)
+            if (s->out->fds[peer][first + k] < 0) {
+                used += (size_t)snprintf(buf + used, n - used, "%sfrom rank %d", used ? ", " : "",
+                                         peer);
+                break;
+            }
+    }
+}
+
+static int run(setup *s)
+{
+    int64_t deadline = tether__tcp_now_ms() + s->p->timeout_ms;
+    while (s->missing > 0) {
+        int64_t now = tether__tcp_now_ms();
+        if (now >= deadline) {
+            char missing[512];
+            describe_missing(s, missing, sizeof missing);
+            return tether__fail(
+                TETHER_ETIMEDOUT,
+                "rank %d: links still missing after %d s: %s (last "
+                "connect error: %s); check that every rank started and the hostfile "
+                "addresses",
+                s->p->rank, s->p->timeout_ms / 1000, missing,
+                s->last_err[0] ? s->last_err : "none");
+        }
+        TRY(reserve_pfd(s));
+        int timeout = poll_set(s, now, deadline);
+        if (poll(s->pfd, (nfds_t)s->npfd, timeout) < 0 && errno != EINTR)
+            return tether__fail(TETHER_ENET, "rank %d: poll() during set-up: %s", s->p->rank,
+                                strerror(errno));
+        now = tether__tcp_now_ms();
+        int nc = s->nc; /* connections accepted below are polled next round */
+        for (int i = 0; i < s->p->nlisten; i++)
+            if (s->pfd[i].revents)
+                TRY(accept_all(s, s->pfd[i].fd));
+        for (int i = 0; i < nc; i++) {
+            conn *c = &s->c[i];
+            short rev = c->pollix >= 0 ? s->pfd[c->pollix].revents : 0;
+            if (c->st != C_DONE && c->st != C_GONE)
+                TRY(step(s, c, rev, now));
+        }
+    }
+    return TETHER_OK;
+}
+
+static int alloc_result(const tether__tcp_plan *p, tether__tcp_links *l)
+{
+    memset(l, 0, sizeof *l);
+    l->size = p->size;
+    l->nlinks = calloc((size_t)p->size, sizeof *l->nlinks);
+    l->fds = calloc((size_t)p->size, sizeof *l->fds);
+    l->addr = calloc((size_t)p->size, sizeof *l->addr);
+    l->announced = calloc((size_t)p->size, sizeof *l->announced);
+    if (!l->nlinks || !l->fds || !l->addr || !l->announced)
+        return tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", p->size);
+    for (int peer = 0; peer < p->size; peer++) {
+        int n = peer == p->rank ? 0 : p->out_links[peer] + p->in_links[peer];
+        l->nlinks[peer] = n;
+        l->fds[peer] = malloc((size_t)(n ? n : 1) * sizeof **l->fds);
+        if (!l->fds[peer])
+            return tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", p->size);
+        for (int k = 0; k < n; k++)
+            l->fds[peer][k] = -1;
+        if (p->naddrs[peer] > 0)
+            snprintf(l->addr[peer], sizeof l->addr[peer], "%s:%d", p->addrs[peer][0].host,
+                     p->addrs[peer][0].port);
+        else
+            snprintf(l->addr[peer], sizeof l->addr[peer], "address unknown");
+    }
+    return TETHER_OK;
+}
+
+/* One outgoing connection per link this rank opens, all due at once. */
+static int plan_outgoing(setup *s)
+{
+    const tether__tcp_plan *p = s->p;
+    for (int peer = 0; peer < p->size; peer++) {
+        s->missing += peer == p->rank ? 0 : p->out_links[peer] + p->in_links[peer];
+        if (peer != p->rank && p->out_links[peer] > 0 && p->naddrs[peer] < 1)
+            return tether__fail(TETHER_ECONFIG, "rank %d: no address to connect to rank %d",
+                                p->rank, peer);
+        for (int k = 0; peer != p->rank && k < p->out_links[peer]; k++) {
+            conn *c = conn_add(s);
+            if (!c)
+                return tether__fail(TETHER_ENOMEM, "out of memory planning %d links", p->size);
+            memset(c, 0, sizeof *c);
+            c->outgoing = 1;
+            c->fd = -1;
+            c->peer = peer;
+            c->link = k;
+            c->cand = 0;
+            c->pollix = -1;
+            c->st = C_WAIT;
+            c->at = 0;
+            snprintf(c->what, sizeof c->what, "rank %d (%s)", peer, s->out->addr[peer]);
+        }
+    }
+    return TETHER_OK;
+}
+
+static void init_hello(setup *s)
+{
+    const tether__tcp_plan *p = s->p;
+    memset(&s->mine, 0, sizeof s->mine);
+    s->mine.version = TETHER__PROTO_VERSION;
+    s->mine.rank = p->rank;
+    s->mine.size = p->size;
+    snprintf(s->mine.token, sizeof s->mine.token, "%s", p->token ? p->token : "");
+    if (p->announce_host) {
+        snprintf(s->mine.announce_host, sizeof s->mine.announce_host, "%s", p->announce_host);
+        s->mine.announce_port = p->announce_port;
+    }
+}
+
+int tether__tcp_setup(const tether__tcp_plan *plan, tether__tcp_links *out)
+{
+    setup s;
+    int rc;
+    memset(&s, 0, sizeof s);
+    s.p = plan;
+    s.out = out;
+    init_hello(&s);
+    TRY_GOTO(rc, alloc_result(plan, out), done);
+    TRY_GOTO(rc, plan_outgoing(&s), done);
+    rc = run(&s);
+done:
+    for (int i = 0; i < s.nc; i++)
+        if (s.c[i].fd >= 0)
+            close(s.c[i].fd);
+    free(s.c);
+    free(s.pfd);
+    if (rc < 0)
+        tether__tcp_links_free(out);
+    return rc;
+}
+
+int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_config *cfg)
+{
+    memset(p, 0, sizeof *p);
+    p->rank = rank;
+    p->size = size;
+    p->token = cfg->job_token;
+    p->timeout_ms = cfg->timeout_ms;
+    p->out_links = calloc((size_t)size, sizeof *p->out_links);
+    p->in_links = calloc((size_t)size, sizeof *p->in_links);
+    p->naddrs = calloc((size_t)size, sizeof *p->naddrs);
+    p->addrs = calloc((size_t)size, sizeof *p->addrs);
+    if (!p->out_links || !p->in_links || !p->naddrs || !p->addrs) {
+        tether__tcp_plan_free(p);
+        return tether__fail(TETHER_ENOMEM, "out of memory planning the links of %d ranks", size);
+    }
+    return TETHER_OK;
+}
+
+int tether__tcp_plan_add_addr(tether__tcp_plan *p, int peer, const tether_hostaddr *a)
+{
+    tether_hostaddr *grown = realloc(p->addrs[peer], (size_t)(p->naddrs[peer] + 1) * sizeof *grown);
+    if (!grown)
+        return tether__fail(TETHER_ENOMEM, "out of memory for the addresses of rank %d", peer);
+    grown[p->naddrs[peer]++] = *a;
+    p->addrs[peer] = grown;
+    return TETHER_OK;
+}
+
+void tether__tcp_plan_free(tether__tcp_plan *p)
+{
+    for (int peer = 0; p->addrs && peer < p->size; peer++)
+        free(p->addrs[peer]);
+    free(p->addrs);
+    free(p->naddrs);
+    free(p->in_links);
+    free(p->out_links);
+    memset(p, 0, sizeof *p);
+}
+
+void tether__tcp_links_free(tether__tcp_links *l)
+{
+    for (int peer = 0; l->fds && peer < l->size; peer++) {
+        for (int k = 0; l->fds[peer] && k < l->nlinks[peer]; k++)
+            if (l->fds[peer][k] >= 0)
+                close(l->fds[peer][k]);
+        free(l->fds[peer]);
+    }
+    free(l->fds);
+    free(l->nlinks);
+    free(l->addr);
+    free(l->announced);
+    memset(l, 0, sizeof *l);
+}

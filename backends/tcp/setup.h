@@ -1,0 +1,57 @@
+/* backends/tcp/setup.h - forming the TCP links of a world, every connect and accept at once.
+ *
+ * A plan says, per peer, how many links this rank opens to it (trying its addresses in order) and
+ * how many it accepts from it. The mesh opens one link to every higher rank and accepts one from
+ * every lower rank; the ring opens K links to its right neighbour and accepts K from its left.
+ * Every link starts with the hello of handshake.h. Strays (garbage, another job's token, silence
+ * for 2 s) are logged and dropped; the set-up goes on. */
+#ifndef TETHER_TCP_SETUP_H
+#define TETHER_TCP_SETUP_H
+
+#include "core/config.h"
+#include "hostfile/hostfile.h"
+#include "socket.h"
+
+/* How long a new connection may take to send its hello, and a connector to get its answer. */
+#define TETHER__HELLO_TIMEOUT_MS 2000
+
+typedef struct tether__tcp_plan {
+    int rank, size;
+    const char *token; /* TETHER_JOB_TOKEN, "" when unset */
+    int timeout_ms;    /* the whole set-up */
+    int nlisten;
+    const int *listen_fds; /* non-blocking listeners; the caller closes them */
+    int *out_links;        /* per peer: links this rank opens to it */
+    int *in_links;         /* per peer: links this rank accepts from it */
+    int *naddrs;           /* per peer: addresses to connect to, preferred first */
+    tether_hostaddr **addrs;
+    const char *announce_host; /* NULL, or an address to send in every hello (bootstrap) */
+    int announce_port;
+} tether__tcp_plan;
+
+/* A plan for rank of size ranks with no links yet, the token and timeout taken from cfg. */
+int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_config *cfg);
+
+/* Append a copy of a to the addresses tried for peer. */
+int tether__tcp_plan_add_addr(tether__tcp_plan *p, int peer, const tether_hostaddr *a);
+
+void tether__tcp_plan_free(tether__tcp_plan *p);
+
+/* The links of a pair are numbered the same way on both sides: first those the lower rank
+ * opened, then those the higher rank opened. Striping relies on it. */
+typedef struct tether__tcp_links {
+    int size;
+    int *nlinks;                     /* per peer */
+    int **fds;                       /* per peer, per link: connected, tuned, non-blocking */
+    char (*addr)[TETHER__ADDR_TEXT]; /* per peer: its address, for messages */
+    tether_hostaddr *announced;      /* per peer: the address it announced (bootstrap) */
+} tether__tcp_links;
+
+/* Run the plan until every link is up. ETIMEDOUT names the links still missing and why; EPEER
+ * when a rank of this job disagrees (size, version, links); ENET on socket failures. */
+int tether__tcp_setup(const tether__tcp_plan *plan, tether__tcp_links *out);
+
+/* Close the sockets still in l (those not taken, set to -1, by an engine) and free it. */
+void tether__tcp_links_free(tether__tcp_links *l);
+
+#endif

@@ -1,0 +1,69 @@
+/* backends/tcp/socket.h - socket helpers shared by the TCP backends: listen, connect, tune.
+ * Every failure is recorded with tether__fail naming the syscall, the address and strerror. */
+#ifndef TETHER_TCP_SOCKET_H
+#define TETHER_TCP_SOCKET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "core/config.h"
+#include "hostfile/hostfile.h"
+
+/* "host:port" for any host a hostfile may hold, "[v6]:port" too. */
+#define TETHER__ADDR_TEXT (TETHER_HOST_MAX + 16)
+
+/* Flags of every send: a peer that closed must give EPIPE, not a SIGPIPE that kills the rank.
+ * macOS has no MSG_NOSIGNAL; tether__tcp_tune sets SO_NOSIGPIPE there instead. */
+#ifdef MSG_NOSIGNAL
+#define TETHER__SEND_FLAGS MSG_NOSIGNAL
+#else
+#define TETHER__SEND_FLAGS 0
+#endif
+
+/* Monotonic clock in milliseconds, for deadlines. */
+int64_t tether__tcp_now_ms(void);
+
+/* Resolve host:port (numeric or a name) into *ss. ENET naming the address when it does not resolve.
+ */
+int tether__tcp_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len);
+
+/* "ip:port" text of a socket address. */
+void tether__tcp_addr_text(const struct sockaddr *sa, char *out, size_t n);
+
+/* A non-blocking listening socket on host:port (port 0: any free one) with SO_REUSEADDR.
+ * *bound_port gets the port in use. "Address already in use" names the address and suggests
+ * --starting-port. */
+int tether__tcp_listen(const char *host, int port, int *fd, int *bound_port);
+
+/* Start a non-blocking connect to *ss. Returns 0 and sets *fd when the connect is under way or done
+ * (poll for POLLOUT, then tether__tcp_connect_result); a positive errno when this attempt failed
+ * in a way worth retrying (refused, unreachable); a negative TETHER_E* when it cannot work. */
+int tether__tcp_connect_start(const struct sockaddr_storage *ss, socklen_t len, const char *what,
+                              int *fd);
+
+/* Accept one connection on a non-blocking listener: 1 and a non-blocking *fd (its peer's address
+ * in text), 0 when none is waiting, or ENET. */
+int tether__tcp_accept(int lfd, int *fd, char *peer_text, size_t n);
+
+/* errno of a finished non-blocking connect (0: connected). */
+int tether__tcp_connect_result(int fd);
+
+/* Options of a data connection: non-blocking, TCP_NODELAY, buffers, quick ACKs, keepalive, no
+ * SIGPIPE. what names the peer in messages. */
+int tether__tcp_tune(int fd, const char *what);
+
+/* Blocking-with-deadline I/O on a non-blocking socket, for the few small set-up messages.
+ * ETIMEDOUT at the deadline, EPEER on EOF, ENET on a socket error; what names the peer. */
+int tether__tcp_write_all(int fd, const void *buf, size_t len, int64_t deadline_ms,
+                          const char *what);
+int tether__tcp_read_all(int fd, void *buf, size_t len, int64_t deadline_ms, const char *what);
+
+/* The local IPv4/IPv6 address the kernel would use to reach host:port (no packet is sent). */
+int tether__tcp_route_addr(const char *host, int port, char *out, size_t n);
+
+/* 1 if theirs is in the subnet of a local interface whose address is mine (IPv4 only; host names
+ * and unknown addresses give 0). */
+int tether__tcp_same_subnet(const char *mine, const char *theirs);
+
+#endif

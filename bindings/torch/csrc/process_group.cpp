@@ -1,0 +1,470 @@
+/* bindings/torch/csrc/process_group.cpp - torch's collectives mapped onto tether calls.
+ *
+ * Words below: a call is what torch asked for ("allreduce"); its body is the lambda the progress
+ * thread runs. Argument checks happen in the call, tensor data is only touched in the body, so a
+ * tensor is read when its turn comes (DDP writes a bucket, then queues its all-reduce). Lists of
+ * tensors are flattened into one buffer so they travel as one tether collective. */
+#include "process_group.h"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "args.h"
+#include "tether.h"
+#include "work.h"
+
+namespace tether_torch {
+
+namespace {
+
+std::string failure(const char *call, int rc)
+{
+    return std::string("tether ") + call + " failed: " + tether_err_name(rc) + " (" +
+           tether_strerror(rc) + "): " + tether_last_error();
+}
+
+/* Runs fn on t's elements laid out contiguously, copying them back when t is not contiguous. */
+int on_contiguous(const at::Tensor &t, const std::function<int(const at::Tensor &)> &fn)
+{
+    const at::Tensor c = t.contiguous();
+    const int rc = fn(c);
+    if (rc == TETHER_OK && !c.is_same(t))
+        t.copy_(c);
+    return rc;
+}
+
+/* The tensors' elements one after another, in one new 1-D tensor. */
+at::Tensor flatten(const std::vector<at::Tensor> &ts)
+{
+    std::vector<at::Tensor> flat;
+    flat.reserve(ts.size());
+    for (const auto &t : ts)
+        flat.push_back(t.reshape(-1));
+    return at::cat(flat);
+}
+
+/* The reverse of flatten: flat's elements back into ts. */
+void unflatten(const at::Tensor &flat, const std::vector<at::Tensor> &ts)
+{
+    int64_t offset = 0;
+    for (const auto &t : ts) {
+        t.copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
+        offset += t.numel();
+    }
+}
+
+/* Elements per destination rank of t cut along dim 0 by split sizes (empty: equal parts). */
+std::vector<int64_t> block_sizes(const at::Tensor &t, const std::vector<int64_t> &splits, int size,
+                                 const char *call)
+{
+    if (t.dim() == 0)
+        bad_arg(call, "needs tensors with at least one dimension");
+    const int64_t rows = t.size(0), row = rows ? t.numel() / rows : 0;
+    if (splits.empty()) {
+        if (rows % size)
+            bad_arg(call, "dim 0 (" + std::to_string(rows) + ") does not divide into " +
+                              std::to_string(size) + " equal parts; pass split sizes");
+        return std::vector<int64_t>(size, rows / size * row);
+    }
+    if (splits.size() != static_cast<size_t>(size))
+        bad_arg(call, "expected " + std::to_string(size) + " split sizes, got " +
+                          std::to_string(splits.size()));
+    std::vector<int64_t> blocks;
+    int64_t total = 0;
+    for (int64_t s : splits) {
+        if (s < 0)
+            bad_arg(call, "negative split size");
+        total += s;
+        blocks.push_back(s * row);
+    }
+    if (total != rows)
+        bad_arg(call, "split sizes add up to " + std::to_string(total) + ", dim 0 is " +
+                          std::to_string(rows));
+    return blocks;
+}
+
+std::atomic<int> live_groups{0};
+
+} // namespace
+
+ProcessGroupTether::OnlyOne::OnlyOne()
+{
+    if (live_groups.fetch_add(1) > 0) {
+        live_groups--;
+        throw std::runtime_error("tether init_process_group: this process already has a tether "
+                                 "process group (the world); subgroups (new_group) are not "
+                                 "supported yet, use backend=\"gloo\" for them");
+    }
+}
+
+ProcessGroupTether::OnlyOne::~OnlyOne() { live_groups--; }
+
+ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::milliseconds timeout)
+    : TetherBase(rank, size), timeout_(timeout)
+{
+    /* Alone, nothing to connect to, whatever the environment says; in a job, missing
+     * configuration is an error (strict), never a silent group of one. */
+    const int rc = tether_init(size > 1 ? "any" : "singleton", 1, &group_);
+    if (rc != TETHER_OK)
+        throw std::runtime_error(failure("init_process_group", rc));
+    if (tether_group_rank(group_) != rank || tether_group_size(group_) != size) {
+        const std::string what = "tether init_process_group: torch says rank " +
+                                 std::to_string(rank) + " of " + std::to_string(size) +
+                                 ", tether formed rank " + std::to_string(tether_group_rank(group_)) +
+                                 " of " + std::to_string(tether_group_size(group_)) +
+                                 "; check RANK/WORLD_SIZE against TETHER_RANK and the hostfile";
+        tether_group_free(group_);
+        throw std::runtime_error(what);
+    }
+    progress_ = std::make_unique<ProgressThread>();
+    init();
+}
+
+ProcessGroupTether::~ProcessGroupTether()
+{
+    progress_.reset(); /* runs what is queued: the group must outlive its last call */
+    tether_group_free(group_);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue(c10d::OpType type, const char *call,
+                                                           std::vector<at::Tensor> outputs, Body body)
+{
+    auto work = c10::make_intrusive<TetherWork>(rank_, type, call, std::move(outputs), timeout_);
+    progress_->post([work, call, g = group_, body = std::move(body)] {
+        std::exception_ptr error;
+        try {
+            const int rc = body(g);
+            if (rc != TETHER_OK)
+                error = std::make_exception_ptr(std::runtime_error(failure(call, rc)));
+        } catch (...) {
+            error = std::current_exception();
+        }
+        work->complete(error);
+    });
+    return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::broadcast(std::vector<at::Tensor> &tensors,
+                                                             const c10d::BroadcastOptions &opts)
+{
+    const char *call = "broadcast";
+    const at::Tensor t = single(tensors, call);
+    const tether_dtype dt = dtype_of(t, call);
+    if (opts.rootRank < 0 || opts.rootRank >= size_ || opts.rootTensor != 0)
+        bad_arg(call, "root rank " + std::to_string(opts.rootRank) + " is not in 0.." +
+                          std::to_string(size_ - 1));
+    const int root = static_cast<int>(opts.rootRank);
+    return enqueue(c10d::OpType::BROADCAST, call, {t}, [t, dt, root](tether_group *g) {
+        return on_contiguous(t, [&](const at::Tensor &c) {
+            return tether_broadcast(g, c.data_ptr(), c.numel(), dt, root);
+        });
+    });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Tensor> &tensors,
+                                                             const c10d::AllreduceOptions &opts)
+{
+    const char *call = "allreduce";
+    const at::Tensor t = single(tensors, call);
+    const tether_dtype dt = dtype_of(t, call);
+    const Reduction red = reduction_of(opts.reduceOp, t, call);
+    const int n = size_;
+    return enqueue(c10d::OpType::ALLREDUCE, call, {t}, [t, dt, red, n](tether_group *g) {
+        return on_contiguous(t, [&](const at::Tensor &c) {
+            const int rc = tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
+            if (rc == TETHER_OK && red.average)
+                c.div_(n);
+            return rc;
+        });
+    });
+}
+
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::allreduce_coalesced(std::vector<at::Tensor> &tensors,
+                                        const c10d::AllreduceCoalescedOptions &opts)
+{
+    const char *call = "allreduce_coalesced";
+    const tether_dtype dt = check_list(tensors, false, call);
+    const Reduction red = reduction_of(opts.reduceOp, tensors[0], call);
+    const int n = size_;
+    return enqueue(c10d::OpType::ALLREDUCE_COALESCED, call, tensors,
+                   [ts = tensors, dt, red, n](tether_group *g) {
+                       const at::Tensor flat = flatten(ts);
+                       const int rc = tether_all_reduce(g, flat.data_ptr(), flat.data_ptr(),
+                                                        flat.numel(), dt, red.op);
+                       if (rc != TETHER_OK)
+                           return rc;
+                       if (red.average)
+                           flat.div_(n);
+                       unflatten(flat, ts);
+                       return rc;
+                   });
+}
+
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::allgather(std::vector<std::vector<at::Tensor>> &outputs,
+                              std::vector<at::Tensor> &inputs, const c10d::AllgatherOptions &)
+{
+    const char *call = "allgather";
+    const at::Tensor in = single(inputs, call);
+    const tether_dtype dt = dtype_of(in, call);
+    if (outputs.size() != 1)
+        bad_arg(call, "expected 1 output list, got " + std::to_string(outputs.size()));
+    check_count(outputs[0], size_, call);
+    for (const auto &o : outputs[0])
+        check_like(o, in, true, call);
+    const int n = size_;
+    return enqueue(c10d::OpType::ALLGATHER, call, outputs[0],
+                   [in, outs = outputs[0], dt, n](tether_group *g) {
+                       const at::Tensor src = in.contiguous();
+                       const at::Tensor gathered = at::empty({n * src.numel()}, src.options());
+                       const int rc = tether_all_gather(g, src.data_ptr(), gathered.data_ptr(),
+                                                        src.numel(), dt);
+                       if (rc == TETHER_OK)
+                           unflatten(gathered, outs);
+                       return rc;
+                   });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::_allgather_base(at::Tensor &output,
+                                                                   at::Tensor &input,
+                                                                   const c10d::AllgatherOptions &)
+{
+    const char *call = "all_gather_into_tensor";
+    const tether_dtype dt = check_tensor(input, call);
+    check_like(output, input, false, call);
+    if (output.numel() != input.numel() * size_)
+        bad_arg(call, "output has " + std::to_string(output.numel()) + " elements, expected " +
+                          std::to_string(size_) + " x " + std::to_string(input.numel()));
+    return enqueue(c10d::OpType::_ALLGATHER_BASE, call, {output},
+                   [in = input, out = output, dt](tether_group *g) {
+                       const at::Tensor src = in.contiguous();
+                       return on_contiguous(out, [&](const at::Tensor &c) {
+                           return tether_all_gather(g, src.data_ptr(), c.data_ptr(), src.numel(), dt);
+                       });
+                   });
+}
+
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::allgather_coalesced(std::vector<std::vector<at::Tensor>> &output_lists,
+                                        std::vector<at::Tensor> &inputs,
+                                        const c10d::AllgatherOptions &)
+{
+    const char *call = "allgather_coalesced";
+    const tether_dtype dt = check_list(inputs, false, call);
+    if (output_lists.size() != static_cast<size_t>(size_))
+        bad_arg(call, "expected " + std::to_string(size_) + " output lists (one per rank), got " +
+                          std::to_string(output_lists.size()));
+    std::vector<at::Tensor> all_outputs;
+    for (const auto &list : output_lists) {
+        check_count(list, inputs.size(), call);
+        for (size_t j = 0; j < list.size(); j++)
+            check_like(list[j], inputs[j], true, call);
+        all_outputs.insert(all_outputs.end(), list.begin(), list.end());
+    }
+    const int n = size_;
+    return enqueue(c10d::OpType::ALLGATHER_COALESCED, call, all_outputs,
+                   [ins = inputs, lists = output_lists, dt, n](tether_group *g) {
+                       const at::Tensor flat = flatten(ins);
+                       const int64_t count = flat.numel();
+                       const at::Tensor gathered = at::empty({n * count}, flat.options());
+                       const int rc =
+                           tether_all_gather(g, flat.data_ptr(), gathered.data_ptr(), count, dt);
+                       if (rc != TETHER_OK)
+                           return rc;
+                       for (int r = 0; r < n; r++)
+                           unflatten(gathered.narrow(0, r * count, count), lists[r]);
+                       return rc;
+                   });
+}
+
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::reduce_scatter(std::vector<at::Tensor> &outputs,
+                                   std::vector<std::vector<at::Tensor>> &inputs,
+                                   const c10d::ReduceScatterOptions &opts)
+{
+    const char *call = "reduce_scatter";
+    const at::Tensor out = single(outputs, call);
+    const tether_dtype dt = dtype_of(out, call);
+    if (inputs.size() != 1)
+        bad_arg(call, "expected 1 input list, got " + std::to_string(inputs.size()));
+    check_count(inputs[0], size_, call);
+    for (const auto &in : inputs[0])
+        check_like(in, out, true, call);
+    const Reduction red = reduction_of(opts.reduceOp, out, call);
+    const int n = size_;
+    return enqueue(c10d::OpType::REDUCE_SCATTER, call, {out},
+                   [out, ins = inputs[0], dt, red, n](tether_group *g) {
+                       const at::Tensor flat = flatten(ins);
+                       return on_contiguous(out, [&](const at::Tensor &c) {
+                           const int rc = tether_reduce_scatter(g, flat.data_ptr(), c.data_ptr(),
+                                                                c.numel(), dt, red.op);
+                           if (rc == TETHER_OK && red.average)
+                               c.div_(n);
+                           return rc;
+                       });
+                   });
+}
+
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::_reduce_scatter_base(at::Tensor &output, at::Tensor &input,
+                                         const c10d::ReduceScatterOptions &opts)
+{
+    const char *call = "reduce_scatter_tensor";
+    const tether_dtype dt = check_tensor(output, call);
+    check_like(input, output, false, call);
+    if (input.numel() != output.numel() * size_)
+        bad_arg(call, "input has " + std::to_string(input.numel()) + " elements, expected " +
+                          std::to_string(size_) + " x " + std::to_string(output.numel()));
+    const Reduction red = reduction_of(opts.reduceOp, output, call);
+    const int n = size_;
+    return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, call, {output},
+                   [in = input, out = output, dt, red, n](tether_group *g) {
+                       const at::Tensor src = in.contiguous();
+                       return on_contiguous(out, [&](const at::Tensor &c) {
+                           const int rc = tether_reduce_scatter(g, src.data_ptr(), c.data_ptr(),
+                                                                c.numel(), dt, red.op);
+                           if (rc == TETHER_OK && red.average)
+                               c.div_(n);
+                           return rc;
+                       });
+                   });
+}
+
+/* Every rank learns every block size, checks that what j sends to i is what i expects from j,
+ * then pads each block to the largest so one all_to_all moves them all. */
+int ProcessGroupTether::all_to_all_blocks(tether_group *g, const char *call,
+                                          const std::vector<at::Tensor> &send,
+                                          const std::vector<at::Tensor> &recv)
+{
+    const int n = size_;
+    const tether_dtype dt = dtype_of(send[0], call);
+    at::Tensor mine = at::empty({2 * n}, at::kLong); /* sent to j, then expected from j */
+    auto counts = mine.accessor<int64_t, 1>();
+    for (int j = 0; j < n; j++) {
+        counts[j] = send[j].numel();
+        counts[n + j] = recv[j].numel();
+    }
+    const at::Tensor all = at::empty({n * 2 * n}, at::kLong);
+    int rc = tether_all_gather(g, mine.data_ptr(), all.data_ptr(), 2 * n, TETHER_INT64);
+    if (rc != TETHER_OK)
+        return rc;
+    const auto sizes = all.accessor<int64_t, 1>();
+    int64_t block = 0;
+    for (int from = 0; from < n; from++)
+        for (int to = 0; to < n; to++) {
+            const int64_t sends = sizes[from * 2 * n + to], expects = sizes[to * 2 * n + n + from];
+            if (sends != expects)
+                throw std::runtime_error(std::string("tether ") + call + ": rank " +
+                                         std::to_string(from) + " sends " + std::to_string(sends) +
+                                         " elements to rank " + std::to_string(to) +
+                                         ", which expects " + std::to_string(expects));
+            block = std::max(block, sends);
+        }
+    const at::Tensor sendbuf = at::zeros({n * block}, send[0].options());
+    const at::Tensor recvbuf = at::empty({n * block}, send[0].options());
+    for (int j = 0; j < n; j++)
+        sendbuf.narrow(0, j * block, send[j].numel()).copy_(send[j]);
+    rc = tether_all_to_all(g, sendbuf.data_ptr(), recvbuf.data_ptr(), block, dt);
+    if (rc != TETHER_OK)
+        return rc;
+    for (int i = 0; i < n; i++)
+        recv[i].copy_(recvbuf.narrow(0, i * block, recv[i].numel()));
+    return TETHER_OK;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::alltoall_base(at::Tensor &output,
+                                                                 at::Tensor &input,
+                                                                 std::vector<int64_t> &output_splits,
+                                                                 std::vector<int64_t> &input_splits,
+                                                                 const c10d::AllToAllOptions &)
+{
+    const char *call = "alltoall_base";
+    const tether_dtype dt = check_tensor(input, call);
+    check_like(output, input, false, call);
+    const std::vector<int64_t> in_blocks = block_sizes(input, input_splits, size_, call);
+    const std::vector<int64_t> out_blocks = block_sizes(output, output_splits, size_, call);
+    /* Torch's equal-split form: no split sizes on any rank, so no size exchange is needed. */
+    const bool equal = input_splits.empty() && output_splits.empty();
+    if (equal && in_blocks[0] != out_blocks[0])
+        bad_arg(call, "input has " + std::to_string(input.numel()) + " elements, output " +
+                          std::to_string(output.numel()) + "; equal splits need the same");
+    return enqueue(c10d::OpType::ALLTOALL_BASE, call, {output},
+                   [this, in = input, out = output, in_blocks, out_blocks, equal, dt,
+                    call](tether_group *g) {
+                       const at::Tensor src = in.contiguous();
+                       return on_contiguous(out, [&](const at::Tensor &c) {
+                           if (equal)
+                               return tether_all_to_all(g, src.data_ptr(), c.data_ptr(),
+                                                        in_blocks[0], dt);
+                           return all_to_all_blocks(g, call, src.reshape(-1).split_with_sizes(in_blocks),
+                                                    c.reshape(-1).split_with_sizes(out_blocks));
+                       });
+                   });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::alltoall(std::vector<at::Tensor> &outputs,
+                                                            std::vector<at::Tensor> &inputs,
+                                                            const c10d::AllToAllOptions &)
+{
+    const char *call = "alltoall";
+    check_count(inputs, size_, call);
+    check_count(outputs, size_, call);
+    check_list(inputs, false, call);
+    for (const auto &o : outputs)
+        check_like(o, inputs[0], false, call);
+    return enqueue(c10d::OpType::ALLTOALL, call, outputs,
+                   [this, ins = inputs, outs = outputs, call](tether_group *g) {
+                       std::vector<at::Tensor> send, recv;
+                       for (const auto &t : ins)
+                           send.push_back(t.reshape(-1));
+                       for (const auto &t : outs)
+                           recv.push_back(at::empty({t.numel()}, t.options()));
+                       const int rc = all_to_all_blocks(g, call, send, recv);
+                       if (rc == TETHER_OK)
+                           for (size_t i = 0; i < outs.size(); i++)
+                               outs[i].copy_(recv[i].view(outs[i].sizes()));
+                       return rc;
+                   });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::send(std::vector<at::Tensor> &tensors, int dst,
+                                                        int)
+{
+    const char *call = "send";
+    const at::Tensor t = single(tensors, call);
+    const tether_dtype dt = dtype_of(t, call);
+    if (dst < 0 || dst >= size_ || dst == rank_)
+        bad_arg(call, "destination rank " + std::to_string(dst) + " is not another rank of 0.." +
+                          std::to_string(size_ - 1));
+    return enqueue(c10d::OpType::SEND, call, {t}, [t, dt, dst](tether_group *g) {
+        const at::Tensor c = t.contiguous();
+        return tether_send(g, c.data_ptr(), c.numel(), dt, dst);
+    });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::recv(std::vector<at::Tensor> &tensors, int src,
+                                                        int)
+{
+    const char *call = "recv";
+    const at::Tensor t = single(tensors, call);
+    const tether_dtype dt = dtype_of(t, call);
+    if (src < 0 || src >= size_ || src == rank_)
+        bad_arg(call, "source rank " + std::to_string(src) + " is not another rank of 0.." +
+                          std::to_string(size_ - 1));
+    return enqueue(c10d::OpType::RECV, call, {t}, [t, dt, src](tether_group *g) {
+        return on_contiguous(t, [&](const at::Tensor &c) {
+            return tether_recv(g, c.data_ptr(), c.numel(), dt, src);
+        });
+    });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::barrier(const c10d::BarrierOptions &)
+{
+    return enqueue(c10d::OpType::BARRIER, "barrier", {}, [](tether_group *g) { return tether_barrier(g); });
+}
+
+} // namespace tether_torch

@@ -1,0 +1,89 @@
+/* bindings/torch/csrc/process_group.h - the "tether" torch.distributed backend: torch's collectives
+ * on a tether group, run in order on the group's progress thread.
+ *
+ * Every call checks its arguments at once (raising ValueError naming the call), then queues the
+ * work and returns a Work that completes when the thread has run it. Failures (a peer gone, a
+ * timeout, a mismatch) reach torch through the Work: wait() raises, the future holds the error.
+ * Calls torch offers that are not listed here raise "ProcessGroup tether does not support X". */
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compat.h"
+#include "progress.h"
+
+struct tether_group;
+
+namespace tether_torch {
+
+class ProcessGroupTether final : public TetherBase {
+  public:
+    /* Forms the world with tether_init("any", strict): from TETHER_HOSTFILE (tether launch) or a
+     * coordinator (torchrun); "singleton" when size is 1. rank and size must match tether's.
+     * timeout bounds Work.wait() when no timeout is given. */
+    ProcessGroupTether(int rank, int size, std::chrono::milliseconds timeout);
+    ~ProcessGroupTether() override;
+
+    const std::string getBackendName() const override { return "tether"; }
+
+    c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
+                                             const c10d::BroadcastOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &tensors,
+                                             const c10d::AllreduceOptions &opts) override;
+    /* DDP's bucket lists: flattened into one buffer, one all-reduce. */
+    c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+        std::vector<at::Tensor> &tensors, const c10d::AllreduceCoalescedOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &outputs,
+                                             std::vector<at::Tensor> &inputs,
+                                             const c10d::AllgatherOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor &output, at::Tensor &input,
+                                                   const c10d::AllgatherOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+        std::vector<std::vector<at::Tensor>> &output_lists, std::vector<at::Tensor> &inputs,
+        const c10d::AllgatherOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor> &outputs,
+                                                  std::vector<std::vector<at::Tensor>> &inputs,
+                                                  const c10d::ReduceScatterOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+        at::Tensor &output, at::Tensor &input, const c10d::ReduceScatterOptions &opts) override;
+    /* Uneven split sizes are padded to the largest block so they travel as one all_to_all. */
+    c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor &output, at::Tensor &input,
+                                                 std::vector<int64_t> &output_splits,
+                                                 std::vector<int64_t> &input_splits,
+                                                 const c10d::AllToAllOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor> &outputs,
+                                            std::vector<at::Tensor> &inputs,
+                                            const c10d::AllToAllOptions &opts) override;
+    /* tag is ignored: messages between two ranks arrive in the order they were sent. */
+    c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst, int tag) override;
+    c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src, int tag) override;
+    c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override;
+
+  private:
+    /* Counts the live groups of this process: tether_init forms the world, so a second tether
+     * process group (new_group) is refused until the first is destroyed. */
+    struct OnlyOne {
+        OnlyOne();
+        ~OnlyOne();
+    };
+
+    /* A queued call: runs on the progress thread, returns a tether status or throws. */
+    using Body = std::function<int(tether_group *)>;
+
+    c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char *call,
+                                           std::vector<at::Tensor> outputs, Body body);
+    /* all_to_all with a block size per peer (elements), any of them 0. */
+    int all_to_all_blocks(tether_group *g, const char *call, const std::vector<at::Tensor> &send,
+                          const std::vector<at::Tensor> &recv);
+
+    OnlyOne only_one_; /* first: a refused constructor builds nothing else */
+    tether_group *group_ = nullptr;
+    std::chrono::milliseconds timeout_;
+    std::unique_ptr<ProgressThread> progress_;
+};
+
+} // namespace tether_torch

@@ -1,0 +1,210 @@
+/* config_tool/config_tool.h - `tether config`: what each part knows about the hosts and the cables.
+ *
+ * Flow: options -> probe every host over ssh at once (probe_script.c, ssh_run.c) -> parse each
+ * host's answer (probe_parse.c, then macos.c or linux_sysfs.c) -> match ports into cables and
+ * look for a mesh and a ring (topology.c) -> pick the backend (topology.c) -> give every cable a
+ * /30 (addr_plan.c) -> commands per host, run with --auto-setup (setup.c) -> the hostfile, DOT
+ * or summary (output.c). Words: a port is one Thunderbolt port of a host (a macOS bus or a Linux
+ * thunderbolt-net interface); a cable links a port of one host to a port of another.
+ */
+#ifndef TETHER_CONFIG_TOOL_H
+#define TETHER_CONFIG_TOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hostfile/hostfile.h"
+
+#define CT_MAX_HOSTS 64
+#define CT_MAX_PORTS 16     /* Thunderbolt ports per host */
+#define CT_MAX_PEERS 8      /* hosts seen behind one port (hubs) */
+#define CT_MAX_ADDRS 64     /* IPv4 addresses per host */
+#define CT_MAX_ROUTES 128   /* routes per host (Linux) */
+#define CT_MAX_IFACES 32    /* interfaces with a name worth keeping per host */
+#define CT_MAX_CABLES 256
+#define CT_UUID_MAX 64
+#define CT_IF_MAX 32
+#define CT_SSH_ARGV_MAX 48  /* words of --ssh-command */
+
+/* Status of the command: 0 done, 1 failed (hosts, topology, setup), 2 bad command line. */
+#define CT_EXIT_FAILED 1
+#define CT_EXIT_USAGE 2
+
+typedef enum { CT_OS_UNKNOWN, CT_OS_MACOS, CT_OS_LINUX } ct_os;
+
+typedef struct ct_port {
+    char uuid[CT_UUID_MAX];               /* this port's Thunderbolt domain UUID */
+    char peers[CT_MAX_PEERS][CT_UUID_MAX]; /* domain UUIDs of hosts behind it, any depth */
+    int npeers;
+    int receptacle;                       /* macOS receptacle number ("Thunderbolt N"); 0 on Linux */
+    char iface[CT_IF_MAX];                /* enX / thunderboltN; "" when none was found */
+    char speed[48];                       /* as reported, e.g. "80 Gb/s" or "20.0 Gb/s x 2" */
+    double gbps;                          /* current link speed; 0 when unknown */
+} ct_port;
+
+/* An IPv4 network on a host: an interface address or a route. Host byte order. */
+typedef struct ct_net {
+    char iface[CT_IF_MAX]; /* "" for a route through no named interface */
+    uint32_t addr, mask;
+} ct_net;
+
+/* What the probe says about an interface besides its addresses. */
+typedef struct ct_iface {
+    char name[CT_IF_MAX];
+    char hwport[48]; /* macOS hardware port ("Thunderbolt 1", "Wi-Fi"); "" on Linux */
+    int mtu;
+    int up;          /* Linux operstate up / macOS flags UP */
+    char bridge[CT_IF_MAX]; /* the macOS bridge it is a member of (Thunderbolt Bridge), or "" */
+} ct_iface;
+
+typedef struct ct_host {
+    char name[TETHER_HOST_MAX]; /* what ssh is given */
+    int reachable;
+    char error[512];            /* why the probe failed: the ssh error or the malformed part */
+    ct_os os;
+    char os_version[32];        /* sw_vers -productVersion; kernel release on Linux */
+    char model[64];             /* sysctl hw.model on macOS */
+    ct_port ports[CT_MAX_PORTS];
+    int nports;
+    ct_iface ifaces[CT_MAX_IFACES];
+    int nifaces;
+    ct_net addrs[CT_MAX_ADDRS];
+    int naddrs;
+    ct_net routes[CT_MAX_ROUTES];
+    int nroutes;
+    char lan_ip[TETHER_HOST_MAX]; /* address of the default-route (or first non-TB) interface */
+    char rdma_devs[CT_MAX_PORTS][CT_IF_MAX]; /* ibv_devices */
+    int nrdma_devs;
+    int rdma_enabled;           /* rdma_ctl status says enabled */
+    int sudo_ok;                /* sudo -n true succeeded */
+} ct_host;
+
+typedef struct ct_cable {
+    int host[2], port[2]; /* host[0] < host[1] */
+    double gbps;          /* the slower end's speed */
+} ct_cable;
+
+typedef enum { CT_BACKEND_AUTO, CT_BACKEND_RING, CT_BACKEND_MESH, CT_BACKEND_RDMA } ct_backend;
+
+typedef struct ct_topology {
+    ct_cable cables[CT_MAX_CABLES];
+    int ncables;
+    int links[CT_MAX_HOSTS][CT_MAX_HOSTS]; /* cables between each pair of hosts */
+    int full_mesh;
+    int ring[CT_MAX_HOSTS]; /* host order round the ring (Hamiltonian cycle); ring_len == nhosts
+                               when one exists, else the largest cycle found */
+    int ring_len;
+} ct_topology;
+
+/* One cable's /30: the address of each end. */
+typedef struct ct_cable_addr {
+    uint32_t net, addr[2]; /* addr[k] belongs to cables[c].host[k] */
+    int reused;            /* both ends held it already */
+    int used;              /* the chosen backend uses this cable */
+} ct_cable_addr;
+
+#define CT_MAX_ENVS 64
+
+typedef struct ct_options {
+    const char *hosts[CT_MAX_HOSTS];
+    int nhosts;
+    int ethernet;             /* --over ethernet */
+    ct_backend backend;
+    int auto_setup, dot, verbose, ignore_unreachable;
+    const char *output;       /* --output FILE, or NULL */
+    const char *envs[CT_MAX_ENVS]; /* --env K=V, in order */
+    int nenvs;
+    uint32_t pool_net, pool_mask; /* --subnet */
+    char *ssh_argv[CT_SSH_ARGV_MAX + 1]; /* --ssh-command split at spaces, NULL-terminated */
+    int timeout_s;            /* per ssh session */
+} ct_options;
+
+/* The whole run: options, hosts, topology, plan. */
+typedef struct ct_run {
+    ct_options opt;
+    ct_host hosts[CT_MAX_HOSTS];
+    int nhosts;
+    ct_topology topo;
+    ct_backend backend;       /* chosen */
+    char backend_why[512];
+    ct_cable_addr plan[CT_MAX_CABLES];
+} ct_run;
+
+/* ---- messages (cmd_config.c) ---- */
+void ct_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));      /* stderr */
+void ct_verbose(const ct_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- probing ---- */
+/* The shell command line the remote host runs (wrapped for sh, whatever the login shell). */
+const char *ct_probe_command(void);
+
+/* One ssh session's result. */
+typedef struct ct_session {
+    char *out;      /* stdout, NUL-terminated (malloc'd) */
+    char *err;      /* stderr */
+    int status;     /* exit status; -1 when it timed out or could not start */
+    int timed_out;
+} ct_session;
+
+/* Run `ssh_argv HOST COMMAND` for every host at once, each for at most timeout_s seconds.
+ * commands[i] is what hosts[i] runs. Fills sessions[i]; returns 0, or -1 if nothing could start. */
+int ct_ssh_run_all(char *const *ssh_argv, const char *const *hosts, const char *const *commands,
+                   int n, int timeout_s, ct_session *sessions);
+void ct_session_free(ct_session *s);
+/* A one-line reason for a failed session ("ssh: connect to host x: Connection refused"). */
+void ct_session_error(const ct_session *s, int timeout_s, char *buf, size_t len);
+
+/* Parse a probe's output into h (h->name set). 0, or -1 with h->error set. */
+int ct_probe_parse(ct_host *h, const char *out);
+
+/* Sections of the probe output, by name (NULL when absent). */
+typedef struct ct_section {
+    const char *name, *arg; /* "@@tether NAME ARG" */
+    const char *text;
+    size_t len;
+} ct_section;
+
+int ct_parse_macos(ct_host *h, const ct_section *secs, int nsecs);
+int ct_parse_linux(ct_host *h, const ct_section *secs, int nsecs);
+const ct_section *ct_section_find(const ct_section *secs, int nsecs, const char *name);
+
+/* Shared text helpers. */
+int ct_parse_ipv4(const char *s, uint32_t *out);        /* 0 or -1 */
+void ct_format_ipv4(uint32_t a, char *buf, size_t len);  /* buf >= 16 */
+int ct_mask_bits(uint32_t mask);
+double ct_parse_gbps(const char *s);                     /* "80 Gb/s" -> 80; 0 when none */
+/* Copy line n of text (from *pos) into buf; returns 0 at the end of text. */
+int ct_next_line(const char *text, size_t len, size_t *pos, char *buf, size_t buflen);
+ct_iface *ct_iface_get(ct_host *h, const char *name); /* found or added; NULL when full */
+int ct_add_net(ct_net *nets, int *n, int max, const char *iface, uint32_t addr, uint32_t mask);
+
+/* ---- topology and backend (topology.c) ---- */
+void ct_topology_build(ct_run *run);
+/* Choose run->backend (and say why) from the options, the hosts and the topology. 0 or -1 with a
+ * message printed. */
+int ct_backend_choose(ct_run *run);
+const char *ct_backend_name(ct_backend b);
+/* "a -> b -> c -> a (3 of 4 hosts)", or "none". */
+void ct_ring_text(const ct_run *run, char *buf, size_t len);
+
+/* ---- addresses (addr_plan.c) ---- */
+int ct_plan_addresses(ct_run *run);
+int ct_parse_cidr(const char *s, uint32_t *net, uint32_t *mask);
+
+/* ---- setup commands (setup.c) ---- */
+/* The commands host h needs (each run with sudo), one per line into buf; returns the count. */
+int ct_setup_commands(const ct_run *run, int h, char *buf, size_t len);
+/* --auto-setup: run the commands, then ping every used cable. 0 or -1 (printed why). */
+int ct_auto_setup(ct_run *run);
+
+/* ---- output (output.c) ---- */
+/* The launcher hostfile for the chosen backend, in rank order. */
+int ct_build_hostfile(const ct_run *run, tether_launch_hosts *out);
+void ct_print_dot(const ct_run *run);
+void ct_print_summary(const ct_run *run, int with_commands);
+/* The setup commands per host, each prefixed with sudo (or "none" when all is set up). */
+void ct_print_commands(const ct_run *run);
+/* Rank order of the hosts for the chosen backend: ring order for ring, else as given. */
+int ct_rank_order(const ct_run *run, int *order);
+
+#endif

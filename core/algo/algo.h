@@ -1,0 +1,139 @@
+/* core/algo/algo.h - what the algorithms of core/algo share: spans, partitions, scratch memory, the
+ * wire format (the dtype itself, or bfloat16 for float32 all-reduce) and the two reusable engines
+ * (the pipelined ring, the direct reduce-scatter and all-gather). */
+#ifndef TETHER_CORE_ALGO_H
+#define TETHER_CORE_ALGO_H
+
+#include <stddef.h>
+
+#include "core/coll.h"
+
+/* Pipeline segment: large enough that per-message costs vanish next to the bytes (a send of
+ * 256 KiB takes ~25 us at 10 GB/s), small enough that reduction overlaps the next transfer. */
+#define TETHER_SEG_BYTES ((size_t)256 * 1024)
+/* Segments in flight per direction: receives posted ahead of the one being reduced. */
+#define TETHER_WINDOW 4
+/* Auto choice: below this many bytes all-reduce uses the latency algorithm (TETHER_TREE_BELOW). */
+#define TETHER_TREE_BELOW_DEFAULT ((size_t)32 * 1024)
+/* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
+ * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
+#define TETHER_DIRECT_MAX_RANKS 8
+
+/* A piece of the collective's vector, in elements: where its input is read (src, NULL when the
+ * algorithm never reads it), where its result goes (dst), its length, and (direct algorithms) its
+ * element offset in the whole vector, which places its bfloat16 copy in a staging buffer. */
+typedef struct tether_span {
+    const char *src;
+    char *dst;
+    size_t len;
+    size_t off;
+} tether_span;
+
+/* Part idx of total cut into parts pieces as evenly as possible: the first total % parts pieces
+ * get one element more. Every rank computes the same cuts, so sender and receiver agree. */
+static inline void tether__part(size_t total, size_t parts, size_t idx, size_t *off, size_t *len)
+{
+    size_t base = total / parts, extra = total % parts;
+    *off = idx * base + (idx < extra ? idx : extra);
+    *len = base + (idx < extra);
+}
+
+/* base + bytes, keeping NULL: an empty user buffer may be NULL, and arithmetic on NULL is undefined. */
+static inline char *tether__at(const void *base, size_t bytes)
+{
+    return base ? (char *)base + bytes : NULL;
+}
+
+/* (a mod n) for a possibly negative a. */
+static inline int tether__mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
+
+/* Segments needed so none is over TETHER_SEG_BYTES: at least 1, so an empty vector still exchanges
+ * (empty) messages and a rank that passed another count gets TETHER_EMISMATCH, not a hang. */
+size_t tether__nsegments(size_t elems, size_t esize);
+
+/* malloc that records TETHER_ENOMEM naming what it was for; NULL on failure. */
+void *tether__scratch(const tether_group *g, size_t bytes, const char *what);
+
+/* After a failure with requests still posted: break the world so the transport stops touching
+ * buffers the caller is about to free (a no-op if the error already broke it). Returns rc. */
+int tether__algo_abort(tether_group *g, int rc);
+
+/* How elements travel: as themselves, or float32 as bfloat16 (c->wire_bf16). */
+typedef struct tether_wire {
+    tether_dtype dt;
+    tether_op op;
+    size_t esize; /* bytes per element in memory */
+    size_t wsize; /* bytes per element on the wire */
+    int bf16;
+} tether_wire;
+
+tether_wire tether__wire_of(const tether_coll *c);
+/* The bytes to send for n elements at data: data itself, or its bfloat16 copy made in stage. */
+const void *tether__wire_pack(const tether_wire *w, const void *data, void *stage, size_t n);
+/* data OP= a received message of n elements. */
+int tether__wire_reduce(const tether_wire *w, void *data, const void *msg, size_t n);
+/* data = a received message of n elements (nothing to do when it was received in place). */
+void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size_t n);
+
+/* The pipelined ring (core/algo/ring_pipeline.c), shared by ring all-reduce, all-gather and
+ * reduce-scatter. Ring positions 0..n-1; direction 0 runs clockwise (send to rank + 1), direction 1
+ * counter-clockwise. chunks[j] is the chunk of the ring position j. Global steps: reduce-scatter is
+ * 0..n-2, all-gather n-1..2n-3; a plan runs steps [first_step, last_step). */
+typedef struct tether_ring_dir {
+    int to, from, pos;
+    tether_span *chunks;
+} tether_ring_dir;
+
+typedef struct tether_ring_plan {
+    int ndirs;
+    tether_ring_dir dir[2];
+    int first_step, last_step;
+    int round_final; /* bf16 wire: round each owned chunk to bfloat16 when it is final */
+    tether_span *spans; /* storage of every direction's chunks */
+} tether_ring_plan;
+
+/* Directions (two when size > 2, so both links of every rank carry data) and chunk storage. */
+int tether__ring_plan_init(tether_group *g, tether_ring_plan *p);
+void tether__ring_plan_free(tether_ring_plan *p);
+/* The rank at ring position j of direction d. */
+int tether__ring_rank_at(int n, int d, int j);
+int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_plan *p);
+
+/* Direct phases over a full mesh, blocks[b] being rank b's block. Reduce-scatter: every rank sends
+ * block q to rank q and reduces what it receives into blocks[me].dst (messages use steps
+ * step0 .. step0 + nsegments - 1). All-gather: mine goes to every rank, block q arrives from rank
+ * q into blocks[q].dst (message step `step`). stage: bfloat16 staging of the whole vector (bf16
+ * wire only, else NULL). */
+int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *blocks, char *stage,
+                      int round_final, uint32_t step0);
+int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine, const tether_span *blocks,
+                      char *stage, uint32_t step);
+
+/* Non-power-of-two folding for the tree and butterfly all-reduce (core/algo/fold.c): of the n ranks,
+ * the first 2 * extra pair up (even r, odd r + 1) and the even one hands its vector to the odd one,
+ * leaving pof2 survivors, renumbered 0..pof2-1, for the power-of-two algorithm. */
+typedef struct tether_fold {
+    int pof2;    /* the largest power of two <= n */
+    int extra;   /* n - pof2 */
+    int newrank; /* this rank among the survivors, -1 if it folded into its partner */
+    int rounds;  /* log2(pof2) */
+} tether_fold;
+
+tether_fold tether__fold_of(const tether_group *g);
+/* The group rank of survivor newrank. */
+int tether__fold_rank(const tether_fold *f, int newrank);
+/* Hand over (even) or take in and reduce (odd) the vector buf, as message `step`. scratch holds
+ * count wire elements, stage (bf16 wire) count bfloat16. */
+int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
+                    char *stage, uint32_t step);
+/* The odd partner returns the result to its even partner. */
+int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
+                     char *stage, uint32_t step);
+
+/* TETHER_TREE_BELOW in bytes (default TETHER_TREE_BELOW_DEFAULT). */
+size_t tether__tree_below(void);
+
+#endif

@@ -1,0 +1,61 @@
+/* core/algo/common.c - helpers every algorithm uses: segment counts, scratch memory, the wire format. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/algo/algo.h"
+#include "core/reduce.h"
+
+size_t tether__nsegments(size_t elems, size_t esize)
+{
+    size_t bytes = elems * esize;
+    size_t n = (bytes + TETHER_SEG_BYTES - 1) / TETHER_SEG_BYTES;
+    return n ? n : 1;
+}
+
+void *tether__scratch(const tether_group *g, size_t bytes, const char *what)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu bytes of %s in %s", g->rank, bytes,
+                     what, g->cur_name);
+    return p;
+}
+
+int tether__algo_abort(tether_group *g, int rc)
+{
+    return rc < 0 ? tether__group_break(g, rc) : rc;
+}
+
+tether_wire tether__wire_of(const tether_coll *c)
+{
+    tether_wire w = {.dt = c->dt, .op = c->op, .esize = c->esize, .wsize = c->esize, .bf16 = 0};
+    if (c->wire_bf16 && c->dt == TETHER_FLOAT32) {
+        w.bf16 = 1;
+        w.wsize = sizeof(uint16_t);
+    }
+    return w;
+}
+
+const void *tether__wire_pack(const tether_wire *w, const void *data, void *stage, size_t n)
+{
+    if (!w->bf16)
+        return data;
+    tether__floats_to_bf16(stage, data, n);
+    return stage;
+}
+
+int tether__wire_reduce(const tether_wire *w, void *data, const void *msg, size_t n)
+{
+    if (!w->bf16)
+        return tether__reduce(data, msg, n, w->dt, w->op);
+    tether__reduce_bf16_into_f32(data, msg, n, w->op);
+    return TETHER_OK;
+}
+
+void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size_t n)
+{
+    if (w->bf16)
+        tether__bf16_to_floats(data, msg, n);
+    else if (data != msg && n)
+        memcpy(data, msg, n * w->esize);
+}

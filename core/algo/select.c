@@ -1,0 +1,112 @@
+/* core/algo/select.c - which algorithm runs a collective: TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW,
+ * the group size and the transport's links.
+ *
+ * all_reduce, auto: under TETHER_TREE_BELOW bytes the latency algorithm (recursive doubling: log2(n)
+ * messages); above it, on a full mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the
+ * direct algorithm (two steps, every link busy), else the ring (bandwidth-optimal, two links per
+ * rank, fine when only neighbours are direct). TETHER_ALLREDUCE_ALGO forces one for all_reduce only.
+ * all_gather and reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
+ * TETHER_TREE_BELOW, pipelined chain above (RING). all_to_all: direct; barrier: dissemination.
+ * The choice goes into the call signature, so ranks whose settings differ get TETHER_EMISMATCH. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/algo/algo.h"
+
+static const char *const algo_names[TETHER_ALGO_COUNT] = {
+    [TETHER_ALGO_AUTO] = "auto", [TETHER_ALGO_RING] = "ring", [TETHER_ALGO_TREE] = "tree",
+    [TETHER_ALGO_BUTTERFLY] = "butterfly", [TETHER_ALGO_DIRECT] = "direct",
+};
+
+const char *tether__algo_name(tether_algo a)
+{
+    return ((int)a >= 0 && a < TETHER_ALGO_COUNT) ? algo_names[a] : "?";
+}
+
+int tether__algo_parse(const char *s)
+{
+    if (!s || !*s)
+        return TETHER_ALGO_AUTO;
+    for (int a = 0; a < TETHER_ALGO_COUNT; a++)
+        if (strcmp(s, algo_names[a]) == 0)
+            return a;
+    return -1;
+}
+
+/* Read on every call (a getenv is nothing next to a collective) so a program, or a test, can change
+ * it between calls. A malformed value is reported once and the default used. */
+size_t tether__tree_below(void)
+{
+    static _Thread_local int warned;
+    const char *v = getenv("TETHER_TREE_BELOW");
+    if (!v || !*v)
+        return TETHER_TREE_BELOW_DEFAULT;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || end == v || *end || v[0] == '-') {
+        if (!warned++)
+            TLOG_WARN("TETHER_TREE_BELOW=\"%s\": expected a number of bytes; using %zu", v,
+                      TETHER_TREE_BELOW_DEFAULT);
+        return TETHER_TREE_BELOW_DEFAULT;
+    }
+    return (size_t)x;
+}
+
+static int full_mesh(const tether_group *g)
+{
+    const tether_world *w = g->world;
+    return (w->ops->caps(w->ep) & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
+}
+
+static tether_algo allreduce_auto(const tether_group *g, size_t bytes)
+{
+    if (bytes < tether__tree_below())
+        return TETHER_ALGO_TREE;
+    return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
+}
+
+/* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call. */
+static tether_algo log_choice(const tether_coll *c, tether_algo a)
+{
+    static const char *const kinds[TETHER_COLL_KIND_COUNT] = {
+        "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send/recv"};
+    static _Thread_local tether_algo last[TETHER_COLL_KIND_COUNT];
+    if ((int)c->kind >= 0 && c->kind < TETHER_COLL_KIND_COUNT && last[c->kind] != a) {
+        last[c->kind] = a;
+        TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize, tether__algo_name(a));
+    }
+    return a;
+}
+
+static tether_algo choose(const tether_group *g, const tether_coll *c)
+{
+    size_t bytes = c->count * c->esize;
+    int forced;
+    switch (c->kind) {
+    case TETHER_COLL_ALL_REDUCE:
+        forced = tether__algo_parse(getenv("TETHER_ALLREDUCE_ALGO"));
+        if (forced < 0)
+            return TETHER_ALGO_AUTO;
+        return forced != TETHER_ALGO_AUTO ? (tether_algo)forced : allreduce_auto(g, bytes);
+    case TETHER_COLL_ALL_GATHER:
+    case TETHER_COLL_REDUCE_SCATTER:
+        return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
+    case TETHER_COLL_BROADCAST:
+        return bytes < tether__tree_below() ? TETHER_ALGO_TREE : TETHER_ALGO_RING;
+    case TETHER_COLL_ALL_TO_ALL:
+        return TETHER_ALGO_DIRECT;
+    case TETHER_COLL_BARRIER:
+    case TETHER_COLL_SEND_RECV:
+    case TETHER_COLL_KIND_COUNT:
+        break;
+    }
+    return TETHER_ALGO_TREE;
+}
+
+/* AUTO back means TETHER_ALLREDUCE_ALGO is malformed: tether__coll_run reports it. */
+tether_algo tether__algo_select(const tether_group *g, const tether_coll *c)
+{
+    return log_choice(c, choose(g, c));
+}

@@ -1,0 +1,215 @@
+/* launcher/check.c - `tether check`: this machine's report, or, with hosts, every host's report
+ * and the links between them measured by a launched job of `tether check` ranks. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "commands.h"
+#include "core/transport.h"
+#include "tether.h"
+
+#define RANK_MODE "--as-rank" /* internal: how the launched ranks are told what they are */
+#define DEFAULT_BYTES (256u << 20)
+#define CHECK_TIMEOUT "60" /* TETHER_TIMEOUT of the measuring job */
+
+static const char check_usage[] =
+    "usage: tether check [--hosts H1,H2,... | --hostfile F] [options]\n"
+    "\n"
+    "Without hosts: what this machine has - version, each backend and why it is not usable,\n"
+    "network interfaces (Thunderbolt ones marked, TETHER_IFACE_PRIORITY applied), RDMA devices,\n"
+    "the TETHER_* values in force, and problems. With hosts: the same on every host, then the\n"
+    "group forms and every pair of ranks is measured (8-byte round trip, bandwidth), printed as\n"
+    "matrices with a warning for a link far below the others. Exit status 1 on any problem.\n"
+    "\n"
+    "options (with hosts; see 'tether launch --help'):\n"
+    "  --hosts, --hostfile, --ssh-command, --backend, --starting-port, --connections-per-ip,\n"
+    "  --env, --cwd, --verbose, -n (ranks per host, default 1)\n"
+    "  --bytes N[K|M|G]          bytes per bandwidth measurement (default 256M)\n"
+    "  -h, --help                this text\n"
+    "The tether command must be at the same path on every host.\n";
+
+void tether__hostcheck_problem(tether__hostcheck_report *r, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    tether__sb_addf(&r->problems, "  - %s\n", line);
+    r->nproblems++;
+}
+
+/* Each backend in the table: can it run here, and is its configuration present. */
+static void check_backends(tether__hostcheck_report *r, const tether_config *cfg)
+{
+    tether__sb_add(&r->text, "backends:\n");
+    for (int i = 0; tether_backends[i]; i++) {
+        const tether_transport_ops *b = tether_backends[i];
+        char why[512] = "";
+        if (b->usable && !b->usable(why, sizeof why)) {
+            tether__sb_addf(&r->text, "  %-10s not usable here: %s\n", b->name, why);
+            continue;
+        }
+        why[0] = '\0';
+        if (b->configured(cfg, why, sizeof why))
+            tether__sb_addf(&r->text, "  %-10s usable, configured\n", b->name);
+        else
+            tether__sb_addf(&r->text, "  %-10s usable; not configured in this environment: %s\n",
+                            b->name, why);
+    }
+    tether__sb_add(&r->text, "  singleton  usable\n");
+}
+
+/* The TETHER_* table with the value in force for each. */
+static void check_env(tether__hostcheck_report *r)
+{
+    tether__sb_add(&r->text, "environment:\n");
+    for (const tether_env_var *v = tether__env_table; v->name; v++) {
+        const char *val = getenv(v->name);
+        if (val && *val)
+            tether__sb_addf(&r->text, "  %-22s %s\n", v->name, val);
+        else if (v->def[0])
+            tether__sb_addf(&r->text, "  %-22s %s (default)\n", v->name, v->def);
+        else
+            tether__sb_addf(&r->text, "  %-22s (unset)\n", v->name);
+    }
+}
+
+void tether__hostcheck_local(tether__hostcheck_report *r)
+{
+    tether_config cfg;
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    tether__sb_addf(&r->text, "tether %s on %s, jansson %s\n", TETHER_VERSION_STRING, host,
+                    JANSSON_VERSION);
+    if (tether__config_load(&cfg) != TETHER_OK) {
+        tether__hostcheck_problem(r, "%s", tether_last_error());
+        memset(&cfg, 0, sizeof cfg); /* report the rest as if nothing were configured */
+    }
+    check_backends(r, &cfg);
+    tether__hostcheck_net(r, &cfg);
+    check_env(r);
+}
+
+/* Print the report of this machine; 1 when it found problems. */
+static int check_here(void)
+{
+    tether__hostcheck_report r = {0};
+    char *text, *problems;
+    tether__hostcheck_local(&r);
+    text = tether__sb_take(&r.text, "the report");
+    problems = tether__sb_take(&r.problems, "the report");
+    printf("%sproblems:\n%s", text ? text : "",
+           r.nproblems ? (problems ? problems : "") : "  none\n");
+    free(text);
+    free(problems);
+    return r.nproblems ? 1 : 0;
+}
+
+static int parse_bytes(const char *text, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (end == text || (shift && *++end) || (!shift && *end) || v == 0 ||
+        v > (1ull << 40) >> shift) {
+        fprintf(stderr, "tether check: --bytes: expected a size such as 64M, got '%s'\n", text);
+        return -1;
+    }
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+/* Options handed to the launcher as they are (it checks their values). */
+static int forwarded(const char *opt)
+{
+    static const char *const names[] = {"--hosts",   "--hostfile",      "--ssh-command",
+                                        "--backend", "--starting-port", "--connections-per-ip",
+                                        "--env",     "--cwd",           "-n",
+                                        "--nranks"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(opt, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* This program's path, for the ranks to run on every host. */
+static const char *self_path(char *buf, size_t len)
+{
+#if defined(__linux__)
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        return buf;
+    }
+#endif
+    (void)buf;
+    (void)len;
+    return "tether";
+}
+
+/* `tether launch <forwarded options> --timeout 60 --prefix -- <self> check --as-rank BYTES`. */
+static int check_hosts(int argc, char **argv, size_t bytes, int verbose)
+{
+    char self[4096], bytes_text[32];
+    char **largv = calloc((size_t)argc + 12, sizeof *largv);
+    int n = 0, rc;
+    if (!largv) {
+        fprintf(stderr, "tether check: out of memory\n");
+        return TETHER_LAUNCH_EXIT_FAILED;
+    }
+    largv[n++] = "launch";
+    for (int i = 1; i < argc; i++)
+        if (forwarded(argv[i]) && i + 1 < argc) {
+            largv[n++] = argv[i];
+            largv[n++] = argv[++i];
+        }
+    if (verbose)
+        largv[n++] = "--verbose";
+    snprintf(bytes_text, sizeof bytes_text, "%zu", bytes);
+    largv[n++] = "--timeout";
+    largv[n++] = CHECK_TIMEOUT;
+    largv[n++] = "--";
+    largv[n++] = (char *)self_path(self, sizeof self);
+    largv[n++] = "check";
+    largv[n++] = RANK_MODE;
+    largv[n++] = bytes_text;
+    rc = tether_cmd_launch(n, largv);
+    free(largv);
+    return rc;
+}
+
+int tether_cmd_check(int argc, char **argv)
+{
+    size_t bytes = DEFAULT_BYTES;
+    int hosts = 0, verbose = 0;
+    if (argc == 3 && strcmp(argv[1], RANK_MODE) == 0)
+        return parse_bytes(argv[2], &bytes) ? TETHER_LAUNCH_EXIT_USAGE
+                                            : tether__hostcheck_rank(bytes);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(check_usage, stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--verbose") == 0) {
+            verbose = 1;
+        } else if (!forwarded(argv[i]) && strcmp(argv[i], "--bytes") != 0) {
+            fprintf(stderr, "tether check: unknown option '%s' (run 'tether check --help')\n",
+                    argv[i]);
+            return TETHER_LAUNCH_EXIT_USAGE;
+        } else if (i + 1 >= argc) {
+            fprintf(stderr, "tether check: option '%s' needs a value\n", argv[i]);
+            return TETHER_LAUNCH_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--bytes") == 0) {
+            if (parse_bytes(argv[++i], &bytes) != 0)
+                return TETHER_LAUNCH_EXIT_USAGE;
+        } else {
+            hosts |= strcmp(argv[i], "--hosts") == 0 || strcmp(argv[i], "--hostfile") == 0;
+            i++;
+        }
+    }
+    return hosts ? check_hosts(argc, argv, bytes, verbose) : check_here();
+}

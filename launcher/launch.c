@@ -1,0 +1,108 @@
+/* launcher/launch.c - `tether launch`: plan the job, start every rank, supervise, clean up. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "launch.h"
+
+void tether__launch_say(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* One fprintf so the line reaches stderr in one piece. */
+    fprintf(stderr, "tether launch: %s\n", msg);
+}
+
+/* Pipes made later must not land on 0, 1 or 2: a rank's dup2 onto them would go wrong. */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) < 0) {
+            int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (null >= 0 && null != fd) {
+                dup2(null, fd);
+                close(null);
+            }
+        }
+    }
+}
+
+/* Start ranks 0..n-1 in order, each through ssh unless its host is this machine; returns how
+ * many started (n unless one failed). */
+static int start_ranks(const tether__job *job, tether__rank_proc *ranks, tether__bcast *in)
+{
+    for (int r = 0; r < job->nranks; r++) {
+        tether__rank_proc *p = &ranks[r];
+        int host = tether__rank_host(job, r);
+        p->rank = r;
+        if (job->host_local[host]) {
+            p->spawner = &tether__spawn_local;
+        } else {
+            p->spawner = &tether__spawn_ssh;
+            p->host = job->hosts.hosts[host].ssh;
+            snprintf(p->where, sizeof p->where, " on %s", p->host);
+        }
+        if (job->opts->verbose)
+            tether__launch_say("starting rank %d on %s (%s)", r, job->hosts.hosts[host].ssh,
+                               p->spawner->name);
+        if (p->spawner->start(job, r, p) != 0)
+            return r;
+        in->fds[r] = p->in_fd;
+    }
+    return job->nranks;
+}
+
+static int run_job(const tether__launch_opts *o, int sigfd)
+{
+    tether__job job;
+    tether__bcast in = {0};
+    tether__rank_proc *ranks = NULL;
+    int status = TETHER_LAUNCH_EXIT_FAILED, started;
+    if (tether__job_plan(&job, o) != 0) {
+        tether__job_cleanup(&job);
+        return TETHER_LAUNCH_EXIT_FAILED;
+    }
+    ranks = calloc((size_t)job.nranks, sizeof *ranks);
+    if (!ranks)
+        tether__launch_say("out of memory for %d ranks", job.nranks);
+    else if (tether__bcast_init(&in, 0, job.nranks) == 0) {
+        started = start_ranks(&job, ranks, &in);
+        status = tether__supervise(ranks, started, &in, sigfd,
+                                   started < job.nranks ? TETHER_LAUNCH_EXIT_FAILED : -1);
+        tether__bcast_free(&in);
+        tether__ssh_helpers_wait();
+    }
+    free(ranks);
+    tether__job_cleanup(&job);
+    return status;
+}
+
+int tether_cmd_launch(int argc, char **argv)
+{
+    tether__launch_opts o;
+    int rc = tether__launch_parse(argc, argv, &o), sigfd;
+    if (rc == 0) {
+        ensure_std_fds();
+#if defined(__linux__)
+        /* Orphans of a rank's tree become our children, so we reap them at once and a stopped
+         * rank's process group empties without waiting on init. */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
+        sigfd = tether__signals_install();
+        rc = sigfd < 0 ? TETHER_LAUNCH_EXIT_FAILED : run_job(&o, sigfd);
+        tether__signals_restore();
+    } else if (rc == 1) {
+        rc = 0; /* --help */
+    }
+    free(o.envs);
+    return rc;
+}

@@ -1,0 +1,261 @@
+/* launcher/launch.h - the parts of `tether launch` and how they meet: options, job plan, rank
+ * environment, rank spawners, output lines, stdin broadcast, signals and the supervisor.
+ *
+ * Flow: parse options -> plan the job (hosts, ports, token, the per-rank hostfile in a private
+ * temp dir) -> a spawner (local, or ssh) starts each rank with its environment and three pipes ->
+ * the supervisor polls the pipes, the launcher's stdin and its signals until every rank is gone
+ * -> the plan is removed.
+ * Each part lives in its own file; only the spawner knows whether a rank is local or remote.
+ */
+#ifndef TETHER_LAUNCHER_LAUNCH_H
+#define TETHER_LAUNCHER_LAUNCH_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/errors.h"
+#include "hostfile/hostfile.h"
+
+#define TETHER_LAUNCH_MAX_RANKS 4096
+#define TETHER_LAUNCH_GRACE_MS 3000 /* SIGTERM -> SIGKILL */
+#define TETHER_LAUNCH_TOKEN_BYTES 16
+
+/* Exit statuses of the command itself (a job's status is its first failing rank's). */
+#define TETHER_LAUNCH_EXIT_FAILED 1 /* could not set the job up */
+#define TETHER_LAUNCH_EXIT_USAGE 2  /* bad command line */
+
+/* ---- options (launch_args.c) ---- */
+
+typedef struct tether__launch_opts {
+    int nranks;              /* -n: local ranks, or ranks per host; 0 when not given */
+    const char *hosts;       /* --hosts h1,h2; NULL when not given */
+    const char *hostfile;    /* --hostfile; NULL when not given */
+    const char *ssh_command; /* --ssh-command, run by sh with the host and command appended */
+    const char *cwd;         /* --cwd; NULL: the launcher's cwd where it exists, else home */
+    const char *backend;     /* --backend; NULL when not given */
+    int nenvs;
+    char **envs;       /* --env K=V, in order (points into argv) */
+    int prefix;        /* --prefix: "[rank] " before every line */
+    int verbose;       /* --verbose */
+    int starting_port; /* --starting-port; 0: free ports picked by the system */
+    int conns_per_ip;  /* --connections-per-ip, >= 1 */
+    long timeout_s;    /* --timeout; 0 when not given */
+    char **cmd;        /* PROGRAM ARGS..., NULL-terminated (points into argv) */
+} tether__launch_opts;
+
+/* 0: options read; 1: help was printed (exit 0); 2: bad usage, message printed (exit 2). */
+int tether__launch_parse(int argc, char **argv, tether__launch_opts *o);
+
+/* Print "tether launch: <message>\n" on stderr. Every launcher message goes through it. */
+void tether__launch_say(const char *fmt, ...) TETHER_PRINTF(1, 2);
+
+/* ---- the job plan (launch_plan.c, launch_hosts.c): one per job ---- */
+
+#define TETHER_LAUNCH_DEFAULT_PORT 5000 /* first port when a host is remote (mlx.launch's) */
+#define TETHER_LAUNCH_MAX_FILES 2
+
+/* A file every rank needs (the per-rank hostfile, the RDMA device matrix). Local ranks read the
+ * copy in the job's temp dir; a remote rank gets the text in its command and writes its own. */
+typedef struct tether__job_file {
+    const char *env;     /* the variable that tells ranks its path: "TETHER_HOSTFILE" */
+    const char *name;    /* file name: "hostfile.json" */
+    char path[PATH_MAX]; /* the local copy */
+    char *text;          /* its contents */
+} tether__job_file;
+
+typedef struct tether__job {
+    const tether__launch_opts *opts;
+    tether_launch_hosts hosts; /* where ranks run; a local job has one host: this machine */
+    int *host_local;           /* per host: 1 when it is this machine (started without ssh) */
+    int nranks;
+    int ranks_per_host;      /* rank r runs on host r / ranks_per_host */
+    const char *backend;     /* --backend, else the hostfile's, else NULL */
+    tether_rank_hosts addrs; /* what every rank listens on: the per-rank hostfile */
+    int nfiles;
+    tether__job_file files[TETHER_LAUNCH_MAX_FILES];
+    char tmpdir[PATH_MAX - 32]; /* private, mode 0700; "" until made (room for a file name) */
+    char cwd[PATH_MAX];         /* the launcher's working directory ("" if unknown) */
+    char token[2 * TETHER_LAUNCH_TOKEN_BYTES + 1];
+    char master_addr[TETHER_HOST_MAX];
+    int master_port;
+} tether__job;
+
+/* Hosts, ports, token, temp dir and files. On failure prints why and returns -1; call
+ * tether__job_cleanup either way. */
+int tether__job_plan(tether__job *job, const tether__launch_opts *o);
+/* Remove the temp dir and free the plan; safe on a zeroed or half-made job. */
+void tether__job_cleanup(tether__job *job);
+/* Fill job->hosts and job->host_local from --hostfile, --hosts, or this machine. */
+int tether__job_hosts(tether__job *job);
+/* Write the job's files into its temp dir (the per-rank hostfile; the RDMA device matrix when
+ * the backend is rdma and the hosts list devices) and keep their text. */
+int tether__job_files(tether__job *job);
+/* 1 if an ssh destination is this machine (see launch_hosts.c for the rule). */
+int tether__host_is_local(const char *ssh);
+/* The host rank r runs on. */
+static inline int tether__rank_host(const tether__job *job, int r)
+{
+    return r / job->ranks_per_host;
+}
+
+/* ---- strings (strbuf.c) ---- */
+
+typedef struct tether__strbuf {
+    char *s; /* NUL-terminated once anything was added */
+    size_t len, cap;
+    int failed; /* out of memory: later adds do nothing, take returns NULL */
+} tether__strbuf;
+
+void tether__sb_add(tether__strbuf *b, const char *text);
+void tether__sb_addf(tether__strbuf *b, const char *fmt, ...) TETHER_PRINTF(2, 3);
+/* text as one POSIX sh word, in single quotes. */
+void tether__sb_add_quoted(tether__strbuf *b, const char *text);
+/* The string (caller frees), or NULL after saying "out of memory building <what>". */
+char *tether__sb_take(tether__strbuf *b, const char *what);
+
+/* ---- a rank's environment (launch_env.c) ---- */
+
+typedef struct tether__envlist {
+    int n, cap;
+    char **kv; /* "NAME=value", malloc'd */
+} tether__envlist;
+
+/* The variables rank r gets on top of the launcher's own environment (a remote rank gets only
+ * these): TETHER_*, torchrun's, the hostfile's "envs", then --env, so the user wins. files: 1 to
+ * add each job file's variable with its local path (a remote rank sets those itself). */
+int tether__rank_env(const tether__job *job, int rank, int files, tether__envlist *out);
+void tether__envlist_free(tether__envlist *e);
+/* 1 if kv is NAME=VALUE with NAME a shell variable name (letters, digits, '_', no leading digit):
+ * remote ranks get `export NAME=...`, so nothing else may pass. */
+int tether__env_name_ok(const char *kv);
+
+/* ---- output lines (output.c) ---- */
+
+#define TETHER_LINE_MAX (1u << 20) /* a longer line is cut into pieces of this size */
+
+/* A look at each line before it goes out (without its newline); 1 swallows it. */
+typedef int (*tether__line_filter)(void *ctx, const char *line, size_t len);
+
+typedef struct tether__out_stream {
+    int fd;   /* read end of the rank's pipe; -1 after EOF */
+    int sink; /* 1 or 2: where whole lines go */
+    int rank;
+    int prefix;                 /* add "[rank] " */
+    tether__line_filter filter; /* NULL: every line goes out */
+    void *filter_ctx;
+    char *buf; /* bytes of an unfinished line */
+    size_t len, cap;
+} tether__out_stream;
+
+void tether__out_init(tether__out_stream *s, int fd, int sink, int rank, int prefix);
+/* Read what the pipe has now (non-blocking) and pass whole lines on. Returns 1 while open, 0
+ * after EOF (the partial last line is then flushed with a newline and fd closed). all: keep
+ * reading until the pipe is empty, else one read. */
+int tether__out_pump(tether__out_stream *s, int all);
+/* Flush the partial line and close the pipe, without waiting for EOF. */
+void tether__out_close(tether__out_stream *s);
+
+/* ---- stdin broadcast (stdin_bcast.c) ---- */
+
+typedef struct tether__bcast {
+    int src; /* the launcher's stdin; -1 after EOF or error */
+    int n;
+    int *fds;    /* write end of each rank's stdin pipe; -1 once closed */
+    size_t *off; /* how much of buf each rank has taken */
+    size_t len;  /* bytes in buf */
+    char buf[1 << 16];
+} tether__bcast;
+
+int tether__bcast_init(tether__bcast *b, int src, int n);
+void tether__bcast_free(tether__bcast *b);
+/* 1 when every open rank has the current chunk, so the next one may be read. */
+int tether__bcast_wants_read(const tether__bcast *b);
+/* 1 when rank i still has bytes of the current chunk to take. */
+int tether__bcast_wants_write(const tether__bcast *b, int i);
+void tether__bcast_read(tether__bcast *b);
+void tether__bcast_write(tether__bcast *b, int i);
+void tether__bcast_close(tether__bcast *b, int i);
+
+/* ---- signals (signals.c) ---- */
+
+/* Catch SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT into a self-pipe; ignore SIGPIPE (a closed
+ * pipe is an error code, not death) and SIGTTIN (reading stdin from the background gives EIO,
+ * taken as EOF). Returns the pipe's read end for poll(), or -1 with a message. */
+int tether__signals_install(void);
+/* Next caught signal number, 0 when none is pending. */
+int tether__signals_next(void);
+/* Block the caught signals around fork() so no handler runs in a child; unblock after. */
+void tether__signals_block(void);
+void tether__signals_unblock(void);
+/* In a forked child: the dispositions and mask the launcher started with. */
+void tether__signals_child_reset(void);
+/* Put back what install changed and close the pipe. */
+void tether__signals_restore(void);
+
+/* ---- ranks and spawners (spawn_local.c; ssh later) ---- */
+
+typedef struct tether__rank_proc tether__rank_proc;
+
+/* How a rank's processes are started and signalled; the supervisor knows nothing else of them. */
+typedef struct tether__spawner {
+    const char *name; /* "local" */
+    /* Start rank r: fill p->pid (the local child to reap), p->in_fd and the two output fds.
+     * 0, or -1 after printing why. */
+    int (*start)(const tether__job *job, int rank, tether__rank_proc *p);
+    /* Send sig to every process of the rank (its whole tree); sig 0 probes (the supervisor
+     * probes a stopping rank on every wake-up). 0 if some process got it or will, -1 when none
+     * is left. When a SIGTERM takes time to arrive (ssh), it may move p->kill_at_ms later. */
+    int (*signal)(tether__rank_proc *p, int sig);
+} tether__spawner;
+
+extern const tether__spawner tether__spawn_local;
+extern const tether__spawner tether__spawn_ssh;
+
+/* Wait (bounded) for the remote kill commands the ssh spawner still runs, then end them. */
+void tether__ssh_helpers_wait(void);
+
+/* Start argv for rank p (spawn.c): own process group, pipes as its 0/1/2 (p->in_fd, p->out,
+ * p->err), env added to ours (NULL: none), in cwd (NULL: ours). 0, or -1 after saying why. */
+int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *const argv[],
+                          const tether__envlist *env, const char *cwd);
+
+/* The command a remote rank runs under ssh (remote_script.c): a POSIX sh script that writes the
+ * job's files into a private temp dir, enters the working directory, sets the environment, says
+ * "TETHER_REMOTE_MARK <kill target> <temp dir>" on stderr, runs the program, removes the temp dir
+ * and exits with the program's status. malloc'd, NULL after saying why. */
+#define TETHER_REMOTE_MARK "@@tether-remote"
+char *tether__remote_script(const tether__job *job, int rank);
+
+enum { TETHER_STOP_NONE, TETHER_STOP_TERM, TETHER_STOP_KILL };
+
+struct tether__rank_proc {
+    int rank;
+    const tether__spawner *spawner;
+    char where[TETHER_HOST_MAX + 4]; /* "" on this machine, else " on HOST", for messages */
+    const char *host;                /* ssh destination; NULL on this machine */
+    char remote_kill[24]; /* remote kill target ("-PGID") once the script said it; "" before */
+    char remote_dir[256]; /* the remote temp dir, removed after a SIGKILL */
+    pid_t term_helper;    /* the kill command carrying SIGTERM there, while it runs */
+    pid_t pid;            /* local child: the rank itself, or its ssh client */
+    int in_fd;            /* write end of its stdin (handed to the broadcast) */
+    tether__out_stream out, err;
+    int reaped; /* pid has been waited for */
+    int wstatus;
+    int stop;             /* TETHER_STOP_*: how far stopping it has gone */
+    long long kill_at_ms; /* monotonic time of SIGKILL once SIGTERM was sent */
+};
+
+/* ---- supervisor (supervise.c) ---- */
+
+/* Run until every rank is gone; returns the job's exit status: 0 only if every rank exited 0;
+ * else the first failing rank's status (128+signal for a signal), or 128+sig when the launcher
+ * itself got signal sig. sigfd is tether__signals_install()'s pipe. failed >= 0 means the job
+ * has failed already with that status (a later rank could not start): every rank is stopped at
+ * once and failed is returned. */
+int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int sigfd, int failed);
+
+/* Monotonic milliseconds. */
+long long tether__now_ms(void);
+
+#endif

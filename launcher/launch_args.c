@@ -1,0 +1,251 @@
+/* launcher/launch_args.c - the `tether launch` command line: options into a tether__launch_opts. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch.h"
+
+static const char launch_usage[] =
+    "usage: tether launch -n N [options] [--] PROGRAM [ARGS...]\n"
+    "       tether launch (--hosts H1,H2,... | --hostfile F) [-n N] [options] [--] PROGRAM "
+    "[ARGS...]\n"
+    "\n"
+    "Start ranks of PROGRAM, wired together: N on this machine, or N on each host (over ssh\n"
+    "unless the host is this machine). Each rank gets TETHER_RANK, TETHER_SIZE, TETHER_HOSTFILE\n"
+    "(a per-rank hostfile in a private temp dir, removed at the end), TETHER_JOB_TOKEN (random\n"
+    "per job) and torchrun's MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK,\n"
+    "LOCAL_WORLD_SIZE.\n"
+    "\n"
+    "options:\n"
+    "  -n, --nranks N            ranks on this machine, or per host with hosts (default 1)\n"
+    "  --hosts H1,H2,...         ssh destinations ([user@]host), one rank group per host\n"
+    "  --hostfile F              launcher hostfile (mlx.launch's format: ssh, ips, rdma,\n"
+    "                            backend, envs)\n"
+    "  --ssh-command CMD         how to run ssh (default: ssh -o BatchMode=yes); run by sh\n"
+    "  --cwd DIR                 working directory of every rank (default: this one if the host\n"
+    "                            has it, else home); missing on a host is an error\n"
+    "  --backend B               ring, mesh, rdma or any: sets TETHER_BACKEND\n"
+    "  --env K=V                 set K=V for every rank (repeatable; wins over the above)\n"
+    "  --prefix                  start every output line with \"[rank] \"\n"
+    "  --verbose                 say what the launcher does; sets TETHER_VERBOSE=1\n"
+    "  --starting-port P         listen ports count up from P across ranks, addresses and\n"
+    "                            connections (as mlx.launch); default: free ports when every\n"
+    "                            host is this machine, else 5000\n"
+    "  --connections-per-ip K    K listen addresses per rank (parallel ring links), default 1\n"
+    "  --timeout S               sets TETHER_TIMEOUT=S (seconds without progress)\n"
+    "  -h, --help                this text\n"
+    "\n"
+    "Output passes through in whole lines. stdin goes to every rank. The exit status is 0 only\n"
+    "if every rank exits 0; else the first failing rank's (128+N for signal N), and the other\n"
+    "ranks get SIGTERM, then SIGKILL after 3 s. SIGINT/SIGTERM to tether stop every rank too.\n";
+
+enum opt_id {
+    OPT_N,
+    OPT_HOSTS,
+    OPT_HOSTFILE,
+    OPT_SSH,
+    OPT_CWD,
+    OPT_BACKEND,
+    OPT_ENV,
+    OPT_PREFIX,
+    OPT_VERBOSE,
+    OPT_PORT,
+    OPT_CONNS,
+    OPT_TIMEOUT,
+    OPT_HELP
+};
+
+static const struct launch_option {
+    const char *name; /* long form, without "--" */
+    char short_name;  /* 0: none */
+    int has_arg;
+    enum opt_id id;
+} launch_options[] = {
+    {"nranks", 'n', 1, OPT_N},
+    {"hosts", 0, 1, OPT_HOSTS},
+    {"hostfile", 0, 1, OPT_HOSTFILE},
+    {"ssh-command", 0, 1, OPT_SSH},
+    {"cwd", 0, 1, OPT_CWD},
+    {"backend", 0, 1, OPT_BACKEND},
+    {"env", 0, 1, OPT_ENV},
+    {"prefix", 0, 0, OPT_PREFIX},
+    {"verbose", 0, 0, OPT_VERBOSE},
+    {"starting-port", 0, 1, OPT_PORT},
+    {"connections-per-ip", 0, 1, OPT_CONNS},
+    {"timeout", 0, 1, OPT_TIMEOUT},
+    {"help", 'h', 0, OPT_HELP},
+};
+#define NOPTIONS (sizeof launch_options / sizeof launch_options[0])
+
+/* Report a usage error; returns 2 for the caller to pass on. */
+static int usage_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tether__launch_say("%s (run 'tether launch --help' for usage)", msg);
+    return 2;
+}
+
+static int parse_range(const char *opt, const char *text, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < min || v > max)
+        return usage_error("%s: expected a whole number from %ld to %ld, got '%s'", opt, min, max,
+                           text);
+    *out = v;
+    return 0;
+}
+
+static int check_backend(const char *b)
+{
+    static const char *const known[] = {"ring", "mesh", "rdma", "any"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(b, known[i]) == 0)
+            return 0;
+    return usage_error("--backend: expected ring, mesh, rdma or any, got '%s'", b);
+}
+
+/* K=V with K a valid variable name, so the rank's environment gets what the user meant. */
+static int check_env(const char *kv)
+{
+    return tether__env_name_ok(kv) ? 0
+                                   : usage_error("--env: expected NAME=VALUE with NAME made of "
+                                                 "letters, digits and '_', got '%s'",
+                                                 kv);
+}
+
+static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt, char *val)
+{
+    long v;
+    int rc = 0;
+    switch (id) {
+    case OPT_N:
+        rc = parse_range(opt, val, 1, TETHER_LAUNCH_MAX_RANKS, &v);
+        o->nranks = (int)v;
+        break;
+    case OPT_HOSTS:
+        o->hosts = val;
+        rc = *val ? 0 : usage_error("--hosts: expected a comma-separated list of hosts");
+        break;
+    case OPT_HOSTFILE:
+        o->hostfile = val;
+        break;
+    case OPT_SSH:
+        o->ssh_command = val;
+        rc = *val ? 0 : usage_error("--ssh-command: empty");
+        break;
+    case OPT_CWD:
+        o->cwd = val;
+        rc = *val ? 0 : usage_error("--cwd: empty");
+        break;
+    case OPT_BACKEND:
+        rc = check_backend(val);
+        o->backend = val;
+        break;
+    case OPT_ENV:
+        rc = check_env(val);
+        o->envs[o->nenvs++] = val;
+        break;
+    case OPT_PREFIX:
+        o->prefix = 1;
+        break;
+    case OPT_VERBOSE:
+        o->verbose = 1;
+        break;
+    case OPT_PORT:
+        rc = parse_range(opt, val, 1, 65535, &v);
+        o->starting_port = (int)v;
+        break;
+    case OPT_CONNS:
+        rc = parse_range(opt, val, 1, 64, &v);
+        o->conns_per_ip = (int)v;
+        break;
+    case OPT_TIMEOUT:
+        rc = parse_range(opt, val, 1, 7 * 24 * 3600, &v);
+        o->timeout_s = v;
+        break;
+    case OPT_HELP:
+        fputs(launch_usage, stdout);
+        return 1;
+    }
+    return rc;
+}
+
+static const struct launch_option *find_long(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (strlen(launch_options[i].name) == len &&
+            strncmp(launch_options[i].name, name, len) == 0)
+            return &launch_options[i];
+    return NULL;
+}
+
+static const struct launch_option *find_short(char c)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (launch_options[i].short_name == c)
+            return &launch_options[i];
+    return NULL;
+}
+
+/* Read the option at argv[*i] ("--name", "--name=value", "-x", "-xvalue"), advancing *i past its
+ * value. Returns what apply_option returns. */
+static int parse_one(tether__launch_opts *o, int argc, char **argv, int *i)
+{
+    char *arg = argv[*i], *val = NULL;
+    const struct launch_option *opt;
+    if (arg[1] == '-') {
+        char *eq = strchr(arg + 2, '=');
+        opt = find_long(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+        val = eq ? eq + 1 : NULL;
+    } else {
+        opt = find_short(arg[1]);
+        val = arg[2] ? arg + 2 : NULL;
+    }
+    if (!opt)
+        return usage_error("unknown option '%s'", arg);
+    if (!opt->has_arg && val)
+        return usage_error("option '%s' takes no value", arg);
+    if (opt->has_arg && !val) {
+        if (*i + 1 >= argc)
+            return usage_error("option '%s' needs a value", arg);
+        val = argv[++*i];
+    }
+    return apply_option(o, opt->id, arg, val);
+}
+
+int tether__launch_parse(int argc, char **argv, tether__launch_opts *o)
+{
+    int i, rc;
+    memset(o, 0, sizeof *o);
+    o->conns_per_ip = 1;
+    o->ssh_command = "ssh -o BatchMode=yes";
+    /* --env values point into argv; there are at most argc of them. */
+    o->envs = calloc((size_t)argc + 1, sizeof *o->envs);
+    if (!o->envs)
+        return usage_error("out of memory");
+    for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        }
+        rc = parse_one(o, argc, argv, &i);
+        if (rc)
+            return rc;
+    }
+    if (i >= argc)
+        return usage_error("no PROGRAM given");
+    if (o->hosts && o->hostfile)
+        return usage_error("--hosts and --hostfile: give one of them");
+    if (o->nranks == 0 && !o->hosts && !o->hostfile)
+        return usage_error("-n N is required without hosts: how many ranks to start");
+    o->cmd = argv + i;
+    return 0;
+}

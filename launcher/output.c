@@ -1,0 +1,156 @@
+/* launcher/output.c - pass each rank's output on in whole lines, so two ranks never share a line.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launch.h"
+
+#define READ_CHUNK 65536
+#define PREFIX_MAX 16 /* "[4095] " and then some */
+
+/* A sink that failed (e.g. stdout piped into `head`) is dropped: the ranks keep running, as
+ * their output has nowhere to go. Indexed by fd (1, 2). */
+static int sink_dead[3];
+
+/* write() all of p, waiting in poll() if the sink was left non-blocking by whoever gave it to
+ * us. -1 with errno on failure. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            poll(&pfd, 1, 1000);
+        } else if (!(w < 0 && errno == EINTR)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void sink_write(int sink, const char *p, size_t n)
+{
+    if (sink_dead[sink] || write_all(sink, p, n) == 0)
+        return;
+    sink_dead[sink] = 1;
+    if (sink != 2)
+        tether__launch_say("cannot write the ranks' output to fd %d: %s; dropping the rest of it",
+                           sink, strerror(errno));
+}
+
+/* Pass on lines[0..len): whole lines, each ending in '\n', each given the prefix, in one write
+ * so the lines leave together. */
+static void emit(const tether__out_stream *s, const char *lines, size_t len)
+{
+    char prefix[PREFIX_MAX] = "";
+    size_t plen = 0, nlines = 0, at = 0;
+    if (s->prefix)
+        plen = (size_t)snprintf(prefix, sizeof prefix, "[%d] ", s->rank);
+    for (size_t i = 0; i < len; i++)
+        nlines += lines[i] == '\n';
+    char *out = malloc(len + nlines * plen);
+    if (!out) {
+        sink_write(s->sink, lines, len); /* unprefixed beats lost */
+        return;
+    }
+    for (const char *line = lines, *end = lines + len; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t n = (size_t)(nl - line) + 1;
+        if (!s->filter || !s->filter(s->filter_ctx, line, n - 1)) {
+            memcpy(out + at, prefix, plen);
+            memcpy(out + at + plen, line, n);
+            at += plen + n;
+        }
+        line += n;
+    }
+    if (at)
+        sink_write(s->sink, out, at);
+    free(out);
+}
+
+/* Emit every complete line in the buffer. A line that reached TETHER_LINE_MAX without a newline
+ * is cut there (and given one), so memory stays bounded. final: flush the rest as a line too. */
+static void emit_lines(tether__out_stream *s, int final)
+{
+    char *last_nl = s->len ? memrchr(s->buf, '\n', s->len) : NULL;
+    size_t whole = last_nl ? (size_t)(last_nl - s->buf) + 1 : 0;
+    if (whole)
+        emit(s, s->buf, whole);
+    memmove(s->buf, s->buf + whole, s->len - whole);
+    s->len -= whole;
+    if (s->len > 0 && (final || s->len >= TETHER_LINE_MAX)) {
+        s->buf[s->len++] = '\n'; /* there is room: cap > len always (see grow) */
+        emit(s, s->buf, s->len);
+        s->len = 0;
+    }
+}
+
+/* Make room for one more read (and the newline emit_lines may add). */
+static int grow(tether__out_stream *s)
+{
+    if (s->cap - s->len > READ_CHUNK)
+        return 0;
+    size_t cap = s->len + READ_CHUNK + 1;
+    char *buf = realloc(s->buf, cap);
+    if (!buf)
+        return -1;
+    s->buf = buf;
+    s->cap = cap;
+    return 0;
+}
+
+void tether__out_init(tether__out_stream *s, int fd, int sink, int rank, int prefix)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = fd;
+    s->sink = sink;
+    s->rank = rank;
+    s->prefix = prefix;
+}
+
+void tether__out_close(tether__out_stream *s)
+{
+    if (s->fd >= 0) {
+        emit_lines(s, 1);
+        close(s->fd);
+        s->fd = -1;
+    }
+    free(s->buf);
+    s->buf = NULL;
+    s->len = s->cap = 0;
+}
+
+int tether__out_pump(tether__out_stream *s, int all)
+{
+    while (s->fd >= 0) {
+        if (grow(s) != 0) {
+            tether__launch_say("rank %d: out of memory buffering its output", s->rank);
+            tether__out_close(s);
+            break;
+        }
+        /* Leave one byte for the newline emit_lines may add. */
+        ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+        if (r > 0) {
+            s->len += (size_t)r;
+            emit_lines(s, 0);
+            if (!all)
+                return 1;
+        } else if (r < 0 && errno == EINTR) {
+            continue;
+        } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return 1;
+        } else {
+            if (r < 0)
+                tether__launch_say("rank %d: reading its output: %s", s->rank, strerror(errno));
+            tether__out_close(s);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,122 @@
+/* launcher/remote_script.c - the sh script a remote rank runs under ssh: deliver the job's files
+ * without a shared file system, set up the rank, run it so it can be stopped, clean up. */
+#include <stdio.h>
+#include <string.h>
+
+#include "launch.h"
+
+/* echo 'tether launch: rank R on HOST: <msg>' >&2 */
+static void add_error(tether__strbuf *b, const tether__job *job, int rank, const char *msg)
+{
+    char line[PATH_MAX + 512];
+    snprintf(line, sizeof line, "tether launch: rank %d on %s: %s", rank,
+             job->hosts.hosts[tether__rank_host(job, rank)].ssh, msg);
+    tether__sb_add(b, "echo ");
+    tether__sb_add_quoted(b, line);
+    tether__sb_add(b, " >&2");
+}
+
+/* The job's files into a fresh private dir $d, and the variables that point at them. */
+static void add_files(tether__strbuf *b, const tether__job *job, int rank)
+{
+    tether__sb_add(b, "umask 077\nd=$(mktemp -d \"${TMPDIR:-/tmp}/tether-rank.XXXXXX\") || { ");
+    add_error(b, job, rank, "cannot make a temp dir");
+    tether__sb_add(b, "; exit 127; }\n");
+    for (int i = 0; i < job->nfiles; i++) {
+        tether__sb_add(b, "printf '%s' ");
+        tether__sb_add_quoted(b, job->files[i].text);
+        tether__sb_addf(b, " >\"$d/%s\" && export %s=\"$d/%s\" || { ", job->files[i].name,
+                        job->files[i].env, job->files[i].name);
+        add_error(b, job, rank, "cannot write the job's files into its temp dir");
+        tether__sb_add(b, "; rm -rf \"$d\"; exit 127; }\n");
+    }
+}
+
+/* --cwd must exist; otherwise the launcher's directory if this host has it, else home. */
+static void add_cwd(tether__strbuf *b, const tether__job *job, int rank)
+{
+    const char *cwd = job->opts->cwd;
+    char msg[PATH_MAX + 64];
+    if (cwd) {
+        snprintf(msg, sizeof msg, "--cwd %s: no such directory", cwd);
+        tether__sb_add(b, "cd ");
+        tether__sb_add_quoted(b, cwd);
+        tether__sb_add(b, " 2>/dev/null || { ");
+        add_error(b, job, rank, msg);
+        tether__sb_add(b, "; rm -rf \"$d\"; exit 127; }\n");
+    } else if (job->cwd[0]) {
+        tether__sb_add(b, "cd ");
+        tether__sb_add_quoted(b, job->cwd);
+        tether__sb_add(b, " 2>/dev/null || cd\n");
+    } else {
+        tether__sb_add(b, "cd\n");
+    }
+}
+
+static int add_env(tether__strbuf *b, const tether__job *job, int rank)
+{
+    tether__envlist env;
+    int rc = 0;
+    if (tether__rank_env(job, rank, 0, &env) != 0)
+        return -1;
+    for (int i = 0; i < env.n && rc == 0; i++) {
+        const char *eq = strchr(env.kv[i], '=');
+        if (!tether__env_name_ok(env.kv[i])) {
+            tether__launch_say("environment entry '%s': the name must be letters, digits and '_'",
+                               env.kv[i]);
+            rc = -1;
+            break;
+        }
+        tether__sb_addf(b, "export %.*s=", (int)(eq - env.kv[i]), env.kv[i]);
+        tether__sb_add_quoted(b, eq + 1);
+        tether__sb_add(b, "\n");
+    }
+    tether__envlist_free(&env);
+    return rc;
+}
+
+/* Run the program in the background so this shell stays to clean up. sshd made this shell a
+ * session and process group leader, so "kill -TERM -PGID" from the launcher reaches the whole
+ * tree; the shell itself survives it (trap) to remove $d. If some sshd did not make us a leader,
+ * the launcher signals this shell and the trap passes SIGTERM on. A SIGTERM that comes after
+ * the mark but before the program started is passed on once it has. Asynchronous commands get
+ * /dev/null as stdin unless redirected, hence fd 3. */
+static void add_run(tether__strbuf *b, const tether__job *job)
+{
+    tether__sb_addf(b,
+                    "pid=\n"
+                    "pg=$(ps -o pgid= -p $$ 2>/dev/null | tr -d ' ')\n"
+                    "if [ \"$pg\" = \"$$\" ]; then t=-$$; trap 'stop=1' TERM; else t=$$; "
+                    "trap 'stop=1; [ -n \"$pid\" ] && kill -TERM $pid 2>/dev/null' TERM; fi\n"
+                    "trap : INT HUP\n"
+                    "echo \"%s $t $d\" >&2\n"
+                    "exec 3<&0\n",
+                    TETHER_REMOTE_MARK);
+    for (char **arg = job->opts->cmd; *arg; arg++) {
+        tether__sb_add_quoted(b, *arg);
+        tether__sb_add(b, " ");
+    }
+    /* Wait until the program is gone (a trapped signal interrupts wait), then stop what it left
+     * behind in the group, remove the files and pass its status on. */
+    tether__sb_add(b, "<&3 3<&- &\n"
+                      "pid=$!\n"
+                      "exec 3<&-\n"
+                      "[ -n \"$stop\" ] && kill -TERM $pid 2>/dev/null\n"
+                      "while :; do wait $pid; rc=$?; kill -0 $pid 2>/dev/null || break; done\n"
+                      "kill -TERM $t 2>/dev/null\n"
+                      "rm -rf \"$d\"\n"
+                      "exit $rc\n");
+}
+
+char *tether__remote_script(const tether__job *job, int rank)
+{
+    tether__strbuf b = {0};
+    add_files(&b, job, rank);
+    add_cwd(&b, job, rank);
+    if (add_env(&b, job, rank) != 0) {
+        tether__sb_take(&b, "a remote command");
+        return NULL;
+    }
+    add_run(&b, job);
+    return tether__sb_take(&b, "a remote command");
+}

@@ -1,0 +1,188 @@
+/* launcher/spawn_ssh.c - the ssh rank spawner: one ssh session per remote rank running
+ * remote_script.c's script; stopping it runs "kill" on its host through a second ssh. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch.h"
+
+#define MAX_HELPERS 256     /* kill commands in flight; past that the oldest is given up */
+#define HELPER_MAX_MS 30000 /* longest a kill command may take to reach its host */
+
+/* Kill commands sent to remote hosts, waited for before the launcher exits. */
+static pid_t helpers[MAX_HELPERS];
+static int nhelpers;
+static const char *ssh_command; /* the job's --ssh-command (set by ssh_start, used by helpers) */
+
+/* argv running `<ssh-command> host command` through sh, so --ssh-command may hold options and
+ * quotes ("ssh -F '/my dir/config'") as git's GIT_SSH_COMMAND does. */
+static void ssh_argv(char *argv[7], char *shell_cmd, size_t len, const char *host,
+                     const char *command)
+{
+    snprintf(shell_cmd, len, "exec %s \"$@\"", ssh_command);
+    argv[0] = "/bin/sh";
+    argv[1] = "-c";
+    argv[2] = shell_cmd;
+    argv[3] = "tether-ssh";
+    argv[4] = (char *)host;
+    argv[5] = (char *)command;
+    argv[6] = NULL;
+}
+
+/* Forget helpers that have ended (the supervisor may have reaped them already: ECHILD). */
+static void prune_helpers(void)
+{
+    int kept = 0;
+    for (int i = 0; i < nhelpers; i++) {
+        pid_t r = waitpid(helpers[i], NULL, WNOHANG);
+        if (r == 0)
+            helpers[kept++] = helpers[i];
+    }
+    nhelpers = kept;
+}
+
+/* Run command on host in the background: stdin and stdout from/to /dev/null, stderr ours so an
+ * ssh error shows. Its own process group, so a Ctrl-C meant for the launcher leaves it be. */
+static pid_t run_helper(const char *host, const char *command)
+{
+    char shell_cmd[4096], *argv[7];
+    pid_t pid;
+    prune_helpers();
+    if (nhelpers == MAX_HELPERS) { /* hundreds of hosts stuck connecting: drop the oldest */
+        kill(-helpers[0], SIGKILL);
+        waitpid(helpers[0], NULL, 0);
+        memmove(helpers, helpers + 1, (size_t)--nhelpers * sizeof *helpers);
+    }
+    ssh_argv(argv, shell_cmd, sizeof shell_cmd, host, command);
+    tether__signals_block();
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        tether__signals_child_reset();
+        setpgid(0, 0);
+        dup2(null, 0);
+        dup2(null, 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    tether__signals_unblock();
+    if (pid < 0)
+        tether__launch_say("cannot run '%s' on %s: fork: %s", command, host, strerror(errno));
+    else
+        helpers[nhelpers++] = pid;
+    return pid;
+}
+
+/* Deliver sig to the rank's remote process group (and remove its files after a SIGKILL, as the
+ * script cannot then). The grace period of a SIGTERM starts once it got there: ssh may take
+ * seconds to connect. */
+static void remote_kill(tether__rank_proc *p, int sig)
+{
+    char cmd[512];
+    int n = snprintf(cmd, sizeof cmd, "kill -%s %s 2>/dev/null", sig == SIGKILL ? "KILL" : "TERM",
+                     p->remote_kill);
+    if (sig == SIGKILL && p->remote_dir[0] && strchr(p->remote_dir, '\'') == NULL)
+        snprintf(cmd + n, sizeof cmd - (size_t)n, "; rm -rf '%s'", p->remote_dir);
+    pid_t helper = run_helper(p->host, cmd);
+    if (sig == SIGTERM && helper > 0) {
+        p->term_helper = helper;
+        p->kill_at_ms = tether__now_ms() + HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
+    }
+}
+
+/* Once the SIGTERM's kill command has ended (reaped here or by the supervisor), the grace period
+ * runs from then. */
+static void check_term_delivered(tether__rank_proc *p)
+{
+    long long delivered;
+    if (p->term_helper <= 0 || waitpid(p->term_helper, NULL, WNOHANG) == 0)
+        return;
+    p->term_helper = 0;
+    delivered = tether__now_ms() + TETHER_LAUNCH_GRACE_MS;
+    if (delivered < p->kill_at_ms)
+        p->kill_at_ms = delivered;
+}
+
+/* Stderr filter: the script's "TETHER_REMOTE_MARK <target> <dir>" line says what to kill. A stop
+ * asked for before it came is sent now. */
+static int on_mark(void *ctx, const char *line, size_t len)
+{
+    tether__rank_proc *p = ctx;
+    size_t mlen = strlen(TETHER_REMOTE_MARK), tlen;
+    const char *target = line + mlen + 1;
+    if (len <= mlen + 1 || strncmp(line, TETHER_REMOTE_MARK " ", mlen + 1) != 0 ||
+        p->remote_kill[0])
+        return 0;
+    tlen = strcspn(target, " \n");
+    if (tlen == 0 || tlen >= sizeof p->remote_kill || strspn(target, "-0123456789") != tlen)
+        return 0;
+    snprintf(p->remote_kill, sizeof p->remote_kill, "%.*s", (int)tlen, target);
+    if (target + tlen < line + len)
+        snprintf(p->remote_dir, sizeof p->remote_dir, "%.*s", (int)(line + len - target - tlen - 1),
+                 target + tlen + 1);
+    if (p->stop == TETHER_STOP_TERM)
+        remote_kill(p, SIGTERM);
+    return 1;
+}
+
+static int ssh_start(const tether__job *job, int rank, tether__rank_proc *p)
+{
+    char *script = tether__remote_script(job, rank), shell_cmd[4096], *argv[7];
+    tether__strbuf remote = {0};
+    int rc = -1;
+    ssh_command = job->opts->ssh_command;
+    if (!script)
+        return -1;
+    /* The login shell on the host parses this; /bin/sh then runs the script whatever it is. */
+    tether__sb_add(&remote, "exec /bin/sh -c ");
+    tether__sb_add_quoted(&remote, script);
+    char *command = tether__sb_take(&remote, "a remote command");
+    if (command) {
+        ssh_argv(argv, shell_cmd, sizeof shell_cmd, p->host, command);
+        rc = tether__spawn_process(job, p, argv, NULL, NULL);
+        p->err.filter = on_mark;
+        p->err.filter_ctx = p;
+    }
+    free(command);
+    free(script);
+    return rc;
+}
+
+/* The local ssh client stands for the rank: alive while the remote script runs. SIGTERM goes to
+ * the remote group (once its mark came); SIGKILL goes there too, and to the ssh client, so a
+ * dead network cannot keep the launcher waiting. */
+static int ssh_signal(tether__rank_proc *p, int sig)
+{
+    check_term_delivered(p);
+    if (sig != 0 && p->remote_kill[0])
+        remote_kill(p, sig);
+    if (sig == SIGKILL)
+        kill(-p->pid, SIGKILL);
+    return kill(-p->pid, 0) == 0 ? 0 : -1;
+}
+
+/* Wait for the kill commands still running (a SIGKILL's among them: the rank's ssh client is
+ * gone already, but its remote processes only die when the command gets there), at most
+ * HELPER_MAX_MS, then stop them. */
+void tether__ssh_helpers_wait(void)
+{
+    long long until = tether__now_ms() + HELPER_MAX_MS;
+    for (prune_helpers(); nhelpers > 0 && tether__now_ms() < until; prune_helpers())
+        usleep(50 * 1000);
+    for (int i = 0; i < nhelpers; i++) {
+        kill(-helpers[i], SIGKILL);
+        waitpid(helpers[i], NULL, 0);
+    }
+    nhelpers = 0;
+}
+
+const tether__spawner tether__spawn_ssh = {
+    .name = "ssh",
+    .start = ssh_start,
+    .signal = ssh_signal,
+};

@@ -1,0 +1,65 @@
+#!/bin/sh
+# tests/config/test_hostfile_check.sh - `tether hostfile check F`: each form is recognised and
+# passes, each problem is explained with its position, exit 0 / 1 / 2 for good / bad / usage.
+# Usage: test_hostfile_check.sh TETHER
+set -u
+TETHER=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+DATA=$HERE/../unit/data
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tether-hfcheck-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+FAILS=0
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect STATUS STREAM TEXT ARGS...: tether hostfile ARGS exits STATUS and STREAM's first line
+# is TEXT.
+expect() {
+    status=$1 stream=$2 text=$3
+    shift 3
+    "$TETHER" hostfile "$@" >"$WORK/out" 2>"$WORK/err"
+    rc=$?
+    got=$(head -n 1 "$WORK/$stream")
+    if [ "$rc" = "$status" ] && [ "$got" = "$text" ]; then
+        pass "hostfile $*"
+    else
+        fail "hostfile $*: exit $rc, $stream '$got'; expected exit $status, '$text'"
+    fi
+}
+
+# bad NAME JSON: write JSON to $WORK/NAME.
+bad() { printf '%s\n' "$2" >"$WORK/$1"; }
+
+expect 0 out "$DATA/hostfile_launch_list.json: launcher hostfile, 4 host(s), backend not set, 0 env(s): OK" \
+    check "$DATA/hostfile_launch_list.json"
+expect 0 out "$DATA/hostfile_launch_jaccl.json: launcher hostfile, 4 host(s), backend rdma, 1 env(s), rdma devices: OK" \
+    check "$DATA/hostfile_launch_jaccl.json"
+expect 0 out "$DATA/hostfile_mlx_ring.json: per-rank hostfile, 4 rank(s), 8 address(es): OK" \
+    check "$DATA/hostfile_mlx_ring.json"
+expect 0 out "$DATA/hostfile_devices_mlx.json: device matrix, 4 x 4, 6 cable(s): OK" \
+    check "$DATA/hostfile_devices_mlx.json"
+expect 0 out "$HERE/cases/ring4.json: launcher hostfile, 4 host(s), backend ring, 0 env(s): OK" \
+    check "$HERE/cases/ring4.json"
+
+bad ranks.json '[["10.0.0.1:5000"], ["10.0.0.2"]]'
+expect 1 err "$WORK/ranks.json: rank 1, address 0: \"10.0.0.2\" has no port; expected \"ip:port\"" \
+    check "$WORK/ranks.json"
+bad devices.json '[[null, "rdma_en2"], ["rdma_en2", null, null]]'
+expect 1 err "$WORK/devices.json: row 1 has 3 entries; expected 2 (one per rank, as many as there are rows)" \
+    check "$WORK/devices.json"
+bad launch.json '{"hosts": [{"ssh": "a", "ips": ["10.0.0.300"]}]}'
+expect 1 err "$WORK/launch.json: host 0, ips[0]: \"10.0.0.300\" is not a valid IPv4 address; expected four numbers 0-255 separated by dots" \
+    check "$WORK/launch.json"
+bad syntax.json '[{"ssh": "a"},'
+expect 1 err "$WORK/syntax.json: line 2, column 0: invalid JSON: ']' expected near end of file" \
+    check "$WORK/syntax.json"
+expect 1 err "$WORK/missing.json: cannot open the hostfile: No such file or directory" \
+    check "$WORK/missing.json"
+# --form overrides the guess: a launcher file read as a per-rank one says why it is not.
+expect 1 err "$DATA/hostfile_launch_list.json: rank 0: expected a list of \"ip:port\" strings, got an object" \
+    check "$DATA/hostfile_launch_list.json" --form ranks
+expect 2 err "tether hostfile: --form matrix: expected launch, ranks or devices" \
+    check "$DATA/hostfile_mlx_ring.json" --form matrix
+expect 2 err "usage: tether hostfile check FILE [--form launch|ranks|devices]" verify x.json
+
+[ $FAILS = 0 ] || { echo "$FAILS check(s) failed" >&2; exit 1; }

@@ -1,0 +1,47 @@
+# tests/launcher/test_remote_stop.sh - failures and signals over ssh: the first failing rank is
+# named with its host, every other rank on every host is stopped, nothing is left behind.
+. "$(dirname "$0")/lib.sh" "$1"
+. "$(dirname "$0")/sshd.sh"
+
+cat >"$WORK/hosts.json" <<JSON
+[{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},
+ {"ssh": "node3", "ips": ["127.0.0.3"]}]
+JSON
+# Each rank says its process group and temp dir: "<rank> pgid <pgid> <dir>".
+hello='echo "$TETHER_RANK pgid $(ps -o pgid= -p $$ | tr -d " ") $(dirname "$TETHER_HOSTFILE")"'
+pgids() { awk '$2 == "pgid" { print $3 }' "$WORK/out"; }
+check_dirs_gone() {
+    local d left=""
+    for d in $(awk '$2 == "pgid" { print $4 }' "$WORK/out"); do [ -e "$d" ] && left="$left $d"; done
+    [ -z "$left" ] && pass "$1: remote temp dirs removed" || fail "$1: temp dirs left:$left"
+}
+
+# A rank on node2 exits 5 while the others run: launch exits 5 naming node2, the rest stop.
+launch --hostfile "$WORK/hosts.json" -n 2 --ssh-command "$SSH_CMD" -- sh -c "$hello"'
+    if [ "$TETHER_RANK" = 3 ]; then sleep 4; exit 5; fi; sleep 60 & wait'
+check_eq "rank on node2 fails: status" 5 "$RC"
+check_grep "rank on node2 fails: named" '^tether launch: rank 3 on node2 exited with status 5; stopping the other 5 ranks$' "$WORK/err"
+check_eq "every rank started" 6 "$(pgids | wc -l)"
+check_groups_gone "rank on node2 fails" $(pgids)
+check_dirs_gone "rank on node2 fails"
+
+# The others ignore SIGTERM: SIGKILL reaches them on their hosts after the grace period.
+launch --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" -- sh -c "$hello"'
+    if [ "$TETHER_RANK" = 0 ]; then sleep 4; exit 3; fi; trap "" TERM; sleep 60 & wait'
+check_eq "SIGTERM ignored remotely: status" 3 "$RC"
+check_grep "SIGKILL announced" '^tether launch: rank [12] on node[23] did not stop within 3 s of SIGTERM; sending SIGKILL$' "$WORK/err"
+check_groups_gone "SIGTERM ignored remotely" $(pgids)
+check_dirs_gone "SIGTERM ignored remotely"
+
+# Ctrl-C: SIGINT to the launcher stops every remote rank.
+"$TETHER" launch --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" -- sh -c "$hello"'; sleep 60 & wait' \
+    </dev/null >"$WORK/out" 2>"$WORK/err" &
+bg=$!
+wait_for_lines "$WORK/out" 3 30 || fail "ranks did not start"
+kill -INT "$bg"
+wait "$bg"
+check_eq "SIGINT over ssh: status" 130 $?
+check_groups_gone "SIGINT over ssh" $(pgids)
+check_dirs_gone "SIGINT over ssh"
+check_no_tmpdir "remote stops"
+finish

@@ -1,0 +1,227 @@
+/* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never wrong data.
+ *
+ * Usage: rdma_fault kill|drop|nodev|nogid|qplimit N uc|rc   (TETHER_IBVERBS_LIB names the emulator)
+ * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
+ * stop the survivors when one dies) and judges their exit codes:
+ *   kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
+ *   drop     each rank's 7th frame is lost (SOFTVERBS_DROP_NTH): on uc some rank must fail and no
+ *            rank may see a wrong element; on rc the QP retransmits and every rank must finish.
+ *   nodev    no devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL).
+ *   nogid    devices without an IPv4-mapped GID: ECONFIG naming the fix.
+ *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tether.h"
+
+enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 };
+#define COUNT 1000
+#define ROUNDS 60
+#define LIMIT_S 5.0
+#define OVERALL_S 40
+#define ADDRESSED "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Rounds of all-reduce with every element checked; how the first failure looked decides. */
+static int run_rounds(tether_group *g, int victim)
+{
+    int rank = tether_group_rank(g), n = tether_group_size(g);
+    float *v = malloc(COUNT * sizeof *v);
+    for (int round = 0; round < ROUNDS; round++) {
+        double t0 = now_s();
+        int rc;
+        if (rank == victim && round == 20)
+            raise(SIGKILL);
+        for (int i = 0; i < COUNT; i++)
+            v[i] = (float)(rank + round + i % 5);
+        if ((rc = tether_all_reduce(g, v, v, COUNT, TETHER_FLOAT32, TETHER_SUM)) != TETHER_OK) {
+            fprintf(stderr, "rank %d, round %d: %s after %.1f s: %s\n", rank, round,
+                    tether_err_name(rc), now_s() - t0, tether_last_error());
+            free(v);
+            return now_s() - t0 > LIMIT_S ? SLOW : SAW_ERROR;
+        }
+        for (int i = 0; i < COUNT; i++)
+            if (v[i] != (float)(n * (n - 1) / 2 + n * (round + i % 5))) {
+                fprintf(stderr, "rank %d, round %d: element %d is %g: WRONG DATA\n", rank, round,
+                        i, (double)v[i]);
+                free(v);
+                return WRONG_DATA;
+            }
+    }
+    free(v);
+    return FINISHED;
+}
+
+/* Init must fail with code and a message containing words. */
+static int init_fails(int code, const char *words)
+{
+    tether_group *g = NULL;
+    int rc = tether_init("rdma", 1, &g);
+    fprintf(stderr, "rank %s: %s: %s\n", getenv("TETHER_RANK"), tether_err_name(rc),
+            tether_last_error());
+    if (rc == TETHER_OK)
+        tether_group_free(g);
+    return rc == code && strstr(tether_last_error(), words) ? SAW_ERROR : SETUP_FAILED;
+}
+
+static int rank_main(const char *mode)
+{
+    tether_group *g;
+    int rc;
+    if (!strcmp(mode, "nodev"))
+        return tether_is_available("rdma") ? SETUP_FAILED : init_fails(TETHER_EUNAVAIL, "no RDMA device");
+    if (!strcmp(mode, "nogid"))
+        return init_fails(TETHER_ECONFIG, "IPv4-mapped GID");
+    if (!strcmp(mode, "qplimit"))
+        return init_fails(TETHER_ENET, "QPs");
+    if ((rc = tether_init("rdma", 1, &g)) != TETHER_OK) {
+        fprintf(stderr, "init: %s: %s\n", tether_err_name(rc), tether_last_error());
+        return SETUP_FAILED;
+    }
+    rc = run_rounds(g, !strcmp(mode, "kill") ? 1 : -1);
+    tether_group_free(g);
+    return rc;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
+        getsockname(fd, (struct sockaddr *)&a, &len)) {
+        perror("rdma_fault: free port");
+        exit(2);
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* The N x N device matrix: rank i reaches rank j on rdma_en<j>, or everyone on rdma_en0. */
+static void write_devices(const char *path, int n, int one_device)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s[", i ? "," : "");
+        for (int j = 0; j < n; j++)
+            if (i == j)
+                fprintf(f, "%snull", j ? "," : "");
+            else
+                fprintf(f, "%s\"rdma_en%d\"", j ? "," : "", one_device ? 0 : j);
+        fputc(']', f);
+    }
+    fputs("]\n", f);
+    fclose(f);
+}
+
+static void set_env(const char *mode, int n, const char *qp, const char *dir, const char *devs)
+{
+    char v[64];
+    snprintf(v, sizeof v, "127.0.0.1:%d", free_port());
+    setenv("TETHER_COORDINATOR", v, 1);
+    snprintf(v, sizeof v, "%d", n);
+    setenv("TETHER_SIZE", v, 1);
+    setenv("TETHER_JOB_TOKEN", "rdma-fault-test", 1);
+    setenv("TETHER_TIMEOUT", "4", 1);
+    setenv("TETHER_RDMA_QP", qp, 1);
+    setenv("TETHER_IBV_DEVICES", devs, 1);
+    setenv("SOFTVERBS_DIR", dir, 1);
+    setenv("SOFTVERBS_PROFILE", "apple", 1);
+    setenv("SOFTVERBS_DEVICES", !strcmp(mode, "nodev") ? ""
+                                : !strcmp(mode, "nogid") ? "rdma_en0,rdma_en1,rdma_en2,rdma_en3"
+                                                          : ADDRESSED, 1);
+    if (!strcmp(mode, "drop"))
+        setenv("SOFTVERBS_DROP_NTH", "7", 1);
+    if (!strcmp(mode, "qplimit"))
+        setenv("SOFTVERBS_MAX_QP", "1", 1);
+}
+
+/* Fork the ranks; exit codes into codes[]. -1 for one killed by a signal or by us at OVERALL_S. */
+static void run_ranks(const char *mode, int n, int *codes)
+{
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    double deadline = now_s() + OVERALL_S;
+    for (int r = 0; r < n; r++) {
+        if ((pids[r] = fork()) == 0) {
+            char rs[16];
+            snprintf(rs, sizeof rs, "%d", r);
+            setenv("TETHER_RANK", rs, 1);
+            _exit(rank_main(mode));
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        int status;
+        while (waitpid(pids[r], &status, WNOHANG) == 0) {
+            if (now_s() > deadline) {
+                fprintf(stderr, "rank %d still running after %d s: killed\n", r, OVERALL_S);
+                kill(pids[r], SIGKILL);
+            }
+            usleep(20000);
+        }
+        codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    free(pids);
+}
+
+/* Whether the ranks' exit codes are what mode demands. */
+static int judge(const char *mode, const char *qp, const int *codes, int n)
+{
+    int errors = 0;
+    for (int r = 0; r < n; r++) {
+        if (codes[r] == WRONG_DATA || codes[r] == SETUP_FAILED || codes[r] == SLOW)
+            return 1;
+        if (!strcmp(mode, "kill") && r != 1 && codes[r] != SAW_ERROR)
+            return 1;
+        if (!strcmp(mode, "drop") && !strcmp(qp, "rc") && codes[r] != FINISHED)
+            return 1;
+        errors += codes[r] == SAW_ERROR;
+    }
+    /* uc drop: a lost frame must surface somewhere; the others: every rank fails as expected */
+    if (!strcmp(mode, "drop"))
+        return !strcmp(qp, "uc") && errors == 0;
+    return strcmp(mode, "kill") && errors != n;
+}
+
+int main(int argc, char **argv)
+{
+    char dir[] = "/tmp/rdma-fault-XXXXXX", devs[64];
+    int n, codes[16], bad;
+    if (argc != 4 || (n = atoi(argv[2])) < 2 || n > 4 || (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
+        fprintf(stderr, "usage: rdma_fault kill|drop|nodev|nogid|qplimit N(2-4) uc|rc\n");
+        return 2;
+    }
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    snprintf(devs, sizeof devs, "%s/devices.json", dir);
+    write_devices(devs, n, !strcmp(argv[1], "qplimit"));
+    set_env(argv[1], n, argv[3], dir, devs);
+    run_ranks(argv[1], n, codes);
+    bad = judge(argv[1], argv[3], codes, n);
+    for (int r = 0; r < n; r++)
+        fprintf(stderr, "rank %d exited %d\n", r, codes[r]);
+    unlink(devs);
+    rmdir(dir); /* the emulator unlinked its sockets; a crash may leave some, which is harmless */
+    fprintf(stderr, "rdma_fault %s %d %s: %s\n", argv[1], n, argv[3], bad ? "FAILED" : "ok");
+    return bad;
+}

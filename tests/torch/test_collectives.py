@@ -1,0 +1,264 @@
+"""Every collective of the tether backend against a reference computed locally with torch.
+
+Rank r's input is made by data(r, ...), so every rank can build all inputs and compute what the
+collective must give without communicating.
+"""
+import pytest
+import torch
+import torch.distributed as dist
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
+          torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
+OPS = {dist.ReduceOp.SUM: "sum", dist.ReduceOp.PRODUCT: "prod", dist.ReduceOp.MIN: "min",
+       dist.ReduceOp.MAX: "max", dist.ReduceOp.AVG: "avg"}
+
+
+def data(rank, n, dtype, salt=0):
+    """Small values so sums and products stay exact in every dtype (bool: a pattern)."""
+    g = torch.Generator().manual_seed(1000 * rank + salt)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, (n,), generator=g).bool()
+    if dtype == torch.complex64:
+        return torch.complex(torch.randint(-2, 3, (n,), generator=g).float(),
+                             torch.randint(-2, 3, (n,), generator=g).float())
+    low = 0 if dtype == torch.uint8 else -2
+    return torch.randint(low, 3, (n,), generator=g).to(dtype)
+
+
+def reduce_ref(xs, op):
+    """The reduction of the list xs, computed in a wide type and cast back."""
+    dtype = xs[0].dtype
+    if dtype == torch.bool:
+        stack = torch.stack(xs)
+        return stack.any(0) if op in ("sum", "max") else stack.all(0)
+    wide = torch.complex128 if dtype.is_complex else torch.float64
+    stack = torch.stack([x.to(wide) for x in xs])
+    if op == "sum":
+        out = stack.sum(0)
+    elif op == "avg":
+        out = stack.sum(0) / len(xs)
+    elif op == "prod":
+        out = stack.prod(0)
+    elif op == "min":
+        out = stack.min(0).values
+    else:
+        out = stack.max(0).values
+    return out.to(dtype)  # values are small: exact in every dtype
+
+
+def applicable(dtype, op):
+    if dtype.is_complex:  # torch itself refuses PRODUCT, MIN and MAX on complex tensors
+        return op in ("sum", "avg")
+    if op == "avg":
+        return dtype.is_floating_point
+    return True
+
+
+def close(got, want):
+    if got.dtype in (torch.float16, torch.bfloat16):
+        torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-2)
+    else:
+        assert torch.equal(got, want), f"got {got}\nwant {want}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", list(OPS), ids=list(OPS.values()))
+def test_all_reduce(world, dtype, op):
+    rank, size = world
+    name = OPS[op]
+    if not applicable(dtype, name):
+        with pytest.raises((ValueError, RuntimeError)):
+            dist.all_reduce(data(rank, 5, dtype), op=op)
+        return
+    t = data(rank, 37, dtype)
+    dist.all_reduce(t, op=op)
+    close(t, reduce_ref([data(r, 37, dtype) for r in range(size)], name))
+
+
+def test_all_reduce_non_contiguous(world):
+    rank, size = world
+    base = data(rank, 40, torch.float32).view(8, 5)
+    t = base.t()  # a transposed view: written back through the view
+    dist.all_reduce(t)
+    want = reduce_ref([data(r, 40, torch.float32) for r in range(size)], "sum").view(8, 5).t()
+    close(t, want)
+    close(base, want.t())
+
+
+def test_all_reduce_empty(world):
+    t = torch.zeros(0)
+    dist.all_reduce(t)
+    assert t.numel() == 0
+
+
+def test_async_ops_complete_in_order(world):
+    rank, size = world
+    ts = [data(rank, 100 + i, torch.float32, salt=i) for i in range(8)]
+    works = [dist.all_reduce(t, async_op=True) for t in ts]
+    for w in works:
+        assert w.wait()
+    for i, t in enumerate(ts):
+        close(t, reduce_ref([data(r, 100 + i, torch.float32, salt=i) for r in range(size)], "sum"))
+
+
+def test_future_holds_the_result(world):
+    rank, size = world
+    t = data(rank, 9, torch.float64)
+    fut = dist.all_reduce(t, async_op=True).get_future()
+    (got,) = fut.wait()
+    close(got, reduce_ref([data(r, 9, torch.float64) for r in range(size)], "sum"))
+
+
+def test_all_reduce_coalesced(world):
+    rank, size = world
+    ts = [data(rank, n, torch.float32, salt=n) for n in (3, 0, 17, 4)]
+    dist.all_reduce_coalesced(ts)
+    for n, t in zip((3, 0, 17, 4), ts):
+        close(t, reduce_ref([data(r, n, torch.float32, salt=n) for r in range(size)], "sum"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bfloat16, torch.bool], ids=str)
+def test_broadcast(world, dtype):
+    rank, size = world
+    for root in range(size):
+        t = data(rank, 21, dtype, salt=root)
+        dist.broadcast(t, src=root)
+        close(t, data(root, 21, dtype, salt=root))
+
+
+def test_all_gather(world):
+    rank, size = world
+    out = [torch.empty(2, 3, dtype=torch.int32) for _ in range(size)]
+    dist.all_gather(out, data(rank, 6, torch.int32).view(2, 3))
+    for r in range(size):
+        close(out[r], data(r, 6, torch.int32).view(2, 3))
+
+
+def test_all_gather_into_tensor(world):
+    rank, size = world
+    out = torch.empty(size * 7, dtype=torch.float64)
+    dist.all_gather_into_tensor(out, data(rank, 7, torch.float64))
+    close(out, torch.cat([data(r, 7, torch.float64) for r in range(size)]))
+
+
+def test_all_gather_coalesced(world):
+    rank, size = world
+    shapes = [(2,), (3, 2)]
+    ins = [data(rank, 2, torch.float32), data(rank, 6, torch.float32, salt=1).view(3, 2)]
+    outs = [[torch.empty(s) for s in shapes] for _ in range(size)]
+    dist.all_gather_coalesced(outs, ins)
+    for r in range(size):
+        close(outs[r][0], data(r, 2, torch.float32))
+        close(outs[r][1], data(r, 6, torch.float32, salt=1).view(3, 2))
+
+
+@pytest.mark.parametrize("op", [dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.AVG],
+                         ids=["sum", "max", "avg"])
+def test_reduce_scatter_tensor(world, op):
+    rank, size = world
+    t = data(rank, 5 * size, torch.float32)
+    out = torch.empty(5)
+    dist.reduce_scatter_tensor(out, t, op=op)
+    want = reduce_ref([data(r, 5 * size, torch.float32) for r in range(size)], OPS[op])
+    close(out, want[5 * rank:5 * rank + 5])
+
+
+def test_reduce_scatter_list(world):
+    rank, size = world
+    ins = [data(rank, 4, torch.int64, salt=j) for j in range(size)]
+    out = torch.empty(4, dtype=torch.int64)
+    dist.reduce_scatter(out, ins)
+    close(out, reduce_ref([data(r, 4, torch.int64, salt=rank) for r in range(size)], "sum"))
+
+
+def test_all_to_all_single_equal(world):
+    rank, size = world
+    t = data(rank, 3 * size, torch.float32)
+    out = torch.empty(3 * size)
+    dist.all_to_all_single(out, t)
+    close(out, torch.cat([data(r, 3 * size, torch.float32)[3 * rank:3 * rank + 3]
+                          for r in range(size)]))
+
+
+def sends(src, dst):
+    """Rows rank src sends to rank dst in the uneven test (0 included)."""
+    return (src + 2 * dst) % 3
+
+
+def test_all_to_all_single_uneven(world):
+    rank, size = world
+    in_splits = [sends(rank, d) for d in range(size)]
+    out_splits = [sends(s, rank) for s in range(size)]
+    t = data(rank, 2 * sum(in_splits), torch.float32, salt=7).view(-1, 2)
+    out = torch.empty(sum(out_splits), 2)
+    dist.all_to_all_single(out, t, out_splits, in_splits)
+    want = []
+    for s in range(size):
+        theirs = data(s, 2 * sum(sends(s, d) for d in range(size)), torch.float32, salt=7).view(-1, 2)
+        start = sum(sends(s, d) for d in range(rank))
+        want.append(theirs[start:start + sends(s, rank)])
+    close(out, torch.cat(want))
+
+
+def test_all_to_all_list(world):
+    rank, size = world
+    ins = [data(rank, j + 1, torch.int32, salt=j) for j in range(size)]
+    outs = [torch.empty(rank + 1, dtype=torch.int32) for _ in range(size)]
+    dist.all_to_all(outs, ins)
+    for s in range(size):
+        close(outs[s], data(s, rank + 1, torch.int32, salt=rank))
+
+
+def test_send_recv_ring(world):
+    rank, size = world
+    if size == 1:
+        pytest.skip("send/recv needs two ranks")
+    right, left = (rank + 1) % size, (rank - 1) % size
+    # Even ranks send first, odd ranks receive first: no pair waits on each other.
+    got = torch.empty(11, dtype=torch.float64)
+    if rank % 2 == 0:
+        dist.send(data(rank, 11, torch.float64), right)
+        dist.recv(got, left)
+    else:
+        dist.recv(got, left)
+        dist.send(data(rank, 11, torch.float64), right)
+    close(got, data(left, 11, torch.float64))
+
+
+def test_isend_irecv(world):
+    rank, size = world
+    if size == 1:
+        pytest.skip("send/recv needs two ranks")
+    if rank == 0:
+        works = [dist.isend(data(0, 5, torch.int64, salt=d), d) for d in range(1, size)]
+    else:
+        got = torch.empty(5, dtype=torch.int64)
+        works = [dist.irecv(got, 0)]
+    for w in works:
+        w.wait()
+    if rank != 0:
+        close(got, data(0, 5, torch.int64, salt=rank))
+
+
+def test_barrier(world):
+    dist.barrier()
+
+
+def test_bad_arguments_raise_at_the_call(world):
+    rank, size = world
+    with pytest.raises(ValueError, match="tether all_gather_into_tensor"):
+        dist.all_gather_into_tensor(torch.empty(size * 3 + 1), torch.ones(3))
+    with pytest.raises(ValueError, match="tether allreduce: AVG needs a floating-point"):
+        dist.all_reduce(torch.ones(2, dtype=torch.int64), op=dist.ReduceOp.AVG)
+    with pytest.raises(RuntimeError, match="does not support"):
+        dist.gather(torch.ones(1), [torch.ones(1)] * size if rank == 0 else None)
+    # The group is still usable after argument errors.
+    t = torch.ones(3)
+    dist.all_reduce(t)
+    close(t, torch.full((3,), float(size)))
+
+
+def test_second_tether_group_is_refused(world):
+    with pytest.raises(RuntimeError, match="already has a tether process group"):
+        dist.new_group(backend="tether")
+    dist.barrier()  # the world still works

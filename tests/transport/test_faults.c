@@ -1,0 +1,292 @@
+/* tests/transport/test_faults.c - failures the mesh must report clearly, and stray clients.
+ * Mismatched messages, a peer that exits, abort frames, strays during set-up, a busy port. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "backends/tcp/handshake.h"
+#include "harness.h"
+
+static int contains(const char *text, const char *part)
+{
+    return strstr(text, part) != NULL;
+}
+
+#define CHECK_MSG(part)                                                                            \
+    CHECK(contains(tether_last_error(), part), "message \"%s\" lacks \"%s\"", tether_last_error(), \
+          part)
+
+/* Rank 0 sends 8 bytes, rank 1 expects 16: rank 1 fails naming both, aborts (as the core does)
+ * and rank 0, waiting for an answer, learns the mismatch from the abort frame. */
+static int mismatch_body(const rank_ctx *ctx)
+{
+    tether_ep *ep = harness_open(ctx);
+    tether_tag t = {.group = 0, .seq = 4, .step = 0, .sig = 77};
+    char buf[16] = {0};
+    if (ctx->rank == 0) {
+        CHECK_OK(harness_send(ep, 1, buf, 8, t));
+        int rc = harness_recv(ep, 1, buf, 8, t);
+        CHECK(rc == TETHER_EMISMATCH, "rank 0 got %s: %s", tether_err_name(rc),
+              tether_last_error());
+        CHECK_MSG("rank 1 reported:");
+        CHECK_MSG("16 bytes");
+    } else {
+        int rc = harness_recv(ep, 0, buf, 16, t);
+        CHECK(rc == TETHER_EMISMATCH, "rank 1 got %s", tether_err_name(rc));
+        CHECK_MSG("8 bytes");
+        CHECK_MSG("16 bytes");
+        CHECK_MSG("rank 0 (127.0.0.1:");
+        char msg[TETHER_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", tether_last_error());
+        tether_mesh_ops.abort(ep, TETHER_EMISMATCH, msg);
+        /* broken for good: later calls fail at once with the same code */
+        tether_req *r;
+        CHECK(tether_mesh_ops.isend(ep, 0, buf, 1, t, &r) == TETHER_EMISMATCH, "not sticky");
+    }
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
+/* Another collective (signature) on the same call number is a mismatch even at another step. */
+static int signature_body(const rank_ctx *ctx)
+{
+    tether_ep *ep = harness_open(ctx);
+    tether_tag t = {
+        .group = 0, .seq = 9, .step = ctx->rank ? 0 : 3, .sig = ctx->rank ? 0x1111 : 0x2222};
+    int x = 0;
+    if (ctx->rank == 0) {
+        CHECK_OK(harness_send(ep, 1, &x, sizeof x, t));
+        usleep(300 * 1000); /* let rank 1 fail on its own before we close */
+    } else {
+        usleep(100 * 1000); /* the message is unexpected when the receive comes */
+        int rc = harness_recv(ep, 0, &x, sizeof x, t);
+        CHECK(rc == TETHER_EMISMATCH, "got %s", tether_err_name(rc));
+        CHECK_MSG("signature 00002222");
+        CHECK_MSG("signature 00001111");
+    }
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
+/* Rank 1 exits at once. Rank 0 waits on it and gets EPEER naming it. Rank 2 waits only on rank 0,
+ * which never sends: it must still notice rank 1's exit (wait polls every link). */
+static int peer_exit_body(const rank_ctx *ctx)
+{
+    tether_ep *ep = harness_open(ctx);
+    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    int x;
+    if (ctx->rank == 1)
+        _exit(0); /* no close, no goodbye: as a crash would */
+    int rc = harness_recv(ep, ctx->rank == 0 ? 1 : 0, &x, sizeof x, t);
+    CHECK(rc == TETHER_EPEER, "rank %d got %s: %s", ctx->rank, tether_err_name(rc),
+          tether_last_error());
+    CHECK_MSG("rank 1 (127.0.0.1:");
+    CHECK_MSG("closed the connection");
+    usleep(300 * 1000); /* rank 2 must see rank 1 go first, not our close */
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
+/* abort() reaches every peer with its reason and code. */
+static int abort_body(const rank_ctx *ctx)
+{
+    tether_ep *ep = harness_open(ctx);
+    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    int x;
+    if (ctx->rank == 0) {
+        tether_mesh_ops.abort(ep, TETHER_ETIMEDOUT, "rank 0 timed out in all_reduce (test)");
+        tether_req *r;
+        CHECK(tether_mesh_ops.irecv(ep, 1, &x, sizeof x, t, &r) == TETHER_ETIMEDOUT,
+              "abort not sticky");
+    } else {
+        int rc = harness_recv(ep, 0, &x, sizeof x, t);
+        CHECK(rc == TETHER_EPEER, "rank %d got %s", ctx->rank, tether_err_name(rc));
+        CHECK_MSG("rank 0 reported: rank 0 timed out in all_reduce (test)");
+        usleep(300 * 1000); /* the other rank must see the abort first, not our close */
+    }
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
+static int connect_to(int port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int i = 0; i < 500; i++) { /* the rank may not listen yet */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(fd >= 0, "socket");
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            return fd;
+        close(fd);
+        usleep(10 * 1000);
+    }
+    CHECK(0, "cannot connect to port %d", port);
+    return -1;
+}
+
+/* A hello with another job's token. With read_answer, check the rank answers "wrong job token";
+ * else reset the connection at once, so the rank's answer meets a closed socket (EPIPE, which
+ * must not become a SIGPIPE killing the rank). */
+static void wrong_token(int port, int read_answer)
+{
+    tether__hello h;
+    unsigned char b[TETHER__HELLO_SIZE];
+    memset(&h, 0, sizeof h);
+    h.version = TETHER__PROTO_VERSION;
+    h.rank = 0;
+    h.size = 2;
+    h.nlinks = 1;
+    strcpy(h.token, "another-job");
+    tether__hello_encode(&h, b);
+    int fd = connect_to(port);
+    CHECK(write(fd, b, sizeof b) == (ssize_t)sizeof b, "write");
+    if (!read_answer) {
+        struct linger reset = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        close(fd);
+        return;
+    }
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = read(fd, b + got, sizeof b - got);
+        CHECK(n > 0, "no answer to a wrong-token hello");
+        got += (size_t)n;
+    }
+    CHECK(tether__hello_decode(b, &h) == 0 && h.status == TETHER__HS_BAD_TOKEN, "answer status %u",
+          h.status);
+    close(fd);
+}
+
+static int strays_body(const rank_ctx *ctx)
+{
+    tether_ep *ep = harness_open(ctx);
+    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    int x = 1234;
+    CHECK_OK(ctx->rank == 0 ? harness_send(ep, 1, &x, sizeof x, t)
+                            : harness_recv(ep, 0, &x, sizeof x, t));
+    CHECK(x == 1234, "got %d", x);
+    CHECK_OK(ctx->rank == 1 ? harness_send(ep, 0, &x, sizeof x, t)
+                            : harness_recv(ep, 1, &x, sizeof x, t));
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
+/* Rank 1 (which accepts) starts alone; strays hit its port: garbage, a wrong token (one resets
+ * before the answer), one that says nothing, one that closes at once. Then rank 0 starts, and
+ * both must form the mesh. */
+static int run_strays(void)
+{
+    const char *env[] = {"TETHER_JOB_TOKEN=right-token", "TETHER_TIMEOUT=20", NULL};
+    rank_ctx ctx = {.size = 2};
+    int pids[2], failed = 0;
+    static const char garbage[] =
+        "GET / HTTP/1.0\r\nHost: x\r\n\r\n"
+        "0123456789012345678901234567890123456789012345678901234567890123456789"
+        "0123456789012345678901234567890123456789012345678901234567890123456789"
+        "0123456789012345678901234567890123456789012345678901234567890123456789"
+        "01234567890123456789012345678901234567890123456789";
+    _Static_assert(sizeof garbage > TETHER__HELLO_SIZE, "garbage shorter than a hello");
+    for (int i = 0; env[i]; i++)
+        putenv((char *)env[i]);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, ctx.ports);
+    ctx.rank = 1;
+    pids[1] = harness_spawn(&ctx, strays_body);
+    int g = connect_to(ctx.ports[1]);
+    CHECK(write(g, garbage, sizeof garbage) == (ssize_t)sizeof garbage, "write garbage");
+    wrong_token(ctx.ports[1], 0);
+    wrong_token(ctx.ports[1], 1);
+    int silent = connect_to(ctx.ports[1]);
+    close(connect_to(ctx.ports[1]));
+    ctx.rank = 0;
+    pids[0] = harness_spawn(&ctx, strays_body);
+    for (int r = 0; r < 2; r++)
+        failed |= harness_reap(pids[r], r);
+    /* the garbage sender was dropped: its connection is closed */
+    struct pollfd p = {.fd = g, .events = POLLIN};
+    char c;
+    CHECK(poll(&p, 1, 5000) == 1 && read(g, &c, 1) <= 0, "garbage connection not closed");
+    close(g);
+    close(silent);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* Another program holds the port: open fails at once with ENET naming the address and the fix. */
+static int run_port_in_use(void)
+{
+    int ports[2];
+    harness_ports(2, ports);
+    const char *path = harness_hostfile(2, ports);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)ports[1]),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    CHECK(bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 4) == 0,
+          "cannot hold the port");
+    setenv("TETHER_RANK", "1", 1);
+    setenv("TETHER_HOSTFILE", path, 1);
+    tether_config cfg;
+    tether_ep *ep = NULL;
+    int rank, size;
+    CHECK_OK(tether__config_load(&cfg));
+    int rc = tether_mesh_ops.open(&cfg, &ep, &rank, &size);
+    CHECK(rc == TETHER_ENET, "open gave %s", tether_err_name(rc));
+    char port[32];
+    snprintf(port, sizeof port, "127.0.0.1:%d", ports[1]);
+    CHECK_MSG(port);
+    CHECK_MSG("already in use");
+    CHECK_MSG("--starting-port");
+    close(fd);
+    unlink(path);
+    return 0;
+}
+
+/* A rank out of range for the hostfile is a configuration error naming both. */
+static int run_bad_rank(void)
+{
+    int ports[2];
+    harness_ports(2, ports);
+    const char *path = harness_hostfile(2, ports);
+    setenv("TETHER_RANK", "2", 1);
+    setenv("TETHER_HOSTFILE", path, 1);
+    tether_config cfg;
+    tether_ep *ep = NULL;
+    int rank, size;
+    CHECK_OK(tether__config_load(&cfg));
+    int rc = tether_mesh_ops.open(&cfg, &ep, &rank, &size);
+    CHECK(rc == TETHER_ECONFIG, "open gave %s", tether_err_name(rc));
+    CHECK_MSG("TETHER_RANK=2");
+    CHECK_MSG(path);
+    unlink(path);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *env[] = {"TETHER_JOB_TOKEN=fault-test", "TETHER_TIMEOUT=20", NULL};
+    const char *t = argc > 1 ? argv[1] : "";
+    if (!strcmp(t, "mismatch"))
+        return harness_run(2, env, mismatch_body);
+    if (!strcmp(t, "signature"))
+        return harness_run(2, env, signature_body);
+    if (!strcmp(t, "peer_exit"))
+        return harness_run(3, env, peer_exit_body);
+    if (!strcmp(t, "abort"))
+        return harness_run(3, env, abort_body);
+    if (!strcmp(t, "strays"))
+        return run_strays();
+    if (!strcmp(t, "port_in_use"))
+        return run_port_in_use();
+    if (!strcmp(t, "bad_rank"))
+        return run_bad_rank();
+    fprintf(stderr, "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank\n",
+            argv[0]);
+    return 2;
+}

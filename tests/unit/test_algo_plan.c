@@ -1,0 +1,158 @@
+/* tests/unit/test_algo_plan.c - algorithm choice and step planning, without any transport: the
+ * auto policy and TETHER_* overrides, partitions, ring neighbours and non-power-of-two folding. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/algo/algo.h"
+
+static unsigned fake_caps;
+
+static unsigned caps_of(const tether_ep *ep)
+{
+    (void)ep;
+    return fake_caps;
+}
+
+static const tether_transport_ops fake_ops = {.name = "fake", .caps = caps_of};
+
+static tether_algo pick(tether_coll_kind kind, int n, size_t bytes, unsigned caps)
+{
+    tether_world w = {.ops = &fake_ops};
+    tether_group g = {.world = &w, .size = n};
+    tether_coll c = {.kind = kind, .count = bytes, .esize = 1, .dt = TETHER_UINT8};
+    fake_caps = caps;
+    return tether__algo_select(&g, &c);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    for (int a = 0; a < TETHER_ALGO_COUNT; a++)
+        assert_int_equal(tether__algo_parse(tether__algo_name((tether_algo)a)), a);
+    assert_int_equal(tether__algo_parse(NULL), TETHER_ALGO_AUTO);
+    assert_int_equal(tether__algo_parse(""), TETHER_ALGO_AUTO);
+    assert_int_equal(tether__algo_parse("Ring"), -1);
+    assert_int_equal(tether__algo_parse("rings"), -1);
+}
+
+static void test_auto_policy(void **state)
+{
+    (void)state;
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+    unsetenv("TETHER_TREE_BELOW");
+    size_t small = TETHER_TREE_BELOW_DEFAULT - 1, large = TETHER_TREE_BELOW_DEFAULT;
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, small, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, large, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, TETHER_DIRECT_MAX_RANKS + 1, large, TETHER_CAP_DIRECT),
+                     TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, large, 0), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 1, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
+    assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, 4, 1, 0), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, small, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, large, 0), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_ALL_TO_ALL, 4, large, 0), TETHER_ALGO_DIRECT);
+}
+
+static void test_overrides(void **state)
+{
+    (void)state;
+    setenv("TETHER_ALLREDUCE_ALGO", "butterfly", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, TETHER_CAP_DIRECT), TETHER_ALGO_BUTTERFLY);
+    /* forcing all_reduce leaves the others alone */
+    assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 10, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
+    setenv("TETHER_ALLREDUCE_ALGO", "fast", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_AUTO); /* run reports it */
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+    setenv("TETHER_TREE_BELOW", "100", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 99, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 100, 0), TETHER_ALGO_RING);
+    setenv("TETHER_TREE_BELOW", "lots", 1); /* malformed: warned once, default used */
+    assert_int_equal(tether__tree_below(), TETHER_TREE_BELOW_DEFAULT);
+    setenv("TETHER_TREE_BELOW", "-5", 1);
+    assert_int_equal(tether__tree_below(), TETHER_TREE_BELOW_DEFAULT);
+    unsetenv("TETHER_TREE_BELOW");
+}
+
+static void test_partition(void **state)
+{
+    (void)state;
+    for (size_t total = 0; total < 40; total++)
+        for (size_t parts = 1; parts < 10; parts++) {
+            size_t next = 0, lo = (size_t)-1, hi = 0;
+            for (size_t i = 0; i < parts; i++) {
+                size_t off, len;
+                tether__part(total, parts, i, &off, &len);
+                assert_int_equal(off, next); /* contiguous, in order */
+                next = off + len;
+                lo = len < lo ? len : lo;
+                hi = len > hi ? len : hi;
+            }
+            assert_int_equal(next, total);
+            assert_true(hi - lo <= 1); /* as even as possible */
+        }
+    assert_int_equal(tether__nsegments(0, 4), 1);
+    assert_int_equal(tether__nsegments(TETHER_SEG_BYTES / 4, 4), 1);
+    assert_int_equal(tether__nsegments(TETHER_SEG_BYTES / 4 + 1, 4), 2);
+}
+
+/* Both ring directions: my successor's predecessor is me, and positions cover every rank once. */
+static void test_ring_neighbours(void **state)
+{
+    (void)state;
+    for (int n = 2; n <= 9; n++)
+        for (int d = 0; d < 2; d++) {
+            int seen[16] = {0};
+            for (int j = 0; j < n; j++) {
+                int r = tether__ring_rank_at(n, d, j);
+                assert_true(r >= 0 && r < n);
+                seen[r]++;
+                int next = tether__ring_rank_at(n, d, j + 1), prev = tether__ring_rank_at(n, d, j - 1);
+                assert_int_equal(next, d == 0 ? (r + 1) % n : (r - 1 + n) % n);
+                assert_int_equal(prev, d == 0 ? (r - 1 + n) % n : (r + 1) % n);
+            }
+            for (int r = 0; r < n; r++)
+                assert_int_equal(seen[r], 1);
+        }
+}
+
+/* Folding: survivors are numbered 0..pof2-1 exactly once, and fold_rank inverts the numbering. */
+static void test_fold(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= 13; n++) {
+        int survivors[16] = {0}, count = 0;
+        for (int r = 0; r < n; r++) {
+            tether_group g = {.size = n, .rank = r};
+            tether_fold f = tether__fold_of(&g);
+            assert_int_equal(f.pof2 + f.extra, n);
+            assert_int_equal(1 << f.rounds, f.pof2);
+            assert_true(f.pof2 <= n && 2 * f.pof2 > n);
+            if (f.newrank < 0) {
+                assert_true(r < 2 * f.extra && r % 2 == 0);
+                continue;
+            }
+            assert_true(f.newrank < f.pof2);
+            survivors[f.newrank]++;
+            count++;
+            assert_int_equal(tether__fold_rank(&f, f.newrank), r);
+        }
+        for (int s = 0; s < count; s++)
+            assert_int_equal(survivors[s], 1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),     cmocka_unit_test(test_auto_policy),
+        cmocka_unit_test(test_overrides), cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_ring_neighbours), cmocka_unit_test(test_fold),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,416 @@
+/* tests/unit/test_reduce.c - every reduction kernel and half-precision conversion against a slow scalar
+ * reference written independently (double arithmetic, search over every half value). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/reduce.h"
+#include "tether.h"
+
+/* ---- deterministic random numbers ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static float f32_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint32_t bits32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* ---- reference conversions ---- */
+
+/* The exact value of a float16 bit pattern, from its definition. */
+static double ref_half_value(uint16_t h)
+{
+    int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double sign = (h & 0x8000) ? -1.0 : 1.0;
+    if (exp == 0x1f)
+        return mant ? NAN : sign * INFINITY;
+    if (exp == 0)
+        return sign * ldexp(mant, -24);
+    return sign * ldexp(1024 + mant, exp - 25);
+}
+
+/* Nearest float16 to x (round half to even) by search over the 0x7c00 finite magnitudes; beyond the
+ * largest, values from 65520 on (half an ulp above 65504) are infinity. */
+static uint16_t ref_float_to_half(float f)
+{
+    if (isnan(f))
+        return 0x7e00;
+    uint16_t sign = signbit(f) ? 0x8000 : 0;
+    double x = fabs((double)f);
+    if (x >= 65520.0)
+        return sign | 0x7c00;
+    unsigned lo = 0, hi = 0x7bff; /* largest pattern with value <= x */
+    while (lo < hi) {
+        unsigned mid = (lo + hi + 1) / 2;
+        if (ref_half_value((uint16_t)mid) <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (lo == 0x7bff)
+        return sign | 0x7bff;
+    double below = ref_half_value((uint16_t)lo), above = ref_half_value((uint16_t)(lo + 1));
+    unsigned pick = (x - below < above - x) ? lo : (x - below > above - x) ? lo + 1 : (lo % 2 ? lo + 1 : lo);
+    return (uint16_t)(sign | pick);
+}
+
+/* bfloat16 is the top half of a float32: round the dropped 16 bits by comparing distances. */
+static double ref_bf16_value(uint16_t b)
+{
+    if ((b & 0x7fff) == 0x7f80)
+        return (b & 0x8000) ? -ldexp(1, 128) : ldexp(1, 128); /* where rounding up lands */
+    return (double)f32_of((uint32_t)b << 16);
+}
+
+static uint16_t ref_float_to_bf16(float f)
+{
+    if (isnan(f))
+        return (uint16_t)((bits32(f) >> 16) | 0x40);
+    if (isinf(f))
+        return (uint16_t)(bits32(f) >> 16);
+    uint16_t lo = (uint16_t)(bits32(f) >> 16), hi = (uint16_t)(lo + 1); /* truncation, one up */
+    double x = (double)f, dl = fabs(x - ref_bf16_value(lo)), dh = fabs(ref_bf16_value(hi) - x);
+    if (dl < dh || (dl == dh && lo % 2 == 0))
+        return lo;
+    return hi;
+}
+
+static int same_float(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b));
+}
+
+/* ---- reference reductions: one element at a time, in double or 64-bit integers ---- */
+
+static int is_float_dtype(tether_dtype dt)
+{
+    return dt == TETHER_FLOAT16 || dt == TETHER_BFLOAT16 || dt == TETHER_FLOAT32 || dt == TETHER_FLOAT64;
+}
+
+static double fop(double a, double b, tether_op op)
+{
+    switch (op) {
+    case TETHER_SUM: return a + b;
+    case TETHER_PROD: return a * b;
+    case TETHER_MAX: return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+    case TETHER_MIN: return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
+    default: return NAN;
+    }
+}
+
+static uint64_t iop(uint64_t a, uint64_t b, int is_signed, int bits, tether_op op)
+{
+    uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+    int64_t sa = (int64_t)(a << (64 - bits)) >> (64 - bits), sb = (int64_t)(b << (64 - bits)) >> (64 - bits);
+    int a_gt = is_signed ? sa > sb : (a & mask) > (b & mask);
+    switch (op) {
+    case TETHER_SUM: return (a + b) & mask;
+    case TETHER_PROD: return (a * b) & mask;
+    case TETHER_MAX: return (a_gt ? a : b) & mask;
+    case TETHER_MIN: return (a_gt ? b : a) & mask;
+    default: return 0;
+    }
+}
+
+/* Element i of buf as a double (floats) or raw integer bits, and back. */
+static double load_f(const void *buf, size_t i, tether_dtype dt)
+{
+    const uint8_t *p = (const uint8_t *)buf + i * tether_dtype_size(dt);
+    uint16_t h;
+    float f;
+    double d;
+    switch (dt) {
+    case TETHER_FLOAT16: memcpy(&h, p, 2); return ref_half_value(h);
+    case TETHER_BFLOAT16: memcpy(&h, p, 2); return (double)f32_of((uint32_t)h << 16);
+    case TETHER_FLOAT32: memcpy(&f, p, 4); return f;
+    default: memcpy(&d, p, 8); return d;
+    }
+}
+
+static uint64_t load_i(const void *buf, size_t i, size_t esize)
+{
+    uint64_t v = 0;
+    memcpy(&v, (const uint8_t *)buf + i * esize, esize); /* little-endian test host */
+    return v;
+}
+
+/* The reference result for one element of dt. */
+static void ref_element(void *out, const void *dst, const void *src, size_t i, tether_dtype dt, tether_op op)
+{
+    size_t es = tether_dtype_size(dt);
+    uint8_t *o = (uint8_t *)out + i * es;
+    if (dt == TETHER_BOOL) {
+        int a = ((const uint8_t *)dst)[i] != 0, b = ((const uint8_t *)src)[i] != 0;
+        *o = (uint8_t)((op == TETHER_SUM || op == TETHER_MAX) ? (a || b) : (a && b));
+    } else if (dt == TETHER_COMPLEX64) {
+        const float *a = (const float *)dst + 2 * i, *b = (const float *)src + 2 * i;
+        float r[2] = {op == TETHER_SUM ? a[0] + b[0] : (float)((double)a[0] * b[0] - (double)a[1] * b[1]),
+                      op == TETHER_SUM ? a[1] + b[1] : (float)((double)a[0] * b[1] + (double)a[1] * b[0])};
+        memcpy(o, r, 8);
+    } else if (is_float_dtype(dt)) {
+        /* one IEEE operation in double rounded to float is the correctly rounded float result */
+        float r32 = (float)fop(load_f(dst, i, dt), load_f(src, i, dt), op);
+        double r = fop(load_f(dst, i, dt), load_f(src, i, dt), op);
+        uint16_t h;
+        switch (dt) {
+        case TETHER_FLOAT16: h = ref_float_to_half(r32); memcpy(o, &h, 2); break;
+        case TETHER_BFLOAT16: h = ref_float_to_bf16(r32); memcpy(o, &h, 2); break;
+        case TETHER_FLOAT32: memcpy(o, &r32, 4); break;
+        default: memcpy(o, &r, 8); break;
+        }
+    } else {
+        int is_signed = dt == TETHER_INT8 || dt == TETHER_INT16 || dt == TETHER_INT32 || dt == TETHER_INT64;
+        uint64_t r = iop(load_i(dst, i, es), load_i(src, i, es), is_signed, (int)es * 8, op);
+        memcpy(o, &r, es);
+    }
+}
+
+static int element_equal(const void *x, const void *y, size_t i, tether_dtype dt)
+{
+    size_t es = tether_dtype_size(dt);
+    if (is_float_dtype(dt))
+        return same_float(load_f(x, i, dt), load_f(y, i, dt));
+    return memcmp((const uint8_t *)x + i * es, (const uint8_t *)y + i * es, es) == 0;
+}
+
+/* Random inputs that reach every case: raw random bits (NaN, infinities and subnormals included for
+ * the half types) mixed with small integers (exact sums and ties), specials at fixed places. */
+static void fill(void *buf, size_t n, tether_dtype dt)
+{
+    size_t es = tether_dtype_size(dt);
+    uint8_t *p = buf;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd();
+        if (dt == TETHER_COMPLEX64) {
+            float v[2] = {(float)((int)(r % 61) - 30), (float)((int)((r >> 8) % 61) - 30)};
+            memcpy(p + i * es, v, 8);
+        } else if (dt == TETHER_FLOAT32 && (r & 3) == 0) {
+            float v = (float)((int)((r >> 8) % 200) - 100) * 0.25f;
+            memcpy(p + i * es, &v, 4);
+        } else if (dt == TETHER_FLOAT64 && (r & 3) == 0) {
+            double v = (double)((int)((r >> 8) % 200) - 100) * 0.25;
+            memcpy(p + i * es, &v, 8);
+        } else if (dt == TETHER_BOOL) {
+            static const uint8_t truth[4] = {0, 1, 2, 255};
+            p[i] = truth[r & 3];
+        } else {
+            memcpy(p + i * es, &r, es);
+        }
+    }
+    if (dt == TETHER_FLOAT32 && n >= 4) {
+        float specials[4] = {NAN, INFINITY, -0.0f, 1e-40f};
+        memcpy(p, specials, sizeof specials);
+    }
+}
+
+static void check_kernel(tether_dtype dt, tether_op op, size_t n, int in_place)
+{
+    size_t es = tether_dtype_size(dt), bytes = n * es + 1;
+    uint8_t *dst = malloc(bytes), *src = malloc(bytes), *want = malloc(bytes);
+    assert_non_null(dst);
+    assert_non_null(src);
+    assert_non_null(want);
+    fill(dst, n, dt);
+    fill(src, n, dt);
+    if (in_place)
+        memcpy(src, dst, n * es);
+    for (size_t i = 0; i < n; i++)
+        ref_element(want, dst, src, i, dt, op);
+    assert_int_equal(tether__reduce(dst, in_place ? dst : src, n, dt, op), TETHER_OK);
+    for (size_t i = 0; i < n; i++)
+        if (!element_equal(dst, want, i, dt))
+            fail_msg("dtype %d op %d n %zu%s: element %zu differs from the reference", (int)dt, (int)op,
+                     n, in_place ? " in place" : "", i);
+    free(dst);
+    free(src);
+    free(want);
+}
+
+static void test_every_kernel(void **state)
+{
+    (void)state;
+    static const size_t lengths[] = {0, 1, 3, 17, 31, 1000, 4099};
+    for (int dt = 0; dt < TETHER_DTYPE_COUNT; dt++)
+        for (int op = 0; op < TETHER_OP_COUNT; op++) {
+            if (!tether__op_valid((tether_dtype)dt, (tether_op)op))
+                continue;
+            for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
+                check_kernel((tether_dtype)dt, (tether_op)op, lengths[l], 0);
+            check_kernel((tether_dtype)dt, (tether_op)op, 257, 1);
+        }
+}
+
+static void test_invalid_ops(void **state)
+{
+    (void)state;
+    float x[4] = {1, 2, 3, 4}, y[4] = {1, 2, 3, 4};
+    assert_int_equal(tether__reduce(x, y, 2, TETHER_COMPLEX64, TETHER_MAX), TETHER_EINVAL);
+    assert_true(strstr(tether_last_error(), "complex64") != NULL);
+    assert_int_equal(tether__reduce(x, y, 2, TETHER_COMPLEX64, TETHER_MIN), TETHER_EINVAL);
+    assert_int_equal(tether__reduce(x, y, 2, TETHER_FLOAT32, TETHER_OP_COUNT), TETHER_EINVAL);
+    assert_int_equal(tether__reduce(x, y, 2, TETHER_FLOAT32, (tether_op)-1), TETHER_EINVAL);
+    assert_int_equal(tether__reduce(x, y, 2, TETHER_DTYPE_COUNT, TETHER_SUM), TETHER_EINVAL);
+    assert_int_equal(tether__reduce(x, y, 2, (tether_dtype)-1, TETHER_SUM), TETHER_EINVAL);
+    assert_true(x[0] == 1 && x[3] == 4); /* untouched */
+    assert_false(tether__op_valid(TETHER_COMPLEX64, TETHER_MAX));
+    assert_true(tether__op_valid(TETHER_COMPLEX64, TETHER_PROD));
+    assert_true(tether__op_valid(TETHER_BOOL, TETHER_MIN));
+}
+
+static void test_bool_semantics(void **state)
+{
+    (void)state;
+    uint8_t a[4] = {0, 0, 7, 2}, b[4] = {0, 9, 0, 1}, c[4];
+    memcpy(c, a, 4);
+    tether__reduce(c, b, 4, TETHER_BOOL, TETHER_SUM);
+    assert_memory_equal(c, ((uint8_t[]){0, 1, 1, 1}), 4);
+    memcpy(c, a, 4);
+    tether__reduce(c, b, 4, TETHER_BOOL, TETHER_PROD);
+    assert_memory_equal(c, ((uint8_t[]){0, 0, 0, 1}), 4); /* 2 AND 1 is true, not 2 & 1 */
+}
+
+static void test_half_to_float_exhaustive(void **state)
+{
+    (void)state;
+    for (uint32_t h = 0; h < 0x10000; h++)
+        if (!same_float(tether__half_to_float((uint16_t)h), ref_half_value((uint16_t)h)))
+            fail_msg("half 0x%04x -> %.9g, want %.9g", h, tether__half_to_float((uint16_t)h),
+                     ref_half_value((uint16_t)h));
+}
+
+/* A float's float16: the exact pattern for non-NaN, a NaN of the same sign for NaN. */
+static void expect_half(float f)
+{
+    uint16_t got = tether__float_to_half(f), want = ref_float_to_half(f);
+    if (isnan(f)) {
+        if (!isnan(ref_half_value(got)) || (got & 0x8000) != (signbit(f) ? 0x8000 : 0))
+            fail_msg("NaN 0x%08x -> 0x%04x is not a NaN of the same sign", bits32(f), got);
+        return;
+    }
+    if (got != want)
+        fail_msg("float %.9g (0x%08x) -> half 0x%04x, want 0x%04x", f, bits32(f), got, want);
+}
+
+static void test_float_to_half(void **state)
+{
+    (void)state;
+    /* every half value, the tie halfway to the next one (round to even), and one float ulp each
+     * side of the tie: normal, subnormal and the overflow boundary */
+    for (uint32_t h = 0; h < 0x7c00; h++) {
+        float v = (float)ref_half_value((uint16_t)h);
+        float tie = (float)((ref_half_value((uint16_t)h) + ref_half_value((uint16_t)(h + 1))) / 2);
+        if (h == 0x7bff)
+            tie = 65520.0f;
+        for (int s = 0; s < 2; s++) {
+            float sg = s ? -1.0f : 1.0f;
+            expect_half(sg * v);
+            expect_half(sg * tie);
+            expect_half(sg * nextafterf(tie, 0));
+            expect_half(sg * nextafterf(tie, INFINITY));
+        }
+    }
+    static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-30f, -1e-30f,
+                                     5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f, 65504.0f, 65519.99f,
+                                     65520.0f, 1e10f, 3.4e38f};
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
+        expect_half(specials[i]);
+    expect_half(f32_of(0x7f800001u)); /* signalling NaN with payload only in the low bits */
+    for (int i = 0; i < 200000; i++)
+        expect_half(f32_of((uint32_t)rnd()));
+}
+
+static void test_float_to_bf16(void **state)
+{
+    (void)state;
+    static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                        0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7f7fffffu,
+                                        0x7f7f8000u, 0x7f7f7fffu, 0x00008000u, 0x00018000u,
+                                        0x3f808000u, 0x3f818000u, 0x00000001u};
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) {
+        float f = f32_of(specials[i]);
+        uint16_t got = tether__float_to_bf16(f);
+        if (isnan(f))
+            assert_true(isnan(tether__bf16_to_float(got)));
+        else
+            assert_int_equal(got, ref_float_to_bf16(f));
+    }
+    for (int i = 0; i < 500000; i++) {
+        float f = f32_of((uint32_t)rnd());
+        uint16_t got = tether__float_to_bf16(f);
+        if (isnan(f))
+            assert_true(isnan(tether__bf16_to_float(got)) && signbit(tether__bf16_to_float(got)) == signbit(f));
+        else if (got != ref_float_to_bf16(f))
+            fail_msg("float 0x%08x -> bf16 0x%04x, want 0x%04x", bits32(f), got, ref_float_to_bf16(f));
+    }
+    for (uint32_t b = 0; b < 0x10000; b++) /* bf16 -> float is exact: top half of the bits */
+        assert_int_equal(bits32(tether__bf16_to_float((uint16_t)b)), b << 16);
+}
+
+static void test_bf16_wire_helpers(void **state)
+{
+    (void)state;
+    enum { N = 1001 };
+    float src[N], acc[N], want[N], rounded[N];
+    uint16_t wire[N], back_bits[N];
+    float back[N];
+    for (int i = 0; i < N; i++)
+        src[i] = f32_of((uint32_t)rnd() & 0xbfffffffu); /* finite-ish magnitudes */
+    tether__floats_to_bf16(wire, src, N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(wire[i], tether__float_to_bf16(src[i]));
+    tether__bf16_to_floats(back, wire, N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(bits32(back[i]), (uint32_t)wire[i] << 16);
+    memcpy(rounded, src, sizeof src);
+    tether__round_to_bf16(rounded, N);
+    tether__floats_to_bf16(back_bits, rounded, N); /* rounding again changes nothing */
+    assert_memory_equal(back_bits, wire, sizeof wire);
+    for (int op = 0; op < TETHER_OP_COUNT; op++) {
+        for (int i = 0; i < N; i++) {
+            acc[i] = (float)((int)(rnd() % 41) - 20);
+            want[i] = (float)fop(acc[i], tether__bf16_to_float(wire[i]), (tether_op)op);
+        }
+        tether__reduce_bf16_into_f32(acc, wire, N, (tether_op)op);
+        for (int i = 0; i < N; i++)
+            if (!same_float(acc[i], want[i]))
+                fail_msg("bf16 wire op %d element %d: %.9g, want %.9g", op, i, acc[i], want[i]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_kernel),
+        cmocka_unit_test(test_invalid_ops),
+        cmocka_unit_test(test_bool_semantics),
+        cmocka_unit_test(test_half_to_float_exhaustive),
+        cmocka_unit_test(test_float_to_half),
+        cmocka_unit_test(test_float_to_bf16),
+        cmocka_unit_test(test_bf16_wire_helpers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
