@@ -73,17 +73,25 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     return TETHER_OK;
 }
 
-int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt,
-                      tether_op op)
+/* The checks every send/recv-buffer collective shares, after clearing the thread's error. whole:
+ * count is the whole vector (all_reduce), else a per-rank block of a size-times larger one.
+ * reducing collectives pass their op; the others pass TETHER_SUM, which every dtype has. */
+static int check_buffers(const char *call, tether_group *g, const void *send, const void *recv,
+                         size_t count, int whole, tether_dtype dt, tether_op op)
 {
-    static const char *const call = "tether_all_reduce";
     tether__clear_error();
     TRY(tether__check_group(call, g));
     TRY(tether__check_dtype(call, dt));
     TRY(tether__check_op(call, dt, op));
     TRY(tether__check_buf(call, "send", send, count));
     TRY(tether__check_buf(call, "recv", recv, count));
-    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
+    return tether__check_size(call, count, whole ? 1 : (size_t)g->size, tether_dtype_size(dt));
+}
+
+int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt,
+                      tether_op op)
+{
+    TRY(check_buffers("tether_all_reduce", g, send, recv, count, 1, dt, op));
     tether_coll c = {.kind = TETHER_COLL_ALL_REDUCE, .send = send, .recv = recv, .count = count,
                      .dt = dt, .op = op};
     return collective(g, &c, "all_reduce");
@@ -91,13 +99,7 @@ int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t coun
 
 int tether_all_gather(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt)
 {
-    static const char *const call = "tether_all_gather";
-    tether__clear_error();
-    TRY(tether__check_group(call, g));
-    TRY(tether__check_dtype(call, dt));
-    TRY(tether__check_buf(call, "send", send, count));
-    TRY(tether__check_buf(call, "recv", recv, count));
-    TRY(tether__check_size(call, count, (size_t)g->size, tether_dtype_size(dt)));
+    TRY(check_buffers("tether_all_gather", g, send, recv, count, 0, dt, TETHER_SUM));
     tether_coll c = {.kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count, .dt = dt};
     return collective(g, &c, "all_gather");
 }
@@ -105,14 +107,7 @@ int tether_all_gather(tether_group *g, const void *send, void *recv, size_t coun
 int tether_reduce_scatter(tether_group *g, const void *send, void *recv, size_t recv_count,
                           tether_dtype dt, tether_op op)
 {
-    static const char *const call = "tether_reduce_scatter";
-    tether__clear_error();
-    TRY(tether__check_group(call, g));
-    TRY(tether__check_dtype(call, dt));
-    TRY(tether__check_op(call, dt, op));
-    TRY(tether__check_buf(call, "send", send, recv_count));
-    TRY(tether__check_buf(call, "recv", recv, recv_count));
-    TRY(tether__check_size(call, recv_count, (size_t)g->size, tether_dtype_size(dt)));
+    TRY(check_buffers("tether_reduce_scatter", g, send, recv, recv_count, 0, dt, op));
     tether_coll c = {.kind = TETHER_COLL_REDUCE_SCATTER, .send = send, .recv = recv, .count = recv_count,
                      .dt = dt, .op = op};
     return collective(g, &c, "reduce_scatter");
@@ -135,16 +130,10 @@ int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
 int tether_all_to_all(tether_group *g, const void *send, void *recv, size_t count_per_peer,
                       tether_dtype dt)
 {
-    static const char *const call = "tether_all_to_all";
-    tether__clear_error();
-    TRY(tether__check_group(call, g));
-    TRY(tether__check_dtype(call, dt));
-    TRY(tether__check_buf(call, "send", send, count_per_peer));
-    TRY(tether__check_buf(call, "recv", recv, count_per_peer));
-    TRY(tether__check_size(call, count_per_peer, (size_t)g->size, tether_dtype_size(dt)));
+    TRY(check_buffers("tether_all_to_all", g, send, recv, count_per_peer, 0, dt, TETHER_SUM));
     if (count_per_peer && send == recv)
-        return tether__fail(TETHER_EINVAL, "%s: send and recv are the same buffer; all_to_all is not "
-                                           "in place", call);
+        return tether__fail(TETHER_EINVAL, "tether_all_to_all: send and recv are the same buffer; "
+                                           "all_to_all is not in place");
     tether_coll c = {.kind = TETHER_COLL_ALL_TO_ALL, .send = send, .recv = recv,
                      .count = count_per_peer, .dt = dt};
     return collective(g, &c, "all_to_all");

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "core/config.h"
+#include "core/errors.h"
 #include "tether.h"
 
 static const char *const vars[] = {"TETHER_RANK", "MLX_RANK", "RANK", "TETHER_SIZE", "WORLD_SIZE",
@@ -68,6 +69,7 @@ static void malformed_values_name_the_variable(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         clean_env(NULL);
         setenv(bad[i][0], bad[i][1], 1);
+        tether__clear_error(); /* the first failure of a call wins: start each case afresh */
         int rc = tether__config_load(&cfg);
         if (!*bad[i][1]) { /* empty counts as unset */
             assert_int_equal(rc, TETHER_OK);
