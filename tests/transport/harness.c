@@ -30,15 +30,19 @@ void harness_ports(int n, int *ports)
         close(fds[i]);
 }
 
-const char *harness_hostfile(int n, const int *ports)
+const char *harness_hostfile(int n, int naddrs, const int *ports)
 {
     static char path[64];
     snprintf(path, sizeof path, "/tmp/tether-transport-%d.json", (int)getpid());
     FILE *f = fopen(path, "w");
     CHECK(f != NULL, "cannot write %s", path);
     fputs("[", f);
-    for (int r = 0; r < n; r++)
-        fprintf(f, "%s[\"127.0.0.1:%d\"]", r ? ", " : "", ports[r]);
+    for (int r = 0; r < n; r++) {
+        fprintf(f, "%s[\"127.0.0.1:%d\"", r ? ", " : "", ports[r]);
+        if (naddrs > 1)
+            fprintf(f, ", \"127.0.0.2:%d\"", ports[n + r]);
+        fputs("]", f);
+    }
     fputs("]\n", f);
     fclose(f);
     return path;
@@ -77,13 +81,19 @@ int harness_reap(int pid, int rank)
 
 int harness_run(int n, const char *const *extra_env, int (*body)(const rank_ctx *ctx))
 {
+    return harness_run_addrs(n, 1, extra_env, body);
+}
+
+int harness_run_addrs(int n, int naddrs, const char *const *extra_env,
+                      int (*body)(const rank_ctx *ctx))
+{
     rank_ctx ctx = {.size = n};
     int pids[MAX_RANKS], failed = 0;
     CHECK(n <= MAX_RANKS, "at most %d ranks", MAX_RANKS);
     for (; extra_env && *extra_env; extra_env++)
         CHECK(putenv((char *)*extra_env) == 0, "putenv");
-    harness_ports(n, ctx.ports);
-    ctx.hostfile = harness_hostfile(n, ctx.ports);
+    harness_ports(n * naddrs, ctx.ports);
+    ctx.hostfile = harness_hostfile(n, naddrs, ctx.ports);
     for (int r = 0; r < n; r++) {
         ctx.rank = r;
         pids[r] = harness_spawn(&ctx, body);

@@ -29,7 +29,7 @@
 
 typedef struct rank_ctx {
     int rank, size;
-    int ports[MAX_RANKS];
+    int ports[2 * MAX_RANKS];
     const char *hostfile;
 } rank_ctx;
 
@@ -37,13 +37,18 @@ typedef struct rank_ctx {
  * them at once). */
 void harness_ports(int n, int *ports);
 
-/* A per-rank hostfile in a temp dir: rank r listens on 127.0.0.1:ports[r]. Returns its path. */
-const char *harness_hostfile(int n, const int *ports);
+/* A per-rank hostfile in a temp dir: rank r listens on 127.0.0.1:ports[r], and with naddrs 2
+ * also on 127.0.0.2:ports[n + r] (a second "cable"). Returns its path. */
+const char *harness_hostfile(int n, int naddrs, const int *ports);
 
 /* Fork one process per rank running body(ctx); each exits 0 when body returns 0. extra_env
  * (NULL-terminated "K=V" list, may be NULL) is set in every rank before body. Returns 0 when
  * every rank exited 0, else 1 after printing which did not. Ranks are killed after 60 s. */
 int harness_run(int n, const char *const *extra_env, int (*body)(const rank_ctx *ctx));
+
+/* The same with naddrs (1 or 2) addresses per rank in the hostfile. */
+int harness_run_addrs(int n, int naddrs, const char *const *extra_env,
+                      int (*body)(const rank_ctx *ctx));
 
 /* Fork one rank without waiting: its pid. harness_reap collects it (0 if it exited 0). */
 int harness_spawn(const rank_ctx *ctx, int (*body)(const rank_ctx *ctx));

@@ -194,7 +194,7 @@ static int run_strays(void)
     for (int i = 0; env[i]; i++)
         putenv((char *)env[i]);
     harness_ports(2, ctx.ports);
-    ctx.hostfile = harness_hostfile(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     ctx.rank = 1;
     pids[1] = harness_spawn(&ctx, strays_body);
     int g = connect_to(ctx.ports[1]);
@@ -222,7 +222,7 @@ static int run_port_in_use(void)
 {
     int ports[2];
     harness_ports(2, ports);
-    const char *path = harness_hostfile(2, ports);
+    const char *path = harness_hostfile(2, 1, ports);
     int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)ports[1]),
@@ -253,7 +253,7 @@ static int run_bad_rank(void)
 {
     int ports[2];
     harness_ports(2, ports);
-    const char *path = harness_hostfile(2, ports);
+    const char *path = harness_hostfile(2, 1, ports);
     setenv("TETHER_RANK", "2", 1);
     setenv("TETHER_HOSTFILE", path, 1);
     tether_config cfg;
@@ -264,6 +264,27 @@ static int run_bad_rank(void)
     CHECK(rc == TETHER_ECONFIG, "open gave %s", tether_err_name(rc));
     CHECK_MSG("TETHER_RANK=2");
     CHECK_MSG(path);
+    unlink(path);
+    return 0;
+}
+
+/* TETHER_IFACE_PRIORITY is a hard filter: an own address outside it is refused, named. */
+static int run_iface_refused(void)
+{
+    int ports[4];
+    harness_ports(4, ports);
+    const char *path = harness_hostfile(2, 2, ports);
+    setenv("TETHER_RANK", "0", 1);
+    setenv("TETHER_HOSTFILE", path, 1);
+    setenv("TETHER_IFACE_PRIORITY", "127.0.0.2", 1);
+    tether_config cfg;
+    tether_ep *ep = NULL;
+    int rank, size;
+    CHECK_OK(tether__config_load(&cfg));
+    int rc = tether_mesh_ops.open(&cfg, &ep, &rank, &size);
+    CHECK(rc == TETHER_ECONFIG, "open gave %s", tether_err_name(rc));
+    CHECK_MSG("127.0.0.1");
+    CHECK_MSG("TETHER_IFACE_PRIORITY");
     unlink(path);
     return 0;
 }
@@ -286,7 +307,11 @@ int main(int argc, char **argv)
         return run_port_in_use();
     if (!strcmp(t, "bad_rank"))
         return run_bad_rank();
-    fprintf(stderr, "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank\n",
-            argv[0]);
+    if (!strcmp(t, "iface_refused"))
+        return run_iface_refused();
+    fprintf(
+        stderr,
+        "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused\n",
+        argv[0]);
     return 2;
 }

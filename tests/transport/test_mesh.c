@@ -162,12 +162,14 @@ int main(int argc, char **argv)
         return harness_run(2, token, exchange_body);
     if (!strcmp(t, "exchange4"))
         return harness_run(4, token, exchange_body);
+    if (!strcmp(t, "two_addrs")) /* two addresses per rank: one is picked per pair */
+        return harness_run_addrs(3, 2, token, exchange_body);
     if (!strcmp(t, "order"))
         return harness_run(2, token, order_body);
     if (!strcmp(t, "threads"))
         return harness_run(2, token, threads_body);
     if (!strcmp(t, "coordinator"))
         return run_coordinator();
-    fprintf(stderr, "usage: %s exchange2|exchange4|order|threads|coordinator\n", argv[0]);
+    fprintf(stderr, "usage: %s exchange2|exchange4|two_addrs|order|threads|coordinator\n", argv[0]);
     return 2;
 }
