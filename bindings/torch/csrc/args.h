@@ -1,5 +1,6 @@
 /* bindings/torch/csrc/args.h - checks made when a call is made, before anything is queued, and the
- * torch-to-tether conversions (dtype, reduction). Each failure raises ValueError naming the call. */
+ * torch-to-tether conversions (dtype, reduction). Each failure raises ValueError naming the call.
+ */
 #pragma once
 
 #include <stdexcept>
@@ -11,7 +12,8 @@
 #include "compat.h"
 #include "tether.h"
 
-namespace tether_torch {
+namespace tether_torch
+{
 
 [[noreturn]] inline void bad_arg(const char *call, const std::string &what)
 {
@@ -22,17 +24,28 @@ namespace tether_torch {
 inline tether_dtype dtype_of(const at::Tensor &t, const char *call)
 {
     switch (t.scalar_type()) {
-    case at::kBool: return TETHER_BOOL;
-    case at::kChar: return TETHER_INT8;
-    case at::kByte: return TETHER_UINT8;
-    case at::kShort: return TETHER_INT16;
-    case at::kInt: return TETHER_INT32;
-    case at::kLong: return TETHER_INT64;
-    case at::kHalf: return TETHER_FLOAT16;
-    case at::kBFloat16: return TETHER_BFLOAT16;
-    case at::kFloat: return TETHER_FLOAT32;
-    case at::kDouble: return TETHER_FLOAT64;
-    case at::kComplexFloat: return TETHER_COMPLEX64;
+    case at::kBool:
+        return TETHER_BOOL;
+    case at::kChar:
+        return TETHER_INT8;
+    case at::kByte:
+        return TETHER_UINT8;
+    case at::kShort:
+        return TETHER_INT16;
+    case at::kInt:
+        return TETHER_INT32;
+    case at::kLong:
+        return TETHER_INT64;
+    case at::kHalf:
+        return TETHER_FLOAT16;
+    case at::kBFloat16:
+        return TETHER_BFLOAT16;
+    case at::kFloat:
+        return TETHER_FLOAT32;
+    case at::kDouble:
+        return TETHER_FLOAT64;
+    case at::kComplexFloat:
+        return TETHER_COMPLEX64;
     default:
         bad_arg(call, std::string("dtype ") + c10::toString(t.scalar_type()) +
                           " is not supported (bool, int8, uint8, int16, int32, int64, float16, "
@@ -53,12 +66,14 @@ inline tether_dtype check_tensor(const at::Tensor &t, const char *call)
 }
 
 /* t has like's dtype, and its element count when same_numel. */
-inline void check_like(const at::Tensor &t, const at::Tensor &like, bool same_numel, const char *call)
+inline void check_like(const at::Tensor &t, const at::Tensor &like, bool same_numel,
+                       const char *call)
 {
     check_tensor(t, call);
     if (t.scalar_type() != like.scalar_type())
         bad_arg(call, std::string("tensors of different dtypes in one call: ") +
-                          c10::toString(t.scalar_type()) + " and " + c10::toString(like.scalar_type()));
+                          c10::toString(t.scalar_type()) + " and " +
+                          c10::toString(like.scalar_type()));
     if (same_numel && t.numel() != like.numel())
         bad_arg(call, "tensors of different sizes in one call: " + std::to_string(t.numel()) +
                           " and " + std::to_string(like.numel()) + " elements");
@@ -101,8 +116,10 @@ inline Reduction reduction_of(const c10d::ReduceOp &op, const at::Tensor &t, con
 {
     const bool ordered = !at::isComplexType(t.scalar_type());
     switch (op.op_) {
-    case c10d::ReduceOp::SUM: return {TETHER_SUM, false};
-    case c10d::ReduceOp::PRODUCT: return {TETHER_PROD, false};
+    case c10d::ReduceOp::SUM:
+        return {TETHER_SUM, false};
+    case c10d::ReduceOp::PRODUCT:
+        return {TETHER_PROD, false};
     case c10d::ReduceOp::MIN:
     case c10d::ReduceOp::MAX:
         if (!ordered)

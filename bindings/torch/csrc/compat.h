@@ -8,16 +8,17 @@
 
 #include <chrono>
 
-#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/version.h>
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #endif
 
-namespace tether_torch {
+namespace tether_torch
+{
 
 #if TORCH_VERSION_MAJOR >= 2
 using TetherBase = c10d::Backend;

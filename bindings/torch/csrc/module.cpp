@@ -12,7 +12,8 @@ PYBIND11_MODULE(_C, m)
     m.doc() = "tether's torch.distributed backend (use: import tether_torch)";
     m.def(
         "create_process_group",
-        [](int rank, int size, std::chrono::milliseconds timeout) -> c10::intrusive_ptr<tether_torch::TetherBase> {
+        [](int rank, int size,
+           std::chrono::milliseconds timeout) -> c10::intrusive_ptr<tether_torch::TetherBase> {
             return c10::make_intrusive<tether_torch::ProcessGroupTether>(rank, size, timeout);
         },
         py::arg("rank"), py::arg("size"), py::arg("timeout"),

@@ -16,9 +16,11 @@
 #include "tether.h"
 #include "work.h"
 
-namespace tether_torch {
+namespace tether_torch
+{
 
-namespace {
+namespace
+{
 
 std::string failure(const char *call, int rc)
 {
@@ -100,7 +102,10 @@ ProcessGroupTether::OnlyOne::OnlyOne()
     }
 }
 
-ProcessGroupTether::OnlyOne::~OnlyOne() { live_groups--; }
+ProcessGroupTether::OnlyOne::~OnlyOne()
+{
+    live_groups--;
+}
 
 ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::milliseconds timeout)
     : TetherBase(rank, size), timeout_(timeout)
@@ -113,8 +118,9 @@ ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::millisec
     if (tether_group_rank(group_) != rank || tether_group_size(group_) != size) {
         const std::string what = "tether init_process_group: torch says rank " +
                                  std::to_string(rank) + " of " + std::to_string(size) +
-                                 ", tether formed rank " + std::to_string(tether_group_rank(group_)) +
-                                 " of " + std::to_string(tether_group_size(group_)) +
+                                 ", tether formed rank " +
+                                 std::to_string(tether_group_rank(group_)) + " of " +
+                                 std::to_string(tether_group_size(group_)) +
                                  "; check RANK/WORLD_SIZE against TETHER_RANK and the hostfile";
         tether_group_free(group_);
         throw std::runtime_error(what);
@@ -130,7 +136,8 @@ ProcessGroupTether::~ProcessGroupTether()
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue(c10d::OpType type, const char *call,
-                                                           std::vector<at::Tensor> outputs, Body body)
+                                                           std::vector<at::Tensor> outputs,
+                                                           Body body)
 {
     auto work = c10::make_intrusive<TetherWork>(rank_, type, call, std::move(outputs), timeout_);
     progress_->post([work, call, g = group_, body = std::move(body)] {
@@ -217,16 +224,16 @@ ProcessGroupTether::allgather(std::vector<std::vector<at::Tensor>> &outputs,
     for (const auto &o : outputs[0])
         check_like(o, in, true, call);
     const int n = size_;
-    return enqueue(c10d::OpType::ALLGATHER, call, outputs[0],
-                   [in, outs = outputs[0], dt, n](tether_group *g) {
-                       const at::Tensor src = in.contiguous();
-                       const at::Tensor gathered = at::empty({n * src.numel()}, src.options());
-                       const int rc = tether_all_gather(g, src.data_ptr(), gathered.data_ptr(),
-                                                        src.numel(), dt);
-                       if (rc == TETHER_OK)
-                           unflatten(gathered, outs);
-                       return rc;
-                   });
+    return enqueue(
+        c10d::OpType::ALLGATHER, call, outputs[0], [in, outs = outputs[0], dt, n](tether_group *g) {
+            const at::Tensor src = in.contiguous();
+            const at::Tensor gathered = at::empty({n * src.numel()}, src.options());
+            const int rc =
+                tether_all_gather(g, src.data_ptr(), gathered.data_ptr(), src.numel(), dt);
+            if (rc == TETHER_OK)
+                unflatten(gathered, outs);
+            return rc;
+        });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::_allgather_base(at::Tensor &output,
@@ -243,7 +250,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::_allgather_base(at::Tensor &o
                    [in = input, out = output, dt](tether_group *g) {
                        const at::Tensor src = in.contiguous();
                        return on_contiguous(out, [&](const at::Tensor &c) {
-                           return tether_all_gather(g, src.data_ptr(), c.data_ptr(), src.numel(), dt);
+                           return tether_all_gather(g, src.data_ptr(), c.data_ptr(), src.numel(),
+                                                    dt);
                        });
                    });
 }
@@ -376,11 +384,10 @@ int ProcessGroupTether::all_to_all_blocks(tether_group *g, const char *call,
     return TETHER_OK;
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupTether::alltoall_base(at::Tensor &output,
-                                                                 at::Tensor &input,
-                                                                 std::vector<int64_t> &output_splits,
-                                                                 std::vector<int64_t> &input_splits,
-                                                                 const c10d::AllToAllOptions &)
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::alltoall_base(at::Tensor &output, at::Tensor &input,
+                                  std::vector<int64_t> &output_splits,
+                                  std::vector<int64_t> &input_splits, const c10d::AllToAllOptions &)
 {
     const char *call = "alltoall_base";
     const tether_dtype dt = check_tensor(input, call);
@@ -392,18 +399,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::alltoall_base(at::Tensor &out
     if (equal && in_blocks[0] != out_blocks[0])
         bad_arg(call, "input has " + std::to_string(input.numel()) + " elements, output " +
                           std::to_string(output.numel()) + "; equal splits need the same");
-    return enqueue(c10d::OpType::ALLTOALL_BASE, call, {output},
-                   [this, in = input, out = output, in_blocks, out_blocks, equal, dt,
-                    call](tether_group *g) {
-                       const at::Tensor src = in.contiguous();
-                       return on_contiguous(out, [&](const at::Tensor &c) {
-                           if (equal)
-                               return tether_all_to_all(g, src.data_ptr(), c.data_ptr(),
-                                                        in_blocks[0], dt);
-                           return all_to_all_blocks(g, call, src.reshape(-1).split_with_sizes(in_blocks),
-                                                    c.reshape(-1).split_with_sizes(out_blocks));
-                       });
-                   });
+    return enqueue(
+        c10d::OpType::ALLTOALL_BASE, call, {output},
+        [this, in = input, out = output, in_blocks, out_blocks, equal, dt, call](tether_group *g) {
+            const at::Tensor src = in.contiguous();
+            return on_contiguous(out, [&](const at::Tensor &c) {
+                if (equal)
+                    return tether_all_to_all(g, src.data_ptr(), c.data_ptr(), in_blocks[0], dt);
+                return all_to_all_blocks(g, call, src.reshape(-1).split_with_sizes(in_blocks),
+                                         c.reshape(-1).split_with_sizes(out_blocks));
+            });
+        });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::alltoall(std::vector<at::Tensor> &outputs,
@@ -464,7 +470,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::recv(std::vector<at::Tensor> 
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::barrier(const c10d::BarrierOptions &)
 {
-    return enqueue(c10d::OpType::BARRIER, "barrier", {}, [](tether_group *g) { return tether_barrier(g); });
+    return enqueue(c10d::OpType::BARRIER, "barrier", {},
+                   [](tether_group *g) { return tether_barrier(g); });
 }
 
 } // namespace tether_torch

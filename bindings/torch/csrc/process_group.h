@@ -18,9 +18,11 @@
 
 struct tether_group;
 
-namespace tether_torch {
+namespace tether_torch
+{
 
-class ProcessGroupTether final : public TetherBase {
+class ProcessGroupTether final : public TetherBase
+{
   public:
     /* Forms the world with tether_init("any", strict): from TETHER_HOSTFILE (tether launch) or a
      * coordinator (torchrun); "singleton" when size is 1. rank and size must match tether's.
@@ -28,28 +30,34 @@ class ProcessGroupTether final : public TetherBase {
     ProcessGroupTether(int rank, int size, std::chrono::milliseconds timeout);
     ~ProcessGroupTether() override;
 
-    const std::string getBackendName() const override { return "tether"; }
+    const std::string getBackendName() const override
+    {
+        return "tether";
+    }
 
     c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor> &tensors,
                                              const c10d::BroadcastOptions &opts) override;
     c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &tensors,
                                              const c10d::AllreduceOptions &opts) override;
     /* DDP's bucket lists: flattened into one buffer, one all-reduce. */
-    c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
-        std::vector<at::Tensor> &tensors, const c10d::AllreduceCoalescedOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work>
+    allreduce_coalesced(std::vector<at::Tensor> &tensors,
+                        const c10d::AllreduceCoalescedOptions &opts) override;
     c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>> &outputs,
                                              std::vector<at::Tensor> &inputs,
                                              const c10d::AllgatherOptions &opts) override;
     c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor &output, at::Tensor &input,
                                                    const c10d::AllgatherOptions &opts) override;
-    c10::intrusive_ptr<c10d::Work> allgather_coalesced(
-        std::vector<std::vector<at::Tensor>> &output_lists, std::vector<at::Tensor> &inputs,
-        const c10d::AllgatherOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work>
+    allgather_coalesced(std::vector<std::vector<at::Tensor>> &output_lists,
+                        std::vector<at::Tensor> &inputs,
+                        const c10d::AllgatherOptions &opts) override;
     c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor> &outputs,
                                                   std::vector<std::vector<at::Tensor>> &inputs,
                                                   const c10d::ReduceScatterOptions &opts) override;
-    c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
-        at::Tensor &output, at::Tensor &input, const c10d::ReduceScatterOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work>
+    _reduce_scatter_base(at::Tensor &output, at::Tensor &input,
+                         const c10d::ReduceScatterOptions &opts) override;
     /* Uneven split sizes are padded to the largest block so they travel as one all_to_all. */
     c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor &output, at::Tensor &input,
                                                  std::vector<int64_t> &output_splits,
@@ -59,8 +67,10 @@ class ProcessGroupTether final : public TetherBase {
                                             std::vector<at::Tensor> &inputs,
                                             const c10d::AllToAllOptions &opts) override;
     /* tag is ignored: messages between two ranks arrive in the order they were sent. */
-    c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst, int tag) override;
-    c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src, int tag) override;
+    c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst,
+                                        int tag) override;
+    c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src,
+                                        int tag) override;
     c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override;
 
   private:

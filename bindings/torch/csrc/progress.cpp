@@ -3,7 +3,8 @@
 
 #include <utility>
 
-namespace tether_torch {
+namespace tether_torch
+{
 
 ProgressThread::ProgressThread() : thread_([this] { run(); }) {}
 

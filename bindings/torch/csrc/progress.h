@@ -13,9 +13,11 @@
 #include <mutex>
 #include <thread>
 
-namespace tether_torch {
+namespace tether_torch
+{
 
-class ProgressThread {
+class ProgressThread
+{
   public:
     ProgressThread();
     /* Runs the tasks already posted, then joins the thread. */

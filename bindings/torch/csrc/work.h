@@ -1,4 +1,5 @@
-/* bindings/torch/csrc/work.h - the Work a tether call returns: completed once, by the progress thread.
+/* bindings/torch/csrc/work.h - the Work a tether call returns: completed once, by the progress
+ * thread.
  *
  * Completion sets the future first (DDP chains its bucket hooks on it and reads the tensors it
  * holds), then wakes wait(). wait() without a timeout still gives up after the process group's
@@ -16,9 +17,11 @@
 
 #include "compat.h"
 
-namespace tether_torch {
+namespace tether_torch
+{
 
-class TetherWork final : public c10d::Work {
+class TetherWork final : public c10d::Work
+{
   public:
     TetherWork(int rank, c10d::OpType type, const char *call, std::vector<at::Tensor> outputs,
                std::chrono::milliseconds timeout)
@@ -52,8 +55,14 @@ class TetherWork final : public c10d::Work {
         return true;
     }
 
-    c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-    std::vector<at::Tensor> result() override { return outputs_; }
+    c10::intrusive_ptr<c10::ivalue::Future> getFuture() override
+    {
+        return future_;
+    }
+    std::vector<at::Tensor> result() override
+    {
+        return outputs_;
+    }
 
   private:
     const std::string call_;
