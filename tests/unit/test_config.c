@@ -122,6 +122,19 @@ static void singleton_without_configuration(void **state)
     assert_non_null(strstr(tether_last_error(), "mesh"));
 }
 
+/* A configuration that is present but broken is an error, never a quiet group of size 1. */
+static void broken_configuration_is_an_error(void **state)
+{
+    (void)state;
+    tether_group *g = NULL;
+    setenv("TETHER_RANK", "0", 1);
+    setenv("TETHER_HOSTFILE", "/nonexistent/tether-hosts.json", 1);
+    int rc = tether_init("any", 0, &g);
+    assert_int_equal(rc, TETHER_ECONFIG);
+    assert_null(g);
+    assert_non_null(strstr(tether_last_error(), "/nonexistent/tether-hosts.json"));
+}
+
 /* docs/env.md must name every variable tether reads. */
 static void docs_name_every_variable(void **state)
 {
@@ -153,6 +166,7 @@ int main(void)
         cmocka_unit_test_setup(iface_filter, clean_env),
         cmocka_unit_test_setup(unknown_backend, clean_env),
         cmocka_unit_test_setup(singleton_without_configuration, clean_env),
+        cmocka_unit_test_setup(broken_configuration_is_an_error, clean_env),
         cmocka_unit_test(docs_name_every_variable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
