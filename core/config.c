@@ -29,6 +29,7 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_TCP_MAX_IO", "", "1073741824",
      "largest single send/recv of the TCP backends in bytes (64 .. 1 GiB); lowered by tests"},
     {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)"},
+    {"TETHER_RDMA_QP", "", "uc on macOS, rc on Linux", "RDMA queue pair type: uc or rc"},
     {"TETHER_IBVERBS_LIB", "", "libibverbs.so.1", "path of the verbs library to load"},
     {NULL, NULL, NULL, NULL},
 };

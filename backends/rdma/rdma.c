@@ -203,16 +203,18 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
 
 static int rdma_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
 {
-    rdma_ep *ep = calloc(1, sizeof *ep);
+    rdma_ep *ep;
     int rc;
-    if (!ep || cfg->size < 1 || !(ep->links = calloc((size_t)cfg->size, sizeof *ep->links)) ||
+    if (cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size)
+        return tether__fail(TETHER_ECONFIG, "rdma: TETHER_RANK=%d and TETHER_SIZE=%d: the coordinator "
+                            "bootstrap needs both, with 0 <= rank < size", cfg->rank, cfg->size);
+    ep = calloc(1, sizeof *ep);
+    if (!ep || !(ep->links = calloc((size_t)cfg->size, sizeof *ep->links)) ||
         !(ep->devs = calloc((size_t)cfg->size, sizeof *ep->devs))) {
         if (ep)
             free(ep->links);
         free(ep);
-        return cfg->size < 1 ? tether__fail(TETHER_ECONFIG, "rdma: TETHER_SIZE is unset: the "
-                                            "coordinator bootstrap needs the number of ranks")
-                             : tether__fail(TETHER_ENOMEM, "rdma: out of memory for the endpoint");
+        return tether__fail(TETHER_ENOMEM, "rdma: out of memory for the endpoint");
     }
     pthread_mutex_init(&ep->mu, NULL);
     ep->rank = cfg->rank;
@@ -419,13 +421,13 @@ static void drain_sends(rdma_ep *ep)
 
 static void free_link(rdma_ep *ep, rdma_link *l)
 {
+    if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
+        free(l->cur);
     while (l->unexpected.head) {
         tether__rxmsg *m = l->unexpected.head;
         l->unexpected.head = m->next;
         free(m);
     }
-    if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
-        free(l->cur);
     if (l->qp) {
         int rc = ep->ibv.destroy_qp(l->qp);
         if (rc)

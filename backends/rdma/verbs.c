@@ -38,7 +38,9 @@ int tether__ibv_load(tether__ibv *v, char *why, size_t why_len)
     const char *path = tether__env("TETHER_IBVERBS_LIB", NULL);
     memset(v, 0, sizeof *v);
     snprintf(v->path, sizeof v->path, "%s", path && *path ? path : DEFAULT_LIB);
-    if (!(v->lib = dlopen(v->path, RTLD_NOW | RTLD_LOCAL))) {
+    /* NODELETE: a library that keeps state (threads, provider caches) must survive our dlclose,
+     * and its allocations stay reachable for leak checkers. */
+    if (!(v->lib = dlopen(v->path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))) {
         snprintf(why, why_len, "cannot load %s (%s); RDMA needs libibverbs (Linux) or macOS 26.2+, "
                  "TETHER_IBVERBS_LIB names another file", v->path, dlerror());
         return -1;

@@ -1,11 +1,13 @@
 /* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never wrong data.
  *
- * Usage: rdma_fault kill|drop|nodev|nogid|qplimit N uc|rc   (TETHER_IBVERBS_LIB names the emulator)
+ * Usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit N uc|rc
+ * (TETHER_IBVERBS_LIB names the emulator)
  * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
  * stop the survivors when one dies) and judges their exit codes:
  *   kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
  *   drop     each rank's 7th frame is lost (SOFTVERBS_DROP_NTH): on uc some rank must fail and no
  *            rank may see a wrong element; on rc the QP retransmits and every rank must finish.
+ *   mismatch rank 0 all-reduces one element more: every rank fails with EMISMATCH.
  *   nodev    no devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL).
  *   nogid    devices without an IPv4-mapped GID: ECONFIG naming the fix.
  *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit. */
@@ -66,6 +68,18 @@ static int run_rounds(tether_group *g, int victim)
     return FINISHED;
 }
 
+/* Rank 0 passes one element more than the others. */
+static int mismatched_call(tether_group *g)
+{
+    int rank = tether_group_rank(g);
+    size_t count = COUNT + (rank == 0);
+    float *v = calloc(count, sizeof *v);
+    int rc = tether_all_reduce(g, v, v, count, TETHER_FLOAT32, TETHER_SUM);
+    fprintf(stderr, "rank %d: %s: %s\n", rank, tether_err_name(rc), tether_last_error());
+    free(v);
+    return rc == TETHER_EMISMATCH ? SAW_ERROR : rc == TETHER_OK ? FINISHED : SETUP_FAILED;
+}
+
 /* Init must fail with code and a message containing words. */
 static int init_fails(int code, const char *words)
 {
@@ -92,7 +106,10 @@ static int rank_main(const char *mode)
         fprintf(stderr, "init: %s: %s\n", tether_err_name(rc), tether_last_error());
         return SETUP_FAILED;
     }
-    rc = run_rounds(g, !strcmp(mode, "kill") ? 1 : -1);
+    if (!strcmp(mode, "mismatch"))
+        rc = mismatched_call(g);
+    else
+        rc = run_rounds(g, !strcmp(mode, "kill") ? 1 : -1);
     tether_group_free(g);
     return rc;
 }
@@ -206,7 +223,7 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/rdma-fault-XXXXXX", devs[64];
     int n, codes[16], bad;
     if (argc != 4 || (n = atoi(argv[2])) < 2 || n > 4 || (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
-        fprintf(stderr, "usage: rdma_fault kill|drop|nodev|nogid|qplimit N(2-4) uc|rc\n");
+        fprintf(stderr, "usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit N(2-4) uc|rc\n");
         return 2;
     }
     if (!mkdtemp(dir)) {
