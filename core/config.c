@@ -25,7 +25,7 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_ALLREDUCE_ALGO", "", "auto", "auto, ring, tree, butterfly or direct"},
     {"TETHER_TREE_BELOW", "", "", "bytes under which all-reduce uses the latency algorithm"},
     {"TETHER_WIRE_DTYPE", "", "", "bf16: float32 all-reduce payloads travel as bfloat16"},
-    {"TETHER_SPIN_US", "", "50", "microseconds a wait may spin before it sleeps"},
+    {"TETHER_SPIN_US", "", "50", "cap of the adaptive spin budget (microseconds) before a wait sleeps"},
     {"TETHER_TCP_MAX_IO", "", "1073741824",
      "largest single send/recv of the TCP backends in bytes (64 .. 1 GiB); lowered by tests"},
     {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)"},

@@ -1,5 +1,5 @@
 /* core/progress.c - the only loop that waits: tagged messages to group ranks, and waiting for them with a
- * brief spin, then sleep in the transport's wait, under the TETHER_TIMEOUT deadline. */
+ * brief, adaptive spin, then sleep in the transport's wait, under the TETHER_TIMEOUT deadline. */
 #include <sched.h>
 #include <time.h>
 
@@ -8,6 +8,39 @@
 /* Longest single sleep: bounds how late a thread notices a request another thread completed for it
  * (groups of one world may wait on one endpoint from several threads). */
 #define SLEEP_SLICE_MS 10
+/* The least a wait spins, as a fraction of TETHER_SPIN_US: enough to notice that replies come
+ * quickly again, little enough that a rank waiting for busy peers hardly uses its core. */
+#define SPIN_FLOOR_DIV 16
+
+/* How long this thread's waits spin (yielding) before they sleep. A sleep costs a wake-up when the
+ * reply comes (30-40 us on a VM, docs/tuning.md), so spinning pays only when replies come within
+ * about that long; how long they take depends on the peers, so the budget follows what the last
+ * waits saw (the ski-rental rule, made adaptive):
+ * - progress while spinning, or soon after falling asleep (within twice TETHER_SPIN_US, which
+ *   covers the wake-up): spinning a little longer would have caught it, so the budget doubles, up to
+ *   TETHER_SPIN_US;
+ * - progress only long after falling asleep (peers computing, or not scheduled): the spin was
+ *   wasted, so the budget halves, down to TETHER_SPIN_US / SPIN_FLOOR_DIV.
+ * Per thread: groups used from different threads wait for different peers. -1 until first use. */
+static _Thread_local int64_t spin_budget_us = -1;
+
+static int64_t spin_budget(const tether_world *w)
+{
+    if (spin_budget_us < 0 || spin_budget_us > w->cfg.spin_us)
+        spin_budget_us = w->cfg.spin_us;
+    return spin_budget_us;
+}
+
+/* A wait ended in progress after waited_us; slept: it had gone to sleep in the transport. */
+static void spin_adapt(const tether_world *w, int64_t waited_us, int slept)
+{
+    int64_t max = w->cfg.spin_us, floor = max / SPIN_FLOOR_DIV, b = spin_budget(w);
+    if (!slept || waited_us <= 2 * max)
+        b = b * 2 + 1; /* + 1: a budget of 0 grows too */
+    else
+        b /= 2;
+    spin_budget_us = b > max ? max : b < floor ? floor : b;
+}
 
 static int64_t now_us(void)
 {
@@ -62,30 +95,41 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
 {
     tether_world *w = g->world;
     const int64_t timeout_us = (int64_t)w->cfg.timeout_ms * 1000;
-    int64_t last_progress = now_us();
-    int64_t spin_until = last_progress + w->cfg.spin_us;
+    int64_t since = now_us(); /* the last progress, or the start */
+    /* how the wait since then went: only progress after an empty test says how long replies take
+     * (a send that completes at once does not) */
+    enum { FRESH, SPUN, SLEPT } waited = FRESH;
     for (;;) {
         int progress = 0;
         int pending = test_all(w, reqs, n, &progress);
-        if (pending <= 0)
+        if (pending < 0)
             return pending;
+        if (pending == 0 && waited == FRESH)
+            return TETHER_OK;
         int64_t now = now_us();
         if (progress) {
-            last_progress = now;
-            spin_until = now + w->cfg.spin_us;
+            if (waited != FRESH)
+                spin_adapt(w, now - since, waited == SLEPT);
+            if (pending == 0)
+                return TETHER_OK;
+            since = now;
+            waited = FRESH;
             continue;
         }
-        if (now - last_progress >= timeout_us)
+        if (now - since >= timeout_us)
             return tether__fail(TETHER_ETIMEDOUT,
                                 "rank %d: no progress for %d s in %s (group %08x, call %u); a peer is "
                                 "stopped, overloaded or never made this call (TETHER_TIMEOUT)",
                                 g->rank, w->cfg.timeout_ms / 1000, g->cur_name, g->id, g->cur_seq);
-        if (now < spin_until) {
-            /* brief spin: a reply is often microseconds away; yield so ranks sharing a core run */
+        if (now - since < spin_budget(w)) {
+            /* a reply is often microseconds away; yield so ranks sharing a core run */
+            if (waited == FRESH)
+                waited = SPUN;
             sched_yield();
             continue;
         }
-        int64_t left_ms = (timeout_us - (now - last_progress)) / 1000 + 1;
+        waited = SLEPT;
+        int64_t left_ms = (timeout_us - (now - since)) / 1000 + 1;
         TRY(w->ops->wait(w->ep, (int)(left_ms < SLEEP_SLICE_MS ? left_ms : SLEEP_SLICE_MS)));
     }
 }

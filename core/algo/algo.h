@@ -57,6 +57,20 @@ size_t tether__nsegments(size_t elems, size_t esize);
 /* malloc that records TETHER_ENOMEM naming what it was for; NULL on failure. */
 void *tether__scratch(const tether_group *g, size_t bytes, const char *what);
 
+/* Scratch of the small path: in the caller's tether_small (on its stack) when bytes fit, so a
+ * small collective makes no malloc; else tether__scratch. tether__scratch_release frees it. */
+#define TETHER_SMALL_BYTES ((size_t)16 * 1024)
+typedef struct tether_small {
+    max_align_t space[TETHER_SMALL_BYTES / sizeof(max_align_t)];
+} tether_small;
+void *tether__scratch_small(const tether_group *g, tether_small *small, size_t bytes, const char *what);
+void tether__scratch_release(void *p, const tether_small *small);
+/* bytes rounded up so that what follows in one scratch block is aligned for any element type. */
+static inline size_t tether__aligned(size_t bytes)
+{
+    return (bytes + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+}
+
 /* After a failure with requests still posted: break the world so the transport stops touching
  * buffers the caller is about to free (a no-op if the error already broke it). Returns rc. */
 int tether__algo_abort(tether_group *g, int rc);

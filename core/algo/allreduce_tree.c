@@ -9,7 +9,6 @@
  * each rank rounds its vector to bfloat16 before each exchange, so both partners reduce the same
  * numbers, and once more at the end, so the folded ranks get exactly what the others hold.
  * Steps: fold 0, rounds 1..log2(pof2), unfold log2(pof2) + 1. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/algo/algo.h"
@@ -46,14 +45,15 @@ static int run(tether_group *g, const tether_coll *c, char *scratch, char *stage
 int tether__allreduce_tree(tether_group *g, const tether_coll *c)
 {
     tether_wire w = tether__wire_of(c);
+    size_t bytes = tether__aligned(c->count * w.wsize);
+    tether_small small;
     if (c->count && c->send != c->recv)
         memcpy(c->recv, c->send, c->count * c->esize);
-    char *scratch = tether__scratch(g, c->count * w.wsize, "tree receive buffer");
-    char *stage = w.bf16 ? tether__scratch(g, c->count * w.wsize, "bf16 staging") : NULL;
-    int rc = TETHER_ENOMEM;
-    if (scratch && (stage || !w.bf16))
-        rc = tether__algo_abort(g, run(g, c, scratch, stage));
-    free(scratch);
-    free(stage);
+    /* the receive buffer, then (bf16 wire) the staging copy */
+    char *scratch = tether__scratch_small(g, &small, w.bf16 ? 2 * bytes : bytes, "tree receive buffer");
+    if (!scratch)
+        return TETHER_ENOMEM;
+    int rc = tether__algo_abort(g, run(g, c, scratch, w.bf16 ? scratch + bytes : NULL));
+    tether__scratch_release(scratch, &small);
     return rc;
 }

@@ -21,6 +21,17 @@ void *tether__scratch(const tether_group *g, size_t bytes, const char *what)
     return p;
 }
 
+void *tether__scratch_small(const tether_group *g, tether_small *small, size_t bytes, const char *what)
+{
+    return bytes <= sizeof small->space ? (void *)small->space : tether__scratch(g, bytes, what);
+}
+
+void tether__scratch_release(void *p, const tether_small *small)
+{
+    if (p != (const void *)small->space)
+        free(p);
+}
+
 int tether__algo_abort(tether_group *g, int rc)
 {
     return rc < 0 ? tether__group_break(g, rc) : rc;

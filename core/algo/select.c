@@ -5,12 +5,16 @@
  * messages); above it, on a full mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the
  * direct algorithm (two steps, every link busy), else the ring (bandwidth-optimal, two links per
  * rank, fine when only neighbours are direct). TETHER_ALLREDUCE_ALGO forces one for all_reduce only.
+ * Small vectors stay on the tree even on a full mesh: the direct algorithm's one-step path (one
+ * latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1 peers at once costs
+ * more than log2(n) rounds with one (docs/tuning.md).
  * all_gather and reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
  * TETHER_TREE_BELOW, pipelined chain above (RING). all_to_all: direct; barrier: dissemination.
  * The choice goes into the call signature, so ranks whose settings differ get TETHER_EMISMATCH. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* environ */
 
 #include "core/algo/algo.h"
 
@@ -34,12 +38,11 @@ int tether__algo_parse(const char *s)
     return -1;
 }
 
-/* Read on every call (a getenv is nothing next to a collective) so a program, or a test, can change
- * it between calls. A malformed value is reported once and the default used. */
-size_t tether__tree_below(void)
+/* TETHER_TREE_BELOW's text as a byte count; NULL or empty is the default. A malformed value is
+ * reported once and the default used. */
+static size_t parse_tree_below(const char *v)
 {
     static _Thread_local int warned;
-    const char *v = getenv("TETHER_TREE_BELOW");
     if (!v || !*v)
         return TETHER_TREE_BELOW_DEFAULT;
     char *end;
@@ -54,15 +57,45 @@ size_t tether__tree_below(void)
     return (size_t)x;
 }
 
+/* Read on every call (so a program, or a test, can change it between calls). */
+size_t tether__tree_below(void)
+{
+    return parse_tree_below(getenv("TETHER_TREE_BELOW"));
+}
+
+/* s past prefix p (of len bytes), or NULL when s does not start with it. */
+static const char *after(const char *s, const char *p, size_t len)
+{
+    return s[0] == p[0] && strncmp(s, p, len) == 0 ? s + len : NULL; /* one compare for most names */
+}
+#define AFTER(s, p) after((s), (p), sizeof(p) - 1)
+
+/* The all-reduce settings, read on every call like tether__tree_below, but both in one pass over
+ * the environment, finding what getenv would (the first entry of each name): two getenv calls were a
+ * fifth of a small all-reduce's instructions (docs/tuning.md). */
+static void allreduce_env(const char **algo, const char **below)
+{
+    *algo = *below = NULL;
+    for (char **e = environ; e && *e; e++) {
+        const char *rest = AFTER(*e, "TETHER_"), *v;
+        if (!rest)
+            continue;
+        if (!*algo && (v = AFTER(rest, "ALLREDUCE_ALGO=")))
+            *algo = v;
+        else if (!*below && (v = AFTER(rest, "TREE_BELOW=")))
+            *below = v;
+    }
+}
+
 static int full_mesh(const tether_group *g)
 {
     const tether_world *w = g->world;
     return (w->ops->caps(w->ep) & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
 }
 
-static tether_algo allreduce_auto(const tether_group *g, size_t bytes)
+static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
-    if (bytes < tether__tree_below())
+    if (bytes < tree_below)
         return TETHER_ALGO_TREE;
     return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
 }
@@ -83,13 +116,16 @@ static tether_algo log_choice(const tether_coll *c, tether_algo a)
 static tether_algo choose(const tether_group *g, const tether_coll *c)
 {
     size_t bytes = c->count * c->esize;
+    const char *algo, *below;
     int forced;
     switch (c->kind) {
     case TETHER_COLL_ALL_REDUCE:
-        forced = tether__algo_parse(getenv("TETHER_ALLREDUCE_ALGO"));
+        allreduce_env(&algo, &below);
+        forced = tether__algo_parse(algo);
         if (forced < 0)
             return TETHER_ALGO_AUTO;
-        return forced != TETHER_ALGO_AUTO ? (tether_algo)forced : allreduce_auto(g, bytes);
+        return forced != TETHER_ALGO_AUTO ? (tether_algo)forced
+                                          : allreduce_auto(g, bytes, parse_tree_below(below));
     case TETHER_COLL_ALL_GATHER:
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
