@@ -132,7 +132,9 @@ static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt,
         break;
     case OPT_HOSTS:
         o->hosts = val;
-        rc = *val ? 0 : usage_error("--hosts: expected a comma-separated list of hosts");
+        rc = *val && *val != ',' && val[strlen(val) - 1] != ',' && !strstr(val, ",,")
+                 ? 0
+                 : usage_error("--hosts: expected a comma-separated list of hosts, got '%s'", val);
         break;
     case OPT_HOSTFILE:
         o->hostfile = val;

@@ -73,11 +73,12 @@ static int hosts_from_list(const char *list, tether_launch_hosts *h)
     for (const char *at = list; h->nhosts < n; at += strcspn(at, ",") + 1) {
         tether_launch_host *host = &h->hosts[h->nhosts++];
         size_t len = strcspn(at, ",");
-        if (len == 0 || len >= sizeof host->ssh) {
-            tether__launch_say("--hosts: entry %d is %s", h->nhosts, len ? "too long" : "empty");
+        if (len >= sizeof host->ssh) { /* empty entries were refused with the options */
+            tether__launch_say("--hosts: entry %d is longer than %zu characters", h->nhosts,
+                               sizeof host->ssh - 1);
             return -2;
         }
-        snprintf(host->ssh, sizeof host->ssh, "%.*s", (int)len, at);
+        memcpy(host->ssh, at, len); /* calloc'd, so the name stays NUL-terminated */
     }
     return 0;
 }

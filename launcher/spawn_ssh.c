@@ -161,6 +161,8 @@ static int ssh_signal(tether__rank_proc *p, int sig)
     check_term_delivered(p);
     if (sig != 0 && p->remote_kill[0])
         remote_kill(p, sig);
+    else if (sig == SIGTERM) /* sent when the mark comes; killing ssh before could orphan it */
+        p->kill_at_ms = tether__now_ms() + HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
     if (sig == SIGKILL)
         kill(-p->pid, SIGKILL);
     return kill(-p->pid, 0) == 0 ? 0 : -1;

@@ -8,7 +8,7 @@ export TMPDIR=$WORK # the launcher's temp dirs land here, so the tests can see t
 trap 'rm -rf "$WORK"' EXIT
 FAILS=0
 
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); return 1; }
 pass() { echo "ok: $*"; }
 
 # check DESCRIPTION EXPECTED ACTUAL
@@ -60,6 +60,31 @@ wait_for_lines() {
         sleep 0.1
     done
     return 1
+}
+
+# free_port_base N: the first of N consecutive ports free on 127.0.0.1-3 (for --starting-port,
+# so jobs over "remote" hosts do not count from 5000, which other jobs may hold).
+free_port_base() {
+    python3 - "$1" <<'PY'
+import random, socket, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    base = random.randrange(20000, 60000 - n)
+    socks = []
+    try:
+        for port in range(base, base + n):
+            for ip in ("127.0.0.1", "127.0.0.2", "127.0.0.3"):
+                s = socket.socket()
+                socks.append(s)
+                s.bind((ip, port))
+        print(base)
+        break
+    except OSError:
+        pass
+    finally:
+        for s in socks:
+            s.close()
+PY
 }
 
 finish() {

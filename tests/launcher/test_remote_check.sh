@@ -7,7 +7,7 @@ cat >"$WORK/hosts.json" <<JSON
 [{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},
  {"ssh": "node3", "ips": ["127.0.0.3"]}]
 JSON
-"$TETHER" check --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" --starting-port 42000 \
+"$TETHER" check --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" --starting-port "$(free_port_base 4)" \
     --bytes 4M </dev/null >"$WORK/out" 2>"$WORK/err"
 rc=$?
 check_eq "a report per host" 3 "$(grep -c '^tether [0-9.]* on ' "$WORK/out")"

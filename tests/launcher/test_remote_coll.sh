@@ -9,16 +9,19 @@ cat >"$WORK/hosts.json" <<JSON
 [{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},
  {"ssh": "node3", "ips": ["127.0.0.3"]}]
 JSON
-backends=$("$TETHER" check | awk '/^backends:/ { on = 1; next } on && /^  / { if ($1 != "singleton") print $1; next } { on = 0 }')
+# The backends `tether check` calls usable here (not "not usable here: ..."), singleton aside.
+backends=$("$TETHER" check | awk '/^backends:/ { on = 1; next }
+    on && /^  / { if ($1 != "singleton" && $2 ~ /^usable/) print $1; next } { on = 0 }')
 for b in $backends; do
-    launch --hostfile "$WORK/hosts.json" -n 2 --backend "$b" --ssh-command "$SSH_CMD" --timeout 60 -- "$ALL_SUM"
-    check_eq "$b: all_sum over ssh exits 0" 0 "$RC"
+    launch --hostfile "$WORK/hosts.json" -n 2 --backend "$b" --ssh-command "$SSH_CMD" --timeout 60 \
+        --starting-port "$(free_port_base 8)" -- "$ALL_SUM"
+    check_eq "$b: all_sum over ssh exits 0" 0 "$RC" || sed 's/^/  | /' "$WORK/err" >&2
     check_eq "$b: every rank has the sum" "0 1 2 3 4 5" \
         "$(sed -n "s/^rank \([0-5]\) of 6 ($b): sum = \[21, 42, 63, 84\]$/\1/p" "$WORK/out" | sort | paste -sd' ')"
     [ -n "$COLL_SUITE" ] || continue
-    launch --hostfile "$WORK/hosts.json" -n 2 --backend "$b" --ssh-command "$SSH_CMD" --timeout 60 -- \
-        "$COLL_SUITE" --quick
-    check_eq "$b: collective suite over ssh exits 0" 0 "$RC"
+    launch --hostfile "$WORK/hosts.json" -n 2 --backend "$b" --ssh-command "$SSH_CMD" --timeout 60 \
+        --starting-port "$(free_port_base 8)" -- "$COLL_SUITE" --quick
+    check_eq "$b: collective suite over ssh exits 0" 0 "$RC" || sed 's/^/  | /' "$WORK/err" >&2
     check_grep "$b: collective suite passed" "^coll_suite: 6 ranks over $b: all checks passed$" "$WORK/out"
 done
 [ -n "$backends" ] || fail "no backend listed by tether check"

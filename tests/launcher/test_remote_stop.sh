@@ -7,8 +7,32 @@ cat >"$WORK/hosts.json" <<JSON
 [{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},
  {"ssh": "node3", "ips": ["127.0.0.3"]}]
 JSON
-# Each rank says its process group and temp dir: "<rank> pgid <pgid> <dir>".
-hello='echo "$TETHER_RANK pgid $(ps -o pgid= -p $$ | tr -d " ") $(dirname "$TETHER_HOSTFILE")"'
+# Every "host" is this machine, so ranks run a script from $WORK. Each says its process group
+# and temp dir ("<rank> pgid <pgid> <dir>") and leaves a mark; FAIL_RANK waits (at most 60 s)
+# until every rank has started (a loaded machine may take seconds per ssh session), then exits.
+cat >"$WORK/rank.sh" <<'SH'
+echo "$TETHER_RANK pgid $(ps -o pgid= -p $$ | tr -d ' ') $(dirname "$TETHER_HOSTFILE")"
+touch "$MARKS/$TETHER_RANK"
+if [ "$TETHER_RANK" = "$FAIL_RANK" ]; then
+    i=0
+    while [ "$(ls "$MARKS" | wc -l)" -lt "$TETHER_SIZE" ] && [ $i -lt 600 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    exit "$FAIL_STATUS"
+fi
+[ -n "$IGNORE_TERM" ] && trap '' TERM
+sleep 60 &
+wait
+SH
+# run_ranks NAME OPTIONS...: a fresh mark dir, then the job over ssh.
+run_ranks() {
+    local marks="$WORK/marks.$1"
+    shift
+    mkdir "$marks"
+    launch --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" --env MARKS="$marks" "$@" \
+        -- sh "$WORK/rank.sh"
+}
 pgids() { awk '$2 == "pgid" { print $3 }' "$WORK/out"; }
 check_dirs_gone() {
     local d left=""
@@ -17,8 +41,7 @@ check_dirs_gone() {
 }
 
 # A rank on node2 exits 5 while the others run: launch exits 5 naming node2, the rest stop.
-launch --hostfile "$WORK/hosts.json" -n 2 --ssh-command "$SSH_CMD" -- sh -c "$hello"'
-    if [ "$TETHER_RANK" = 3 ]; then sleep 4; exit 5; fi; sleep 60 & wait'
+run_ranks fail -n 2 --env FAIL_RANK=3 --env FAIL_STATUS=5
 check_eq "rank on node2 fails: status" 5 "$RC"
 check_grep "rank on node2 fails: named" '^tether launch: rank 3 on node2 exited with status 5; stopping the other 5 ranks$' "$WORK/err"
 check_eq "every rank started" 6 "$(pgids | wc -l)"
@@ -26,18 +49,19 @@ check_groups_gone "rank on node2 fails" $(pgids)
 check_dirs_gone "rank on node2 fails"
 
 # The others ignore SIGTERM: SIGKILL reaches them on their hosts after the grace period.
-launch --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" -- sh -c "$hello"'
-    if [ "$TETHER_RANK" = 0 ]; then sleep 4; exit 3; fi; trap "" TERM; sleep 60 & wait'
+run_ranks ignore --env FAIL_RANK=0 --env FAIL_STATUS=3 --env IGNORE_TERM=1
 check_eq "SIGTERM ignored remotely: status" 3 "$RC"
 check_grep "SIGKILL announced" '^tether launch: rank [12] on node[23] did not stop within 3 s of SIGTERM; sending SIGKILL$' "$WORK/err"
+check_eq "every rank started" 3 "$(pgids | wc -l)"
 check_groups_gone "SIGTERM ignored remotely" $(pgids)
 check_dirs_gone "SIGTERM ignored remotely"
 
 # Ctrl-C: SIGINT to the launcher stops every remote rank.
-"$TETHER" launch --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" -- sh -c "$hello"'; sleep 60 & wait' \
-    </dev/null >"$WORK/out" 2>"$WORK/err" &
+mkdir "$WORK/marks.sigint"
+"$TETHER" launch --hostfile "$WORK/hosts.json" --ssh-command "$SSH_CMD" --env MARKS="$WORK/marks.sigint" \
+    --env FAIL_RANK=none -- sh "$WORK/rank.sh" </dev/null >"$WORK/out" 2>"$WORK/err" &
 bg=$!
-wait_for_lines "$WORK/out" 3 30 || fail "ranks did not start"
+wait_for_lines "$WORK/out" 3 60 || fail "ranks did not start"
 kill -INT "$bg"
 wait "$bg"
 check_eq "SIGINT over ssh: status" 130 $?

@@ -30,6 +30,8 @@ bad_args "--env: expected NAME=VALUE" -n 2 --env =x true
 bad_args "--starting-port: expected a whole number from 1 to 65535, got '70000'" -n 2 --starting-port 70000 true
 bad_args "option '--prefix=1' takes no value" -n 2 --prefix=1 true
 bad_args "--timeout: expected a whole number" -n 2 --timeout -1 true
+bad_args "--hosts: expected a comma-separated list of hosts, got 'a,,b'" --hosts a,,b true
+bad_args "--hosts and --hostfile: give one of them" --hosts a --hostfile b true
 
 launch -n 2 --starting-port 65535 -- true
 check_eq "ports past 65535 refused" 1 "$RC"
