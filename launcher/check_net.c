@@ -19,6 +19,45 @@ typedef struct v4addr {
     int loopback, up;
 } v4addr;
 
+#if defined(__APPLE__)
+/* macOS: `networksetup -listallhardwareports` names each port ("Hardware Port: Thunderbolt 1")
+ * above its device ("Device: en2"). */
+static int is_thunderbolt(const char *iface)
+{
+    char line[256], port[128] = "";
+    int found = 0;
+    FILE *p = popen("networksetup -listallhardwareports 2>/dev/null", "r");
+    if (!p)
+        return 0;
+    while (!found && fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "Hardware Port: ", 15) == 0)
+            snprintf(port, sizeof port, "%s", line + 15);
+        else if (strncmp(line, "Device: ", 8) == 0)
+            found = strcmp(line + 8, iface) == 0 && strncmp(port, "Thunderbolt ", 12) == 0;
+    }
+    pclose(p);
+    return found;
+}
+
+/* macOS: the bridge listing iface as a "member:" in `ifconfig` (the Thunderbolt Bridge is
+ * bridge0), "" when none. */
+static void master_of(const char *iface, char *out, size_t len)
+{
+    char line[256], cur[64] = "", member[64];
+    FILE *p = popen("ifconfig -a 2>/dev/null", "r");
+    out[0] = '\0';
+    if (!p)
+        return;
+    while (!out[0] && fgets(line, sizeof line, p)) {
+        if (line[0] != '\t' && line[0] != ' ')
+            sscanf(line, "%63[^:]", cur);
+        else if (sscanf(line, " member: %63s", member) == 1 && strcmp(member, iface) == 0)
+            snprintf(out, len, "%s", cur);
+    }
+    pclose(p);
+}
+#else
 /* Basename of the symlink at path, "" when it is not one. */
 static void link_name(const char *path, char *out, size_t len)
 {
@@ -35,7 +74,7 @@ static void link_name(const char *path, char *out, size_t len)
 }
 
 /* Linux: a Thunderbolt network interface is driven by thunderbolt-net ("thunderbolt_net" in
- * sysfs). Elsewhere we cannot tell yet, and say so once in the report. */
+ * sysfs). */
 static int is_thunderbolt(const char *iface)
 {
     char path[256], driver[128];
@@ -53,6 +92,7 @@ static void master_of(const char *iface, char *out, size_t len)
     if (snprintf(path, sizeof path, "/sys/class/net/%s/master", iface) < (int)sizeof path)
         link_name(path, out, len);
 }
+#endif
 
 static int prefix_len(uint32_t mask)
 {
@@ -104,8 +144,8 @@ static void list_interfaces(tether__hostcheck_report *r, const v4addr *a, int n,
                                       "the bridge and give it its own address",
                                       a[i].iface, master);
     }
-#if !defined(__linux__)
-    tether__sb_add(&r->text, "  (Thunderbolt interfaces are recognised on Linux only so far)\n");
+#if !defined(__linux__) && !defined(__APPLE__)
+    tether__sb_add(&r->text, "  (Thunderbolt interfaces are recognised on Linux and macOS only)\n");
 #endif
 }
 
