@@ -49,8 +49,9 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
     vsnprintf(ep->errmsg, sizeof ep->errmsg, fmt, ap);
     va_end(ap);
     ep->err = code;
+    ep->events++;
     TLOG_INFO("%s endpoint broken: %s: %s", ep->backend, tether_err_name(code), ep->errmsg);
-    for (int i = 0; i < ep->nflat; i++) {
+    for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tx_clear(ep->flat[i]);
         tether__tcp_rx_clear(ep->flat[i]);
     }
@@ -107,7 +108,7 @@ static int gather(const tether__tcp_ep *ep, const tether__link *l, struct iovec 
 }
 
 /* Account n written bytes to the queue head, finishing frames. */
-static void tx_advance(tether__link *l, uint64_t n)
+static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
 {
     while (n > 0 && l->txhead) {
         tether__txmsg *t = l->txhead;
@@ -120,10 +121,12 @@ static void tx_advance(tether__link *l, uint64_t n)
         l->txhead = t->next;
         if (!l->txhead)
             l->txtail = NULL;
-        if (t->req)
+        if (t->req) {
             t->req->parts_left--;
-        else
+            ep->events++;
+        } else {
             free(t);
+        }
     }
 }
 
@@ -142,7 +145,7 @@ static int tx_flush(tether__tcp_ep *ep, tether__link *l)
             return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : errno;
         }
         l->bytes_sent += (uint64_t)n;
-        tx_advance(l, (uint64_t)n);
+        tx_advance(ep, l, (uint64_t)n);
         if ((uint64_t)n < total)
             return 0;
     }
@@ -172,7 +175,7 @@ static int check_peer(const tether__tcp_ep *ep, int peer)
 
 static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send)
 {
-    int k = ep->nlinks[peer];
+    int k = ep->nlinks[peer] ? ep->nlinks[peer] : 1; /* a routed message is one part */
     struct tether_req *r = malloc(sizeof *r + (size_t)k * sizeof r->part[0]);
     if (!r)
         return NULL;
@@ -228,12 +231,26 @@ static int end(tether__tcp_ep *ep, struct tether_req *r, int rc, tether_req **ou
     return rc;
 }
 
+int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
+{
+    int idle = l->txhead == NULL;
+    tx_push(l, t);
+    if (!idle) /* whoever flushes the frames ahead flushes this one too */
+        return TETHER_OK;
+    TRY(flush_or_break(ep, l)); /* the short path: most small messages leave here, in one sendmsg */
+    if (l->txhead && ep->prog)  /* the socket is full: the progress thread must poll for room */
+        tether__tcp_progress_kick(ep);
+    return TETHER_OK;
+}
+
 int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
                       tether_req **out)
 {
     struct tether_req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 1, &r));
+    if (ep->nlinks[peer] == 0)
+        return end(ep, r, tether__tcp_route_send(ep, r, buf, len, tag), out);
     if (ep->links[peer][0].bye)
         return end(ep, r, tether__tcp_gone(ep, &ep->links[peer][0], "sends to it"), out);
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
@@ -248,10 +265,7 @@ int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len,
         t->len = n;
         t->req = r;
         r->parts_left++;
-        int idle = l->txhead == NULL;
-        tx_push(l, t);
-        if (idle) /* the short path: most small messages leave here, in one sendmsg */
-            rc = flush_or_break(ep, l);
+        rc = tether__tcp_tx_queue(ep, l, t);
     }
     return end(ep, r, rc, out);
 }
@@ -262,6 +276,8 @@ int tether__tcp_irecv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tethe
     struct tether_req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 0, &r));
+    if (ep->nlinks[peer] == 0)
+        return end(ep, r, tether__tcp_route_recv(ep, r, buf, len, tag), out);
     for (int k = 0; k < ep->nlinks[peer]; k++) { /* count first: a part may finish while posting */
         uint64_t off, n;
         r->parts_left += tether__stripe(len, ep->nlinks[peer], k, &off, &n);
@@ -278,11 +294,13 @@ int tether__tcp_irecv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tethe
     return end(ep, r, rc, out);
 }
 
-/* Move what can move on every link to peer, without blocking. */
+/* Move what can move on every link to peer (or to the neighbour a routed message to it takes),
+ * without blocking. */
 static int progress_peer(tether__tcp_ep *ep, int peer, int read)
 {
-    for (int k = 0; k < ep->nlinks[peer] && !ep->err; k++) {
-        tether__link *l = &ep->links[peer][k];
+    tether__link *first = tether__tcp_hop(ep, peer);
+    for (int k = 0; k < first->nlinks && !ep->err; k++) {
+        tether__link *l = first + k;
         if (l->txhead)
             TRY(flush_or_break(ep, l));
         if (read)
@@ -302,14 +320,17 @@ int tether__tcp_test(tether__tcp_ep *ep, tether_req *r, int *done)
         rc = *done ? TETHER_OK : sticky(ep);
         req_free(ep, r);
     }
+    if (ep->prog) {
+        tether__tcp_progress_signal(ep); /* we may have finished another thread's request */
+        tether__tcp_progress_seen(ep);
+    }
     pthread_mutex_unlock(&ep->mu);
     return rc;
 }
 
 /* ---- waiting ---- */
 
-/* After poll: move bytes on every link that is ready. */
-static void progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
+void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
 {
     for (int i = 0; i < ep->nflat && !ep->err; i++) {
         tether__link *l = ep->flat[i];
@@ -323,6 +344,8 @@ static void progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
 int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
 {
     struct pollfd stack[POLL_STACK], *pfd = stack;
+    if (ep->prog) /* the thread polls the sockets; we wait for what it moves */
+        return tether__tcp_progress_wait(ep, timeout_ms);
     pthread_mutex_lock(&ep->mu);
     if (ep->err) {
         int rc = sticky(ep);
@@ -346,7 +369,7 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
         tether__tcp_break(ep, TETHER_ENET, "poll() on %d links: %s", ep->nflat,
                           strerror(poll_errno));
     else if (n > 0 && !ep->err)
-        progress_ready(ep, pfd);
+        tether__tcp_progress_ready(ep, pfd);
     int rc = ep->err ? sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
     if (pfd != stack)
@@ -356,15 +379,36 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
 
 /* ---- abort and close ---- */
 
+/* Before a bye: drop the frames of requests that have not started (their buffers are going away).
+ * A half-sent frame stays (the stream must stay parseable), and so do frames passing through to
+ * another rank: they own their bytes, and that rank waits for them. */
+static void tx_drop_requests(tether__link *l)
+{
+    tether__txmsg **pp = &l->txhead, *last = NULL;
+    while (*pp) {
+        tether__txmsg *t = *pp;
+        if (t->req && t->sent == 0) {
+            *pp = t->next;
+            continue;
+        }
+        last = t;
+        pp = &t->next;
+    }
+    l->txtail = last;
+}
+
 /* Queue a control frame (abort or bye) on l, behind a half-sent frame (which must finish first
- * to keep the stream parseable) unless that one is too long to wait for; other queued frames are
- * dropped, their requests fail or are freed. 0 when the link gets no frame. */
+ * to keep the stream parseable) unless that one is too long to wait for. An abort drops every
+ * other queued frame, a bye those of requests; their requests fail or are freed. 0 when the link
+ * gets no frame. */
 static int queue_ctrl(tether__link *l, uint32_t type, int code, const char *text)
 {
     tether__txmsg *head = l->txhead;
     if (head && head->sent > 0 && TETHER__FRAME_SIZE + head->len - head->sent > ABORT_TAIL_MAX)
         return 0;
-    if (head && head->sent > 0) { /* keep only the half-sent frame */
+    if (type == TETHER__FRAME_BYE) {
+        tx_drop_requests(l);
+    } else if (head && head->sent > 0) { /* keep only the half-sent frame */
         tx_forget(head->next);
         head->next = NULL;
         l->txtail = head;
@@ -447,11 +491,13 @@ void tether__tcp_close(tether__tcp_ep *ep)
 {
     if (!ep)
         return;
+    if (ep->prog)
+        tether__tcp_progress_stop(ep, 0);
     pthread_mutex_lock(&ep->mu);
     log_link_bytes(ep);
     if (!ep->err)
         say_bye(ep);
-    for (int i = 0; i < ep->nflat; i++) {
+    for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tether__link *l = ep->flat[i];
         tx_clear(l);
         tether__tcp_rx_clear(l);
@@ -467,6 +513,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
     free(ep->nlinks);
     free(ep->flat);
     free(ep->addr);
+    free(ep->via);
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_destroy(&ep->mu);
     free(ep);
@@ -527,7 +574,7 @@ int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backen
     ep->max_io = (uint64_t)max_io;
     ep->links = calloc((size_t)ep->size, sizeof *ep->links);
     ep->nlinks = calloc((size_t)ep->size, sizeof *ep->nlinks);
-    ep->flat = calloc((size_t)(total ? total : 1), sizeof *ep->flat);
+    ep->flat = calloc((size_t)(total + links->size), sizeof *ep->flat); /* + queue-only links */
     ep->addr = calloc((size_t)ep->size, sizeof *ep->addr);
     if (!ep->links || !ep->nlinks || !ep->flat || !ep->addr)
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
@@ -539,5 +586,23 @@ int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backen
         return rc;
     }
     *out = ep;
+    return TETHER_OK;
+}
+
+int tether__tcp_ep_route(tether__tcp_ep *ep, const int *via)
+{
+    if (!(ep->via = malloc((size_t)ep->size * sizeof *ep->via)))
+        return tether__fail(TETHER_ENOMEM, "out of memory for the routes of %d ranks", ep->size);
+    memcpy(ep->via, via, (size_t)ep->size * sizeof *ep->via);
+    for (int p = 0; p < ep->size; p++) {
+        if (p == ep->rank || ep->nlinks[p] > 0)
+            continue;
+        /* take_links allocated one zeroed link for every peer without sockets */
+        tether__link *q = &ep->links[p][0];
+        q->fd = -1;
+        q->peer = p;
+        q->nlinks = 1;
+        ep->flat[ep->nflat + ep->nvirt++] = q;
+    }
     return TETHER_OK;
 }

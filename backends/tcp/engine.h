@@ -30,6 +30,20 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms);
 void tether__tcp_abort(tether__tcp_ep *ep, int code, const char *msg);
 void tether__tcp_close(tether__tcp_ep *ep);
 
+/* For links that reach only some peers (the ring): via[p] is the neighbour through which a message
+ * to p goes (p itself when linked). Peers without links then work as if linked, more slowly. */
+int tether__tcp_ep_route(tether__tcp_ep *ep, const int *via);
+
+/* A thread that moves bytes, passes routed frames on and spreads a failure to every neighbour while
+ * the program is outside tether (it sleeps in poll(), never spins). From then on wait() sleeps until
+ * that thread reports progress. */
+int tether__tcp_progress_start(tether__tcp_ep *ep);
+
+/* Stop that thread. linger_ms > 0 (a normal close of a routed endpoint): first tell every rank and
+ * keep passing frames on until every rank has said it is closing too, or linger_ms passed, so ranks
+ * still finishing their last calls through this one can. */
+void tether__tcp_progress_stop(tether__tcp_ep *ep, int linger_ms);
+
 /* Bytes a link has sent and received (headers included), for TETHER_VERBOSE and striping tests.
  * EINVAL when peer or link does not exist. */
 int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sent, uint64_t *recvd);

@@ -2,6 +2,7 @@
 #ifndef TETHER_TCP_ENGINE_IMPL_H
 #define TETHER_TCP_ENGINE_IMPL_H
 
+#include <poll.h>
 #include <pthread.h>
 
 #include "engine.h"
@@ -30,6 +31,7 @@ typedef struct tether__link {
     tether__rxq unexpected; /* frames that came first, in arrival order */
     tether__rxmsg *cur;     /* the frame whose payload is being read, or NULL */
     int cur_abort;          /* cur is an abort frame's reason text */
+    int cur_fwd;            /* cur is a routed frame passing through, forwarded once read */
     int32_t abort_code;
     int bye; /* the peer closed normally: its end of stream is no failure */
     int eof; /* ...and it came: nothing more to read or poll */
@@ -50,20 +52,34 @@ struct tether_req {
     } part[];
 };
 
+/* A routed frame passing through: read into the payload after it, then queued as tx (first, so
+ * freeing the frame frees the whole block once sent). */
+typedef struct tether__fwd {
+    tether__txmsg tx;
+    tether__rxmsg rx;
+} tether__fwd;
+
+typedef struct tether__tcp_progress tether__tcp_progress;
+
 struct tether__tcp_ep {
     pthread_mutex_t mu;
     const char *backend;
     int rank, size;
-    tether__link **links; /* per peer: its nlinks[peer] links */
+    tether__link **links; /* per peer: its nlinks[peer] links, or one queue-only link (fd -1) for a
+                             peer reached through via[peer] */
     int *nlinks;
-    tether__link **flat; /* every link, for poll */
-    int nflat;
+    tether__link **flat; /* every socket link, for poll; then the nvirt queue-only links */
+    int nflat, nvirt;
+    int *via; /* per peer: the neighbour a message to it goes through; NULL when all are linked */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer, for messages */
     struct tether_req *live;
     uint64_t max_io;
     int err; /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
     int aborted;
+    uint64_t events; /* request parts finished, leave notices, breaks: what wait() waits for */
+    int leaves_seen; /* leave notices received (route.c) */
+    tether__tcp_progress *prog; /* the progress thread (progress.c), NULL when none runs */
 };
 
 /* Break ep (first failure wins): record code and the message, fail every request, forget every
@@ -73,10 +89,45 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...) TETHER
 /* EPEER for a message to or from a peer that closed normally. Caller holds ep->mu. */
 int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what);
 
+/* Queue t on l and write what the socket takes at once when l was idle. Caller holds ep->mu. */
+int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
+
+/* After poll: move bytes on every socket link that is ready. Caller holds ep->mu. */
+void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd);
+
 /* Receive side (engine_rx.c), caller holds ep->mu. */
 int tether__tcp_read(tether__tcp_ep *ep, tether__link *l);
 int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
                           tether__rxmsg *part);
 void tether__tcp_rx_clear(tether__link *l);
+int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *got,
+                         tether_tag want, uint64_t want_len);
+int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what);
+
+/* Routing (route.c), caller holds ep->mu. A message to a peer with no link travels as one routed
+ * frame on link 0 of the neighbour via[peer]; a receive from it waits in that peer's queue-only
+ * link, where routed frames for this rank are matched as if they had come straight from it. */
+int tether__tcp_route_send(tether__tcp_ep *ep, struct tether_req *r, const void *buf, size_t len,
+                           tether_tag tag);
+int tether__tcp_route_recv(tether__tcp_ep *ep, struct tether_req *r, void *buf, size_t len,
+                           tether_tag tag);
+/* A routed frame's header arrived on l: match it here or prepare to pass it on. */
+int tether__tcp_route_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);
+/* m, a frame passing through that came on link from, is read: queue it towards its destination. */
+int tether__tcp_route_pass(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *m);
+/* Closing a routed endpoint: send this rank's leave notice to every neighbour; on receiving one,
+ * count it and pass it on; 1 once every other rank's notice came from every neighbour. */
+int tether__tcp_route_leave(tether__tcp_ep *ep);
+int tether__tcp_route_leave_rx(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);
+int tether__tcp_route_all_left(const tether__tcp_ep *ep);
+/* The link a message to or from peer travels on first (for test's progress). */
+tether__link *tether__tcp_hop(tether__tcp_ep *ep, int peer);
+
+/* Progress thread (progress.c), caller holds ep->mu: wake the thread (bytes left queued), wake
+ * threads waiting in tether__tcp_wait (events moved), remember what this thread's test saw. */
+void tether__tcp_progress_kick(tether__tcp_ep *ep);
+void tether__tcp_progress_signal(tether__tcp_ep *ep);
+void tether__tcp_progress_seen(const tether__tcp_ep *ep);
+int tether__tcp_progress_wait(tether__tcp_ep *ep, int timeout_ms);
 
 #endif

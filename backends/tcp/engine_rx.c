@@ -1,5 +1,6 @@
 /* backends/tcp/engine_rx.c - the receive side of the engine: reading frames and matching them. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -7,8 +8,8 @@
 #include "engine_impl.h"
 
 /* Both sides of a disagreement, in the words of transport.h. */
-static int mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *got,
-                    tether_tag want, uint64_t want_len)
+int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *got,
+                         tether_tag want, uint64_t want_len)
 {
     return tether__tcp_break(
         ep, TETHER_EMISMATCH,
@@ -19,7 +20,7 @@ static int mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxm
         got->tag.seq, got->tag.step, ep->rank, (unsigned long long)want_len, want.sig, want.step);
 }
 
-static int protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what)
+int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what)
 {
     return tether__tcp_break(ep, TETHER_ENET,
                              "rank %d (%s) sent a malformed frame on link %d (%s): is "
@@ -42,9 +43,10 @@ static tether__rxmsg *heap_msg(uint64_t len)
     return m;
 }
 
-static void part_done(struct tether_req *r)
+static void part_done(tether__tcp_ep *ep, struct tether_req *r)
 {
     r->parts_left--;
+    ep->events++;
 }
 
 /* The payload of l->cur is complete. */
@@ -52,6 +54,10 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
 {
     tether__rxmsg *m = l->cur;
     l->cur = NULL;
+    if (l->cur_fwd) {
+        l->cur_fwd = 0;
+        return tether__tcp_route_pass(ep, l, m);
+    }
     if (l->cur_abort) {
         l->cur_abort = 0;
         m->buf[m->len] = '\0';
@@ -62,7 +68,7 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
         return rc;
     }
     if (m->req) {
-        part_done(m->req);
+        part_done(ep, m->req);
         if (m->heap) /* an unexpected frame claimed while it was still being read */
             free(m);
     }
@@ -72,7 +78,7 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
 static int start_abort(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
     if (f->len > TETHER__ABORT_TEXT_MAX)
-        return protocol_error(ep, l, "abort reason too long");
+        return tether__tcp_protocol_error(ep, l, "abort reason too long");
     l->cur = heap_msg(f->len);
     if (!l->cur)
         return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory reading rank %d's abort frame",
@@ -89,39 +95,65 @@ static int rx_bye(tether__tcp_ep *ep, tether__link *l)
     return l->posted.head ? tether__tcp_gone(ep, l, "expects a message from it") : TETHER_OK;
 }
 
+/* A data frame of n bytes arrived on l for the receives of q (l itself, or the queue-only link of
+ * the rank a routed frame comes from): match it, or keep it as unexpected. */
+static int rx_match(tether__tcp_ep *ep, tether__link *l, tether__link *q, const tether__frame *f,
+                    uint64_t n)
+{
+    tether__rxmsg *m;
+    switch (tether__rxq_match(&q->posted, f->tag, f->len, &m)) {
+    case TETHER__MATCH_OK:
+        break;
+    case TETHER__MATCH_NONE:
+        m = heap_msg(n);
+        if (!m)
+            return tether__tcp_break(ep, TETHER_ENOMEM,
+                                     "out of memory buffering %llu bytes from rank %d",
+                                     (unsigned long long)n, q->peer);
+        m->tag = f->tag;
+        m->msglen = f->len;
+        tether__rxq_push(&q->unexpected, m);
+        break;
+    case TETHER__MATCH_SIG:
+    case TETHER__MATCH_LEN: {
+        tether__rxmsg got = {.tag = f->tag, .msglen = f->len};
+        return tether__tcp_mismatch(ep, q, &got, m->tag, m->msglen);
+    }
+    }
+    l->cur = m;
+    return TETHER_OK;
+}
+
+/* A routed frame: for this rank it is matched as if its origin had sent it straight here; for
+ * another it is read whole, then passed on. */
+static int rx_routed(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    int src = tether__route_src(f->code), dst = tether__route_dst(f->code);
+    if (!ep->via || src >= ep->size || dst >= ep->size || src == ep->rank || l->index != 0)
+        return tether__tcp_protocol_error(ep, l, "a routed frame this rank cannot place");
+    if (dst != ep->rank)
+        return tether__tcp_route_start(ep, l, f);
+    if (ep->nlinks[src] > 0)
+        return tether__tcp_protocol_error(ep, l, "a routed frame from a rank linked to this one");
+    return rx_match(ep, l, &ep->links[src][0], f, f->len);
+}
+
 /* A header arrived: find its receive or keep it as unexpected. */
 static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
     uint64_t off, n;
-    tether__rxmsg *m;
     if (f->type == TETHER__FRAME_BYE)
         return rx_bye(ep, l);
+    if (f->type == TETHER__FRAME_LEAVE)
+        return tether__tcp_route_leave_rx(ep, l, f);
     if (f->type == TETHER__FRAME_ABORT)
         TRY(start_abort(ep, l, f));
-    else {
-        if (!tether__stripe(f->len, l->nlinks, l->index, &off, &n))
-            return protocol_error(ep, l, "a frame on a link its length does not use");
-        switch (tether__rxq_match(&l->posted, f->tag, f->len, &m)) {
-        case TETHER__MATCH_OK:
-            break;
-        case TETHER__MATCH_NONE:
-            m = heap_msg(n);
-            if (!m)
-                return tether__tcp_break(ep, TETHER_ENOMEM,
-                                         "out of memory buffering %llu bytes from rank %d",
-                                         (unsigned long long)n, l->peer);
-            m->tag = f->tag;
-            m->msglen = f->len;
-            tether__rxq_push(&l->unexpected, m);
-            break;
-        case TETHER__MATCH_SIG:
-        case TETHER__MATCH_LEN: {
-            tether__rxmsg got = {.tag = f->tag, .msglen = f->len};
-            return mismatch(ep, l, &got, m->tag, m->msglen);
-        }
-        }
-        l->cur = m;
-    }
+    else if (f->type == TETHER__FRAME_ROUTED)
+        TRY(rx_routed(ep, l, f));
+    else if (!tether__stripe(f->len, l->nlinks, l->index, &off, &n))
+        return tether__tcp_protocol_error(ep, l, "a frame on a link its length does not use");
+    else
+        TRY(rx_match(ep, l, l, f, n));
     return l->cur->len == 0 ? rx_done(ep, l) : TETHER_OK;
 }
 
@@ -146,7 +178,7 @@ static int parse(tether__tcp_ep *ep, tether__link *l)
             break;
         tether__frame f;
         if (tether__frame_decode(l->rbuf + pos, &f) < 0)
-            return protocol_error(ep, l, "unknown frame type");
+            return tether__tcp_protocol_error(ep, l, "unknown frame type");
         pos += TETHER__FRAME_SIZE;
         TRY(rx_start(ep, l, &f));
     }
@@ -221,7 +253,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
         return TETHER_OK;
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
-        return mismatch(ep, l, m, part->tag, part->msglen);
+        return tether__tcp_mismatch(ep, l, m, part->tag, part->msglen);
     case TETHER__MATCH_OK:
         break;
     }
@@ -229,7 +261,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
         memcpy(part->buf, m->buf, (size_t)m->got);
     if (m->got == m->len) {
         free(m);
-        part_done(r);
+        part_done(ep, r);
     } else { /* still arriving: the rest goes straight to the user's buffer */
         m->buf = part->buf;
         m->req = r;
@@ -254,10 +286,13 @@ void tether__tcp_rx_clear(tether__link *l)
      * frame's text (owned by the link) */
     if (l->cur && l->cur_abort)
         free(l->cur);
+    else if (l->cur && l->cur_fwd) /* not queued yet: the block is still ours */
+        free((char *)l->cur - offsetof(tether__fwd, rx));
     else if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
         free(l->cur);
     l->cur = NULL;
     l->cur_abort = 0;
+    l->cur_fwd = 0;
     l->posted.head = l->posted.tail = NULL;
     free_heap_queue(&l->unexpected);
     l->rlen = 0;

@@ -27,6 +27,8 @@ int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__fra
     case TETHER__FRAME_DATA:
     case TETHER__FRAME_ABORT:
     case TETHER__FRAME_BYE:
+    case TETHER__FRAME_ROUTED:
+    case TETHER__FRAME_LEAVE:
         return 0;
     }
     return -1;

@@ -2,13 +2,15 @@
  *
  * Every message travels as one frame per link it uses: a header, then that link's share of the
  * payload. A header carries the tag, the length of the whole message and the frame type: data;
- * abort with a status code (its payload is the reason text); or bye, the last frame of an
- * endpoint closing normally, after which the end of the stream is no failure. Messages of at least
- * TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in link order, so K
- * parallel links share the bytes; smaller ones go whole on link 0. Both sides derive the stripes
- * from the length in the header, so a link's byte stream always parses, and each link carries its
- * frames in send order, so matching per link keeps the order of messages between a pair.
- * Everything here is pure (no sockets), for unit tests. */
+ * abort with a status code (its payload is the reason text); bye, the last frame an endpoint
+ * sends of its own, after which the end of the stream is no failure; or routed, data between two
+ * ranks with no link (the ring), whose code names its origin and destination and which every rank
+ * on the way passes on whole, on link 0; or leave, the notice of a closing ring rank (route.c).
+ * Messages of at least TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in
+ * link order, so K parallel links share the bytes; smaller ones go whole on link 0. Both sides
+ * derive the stripes from the length in the header, so a link's byte stream always parses, and each
+ * link carries its frames in send order, so matching per link keeps the order of messages between a
+ * pair. Everything here is pure (no sockets), for unit tests. */
 #ifndef TETHER_TCP_FRAME_H
 #define TETHER_TCP_FRAME_H
 
@@ -21,6 +23,8 @@
 #define TETHER__FRAME_DATA 0x54464401u  /* type words carry a marker, so a desynchronised stream */
 #define TETHER__FRAME_ABORT 0x54464402u /* is caught at once instead of read as a length */
 #define TETHER__FRAME_BYE 0x54464403u
+#define TETHER__FRAME_ROUTED 0x54464404u /* data between ranks with no link: passed on */
+#define TETHER__FRAME_LEAVE 0x54464405u  /* rank `code` is closing: passed on round the ring */
 #define TETHER__STRIPE_MIN (256u << 10)
 #define TETHER__ABORT_TEXT_MAX 1024
 
@@ -28,8 +32,23 @@ typedef struct tether__frame {
     tether_tag tag;
     uint64_t len; /* data: bytes of the whole message; abort: bytes of the reason; bye: 0 */
     uint32_t type;
-    int32_t code; /* abort: the TETHER_E* status the sender broke with */
+    int32_t code; /* abort: the sender's TETHER_E* status; routed: origin and destination */
 } tether__frame;
+
+/* A routed frame's code: origin rank in the high 16 bits, destination in the low 16. */
+#define TETHER__ROUTE_MAX_RANKS 65536
+static inline int32_t tether__route_code(int src, int dst)
+{
+    return (int32_t)((uint32_t)src << 16 | (uint32_t)dst);
+}
+static inline int tether__route_src(int32_t code)
+{
+    return (int)((uint32_t)code >> 16);
+}
+static inline int tether__route_dst(int32_t code)
+{
+    return (int)((uint32_t)code & 0xffffu);
+}
 
 void tether__frame_encode(const tether__frame *f, unsigned char out[TETHER__FRAME_SIZE]);
 /* 0, or -1 when the type word is not a known frame type (a corrupt or foreign stream). */

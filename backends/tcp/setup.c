@@ -99,7 +99,8 @@ static void retry_later(setup *s, conn *c, const char *why)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
-    c->cand = (c->cand + 1) % s->p->naddrs[c->peer];
+    if (!s->p->pin_addrs)
+        c->cand = (c->cand + 1) % s->p->naddrs[c->peer];
     int backoff = BACKOFF_FIRST_MS << (c->tries < 7 ? c->tries : 7);
     c->tries++;
     c->at = tether__tcp_now_ms() + (backoff < BACKOFF_MAX_MS ? backoff : BACKOFF_MAX_MS);
@@ -448,7 +449,7 @@ static int plan_outgoing(setup *s)
             c->fd = -1;
             c->peer = peer;
             c->link = k;
-            c->cand = 0;
+            c->cand = p->pin_addrs ? k % p->naddrs[peer] : 0;
             c->pollix = -1;
             c->st = C_WAIT;
             c->at = 0;

@@ -24,6 +24,8 @@ typedef struct tether__tcp_plan {
     int *out_links;        /* per peer: links this rank opens to it */
     int *in_links;         /* per peer: links this rank accepts from it */
     int *naddrs;           /* per peer: addresses to connect to, preferred first */
+    int pin_addrs;         /* link k goes to address k (mod naddrs) and stays there: one link per
+                              cable (ring); else every link tries the addresses in turn */
     tether_hostaddr **addrs;
     const char *announce_host; /* NULL, or an address to send in every hello (bootstrap) */
     int announce_port;

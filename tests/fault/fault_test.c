@@ -101,8 +101,10 @@ static int rank_main(const char *mode, const char *backend)
         return 1;
     if (tether_barrier(g))
         return 1;
+    /* let every rank leave the barrier before any fault, so the fault hits the collective below */
+    usleep(200 * 1000);
     if (rank == VICTIM && !strcmp(mode, "kill")) {
-        usleep(200 * 1000);
+        usleep(200 * 1000); /* the survivors are inside the all-reduce by now */
         raise(SIGKILL);
     }
     if (rank == VICTIM && !strcmp(mode, "stop")) {

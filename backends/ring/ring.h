@@ -1,0 +1,9 @@
+/* backends/ring/ring.h - the ring TCP backend's one export, for backends/table.c. */
+#ifndef TETHER_RING_H
+#define TETHER_RING_H
+
+#include "core/transport.h"
+
+extern const tether_transport_ops tether_ring_ops;
+
+#endif

@@ -1,0 +1,121 @@
+/* backends/tcp/world.c - the rank table, listeners and plan-to-engine steps the TCP backends share.
+ */
+#include "world.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+
+static int load_hostfile(const tether_config *cfg, tether__tcp_world *w)
+{
+    TRY(tether_hostfile_load_ranks(cfg->hostfile, &w->table));
+    int n = w->table.nranks;
+    if (cfg->rank < 0)
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_RANK (or MLX_RANK) is unset: with the hostfile %s it must "
+                            "be 0 to %d",
+                            cfg->hostfile, n - 1);
+    if (cfg->rank >= n)
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_RANK=%d is out of range: the hostfile %s lists %d ranks "
+                            "(0 to %d)",
+                            cfg->rank, cfg->hostfile, n, n - 1);
+    if (cfg->size >= 0 && cfg->size != n)
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_SIZE=%d disagrees with the hostfile %s, which lists %d "
+                            "ranks",
+                            cfg->size, cfg->hostfile, n);
+    return TETHER_OK;
+}
+
+/* Listen on every address of this rank's entry, each allowed by TETHER_IFACE_PRIORITY. */
+static int listen_all(const tether_config *cfg, tether__tcp_world *w)
+{
+    int n = w->table.naddrs[w->rank], port;
+    w->listen_fds = malloc((size_t)n * sizeof *w->listen_fds);
+    if (!w->listen_fds)
+        return tether__fail(TETHER_ENOMEM, "out of memory for %d listeners", n);
+    for (int i = 0; i < n; i++) {
+        const tether_hostaddr *a = &w->table.addrs[w->rank][i];
+        if (!tether__addr_allowed(cfg, a->host))
+            return tether__fail(TETHER_ECONFIG,
+                                "rank %d: address %s (entry %d of %s) does not match "
+                                "TETHER_IFACE_PRIORITY: remove it or widen the prefixes",
+                                w->rank, a->host, i, cfg->hostfile);
+        TRY(tether__tcp_listen(a->host, a->port, &w->listen_fds[i], &port));
+        w->nlisten++;
+    }
+    return TETHER_OK;
+}
+
+static int locate(const tether_config *cfg, int allow_coordinator, tether__tcp_world *w)
+{
+    if (cfg->hostfile || !allow_coordinator) {
+        TRY(load_hostfile(cfg, w));
+        w->rank = cfg->rank;
+        w->size = w->table.nranks;
+        return listen_all(cfg, w);
+    }
+    if (!(w->listen_fds = malloc(sizeof *w->listen_fds)))
+        return tether__fail(TETHER_ENOMEM, "out of memory for a listener");
+    TRY(tether__tcp_bootstrap(cfg, &w->table, &w->listen_fds[0]));
+    w->nlisten = 1;
+    w->rank = cfg->rank;
+    w->size = cfg->size;
+    return TETHER_OK;
+}
+
+int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, tether__tcp_world *w)
+{
+    memset(w, 0, sizeof *w);
+    TRY(locate(cfg, allow_coordinator, w));
+    TRY(tether__tcp_plan_init(&w->plan, w->rank, w->size, cfg));
+    w->plan.nlisten = w->nlisten;
+    w->plan.listen_fds = w->listen_fds;
+    return TETHER_OK;
+}
+
+/* 1 if addr is in the subnet of one of this rank's own addresses. */
+static int near(const tether__tcp_world *w, const char *addr)
+{
+    for (int i = 0; i < w->table.naddrs[w->rank]; i++)
+        if (tether__tcp_same_subnet(w->table.addrs[w->rank][i].host, addr))
+            return 1;
+    return 0;
+}
+
+int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int peer,
+                            int near_first)
+{
+    const tether_hostaddr *all = w->table.addrs[peer];
+    for (int pass = 0; pass < (near_first ? 2 : 1); pass++)
+        for (int i = 0; i < w->table.naddrs[peer]; i++)
+            if (tether__addr_allowed(cfg, all[i].host) &&
+                (!near_first || near(w, all[i].host) == (pass == 0)))
+                TRY(tether__tcp_plan_add_addr(&w->plan, peer, &all[i]));
+    if (w->plan.naddrs[peer] == 0 && w->plan.out_links[peer] > 0)
+        return tether__fail(TETHER_ECONFIG,
+                            "rank %d: no address of rank %d in %s matches TETHER_IFACE_PRIORITY",
+                            w->rank, peer, cfg->hostfile ? cfg->hostfile : "the table");
+    return TETHER_OK;
+}
+
+int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether__tcp_ep **out)
+{
+    tether__tcp_links links = {0};
+    TRY(tether__tcp_setup(&w->plan, &links));
+    int rc = tether__tcp_ep_create(&links, w->rank, backend, out);
+    tether__tcp_links_free(&links);
+    return rc;
+}
+
+void tether__tcp_world_free(tether__tcp_world *w)
+{
+    for (int i = 0; i < w->nlisten; i++)
+        close(w->listen_fds[i]);
+    free(w->listen_fds);
+    tether__tcp_plan_free(&w->plan);
+    tether_rank_hosts_free(&w->table);
+}

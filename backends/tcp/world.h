@@ -1,0 +1,35 @@
+/* backends/tcp/world.h - what the TCP backends share to form a world: the rank table (hostfile or
+ * coordinator), a listener on every address of this rank, and the links of a plan made into an
+ * engine. Each backend only says which links its plan has (mesh: all pairs; ring: neighbours). */
+#ifndef TETHER_TCP_WORLD_H
+#define TETHER_TCP_WORLD_H
+
+#include "engine.h"
+#include "setup.h"
+
+typedef struct tether__tcp_world {
+    tether_rank_hosts table;
+    int rank, size;
+    int nlisten;
+    int *listen_fds;
+    tether__tcp_plan plan; /* no links yet: the backend fills out_links, in_links and addresses */
+} tether__tcp_world;
+
+/* The table and listeners from the hostfile (rank r listens on every address of its entry, each
+ * allowed by TETHER_IFACE_PRIORITY) or, when allow_coordinator and no hostfile is set, from the
+ * coordinator. Then an empty plan over the listeners. ECONFIG names the file and field. */
+int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, tether__tcp_world *w);
+
+/* Add peer's allowed addresses to the plan, those in the subnet of one of ours first when
+ * near_first (mesh: pick the cable), else in hostfile order (ring: link k goes to address k).
+ * ECONFIG when the plan opens links to peer but none is allowed. */
+int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int peer,
+                            int near_first);
+
+/* Run the plan and make the engine over its links (backend names it in messages). */
+int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether__tcp_ep **out);
+
+/* Close the listeners and free the table and plan. */
+void tether__tcp_world_free(tether__tcp_world *w);
+
+#endif

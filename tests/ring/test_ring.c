@@ -1,0 +1,343 @@
+/* tests/ring/test_ring.c - the ring backend between forked ranks on loopback (127.0.0.x addresses
+ * standing in for cables): striping over every link, MLX hostfiles, forwarding while the ranks on
+ * the way are busy elsewhere, length checks across forwarding, one message over 2 GiB.
+ * Usage: ring_test stripes|mlx_hostfile|forward_idle|forward_mismatch|big */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/tcp/engine.h"
+#include "core/group.h"
+#include "tests/transport/harness.h"
+#include "tether.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The ring group of this rank, from the environment the harness set. */
+static tether_group *ring_init(void)
+{
+    tether_group *g = NULL;
+    CHECK_OK(tether_init("ring", 1, &g));
+    CHECK(!strcmp(tether_group_backend(g), "ring"), "backend %s", tether_group_backend(g));
+    return g;
+}
+
+/* Bytes each link to peer has sent, for the striping checks. */
+static void link_sent(tether_group *g, int peer, int k, uint64_t *sent)
+{
+    uint64_t recvd;
+    for (int i = 0; i < k; i++)
+        CHECK_OK(tether__tcp_link_bytes((tether__tcp_ep *)g->world->ep, peer, i, &sent[i], &recvd));
+}
+
+/* A per-rank hostfile in MLX's format: for rank r, naddrs addresses 127.0.0.1, 127.0.0.2, ...
+ * (ncopies times each), ports from ports[] in order. json.dumps's spacing, as mlx.launch writes. */
+static const char *write_hostfile(int n, int naddrs, int ncopies, const int *ports)
+{
+    static char path[64];
+    int p = 0;
+    snprintf(path, sizeof path, "/tmp/tether-ring-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    fputs("[", f);
+    for (int r = 0; r < n; r++) {
+        fputs(r ? ", [" : "[", f);
+        for (int a = 0; a < naddrs; a++)
+            for (int c = 0; c < ncopies; c++, p++)
+                fprintf(f, "%s\"127.0.0.%d:%d\"", p % (naddrs * ncopies) ? ", " : "", a + 1,
+                        ports[p]);
+        fputs("]", f);
+    }
+    fputs("]", f);
+    fclose(f);
+    return path;
+}
+
+static int run_ranks(int n, const char *hostfile, int (*body)(const rank_ctx *))
+{
+    rank_ctx ctx = {.size = n, .hostfile = hostfile};
+    int pids[MAX_RANKS], failed = 0;
+    for (int r = 0; r < n; r++) {
+        ctx.rank = r;
+        pids[r] = harness_spawn(&ctx, body);
+    }
+    for (int r = 0; r < n; r++)
+        failed |= harness_reap(pids[r], r);
+    unlink(hostfile);
+    return failed;
+}
+
+/* ---- stripes: 4 ranks, 3 links per neighbour (three "cables"), 64 MiB all-reduce ---- */
+
+#define STRIPE_LINKS 3
+#define STRIPE_COUNT (16u << 20) /* float32: 64 MiB */
+
+static int stripes_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    int n = ctx->size, right = (ctx->rank + 1) % n, left = (ctx->rank + n - 1) % n;
+    float *v = malloc(STRIPE_COUNT * sizeof *v);
+    CHECK(v, "malloc");
+    for (size_t i = 0; i < STRIPE_COUNT; i++)
+        v[i] = (float)((i + (size_t)ctx->rank) % 8);
+    CHECK_OK(tether_all_reduce(g, v, v, STRIPE_COUNT, TETHER_FLOAT32, TETHER_SUM));
+    for (size_t i = 0; i < STRIPE_COUNT; i++) {
+        float want = 0;
+        for (int r = 0; r < n; r++)
+            want += (float)((i + (size_t)r) % 8);
+        CHECK(v[i] == want, "element %zu is %g, expected %g", i, v[i], want);
+    }
+    /* Both directions of the ring carry half each: 2 (n - 1) / n of 32 MiB per direction, a
+     * third on each link. Every link must carry a good part of its third. */
+    uint64_t to_right[STRIPE_LINKS], to_left[STRIPE_LINKS];
+    uint64_t share =
+        (uint64_t)STRIPE_COUNT * 4 / 2 * 2 * (uint64_t)(n - 1) / (uint64_t)n / STRIPE_LINKS;
+    link_sent(g, right, STRIPE_LINKS, to_right);
+    link_sent(g, left, STRIPE_LINKS, to_left);
+    for (int k = 0; k < STRIPE_LINKS; k++) {
+        printf("rank %d link %d: %llu bytes to rank %d, %llu to rank %d (share %llu)\n", ctx->rank,
+               k, (unsigned long long)to_right[k], right, (unsigned long long)to_left[k], left,
+               (unsigned long long)share);
+        CHECK(to_right[k] > share * 9 / 10 && to_left[k] > share * 9 / 10,
+              "link %d carried %llu bytes right, %llu left; expected about %llu each", k,
+              (unsigned long long)to_right[k], (unsigned long long)to_left[k],
+              (unsigned long long)share);
+    }
+    free(v);
+    tether_group_free(g);
+    return 0;
+}
+
+static int stripes(void)
+{
+    int ports[4 * STRIPE_LINKS];
+    harness_ports(4 * STRIPE_LINKS, ports);
+    return run_ranks(4, write_hostfile(4, STRIPE_LINKS, 1, ports), stripes_body);
+}
+
+/* ---- mlx_hostfile: mlx.launch's rules, read unchanged through MLX_RANK and MLX_HOSTFILE ---- */
+
+#define MLX_RANKS 3
+#define MLX_IPS 2
+#define MLX_CONNS 2
+#define MLX_PORTS (MLX_RANKS * MLX_IPS * MLX_CONNS)
+
+/* A starting port with the MLX_PORTS ports from it free on 127.0.0.1 and 127.0.0.2. */
+static int free_run(void)
+{
+    for (int base = 20000 + (int)(getpid() % 2000) * 16; base < 60000; base += MLX_PORTS) {
+        int fds[MLX_PORTS * MLX_IPS], nfd = 0, ok = 1;
+        for (int p = 0; p < MLX_PORTS && ok; p++)
+            for (int ip = 1; ip <= MLX_IPS && ok; ip++) {
+                struct sockaddr_in a = {.sin_family = AF_INET,
+                                        .sin_port = htons((uint16_t)(base + p)),
+                                        .sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)ip)};
+                int fd = socket(AF_INET, SOCK_STREAM, 0);
+                fds[nfd++] = fd;
+                ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+            }
+        for (int i = 0; i < nfd; i++)
+            close(fds[i]);
+        if (ok)
+            return base;
+    }
+    CHECK(0, "no run of %d free ports", MLX_PORTS);
+    return -1;
+}
+
+static int mlx_body(const rank_ctx *ctx)
+{
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", ctx->rank);
+    unsetenv("TETHER_RANK"); /* only MLX's names, as mlx.launch sets them */
+    unsetenv("TETHER_HOSTFILE");
+    setenv("MLX_RANK", rank, 1);
+    setenv("MLX_HOSTFILE", ctx->hostfile, 1);
+    tether_group *g = ring_init();
+    int right = (ctx->rank + 1) % ctx->size;
+    uint64_t sent[MLX_IPS * MLX_CONNS];
+    link_sent(g, right, MLX_IPS * MLX_CONNS, sent); /* one link per address of the right rank */
+    double x = ctx->rank + 1;
+    CHECK_OK(tether_all_reduce(g, &x, &x, 1, TETHER_FLOAT64, TETHER_SUM));
+    CHECK(x == 6, "sum %g", x);
+    tether_group_free(g);
+    return 0;
+}
+
+static int mlx_hostfile(void)
+{
+    int ports[MLX_PORTS], base = free_run();
+    for (int i = 0; i < MLX_PORTS; i++) /* ranks, then IPs, then connections: one counter */
+        ports[i] = base + i;
+    rank_ctx ctx = {.size = MLX_RANKS,
+                    .hostfile = write_hostfile(MLX_RANKS, MLX_IPS, MLX_CONNS, ports)};
+    int pids[MLX_RANKS], failed = 0;
+    for (int r = 0; r < MLX_RANKS; r++) {
+        ctx.rank = r;
+        pids[r] = harness_spawn(&ctx, mlx_body);
+    }
+    for (int r = 0; r < MLX_RANKS; r++)
+        failed |= harness_reap(pids[r], r);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* ---- forward_idle: 5 ranks; 0 talks to 2 and 3 while 1 and 4, on the way, sleep ---- */
+
+#define IDLE_S 4.0
+#define FWD_BIG ((8u << 20) + 5)
+
+static int forward_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    int me = ctx->rank;
+    unsigned char *big = malloc(FWD_BIG);
+    CHECK(big, "malloc");
+    CHECK_OK(tether_barrier(g));
+    double t0 = now_s();
+    if (me == 1 || me == 4) {
+        usleep((useconds_t)(IDLE_S * 1e6)); /* outside tether: only the progress thread forwards */
+    } else if (me == 0) {
+        harness_fill(big, FWD_BIG, 7);
+        for (int dst = 2; dst <= 3; dst++)
+            for (int i = 0; i < 3; i++)
+                CHECK_OK(tether_send(g, &i, 1, TETHER_INT32, dst));
+        CHECK_OK(tether_send(g, big, FWD_BIG, TETHER_UINT8, 2));
+        int back;
+        CHECK_OK(tether_recv(g, &back, 1, TETHER_INT32, 3)); /* and the other way round */
+        CHECK(back == 33, "got %d back from rank 3", back);
+    } else {
+        for (int i = 0; i < 3; i++) {
+            int got = -1;
+            CHECK_OK(tether_recv(g, &got, 1, TETHER_INT32, 0));
+            CHECK(got == i, "message %d from rank 0 came as %d: order lost", i, got);
+        }
+        if (me == 2) {
+            CHECK_OK(tether_recv(g, big, FWD_BIG, TETHER_UINT8, 0));
+            CHECK(harness_verify(big, FWD_BIG, 7) == 0, "forwarded message corrupted");
+        } else {
+            int v = 33;
+            CHECK_OK(tether_send(g, &v, 1, TETHER_INT32, 0));
+        }
+        double took = now_s() - t0;
+        printf("rank %d: got everything through a sleeping rank in %.3f s\n", me, took);
+        CHECK(took < IDLE_S * 3 / 4, "took %.2f s: forwarding waited for the sleeping rank", took);
+    }
+    CHECK_OK(tether_barrier(g));
+    free(big);
+    tether_group_free(g);
+    return 0;
+}
+
+static int forward_idle(void)
+{
+    int ports[5];
+    harness_ports(5, ports);
+    return run_ranks(5, write_hostfile(5, 1, 1, ports), forward_body);
+}
+
+/* ---- forward_mismatch: a forwarded message keeps its length check, and the failure reaches all */
+
+static int mismatch_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    double x[2] = {1, 2};
+    int rc = TETHER_OK;
+    CHECK_OK(tether_barrier(g));
+    usleep(200 * 1000); /* every rank out of the barrier before the failure can reach it */
+    if (ctx->rank == 0)
+        CHECK_OK(tether_send(g, x, 2, TETHER_FLOAT64, 2)); /* may return before rank 2 checks */
+    if (ctx->rank == 2) {
+        rc = tether_recv(g, x, 1, TETHER_FLOAT64, 0);
+        CHECK(rc == TETHER_EMISMATCH && strstr(tether_last_error(), "rank 0"),
+              "recv of a longer forwarded message: %s: %s", tether_err_name(rc),
+              tether_last_error());
+    }
+    double t0 = now_s();
+    rc = tether_barrier(g); /* every rank learns of it, the ones away from rank 2 too */
+    CHECK(rc == TETHER_EMISMATCH || rc == TETHER_EPEER, "barrier after the mismatch: %s",
+          tether_err_name(rc));
+    CHECK(now_s() - t0 < 5, "the failure took %.2f s to arrive", now_s() - t0);
+    tether_group_free(g);
+    return 0;
+}
+
+static int forward_mismatch(void)
+{
+    int ports[4];
+    harness_ports(4, ports);
+    return run_ranks(4, write_hostfile(4, 1, 1, ports), mismatch_body);
+}
+
+/* ---- big: one message over 2 GiB between neighbours, striped over 2 links ---- */
+
+#define BIG_LEN ((2ull << 30) + 4099)
+#define BIG_BLOCK 65521 /* a prime: a block misplaced by any power of two shows */
+
+/* Byte i of the big message: a pattern block repeated, so filling and checking run at memcpy speed.
+ */
+static void big_pattern(unsigned char *block)
+{
+    for (size_t i = 0; i < BIG_BLOCK; i++)
+        block[i] = (unsigned char)(i * 7 + (i >> 8));
+}
+
+static int big_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    unsigned char *buf = malloc(BIG_LEN), block[BIG_BLOCK];
+    CHECK(buf, "malloc of %llu bytes", (unsigned long long)BIG_LEN);
+    big_pattern(block);
+    for (size_t off = 0; off < BIG_LEN; off += BIG_BLOCK) /* also faults the pages in */
+        memcpy(buf + off, block, BIG_LEN - off < BIG_BLOCK ? BIG_LEN - off : BIG_BLOCK);
+    if (ctx->rank == 1)
+        memset(buf, 0, BIG_LEN);
+    CHECK_OK(tether_barrier(g)); /* both buffers ready: TETHER_TIMEOUT times the transfer alone */
+    if (ctx->rank == 0) {
+        CHECK_OK(tether_send(g, buf, BIG_LEN, TETHER_UINT8, 1));
+    } else {
+        CHECK_OK(tether_recv(g, buf, BIG_LEN, TETHER_UINT8, 0));
+        for (size_t off = 0; off < BIG_LEN; off += BIG_BLOCK)
+            CHECK(!memcmp(buf + off, block, BIG_LEN - off < BIG_BLOCK ? BIG_LEN - off : BIG_BLOCK),
+                  "the block at byte %zu differs", off);
+    }
+    CHECK_OK(tether_barrier(g));
+    free(buf);
+    tether_group_free(g);
+    return 0;
+}
+
+static int big(void)
+{
+    int ports[4];
+    harness_ports(4, ports);
+    return run_ranks(2, write_hostfile(2, 2, 1, ports), big_body);
+}
+
+int main(int argc, char **argv)
+{
+    const char *t = argc > 1 ? argv[1] : "";
+    setenv("TETHER_JOB_TOKEN", "ring-test", 1);
+    /* one 2 GiB receive is one completion: on a loaded machine it may take a minute */
+    setenv("TETHER_TIMEOUT", !strcmp(t, "big") ? "150" : "30", 1);
+    if (!strcmp(t, "stripes"))
+        return stripes();
+    if (!strcmp(t, "mlx_hostfile"))
+        return mlx_hostfile();
+    if (!strcmp(t, "forward_idle"))
+        return forward_idle();
+    if (!strcmp(t, "forward_mismatch"))
+        return forward_mismatch();
+    if (!strcmp(t, "big"))
+        return big();
+    fprintf(stderr, "usage: %s stripes|mlx_hostfile|forward_idle|forward_mismatch|big\n", argv[0]);
+    return 2;
+}
