@@ -4,7 +4,8 @@
  * frame per credit; it is done once its last frame is posted (the slots hold the bytes). A frame
  * that comes in is checked (status, sequence), its payload copied to the matching receive or kept
  * as unexpected, and its slot reposted at once, which earns the peer a credit back. A SEND is as
- * small as its payload plus the header, and inline when the device allows. */
+ * small as its payload plus the header, and inline when the device allows. A large message to a
+ * peer with several links goes as one part per link, each matched on its own link. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,16 +15,55 @@
 #define WR_SEND 2u
 #define POLL_BATCH 16
 
-static uint64_t wr_id(int peer, unsigned kind, int slot)
+static uint64_t wr_id(const rdma_link *l, unsigned kind, int slot)
 {
-    return (uint64_t)peer << 32 | (uint64_t)kind << 24 | (uint32_t)slot;
+    return (uint64_t)l->peer << 32 | (uint64_t)kind << 24 | (uint64_t)l->lane << 16 |
+           (uint32_t)slot;
+}
+
+rdma_link *tether__rdma_first_link(rdma_ep *ep)
+{
+    for (int p = 0; p < ep->size; p++)
+        if (ep->peers[p].nlinks)
+            return &ep->peers[p].link[0];
+    return NULL;
+}
+
+rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l)
+{
+    if (l->lane + 1 < ep->peers[l->peer].nlinks)
+        return &ep->peers[l->peer].link[l->lane + 1];
+    for (int p = l->peer + 1; p < ep->size; p++)
+        if (ep->peers[p].nlinks)
+            return &ep->peers[p].link[0];
+    return NULL;
+}
+
+/* Which bytes of a len-byte message link k of nlinks carries: both sides cut the same way from the
+ * length alone, so the parts meet; small messages go whole on link 0 (*n = 0: nothing on k). */
+static int part_bounds(uint64_t len, int k, int nlinks, uint64_t *lo, uint64_t *n)
+{
+    if (nlinks == 1 || len < STRIPE_MIN) {
+        *lo = 0;
+        *n = k == 0 ? len : 0;
+        return k == 0;
+    }
+    *lo = len * (uint64_t)k / (uint64_t)nlinks;
+    *n = len * (uint64_t)(k + 1) / (uint64_t)nlinks - *lo;
+    return 1;
+}
+
+/* The links a message to or from peer travels on: its own, or (forwarded) none of ours. */
+static int links_to(const rdma_ep *ep, int peer)
+{
+    return ep->peers[peer].nlinks;
 }
 
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot)
 {
     struct ibv_sge sge = {.addr = (uintptr_t)tether__rdma_slot(l, slot), .length = SLOT_SIZE,
                           .lkey = l->dev->mr->lkey};
-    struct ibv_recv_wr wr = {.wr_id = wr_id(l->peer, WR_RECV, slot), .sg_list = &sge,
+    struct ibv_recv_wr wr = {.wr_id = wr_id(l, WR_RECV, slot), .sg_list = &sge,
                              .num_sge = 1};
     struct ibv_recv_wr *bad = NULL;
     int rc = ibv_post_recv(l->qp, &wr, &bad);
@@ -34,10 +74,12 @@ int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot)
 }
 
 /* The next frame's header; it hands the peer the credits we owe. */
-static rdma_hdr header(rdma_link *l, uint32_t type, tether_tag tag, uint64_t msglen, uint64_t off)
+static rdma_hdr header(rdma_link *l, uint32_t type, const struct tether_req *r, uint64_t off)
 {
+    static const tether_tag none;
     rdma_hdr h = {.type = type, .seq = l->tx_seq, .credits = l->pending,
-                  .ctrl_seen = l->ctrl_seen, .tag = tag, .msglen = msglen, .offset = off};
+                  .ctrl_seen = l->ctrl_seen, .tag = r ? r->tag : none, .msglen = r ? r->len : 0,
+                  .offset = off, .src = r ? r->src : 0, .dst = r ? r->dst : 0};
     l->pending = 0;
     return h;
 }
@@ -48,7 +90,7 @@ static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *
     unsigned char *p = tether__rdma_slot(l, slot);
     size_t len = sizeof *h + n;
     struct ibv_sge sge = {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = l->dev->mr->lkey};
-    struct ibv_send_wr wr = {.wr_id = wr_id(l->peer, WR_SEND, slot), .sg_list = &sge,
+    struct ibv_send_wr wr = {.wr_id = wr_id(l, WR_SEND, slot), .sg_list = &sge,
                              .num_sge = 1, .opcode = IBV_WR_SEND,
                              .send_flags = IBV_SEND_SIGNALED |
                                            (len <= l->max_inline ? IBV_SEND_INLINE : 0)};
@@ -64,32 +106,82 @@ static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *
     return TETHER_OK;
 }
 
+/* A send part wholly in frames; a forward is freed once its last part is (its bytes are copied). */
+static void send_part_done(struct tether_req *r)
+{
+    if (--r->parts_left > 0)
+        return;
+    if (r->owned) {
+        free(r->owned);
+        free(r);
+    } else {
+        r->done = 1;
+    }
+}
+
 int tether__rdma_push(rdma_ep *ep, rdma_link *l)
 {
-    static const tether_tag none;
     while (l->sendq && l->credits > 0 && l->nfree_send > 0) {
-        struct tether_req *r = l->sendq;
-        size_t n = r->len - r->framed < SLOT_PAYLOAD ? r->len - r->framed : SLOT_PAYLOAD;
-        rdma_hdr h = header(l, FRAME_DATA, r->tag, r->len, r->framed);
-        TRY(post_frame(ep, l, &h, r->buf + r->framed, n));
+        rdma_part *pt = l->sendq;
+        struct tether_req *r = pt->req;
+        size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
+        rdma_hdr h = header(l, FRAME_DATA, r, pt->framed);
+        TRY(post_frame(ep, l, &h, r->buf + pt->lo + pt->framed, n));
         l->credits--;
-        r->framed += n;
-        r->started = 1;
-        if (r->framed == r->len) {
-            l->sendq = r->qnext;
+        pt->framed += n;
+        if (pt->framed == pt->len) {
+            l->sendq = pt->qnext;
             if (!l->sendq)
                 l->sendq_tail = NULL;
-            r->done = 1;
+            send_part_done(r);
         }
     }
     /* Returns pile up with no data going back: send them alone, in a receive kept for that. */
     if (l->pending >= DATA_SLOTS / 2 && l->ctrl_sent - l->ctrl_acked < CTRL_SLOTS &&
-        l->nfree_send > 0 && !l->bye) {
-        rdma_hdr h = header(l, FRAME_CREDIT, none, 0, 0);
+        l->nfree_send > 0 && !ep->peers[l->peer].bye) {
+        rdma_hdr h = header(l, FRAME_CREDIT, NULL, 0);
         TRY(post_frame(ep, l, &h, NULL, 0));
         l->ctrl_sent++;
     }
     return TETHER_OK;
+}
+
+int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
+{
+    /* only a message of our own to a linked peer is striped: one passed on goes whole on link 0 */
+    int direct = links_to(ep, r->peer) > 0 && r->src == (uint32_t)ep->rank;
+    int nlinks = direct ? links_to(ep, r->peer) : 1;
+    rdma_link *hop = direct ? NULL : tether__rdma_hop(ep, r->peer);
+    if (!direct && !hop)
+        return tether__rdma_break(ep, TETHER_EINTERNAL, "rdma: rank %d has no way to rank %d",
+                                  ep->rank, r->peer);
+    r->nparts = r->parts_left = 0;
+    for (int k = 0; k < nlinks; k++) {
+        uint64_t lo, n;
+        rdma_part *pt = &r->part[r->nparts];
+        rdma_link *l = direct ? &ep->peers[r->peer].link[k] : hop;
+        if (!part_bounds(r->len, k, nlinks, &lo, &n))
+            continue;
+        *pt = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n};
+        r->nparts++;
+        r->parts_left++;
+        if (l->sendq_tail)
+            l->sendq_tail->qnext = pt;
+        else
+            l->sendq = pt;
+        l->sendq_tail = pt;
+    }
+    for (int k = 0; k < nlinks; k++)
+        TRY(tether__rdma_push(ep, direct ? &ep->peers[r->peer].link[k] : hop));
+    return TETHER_OK;
+}
+
+int tether__rdma_sends_left(rdma_ep *ep)
+{
+    for (RDMA_EACH_LINK(ep, l))
+        if (l->qp && (l->sendq || l->nfree_send < SEND_SLOTS)) /* no QP: open failed before it */
+            return 1;
+    return 0;
 }
 
 static int protocol_error(rdma_ep *ep, const rdma_link *l, const char *what)
@@ -99,44 +191,70 @@ static int protocol_error(rdma_ep *ep, const rdma_link *l, const char *what)
                               what);
 }
 
-static int mismatch(rdma_ep *ep, const rdma_link *l, tether_tag got, uint64_t got_len,
-                    tether_tag want, uint64_t want_len)
+static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, tether_tag want,
+                    uint64_t want_len)
 {
     return tether__rdma_break(ep, TETHER_EMISMATCH,
                               "rank %d sent %llu bytes with signature %08x for group %08x seq %08x "
                               "step %u, but rank %d expects %llu bytes with signature %08x (step "
                               "%u): the ranks called different collectives or with different "
-                              "counts, dtypes, ops or roots", l->peer,
+                              "counts, dtypes, ops or roots", src,
                               (unsigned long long)got_len, got.sig, got.group, got.seq, got.step,
                               ep->rank, (unsigned long long)want_len, want.sig, want.step);
 }
 
-/* A message's first frame: its posted receive, or a heap copy kept as unexpected. */
+/* The queue index of a message from src arriving on l: its own link's, or the first (forwarded). */
+static int lane_of(const rdma_link *l, uint32_t src)
+{
+    return (int)src == l->peer ? l->lane : 0;
+}
+
+/* A part's first frame: its posted receive, a heap copy kept as unexpected, or (ring mode) a heap
+ * block for a message that only passes through. */
 static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
     tether__rxmsg *m = NULL;
+    uint64_t lo, n = h->msglen;
+    int lane = lane_of(l, h->src), transit = (int)h->dst != ep->rank;
     if (l->cur)
         return protocol_error(ep, l, "a message began before the last one ended");
-    switch (tether__rxq_match(&l->posted, h->tag, h->msglen, &m)) {
+    if (h->src >= (uint32_t)ep->size || (int)h->src == ep->rank || h->dst >= (uint32_t)ep->size ||
+        (transit && !ep->ring) || (!transit && (int)h->src != l->peer && links_to(ep, h->src)))
+        return protocol_error(ep, l, "origin or destination rank out of place");
+    if (!transit && (int)h->src == l->peer)
+        part_bounds(h->msglen, lane, links_to(ep, h->src), &lo, &n);
+    l->cur_src = h->src;
+    l->cur_dst = h->dst;
+    switch (transit ? TETHER__MATCH_NONE
+                    : tether__rxq_match(&ep->peers[h->src].posted[lane], h->tag, h->msglen, &m)) {
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
-        if (h->msglen > SIZE_MAX - sizeof *m - 1 || !(m = calloc(1, sizeof *m + h->msglen + 1)))
+        if (n > SIZE_MAX - sizeof *m - 1 || !(m = calloc(1, sizeof *m + n + 1)))
             return tether__rdma_break(ep, TETHER_ENOMEM, "rdma: out of memory keeping %llu bytes "
-                                      "from rank %d until their receive is posted",
-                                      (unsigned long long)h->msglen, l->peer);
+                                      "from rank %u for rank %u", (unsigned long long)n, h->src,
+                                      h->dst);
         m->buf = (unsigned char *)(m + 1);
         m->tag = h->tag;
-        m->msglen = m->len = h->msglen;
+        m->msglen = h->msglen;
+        m->len = n;
         m->heap = 1;
-        tether__rxq_push(&l->unexpected, m);
+        if (!transit)
+            tether__rxq_push(&ep->peers[h->src].unexpected[lane], m);
         break;
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
-        return mismatch(ep, l, h->tag, h->msglen, m->tag, m->msglen);
+        return mismatch(ep, (int)h->src, h->tag, h->msglen, m->tag, m->msglen);
     }
     l->cur = m;
     return TETHER_OK;
+}
+
+/* One part of receive r is in: the request is done with its last. */
+static void recv_part_done(struct tether_req *r)
+{
+    if (--r->parts_left == 0)
+        r->done = 1;
 }
 
 static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p, size_t n)
@@ -145,15 +263,18 @@ static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned cha
     if (h->offset == 0)
         TRY(begin(ep, l, h));
     m = l->cur;
-    if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->msglen - m->got)
+    if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->len - m->got ||
+        h->src != l->cur_src || h->dst != l->cur_dst)
         return protocol_error(ep, l, "a frame out of its message's order or bounds");
     memcpy(m->buf + m->got, p, n);
     m->got += n;
-    if (m->got < m->msglen)
+    if (m->got < m->len)
         return TETHER_OK;
     l->cur = NULL;
+    if ((int)l->cur_dst != ep->rank)
+        return tether__rdma_forward(ep, l, m);
     if (m->req) {
-        m->req->done = 1;
+        recv_part_done(m->req);
         if (m->heap) /* an unexpected message claimed while it was still arriving */
             free(m);
     }
@@ -189,22 +310,26 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
 
 static int completion(rdma_ep *ep, const struct ibv_wc *wc)
 {
-    int peer = (int)(wc->wr_id >> 32), slot = (int)(wc->wr_id & 0xffffff);
+    int peer = (int)(wc->wr_id >> 32), slot = (int)(wc->wr_id & 0xffff);
+    int lane = (int)(wc->wr_id >> 16) & 0xff;
     unsigned kind = (unsigned)(wc->wr_id >> 24) & 0xff;
+    rdma_peer *pe;
     rdma_link *l;
-    if (peer < 0 || peer >= ep->size || peer == ep->rank)
+    if (peer < 0 || peer >= ep->size || peer == ep->rank || lane >= ep->peers[peer].nlinks)
         return tether__rdma_break(ep, TETHER_EINTERNAL, "rdma: a completion for unknown work "
                                   "request %llx", (unsigned long long)wc->wr_id);
-    l = &ep->links[peer];
+    pe = &ep->peers[peer];
+    l = &pe->link[lane];
     if (wc->status != IBV_WC_SUCCESS) {
         int gone = wc->status == IBV_WC_RETRY_EXC_ERR;
         /* A peer that closed normally said bye on its side channel before its QP went away. */
-        TRY(tether__rdma_side_read(ep, l));
-        if (l->bye) /* it closed normally: frames still on their way to it may fail */
+        TRY(tether__rdma_side_read(ep, pe, peer));
+        if (pe->bye) /* it closed normally: frames still on their way to it may fail */
             return TETHER_OK;
         return tether__rdma_break(ep, gone ? TETHER_EPEER : TETHER_ENET, "rdma: a %s rank %d on %s "
                                   "failed: %s (status %d, vendor error 0x%x)%s",
-                                  kind == WR_SEND ? "send to" : "receive from", l->peer, l->dev->name, ep->ibv.wc_status_str(wc->status),
+                                  kind == WR_SEND ? "send to" : "receive from", l->peer,
+                                  l->dev->name, ep->ibv.wc_status_str(wc->status),
                                   (int)wc->status, wc->vendor_err,
                                   gone ? "; the peer or the link is gone: see the peer's output" : "");
     }
@@ -215,9 +340,14 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
     return frame_in(ep, l, slot, wc->byte_len);
 }
 
+/* A peer that closed normally while a receive from it waits on link l: once every frame it sent
+ * there is in, nothing more will come. Only its own messages count: after its bye a ring
+ * neighbour may still pass on others' messages while it lingers. */
 int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l)
 {
-    if (!l->bye || l->rx_seq != l->bye_frames || (!l->posted.head && !l->cur))
+    rdma_peer *pe = &ep->peers[l->peer];
+    int own_cur = l->cur && (int)l->cur_src == l->peer;
+    if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || (!pe->posted[l->lane].head && !own_cur))
         return TETHER_OK;
     return tether__rdma_break(ep, TETHER_EPEER, "rank %d closed its endpoint (its program freed the "
                               "group or is exiting) while rank %d still expects a message from it",
@@ -241,35 +371,67 @@ int tether__rdma_progress(rdma_ep *ep, int *moved)
             *moved += n;
         } while (n == POLL_BATCH);
     }
-    for (int p = 0; p < ep->size; p++)
-        if (p != ep->rank) {
-            TRY(tether__rdma_push(ep, &ep->links[p]));
-            TRY(tether__rdma_gone_check(ep, &ep->links[p]));
-        }
+    for (RDMA_EACH_LINK(ep, l)) {
+        TRY(tether__rdma_push(ep, l));
+        TRY(tether__rdma_gone_check(ep, l));
+    }
     return TETHER_OK;
 }
 
-int tether__rdma_claim(rdma_ep *ep, rdma_link *l, struct tether_req *r)
+/* Match part pt of a receive from peer against what came unexpected on its link. */
+static int claim(rdma_ep *ep, int peer, int lane, rdma_part *pt)
 {
     tether__rxmsg *m = NULL;
-    switch (tether__rxq_match(&l->unexpected, r->rx.tag, r->rx.msglen, &m)) {
+    rdma_peer *pe = &ep->peers[peer];
+    switch (tether__rxq_match(&pe->unexpected[lane], pt->rx.tag, pt->rx.msglen, &m)) {
     case TETHER__MATCH_NONE:
-        tether__rxq_push(&l->posted, &r->rx);
-        return tether__rdma_gone_check(ep, l);
+        tether__rxq_push(&pe->posted[lane], &pt->rx);
+        return pe->nlinks ? tether__rdma_gone_check(ep, &pe->link[lane]) : TETHER_OK;
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
-        return mismatch(ep, l, m->tag, m->msglen, r->rx.tag, r->rx.msglen);
+        return mismatch(ep, peer, m->tag, m->msglen, pt->rx.tag, pt->rx.msglen);
     case TETHER__MATCH_OK:
         break;
     }
     if (m->got)
-        memcpy(r->rx.buf, m->buf, (size_t)m->got);
-    if (m->got == m->msglen) {
+        memcpy(pt->rx.buf, m->buf, (size_t)m->got);
+    if (m->got == m->len) {
         free(m);
-        r->done = 1;
-    } else { /* still arriving (it is l->cur): the rest goes straight to the user's buffer */
-        m->buf = r->rx.buf;
-        m->req = r;
+        recv_part_done(pt->req);
+    } else { /* still arriving (it is a link's cur): the rest goes straight to the user's buffer */
+        m->buf = pt->rx.buf;
+        m->req = pt->req;
     }
     return TETHER_OK;
+}
+
+int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf)
+{
+    int nlinks = links_to(ep, r->peer) ? links_to(ep, r->peer) : 1, lane[MAX_CABLES];
+    r->nparts = 0;
+    for (int k = 0; k < nlinks; k++) {
+        uint64_t lo, n;
+        if (!part_bounds(r->len, k, nlinks, &lo, &n))
+            continue;
+        lane[r->nparts] = k;
+        r->part[r->nparts++] = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n,
+                                           .rx = {.tag = r->tag, .msglen = r->len, .len = n,
+                                                  .buf = buf + lo, .req = r}};
+    }
+    r->parts_left = r->nparts; /* all counted first: a part may finish as soon as it is claimed */
+    for (int i = 0; i < r->nparts; i++)
+        TRY(claim(ep, r->peer, lane[i], &r->part[i]));
+    return TETHER_OK;
+}
+
+/* Arm every CQ, then look once more, so a completion that came before the arm is not slept on. */
+int tether__rdma_arm(rdma_ep *ep, int *moved)
+{
+    for (int d = 0; d < ep->ndev; d++) {
+        int rc = ibv_req_notify_cq(ep->devs[d].cq, 0);
+        if (rc)
+            return tether__rdma_break(ep, TETHER_ENET, "rdma: ibv_req_notify_cq(%s) failed: %s",
+                                      ep->devs[d].name, strerror(rc));
+    }
+    return tether__rdma_progress(ep, moved);
 }

@@ -1,7 +1,10 @@
 /* backends/rdma/rdma.c - the RDMA backend over ibverbs: configuration, open, the transport calls, close.
  *
- * Full mesh: one QP per peer, on the device TETHER_IBV_DEVICES names for the pair (MLX's N x N
- * matrix), plus a TCP side channel per peer formed through the coordinator. open() loads the verbs
+ * Links follow TETHER_IBV_DEVICES (MLX's N x N matrix): one QP per device named for a pair (a list
+ * is several cables, striped). Every entry set is a full mesh; entries set only between ring
+ * neighbours (N >= 4) is ring mode, where other ranks are reached by forwarding (route.c) and a
+ * progress thread forwards while the program is away (progress.c). Each pair also has a TCP side
+ * channel formed through the coordinator. open() loads the verbs
  * library, opens the devices (port active, IPv4-mapped GID found by scanning), creates the QPs with
  * their receives posted, trades QP numbers, PSNs and GIDs on the side channels, moves every QP to
  * RTS and waits until every peer has too, so no frame ever meets a QP that cannot take it. The data
@@ -20,6 +23,7 @@
 #include "rdma_impl.h"
 
 #define CLOSE_DRAIN_MS 2000 /* how long close() waits for its last frames to leave */
+#define RING_LINGER_MS 2000 /* how long a closing ring rank keeps passing on others' messages */
 
 #if defined(__APPLE__)
 #define NO_DEVICE_HINT "macOS 26.2+: run `rdma_ctl enable` in Recovery; `ibv_devices` lists rdma_en*"
@@ -113,6 +117,46 @@ static int device_for(rdma_ep *ep, struct ibv_device **list, int n, const char *
                         n ? have : "none");
 }
 
+static int count_devices(char **list)
+{
+    int k = 0;
+    while (list[k])
+        k++;
+    return k;
+}
+
+/* Ring mode: N >= 4 and every rank linked to exactly its two ring neighbours (fewer ranks: the
+ * ring is a full mesh). Every rank reads the same matrix, so every rank decides the same. */
+static int ring_shape(const tether_device_matrix *m)
+{
+    int n = m->n;
+    if (n < 4)
+        return 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && (m->devs[i][j][0] != NULL) != (j == (i + 1) % n || j == (i + n - 1) % n))
+                return 0;
+    return 1;
+}
+
+/* This rank's entry for peer p: its cables, checked against the peer's entry for this rank. */
+static int check_entry(rdma_ep *ep, const tether_device_matrix *m, int p, const char *file)
+{
+    int k = count_devices(m->devs[ep->rank][p]), back = count_devices(m->devs[p][ep->rank]);
+    if (k == 0 && !ep->ring)
+        return tether__fail(TETHER_ECONFIG, "rdma: entry [%d][%d] of %s is null: the device matrix "
+                            "must link every pair (full mesh) or each rank to exactly its two ring "
+                            "neighbours (ring mode, 4 or more ranks)", ep->rank, p, file);
+    if (k > MAX_CABLES)
+        return tether__fail(TETHER_ECONFIG, "rdma: entry [%d][%d] of %s lists %d devices; at most "
+                            "%d cables per pair are used", ep->rank, p, file, k, MAX_CABLES);
+    if (k != back)
+        return tether__fail(TETHER_ECONFIG, "rdma: entry [%d][%d] of %s lists %d device(s) but "
+                            "entry [%d][%d] lists %d: both ends of a pair need the same number of "
+                            "cables", ep->rank, p, file, k, p, ep->rank, back);
+    return TETHER_OK;
+}
+
 /* Every link's device, then each device's pool and CQ, then the QPs. */
 static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *file)
 {
@@ -121,60 +165,52 @@ static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *
     if (!list)
         return tether__fail(TETHER_EUNAVAIL, "rdma: ibv_get_device_list failed: %s",
                             strerror(errno));
+    ep->ring = ring_shape(m);
     for (int p = 0; p < ep->size && rc == TETHER_OK; p++) {
-        const char *name = m->devs[ep->rank][p][0];
-        rdma_link *l = &ep->links[p];
-        if (p == ep->rank)
+        rdma_peer *pe = &ep->peers[p];
+        if (p == ep->rank || (rc = check_entry(ep, m, p, file)) != TETHER_OK)
             continue;
-        if (!name) {
-            rc = tether__fail(TETHER_ECONFIG, "rdma: entry [%d][%d] of %s is null: the full mesh "
-                              "needs a device from rank %d to every peer", ep->rank, p, file,
-                              ep->rank);
-            break;
+        for (int k = 0; m->devs[ep->rank][p][k] && rc == TETHER_OK; k++) {
+            rdma_link *l = &pe->link[pe->nlinks++];
+            rc = device_for(ep, list, n, m->devs[ep->rank][p][k], p, file, &l->dev);
+            if (rc == TETHER_OK)
+                l->first_slot = l->dev->nlinks++ * LINK_SLOTS;
         }
-        if ((rc = device_for(ep, list, n, name, p, file, &l->dev)) == TETHER_OK)
-            l->first_slot = l->dev->nlinks++ * LINK_SLOTS;
     }
     ep->ibv.free_device_list(list);
     for (int d = 0; d < ep->ndev && rc == TETHER_OK; d++)
         rc = tether__rdma_dev_pool(ep, &ep->devs[d]);
-    for (int p = 0; p < ep->size && rc == TETHER_OK; p++)
-        if (p != ep->rank)
-            rc = tether__rdma_qp_create(ep, &ep->links[p]);
+    for (RDMA_EACH_LINK(ep, l))
+        if (rc == TETHER_OK)
+            rc = tether__rdma_qp_create(ep, l);
     return rc;
 }
 
-static uint32_t initial_psn(const rdma_ep *ep, int peer)
+static uint32_t initial_psn(const rdma_link *l, int rank)
 {
-    return (uint32_t)(tether__tcp_now_ms() * 2654435761u ^ (uint64_t)ep->rank << 12 ^
-                      (uint64_t)peer) & 0xffffff;
+    return (uint32_t)(tether__tcp_now_ms() * 2654435761u ^ (uint64_t)rank << 12 ^
+                      (uint64_t)l->peer << 4 ^ (uint64_t)l->lane) & 0xffffff;
 }
 
-/* Trade QP details with every peer (all writes first: they are small, so nobody blocks), move
- * every QP to RTS, then wait until every peer's QP is there too. */
+/* Trade QP details with every peer, link by link in peer order (the same order on both sides, so
+ * nobody waits on a rank that waits on it), move every QP to RTS, then wait until every peer's
+ * QPs are there too. */
 static int connect_links(rdma_ep *ep, int64_t deadline)
 {
-    rdma_qp_info *mine = calloc((size_t)ep->size, sizeof *mine);
-    rdma_qp_info *theirs = calloc((size_t)ep->size, sizeof *theirs);
-    char ready = 'R';
-    int rc = mine && theirs ? TETHER_OK
-                            : tether__fail(TETHER_ENOMEM, "rdma: out of memory for QP details");
-    for (int p = 0; p < ep->size && rc == TETHER_OK; p++) {
-        rdma_link *l = &ep->links[p];
-        if (p == ep->rank)
-            continue;
-        mine[p] = (rdma_qp_info){.qpn = l->qp->qp_num, .psn = initial_psn(ep, p),
-                                 .gid = l->dev->gid, .mtu = (uint32_t)l->dev->mtu};
-        rc = tether__rdma_side_swap(ep, l, &mine[p], &theirs[p], sizeof mine[p], deadline);
+    char ready = 'R', theirs_ready;
+    int rc = TETHER_OK;
+    for (RDMA_EACH_LINK(ep, l)) {
+        rdma_qp_info mine = {.qpn = l->qp->qp_num, .psn = initial_psn(l, ep->rank),
+                             .gid = l->dev->gid, .mtu = (uint32_t)l->dev->mtu}, theirs;
+        if (rc == TETHER_OK)
+            rc = tether__rdma_side_swap(ep, &ep->peers[l->peer], l->peer, &mine, &theirs,
+                                        sizeof mine, deadline);
+        if (rc == TETHER_OK)
+            rc = tether__rdma_qp_connect(ep, l, &mine, &theirs);
     }
     for (int p = 0; p < ep->size && rc == TETHER_OK; p++)
-        if (p != ep->rank)
-            rc = tether__rdma_qp_connect(ep, &ep->links[p], &mine[p], &theirs[p]);
-    for (int p = 0; p < ep->size && rc == TETHER_OK; p++)
-        if (p != ep->rank)
-            rc = tether__rdma_side_swap(ep, &ep->links[p], &ready, &theirs[p], 1, deadline);
-    free(mine);
-    free(theirs);
+        if (ep->peers[p].nlinks)
+            rc = tether__rdma_side_swap(ep, &ep->peers[p], p, &ready, &theirs_ready, 1, deadline);
     return rc;
 }
 
@@ -198,7 +234,8 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     tether_device_matrix_free(&m);
     TRY(rc);
     TRY(tether__rdma_side_open(cfg, ep));
-    return connect_links(ep, deadline);
+    TRY(connect_links(ep, deadline));
+    return ep->ring ? tether__rdma_progress_start(ep) : TETHER_OK;
 }
 
 static int rdma_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
@@ -209,10 +246,10 @@ static int rdma_open(const tether_config *cfg, tether_ep **out, int *rank, int *
         return tether__fail(TETHER_ECONFIG, "rdma: TETHER_RANK=%d and TETHER_SIZE=%d: the coordinator "
                             "bootstrap needs both, with 0 <= rank < size", cfg->rank, cfg->size);
     ep = calloc(1, sizeof *ep);
-    if (!ep || !(ep->links = calloc((size_t)cfg->size, sizeof *ep->links)) ||
-        !(ep->devs = calloc((size_t)cfg->size, sizeof *ep->devs))) {
+    if (!ep || !(ep->peers = calloc((size_t)cfg->size, sizeof *ep->peers)) ||
+        !(ep->devs = calloc((size_t)cfg->size * MAX_CABLES, sizeof *ep->devs))) {
         if (ep)
-            free(ep->links);
+            free(ep->peers);
         free(ep);
         return tether__fail(TETHER_ENOMEM, "rdma: out of memory for the endpoint");
     }
@@ -220,25 +257,26 @@ static int rdma_open(const tether_config *cfg, tether_ep **out, int *rank, int *
     ep->rank = cfg->rank;
     ep->size = cfg->size;
     for (int p = 0; p < ep->size; p++) {
-        ep->links[p].peer = p;
-        ep->links[p].fd = -1;
+        ep->peers[p].fd = -1;
+        for (int k = 0; k < MAX_CABLES; k++)
+            ep->peers[p].link[k] = (rdma_link){.peer = p, .lane = k};
     }
     if ((rc = open_all(cfg, ep)) < 0) {
         rdma_close((tether_ep *)ep);
         return rc;
     }
-    TLOG_INFO("rdma: %s QPs to %d peers on %d device(s)", ep->uc ? "UC" : "RC", ep->size - 1,
-              ep->ndev);
+    TLOG_INFO("rdma: %s, %s QPs on %d device(s)", ep->ring ? "ring mode" : "full mesh",
+              ep->uc ? "UC" : "RC", ep->ndev);
     *out = (tether_ep *)ep;
     *rank = ep->rank;
     *size = ep->size;
     return TETHER_OK;
 }
 
+/* Ring mode links the neighbours only: the core picks ring algorithms, and others are forwarded. */
 static unsigned rdma_caps(const tether_ep *ep)
 {
-    (void)ep;
-    return TETHER_CAP_DIRECT;
+    return ((const rdma_ep *)ep)->ring ? 0 : TETHER_CAP_DIRECT;
 }
 
 static void req_live(rdma_ep *ep, struct tether_req *r)
@@ -292,18 +330,15 @@ static int rdma_isend(tether_ep *tep, int peer, const void *buf, size_t len, tet
     int rc;
     pthread_mutex_lock(&ep->mu);
     if ((r = req_new(ep, peer, tag, &rc)) != NULL) {
-        rdma_link *l = &ep->links[peer];
         r->is_send = 1;
         r->buf = buf;
         r->len = len;
-        if (l->sendq_tail)
-            l->sendq_tail->qnext = r;
-        else
-            l->sendq = r;
-        l->sendq_tail = r;
-        rc = l->bye ? tether__rdma_break(ep, TETHER_EPEER, "rank %d closed its endpoint while rank "
-                                         "%d still sends to it", peer, ep->rank)
-                    : tether__rdma_push(ep, l);
+        r->src = (uint32_t)ep->rank;
+        r->dst = (uint32_t)peer;
+        rc = ep->peers[peer].bye ? tether__rdma_break(ep, TETHER_EPEER, "rank %d closed its "
+                                                      "endpoint while rank %d still sends to it",
+                                                      peer, ep->rank)
+                                 : tether__rdma_send(ep, r);
         *out = r;
     }
     pthread_mutex_unlock(&ep->mu);
@@ -318,8 +353,8 @@ static int rdma_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_ta
     int rc;
     pthread_mutex_lock(&ep->mu);
     if ((r = req_new(ep, peer, tag, &rc)) != NULL) {
-        r->rx = (tether__rxmsg){.tag = tag, .msglen = len, .len = len, .buf = buf, .req = r};
-        rc = tether__rdma_claim(ep, &ep->links[peer], r);
+        r->len = len;
+        rc = tether__rdma_recv(ep, r, buf);
         *out = r;
     }
     pthread_mutex_unlock(&ep->mu);
@@ -332,24 +367,18 @@ static int rdma_test(tether_ep *tep, tether_req *r, int *done)
     int moved = 0, rc;
     pthread_mutex_lock(&ep->mu);
     tether__rdma_progress(ep, &moved);
+    if (ep->prog) { /* parts of other threads' requests may have finished: wake their waits */
+        if (moved)
+            ep->events++;
+        tether__rdma_progress_signal(ep);
+        tether__rdma_progress_seen(ep);
+    }
     *done = !ep->err && r->done;
     if (ep->err || r->done)
         req_release(ep, r);
     rc = ep->err ? sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
     return rc;
-}
-
-/* Arm every CQ, then look once more, so a completion that came before the arm is not slept on. */
-static int arm(rdma_ep *ep, int *moved)
-{
-    for (int d = 0; d < ep->ndev; d++) {
-        int rc = ibv_req_notify_cq(ep->devs[d].cq, 0);
-        if (rc)
-            return tether__rdma_break(ep, TETHER_ENET, "rdma: ibv_req_notify_cq(%s) failed: %s",
-                                      ep->devs[d].name, strerror(rc));
-    }
-    return tether__rdma_progress(ep, moved);
 }
 
 /* Sleep in poll() on every device channel and side channel, at most timeout_ms. */
@@ -362,7 +391,7 @@ static int sleep_on_fds(rdma_ep *ep, int timeout_ms)
     for (int d = 0; d < ep->ndev; d++)
         pfd[n++] = (struct pollfd){.fd = ep->devs[d].ch->fd, .events = POLLIN};
     for (int p = 0; p < ep->size; p++)
-        pfd[n++] = (struct pollfd){.fd = p == ep->rank || ep->links[p].eof ? -1 : ep->links[p].fd,
+        pfd[n++] = (struct pollfd){.fd = p == ep->rank || ep->peers[p].eof ? -1 : ep->peers[p].fd,
                                    .events = POLLIN};
     pthread_mutex_unlock(&ep->mu);
     ready = poll(pfd, (nfds_t)n, timeout_ms);
@@ -372,7 +401,7 @@ static int sleep_on_fds(rdma_ep *ep, int timeout_ms)
             tether__rdma_dev_events(ep, &ep->devs[d]);
     for (int p = 0; ready > 0 && p < ep->size; p++)
         if (pfd[ep->ndev + p].revents)
-            tether__rdma_side_read(ep, &ep->links[p]);
+            tether__rdma_side_read(ep, &ep->peers[p], p);
     free(pfd);
     if (ready < 0 && errno != EINTR)
         return tether__rdma_break(ep, TETHER_ENET, "rdma: poll() failed: %s", strerror(errno));
@@ -384,7 +413,9 @@ static int rdma_wait(tether_ep *tep, int timeout_ms)
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;
     pthread_mutex_lock(&ep->mu);
-    if (arm(ep, &moved) == TETHER_OK && !moved)
+    if (ep->prog) /* the progress thread owns the channels: sleep until it signals */
+        tether__rdma_progress_wait(ep, timeout_ms);
+    else if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
         sleep_on_fds(ep, timeout_ms);
     rc = ep->err ? sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
@@ -400,41 +431,62 @@ static void rdma_abort(tether_ep *tep, int code, const char *msg)
     pthread_mutex_unlock(&ep->mu);
 }
 
-static int sends_in_flight(const rdma_ep *ep)
+static int sends_done(rdma_ep *ep)
+{
+    return !tether__rdma_sends_left(ep);
+}
+
+static int all_said_bye(rdma_ep *ep)
 {
     for (int p = 0; p < ep->size; p++)
-        if (p != ep->rank && ep->links[p].qp && ep->links[p].nfree_send < SEND_SLOTS)
-            return 1;
-    return 0;
+        if (p != ep->rank && !ep->peers[p].bye && !ep->peers[p].eof)
+            return 0;
+    return 1;
 }
 
 /* Frames posted but not yet sent would die with their QP: let them leave first. */
 static void drain_sends(rdma_ep *ep)
 {
     int64_t deadline = tether__tcp_now_ms() + CLOSE_DRAIN_MS;
-    while (!ep->err && sends_in_flight(ep) && tether__tcp_now_ms() < deadline) {
+    if (ep->prog) {
+        tether__rdma_progress_until(ep, deadline, sends_done);
+        return;
+    }
+    while (!ep->err && !sends_done(ep) && tether__tcp_now_ms() < deadline) {
         int moved = 0;
-        if (arm(ep, &moved) == TETHER_OK && !moved)
+        if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
             sleep_on_fds(ep, 10);
     }
 }
 
-static void free_link(rdma_ep *ep, rdma_link *l)
+static void free_peer(rdma_ep *ep, rdma_peer *pe)
 {
-    if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
-        free(l->cur);
-    while (l->unexpected.head) {
-        tether__rxmsg *m = l->unexpected.head;
-        l->unexpected.head = m->next;
-        free(m);
+    for (int k = 0; k < pe->nlinks; k++) {
+        rdma_link *l = &pe->link[k];
+        if (l->cur && l->cur->heap && (l->cur->req || (int)l->cur_dst != ep->rank))
+            free(l->cur); /* claimed while arriving, or passing through: no queue holds it */
+        for (rdma_part *pt = l->sendq, *next; pt; pt = next) {
+            next = pt->qnext;
+            if (pt->req->owned) { /* a forward: nobody else frees it */
+                free(pt->req->owned);
+                free(pt->req);
+            }
+        }
+        if (l->qp) {
+            int rc = ep->ibv.destroy_qp(l->qp);
+            if (rc)
+                TLOG_WARN("rdma: ibv_destroy_qp for rank %d on %s failed: %s", l->peer,
+                          l->dev->name, strerror(rc));
+        }
     }
-    if (l->qp) {
-        int rc = ep->ibv.destroy_qp(l->qp);
-        if (rc)
-            TLOG_WARN("rdma: ibv_destroy_qp for rank %d failed: %s", l->peer, strerror(rc));
-    }
-    if (l->fd >= 0)
-        close(l->fd);
+    for (int k = 0; k < MAX_CABLES; k++)
+        while (pe->unexpected[k].head) {
+            tether__rxmsg *m = pe->unexpected[k].head;
+            pe->unexpected[k].head = m->next;
+            free(m);
+        }
+    if (pe->fd >= 0)
+        close(pe->fd);
 }
 
 static void rdma_close(tether_ep *tep)
@@ -443,17 +495,22 @@ static void rdma_close(tether_ep *tep)
     pthread_mutex_lock(&ep->mu);
     drain_sends(ep);
     tether__rdma_side_say(ep, SIDE_BYE, 0, NULL);
+    /* Ring mode: others' messages may still pass through here; keep forwarding until every rank
+     * has closed too (or the time is up). */
+    if (ep->prog)
+        tether__rdma_progress_until(ep, tether__tcp_now_ms() + RING_LINGER_MS, all_said_bye);
+    tether__rdma_progress_stop(ep);
+    for (int p = 0; p < ep->size; p++) /* before the requests: their queues still point at them */
+        if (p != ep->rank)
+            free_peer(ep, &ep->peers[p]);
     while (ep->live)
         req_release(ep, ep->live);
-    for (int p = 0; p < ep->size; p++)
-        if (p != ep->rank)
-            free_link(ep, &ep->links[p]);
     for (int d = 0; d < ep->ndev; d++)
         tether__rdma_dev_close(ep, &ep->devs[d]);
     tether__ibv_unload(&ep->ibv);
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_destroy(&ep->mu);
-    free(ep->links);
+    free(ep->peers);
     free(ep->devs);
     free(ep);
 }

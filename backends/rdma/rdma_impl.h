@@ -1,9 +1,16 @@
 /* backends/rdma/rdma_impl.h - the RDMA backend's private structures, shared by its files.
  *
- * Words: a link is this rank's connection to one peer: a QP on one device plus a TCP side channel
- * (set-up exchange, liveness, abort and bye). A frame is one SEND: a 48-byte header and up to a
- * slot of payload; a message is cut into frames in order. Each device has one registered pool,
- * carved into slots: per link RECV_SLOTS posted receives and SEND_SLOTS frames being sent.
+ * Words: a peer is another world rank: a TCP side channel to it (set-up exchange, liveness, abort
+ * and bye), the receives posted for messages from it, and its links. A link is one QP to a peer on
+ * one device (one cable); a peer has one link per device its matrix entry names, none when it is
+ * not a ring neighbour (its messages are forwarded). A frame is one SEND: a 56-byte header and up
+ * to a slot of payload; a message is cut into frames in order. Each device has one registered
+ * pool, carved into slots: per link RECV_SLOTS posted receives and SEND_SLOTS frames being sent.
+ *
+ * Striping: a large message to a peer with several links is cut into one part per link, the same
+ * way on both sides (part_bounds in io.c, from the message length), and each part travels and is
+ * matched on its own link. Forwarding (route.c): a message for a rank with no link goes whole on
+ * the first link towards it; each rank on the way takes it in and queues it on, unchanged.
  *
  * Flow control (credits): a frame is sent only into a receive the peer has posted, so nothing is
  * ever dropped for want of a RECV (UC drops it silently). The peer posted DATA_SLOTS receives for
@@ -31,6 +38,9 @@
 #define FRAME_DATA 0x52444101u
 #define FRAME_CREDIT 0x52444102u
 
+#define MAX_CABLES 4 /* links per peer: Apple allows about 10 QPs per device anyway */
+#define STRIPE_MIN (256u << 10) /* smaller messages to a peer go whole on its first link */
+
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
     uint32_t seq;       /* frame number on this link, from 0 */
@@ -38,8 +48,11 @@ typedef struct rdma_hdr {
     uint32_t ctrl_seen; /* credit-only frames of ours the sender has taken in, in all */
     tether_tag tag;
     uint64_t msglen;    /* bytes of the whole message */
-    uint64_t offset;    /* where this frame's payload goes in it */
+    uint64_t offset;    /* where this frame's payload goes in this link's part of it */
+    uint32_t src, dst;  /* origin and destination rank: a rank on the way passes it on */
 } rdma_hdr;
+
+_Static_assert(sizeof(rdma_hdr) == 56, "the frame header is 56 bytes on every platform");
 
 #define SLOT_PAYLOAD (SLOT_SIZE - sizeof(rdma_hdr))
 
@@ -66,13 +79,15 @@ typedef struct rdma_qp_info {
     uint32_t mtu;
 } rdma_qp_info;
 
+typedef struct rdma_part rdma_part;
+typedef struct rdma_progress rdma_progress;
+
 typedef struct rdma_link {
-    int peer;
+    int peer, lane;       /* the rank it reaches, and which of that rank's links it is */
     rdma_dev *dev;
     int first_slot;       /* index of its first slot in dev->pool */
     struct ibv_qp *qp;
     uint32_t max_inline;
-    char addr[96];        /* the peer's side-channel address, for messages */
     /* flow control */
     int credits;          /* data frames we may still send */
     uint32_t ctrl_sent, ctrl_acked;
@@ -82,27 +97,45 @@ typedef struct rdma_link {
     int free_send[SEND_SLOTS];
     int nfree_send;
     /* messages */
-    struct tether_req *sendq, *sendq_tail; /* sends not yet wholly framed, in order */
-    tether__rxq posted, unexpected;
-    tether__rxmsg *cur;   /* the message whose frames are arriving, or NULL */
-    /* side channel */
-    int fd;
-    unsigned char side_buf[16 + 1024];
-    size_t side_len;
-    int bye;              /* the peer closed normally after sending bye_frames frames */
-    uint32_t bye_frames;
-    int eof;
+    rdma_part *sendq, *sendq_tail; /* parts not yet wholly framed, in order */
+    tether__rxmsg *cur;   /* the message part whose frames are arriving, or NULL */
+    uint32_t cur_src, cur_dst; /* its origin and destination (another rank's: passing through) */
 } rdma_link;
 
-struct tether_req {
-    struct tether_req *prev, *next; /* the endpoint's live requests */
-    struct tether_req *qnext;       /* a send's place in its link's queue */
-    int is_send, peer, done;
-    const unsigned char *buf;       /* send: the user's bytes */
-    size_t len, framed;             /* send: bytes in all, bytes already in frames */
-    int started;                    /* send: its first frame is out (a 0-byte message has one) */
-    tether_tag tag;
+/* Another world rank: side channel, matching queues (per link: parts match on their own link;
+ * forwarded messages on the first), and the links to it. */
+typedef struct rdma_peer {
+    int nlinks;
+    rdma_link link[MAX_CABLES];
+    tether__rxq posted[MAX_CABLES], unexpected[MAX_CABLES];
+    /* side channel */
+    int fd;
+    char addr[96];        /* its side-channel address, for messages */
+    unsigned char side_buf[16 + 1024];
+    size_t side_len;
+    int bye;              /* it closed normally after sending bye_frames[k] frames on link k */
+    uint32_t bye_frames[MAX_CABLES];
+    int eof;
+} rdma_peer;
+
+/* One link's share of a message: all of it, or one stripe. */
+struct rdma_part {
+    struct tether_req *req;
+    rdma_part *qnext;               /* send: its place in its link's queue */
+    size_t lo, len, framed;         /* send: where it starts, its bytes, those already in frames */
     tether__rxmsg rx;               /* receive */
+};
+
+struct tether_req {
+    struct tether_req *prev, *next; /* the endpoint's live requests (not forwards) */
+    int is_send, peer, done;
+    int nparts, parts_left;
+    const unsigned char *buf;       /* send: the bytes */
+    size_t len;
+    tether_tag tag;
+    uint32_t src, dst;              /* send: what its frames carry */
+    void *owned;                    /* a forward: the block holding its bytes, freed with it */
+    rdma_part part[MAX_CABLES];
 };
 
 typedef struct rdma_ep {
@@ -110,13 +143,22 @@ typedef struct rdma_ep {
     tether__ibv ibv;
     int rank, size;
     int uc;               /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
+    int ring;             /* ring mode: links to the two neighbours only, the rest forwarded */
     int ndev;
     rdma_dev *devs;
-    rdma_link *links;     /* per world rank; links[rank] is unused */
+    rdma_peer *peers;     /* per world rank; peers[rank] is unused */
     struct tether_req *live;
     int err;
     char errmsg[TETHER_ERRMSG_MAX];
+    struct rdma_progress *prog; /* ring mode: the thread that forwards while the program is away */
+    uint64_t events;      /* bumped when requests may have finished, for waiters on prog */
 } rdma_ep;
+
+/* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
+#define RDMA_EACH_LINK(ep, l)                                                                     \
+    rdma_link *l = tether__rdma_first_link(ep); l; l = tether__rdma_next_link(ep, l)
+rdma_link *tether__rdma_first_link(rdma_ep *ep);
+rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l);
 
 /* Break ep (first failure wins) and return code; later calls return it. Caller holds ep->mu. */
 int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
@@ -137,15 +179,32 @@ int tether__rdma_qp_connect(rdma_ep *ep, rdma_link *l, const rdma_qp_info *mine,
 /* io.c: the data path. Caller holds ep->mu. */
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot);
 int tether__rdma_progress(rdma_ep *ep, int *moved);
+/* Arm every CQ's channel, then progress: before sleeping on the channels. */
+int tether__rdma_arm(rdma_ep *ep, int *moved);
 int tether__rdma_push(rdma_ep *ep, rdma_link *l);
-int tether__rdma_claim(rdma_ep *ep, rdma_link *l, struct tether_req *r);
+/* Queue send r's parts (r->peer, r->buf, r->len, r->tag set) and push them. */
+int tether__rdma_send(rdma_ep *ep, struct tether_req *r);
+/* Post receive r's parts into buf (r->peer, r->len, r->tag set). */
+int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf);
 int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l);
+int tether__rdma_sends_left(rdma_ep *ep);
+
+/* route.c: ring mode. */
+rdma_link *tether__rdma_hop(rdma_ep *ep, int dst);
+int tether__rdma_forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m);
+int tether__rdma_progress_start(rdma_ep *ep);
+void tether__rdma_progress_stop(rdma_ep *ep);
+void tether__rdma_progress_signal(rdma_ep *ep);
+int tether__rdma_progress_wait(rdma_ep *ep, int timeout_ms);
+void tether__rdma_progress_seen(rdma_ep *ep);
+/* Wait on the progress thread's signal until ms passed or done(ep) holds. Caller holds ep->mu. */
+void tether__rdma_progress_until(rdma_ep *ep, int64_t deadline_ms, int (*done)(rdma_ep *));
 
 /* side.c: the TCP side channel. */
 int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep);
-int tether__rdma_side_swap(rdma_ep *ep, rdma_link *l, const void *mine, void *theirs, size_t len,
+int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *mine, void *theirs, size_t len,
                            int64_t deadline_ms);
-int tether__rdma_side_read(rdma_ep *ep, rdma_link *l);
+int tether__rdma_side_read(rdma_ep *ep, rdma_peer *pe, int peer);
 void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text);
 
 #define SIDE_BYE 1u

@@ -4,7 +4,8 @@
  * handshake), then carry the QP numbers, PSNs and GIDs before RTR. Afterwards they stay open: a
  * peer that dies closes them (its RDMA traffic just stops, which no completion may tell on UC),
  * abort() sends its reason on them, and close() sends a bye with the number of frames sent, so a
- * normal exit is told from a crash once every frame has arrived. */
+ * normal exit is told from a crash once every frame has arrived. The side channels are a full mesh
+ * in ring mode too: they are small, and a death anywhere reaches every rank directly. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +75,9 @@ int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
     for (int p = 0; p < ep->size; p++) {
         if (p == ep->rank)
             continue;
-        ep->links[p].fd = links.fds[p][0];
+        ep->peers[p].fd = links.fds[p][0];
         links.fds[p][0] = -1;
-        snprintf(ep->links[p].addr, sizeof ep->links[p].addr, "%s", links.addr[p]);
+        snprintf(ep->peers[p].addr, sizeof ep->peers[p].addr, "%s", links.addr[p]);
     }
 done:
     if (links.fds)
@@ -88,43 +89,45 @@ done:
     return rc;
 }
 
-int tether__rdma_side_swap(rdma_ep *ep, rdma_link *l, const void *mine, void *theirs, size_t len,
-                           int64_t deadline_ms)
+int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *mine, void *theirs,
+                           size_t len, int64_t deadline_ms)
 {
     char what[128];
     (void)ep;
-    snprintf(what, sizeof what, "rank %d (%s), RDMA set-up", l->peer, l->addr);
-    TRY(tether__tcp_write_all(l->fd, mine, len, deadline_ms, what));
-    return tether__tcp_read_all(l->fd, theirs, len, deadline_ms, what);
+    snprintf(what, sizeof what, "rank %d (%s), RDMA set-up", peer, pe->addr);
+    TRY(tether__tcp_write_all(pe->fd, mine, len, deadline_ms, what));
+    return tether__tcp_read_all(pe->fd, theirs, len, deadline_ms, what);
 }
 
-/* One whole message at the start of side_buf: 1 (consumed), 0 (incomplete), or an error. */
-static int side_message(rdma_ep *ep, rdma_link *l)
+/* One whole message at the start of side_buf: 1 (consumed), 0 (incomplete), or an error. A bye's
+ * text is the frame count of each link. */
+static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
 {
-    uint32_t h[4]; /* type, code, frames, text length */
+    uint32_t h[4]; /* type, code, links, text length */
     size_t whole;
     if (l->side_len < SIDE_HDR)
         return 0;
     memcpy(h, l->side_buf, sizeof h);
-    if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT))
+    if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT) ||
+        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])))
         return tether__rdma_break(ep, TETHER_ENET, "rdma: rank %d (%s) sent a malformed side-channel "
-                                  "message (type %u)", l->peer, l->addr, h[0]);
+                                  "message (type %u)", peer, l->addr, h[0]);
     whole = SIDE_HDR + h[3];
     if (l->side_len < whole)
         return 0;
     if (h[0] == SIDE_ABORT) {
         int code = (int)h[1] == TETHER_EMISMATCH ? TETHER_EMISMATCH : TETHER_EPEER;
-        return tether__rdma_break(ep, code, "rank %d reported: %.*s", l->peer, (int)h[3],
+        return tether__rdma_break(ep, code, "rank %d reported: %.*s", peer, (int)h[3],
                                   (const char *)l->side_buf + SIDE_HDR);
     }
     l->bye = 1;
-    l->bye_frames = h[2];
+    memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
     memmove(l->side_buf, l->side_buf + whole, l->side_len - whole);
     l->side_len -= whole;
     return 1;
 }
 
-int tether__rdma_side_read(rdma_ep *ep, rdma_link *l)
+int tether__rdma_side_read(rdma_ep *ep, rdma_peer *l, int peer)
 {
     while (!ep->err && !l->eof) {
         ssize_t n = recv(l->fd, l->side_buf + l->side_len, sizeof l->side_buf - l->side_len,
@@ -132,7 +135,7 @@ int tether__rdma_side_read(rdma_ep *ep, rdma_link *l)
         if (n > 0) {
             int rc;
             l->side_len += (size_t)n;
-            while ((rc = side_message(ep, l)) == 1)
+            while ((rc = side_message(ep, l, peer)) == 1)
                 ;
             TRY(rc);
             continue;
@@ -143,10 +146,12 @@ int tether__rdma_side_read(rdma_ep *ep, rdma_link *l)
             continue;
         if (l->bye) { /* after its bye, the end of the stream is expected */
             l->eof = 1;
-            return tether__rdma_gone_check(ep, l);
+            for (int k = 0; k < l->nlinks; k++)
+                TRY(tether__rdma_gone_check(ep, &l->link[k]));
+            return TETHER_OK;
         }
         return tether__rdma_break(ep, TETHER_EPEER, "rank %d (%s) closed its side channel%s%s: it "
-                                  "probably exited, see its output", l->peer, l->addr,
+                                  "probably exited, see its output", peer, l->addr,
                                   n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
     }
     return ep->err;
@@ -160,12 +165,19 @@ void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *tex
     if (tlen > SIDE_TEXT_MAX)
         tlen = SIDE_TEXT_MAX;
     for (int p = 0; p < ep->size; p++) {
-        rdma_link *l = &ep->links[p];
-        uint32_t h[4] = {type, (uint32_t)code, l->tx_seq, (uint32_t)tlen};
+        rdma_peer *l = &ep->peers[p];
+        uint32_t h[4] = {type, (uint32_t)code, 0, (uint32_t)tlen};
         if (p == ep->rank || l->fd < 0 || l->eof)
             continue;
+        if (type == SIDE_BYE) {
+            h[2] = (uint32_t)l->nlinks;
+            h[3] = (uint32_t)(tlen = 4 * (size_t)l->nlinks);
+            for (int k = 0; k < l->nlinks; k++)
+                memcpy(msg + SIDE_HDR + 4 * k, &l->link[k].tx_seq, 4);
+        } else {
+            memcpy(msg + SIDE_HDR, text ? text : "", tlen);
+        }
         memcpy(msg, h, sizeof h);
-        memcpy(msg + SIDE_HDR, text ? text : "", tlen);
         if (send(l->fd, msg, SIDE_HDR + tlen, SEND_FLAGS) < 0)
             TLOG_INFO("rdma: telling rank %d (%s) we %s failed: %s", p, l->addr,
                       type == SIDE_BYE ? "close" : "abort", strerror(errno));

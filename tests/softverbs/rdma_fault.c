@@ -1,7 +1,8 @@
 /* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never wrong data.
  *
- * Usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit N uc|rc
- * (TETHER_IBVERBS_LIB names the emulator)
+ * Usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit|idle N uc|rc [ring]
+ * (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours only,
+ * so the backend runs in ring mode and forwards)
  * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
  * stop the survivors when one dies) and judges their exit codes:
  *   kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
@@ -10,7 +11,9 @@
  *   mismatch rank 0 all-reduces one element more: every rank fails with EMISMATCH.
  *   nodev    no devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL).
  *   nogid    devices without an IPv4-mapped GID: ECONFIG naming the fix.
- *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit. */
+ *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit.
+ *   idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those sleep outside
+ *            tether: their progress threads must forward, so it finishes long before they wake. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -29,7 +32,8 @@ enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 }
 #define ROUNDS 60
 #define LIMIT_S 5.0
 #define OVERALL_S 40
-#define ADDRESSED "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1"
+#define ADDRESSED "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1," \
+                  "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1"
 
 static double now_s(void)
 {
@@ -80,6 +84,40 @@ static int mismatched_call(tether_group *g)
     return rc == TETHER_EMISMATCH ? SAW_ERROR : rc == TETHER_OK ? FINISHED : SETUP_FAILED;
 }
 
+/* Ranks 0 and 2 trade IDLE_ROUNDS messages each way (forwarded: they are not neighbours) while the
+ * others sleep IDLE_SLEEP_S outside tether; then everyone meets in a barrier. */
+#define IDLE_ROUNDS 10
+#define IDLE_SLEEP_S 3
+static int idle_forwarders(tether_group *g)
+{
+    int rank = tether_group_rank(g), rc = TETHER_OK;
+    double t0 = now_s(), took;
+    float *v = calloc(COUNT, sizeof *v);
+    if (rank % 2) {
+        sleep(IDLE_SLEEP_S);
+    } else {
+        for (int i = 0; i < IDLE_ROUNDS && rc == TETHER_OK; i++) {
+            for (int k = 0; k < COUNT; k++)
+                v[k] = (float)(rank * 1000 + i + k);
+            rc = rank == 0 ? tether_send(g, v, COUNT, TETHER_FLOAT32, 2)
+                           : tether_recv(g, v, COUNT, TETHER_FLOAT32, 0);
+            for (int k = 0; rank == 2 && rc == TETHER_OK && k < COUNT; k++)
+                if (v[k] != (float)(i + k)) {
+                    fprintf(stderr, "rank 2, round %d: element %d is %g: WRONG DATA\n", i, k,
+                            (double)v[k]);
+                    free(v);
+                    return WRONG_DATA;
+                }
+        }
+    }
+    took = now_s() - t0;
+    free(v);
+    if (rc == TETHER_OK)
+        rc = tether_barrier(g);
+    fprintf(stderr, "rank %d: %s after %.2f s\n", rank, tether_err_name(rc), took);
+    return rc != TETHER_OK ? SAW_ERROR : rank % 2 == 0 && took > IDLE_SLEEP_S / 2.0 ? SLOW : FINISHED;
+}
+
 /* Init must fail with code and a message containing words. */
 static int init_fails(int code, const char *words)
 {
@@ -108,6 +146,8 @@ static int rank_main(const char *mode)
     }
     if (!strcmp(mode, "mismatch"))
         rc = mismatched_call(g);
+    else if (!strcmp(mode, "idle"))
+        rc = idle_forwarders(g);
     else
         rc = run_rounds(g, !strcmp(mode, "kill") ? 1 : -1);
     tether_group_free(g);
@@ -128,8 +168,9 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
-/* The N x N device matrix: rank i reaches rank j on rdma_en<j>, or everyone on rdma_en0. */
-static void write_devices(const char *path, int n, int one_device)
+/* The N x N device matrix: rank i reaches rank j on rdma_en<j>, or everyone on rdma_en0; in a
+ * ring only the neighbours i - 1 and i + 1 (null elsewhere). */
+static void write_devices(const char *path, int n, int one_device, int ring)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -140,7 +181,7 @@ static void write_devices(const char *path, int n, int one_device)
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s[", i ? "," : "");
         for (int j = 0; j < n; j++)
-            if (i == j)
+            if (i == j || (ring && j != (i + 1) % n && j != (i + n - 1) % n))
                 fprintf(f, "%snull", j ? "," : "");
             else
                 fprintf(f, "%s\"rdma_en%d\"", j ? "," : "", one_device ? 0 : j);
@@ -208,22 +249,27 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
             return 1;
         if (!strcmp(mode, "kill") && r != 1 && codes[r] != SAW_ERROR)
             return 1;
-        if (!strcmp(mode, "drop") && !strcmp(qp, "rc") && codes[r] != FINISHED)
+        if (((!strcmp(mode, "drop") && !strcmp(qp, "rc")) || !strcmp(mode, "idle")) &&
+            codes[r] != FINISHED)
             return 1;
         errors += codes[r] == SAW_ERROR;
     }
     /* uc drop: a lost frame must surface somewhere; the others: every rank fails as expected */
     if (!strcmp(mode, "drop"))
         return !strcmp(qp, "uc") && errors == 0;
+    if (!strcmp(mode, "idle"))
+        return 0;
     return strcmp(mode, "kill") && errors != n;
 }
 
 int main(int argc, char **argv)
 {
     char dir[] = "/tmp/rdma-fault-XXXXXX", devs[64];
-    int n, codes[16], bad;
-    if (argc != 4 || (n = atoi(argv[2])) < 2 || n > 4 || (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
-        fprintf(stderr, "usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit N(2-4) uc|rc\n");
+    int n, codes[16], bad, ring = argc == 5 && !strcmp(argv[4], "ring");
+    if ((argc != 4 && !ring) || (n = atoi(argv[2])) < 2 || n > 6 ||
+        (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
+        fprintf(stderr, "usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit|idle N(2-6) uc|rc "
+                "[ring]\n");
         return 2;
     }
     if (!mkdtemp(dir)) {
@@ -231,7 +277,7 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(devs, sizeof devs, "%s/devices.json", dir);
-    write_devices(devs, n, !strcmp(argv[1], "qplimit"));
+    write_devices(devs, n, !strcmp(argv[1], "qplimit"), ring);
     set_env(argv[1], n, argv[3], dir, devs);
     run_ranks(argv[1], n, codes);
     bad = judge(argv[1], argv[3], codes, n);
@@ -239,6 +285,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d exited %d\n", r, codes[r]);
     unlink(devs);
     rmdir(dir); /* the emulator unlinked its sockets; a crash may leave some, which is harmless */
-    fprintf(stderr, "rdma_fault %s %d %s: %s\n", argv[1], n, argv[3], bad ? "FAILED" : "ok");
+    fprintf(stderr, "rdma_fault %s %d %s%s: %s\n", argv[1], n, argv[3], ring ? " ring" : "",
+            bad ? "FAILED" : "ok");
     return bad;
 }
