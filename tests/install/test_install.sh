@@ -4,6 +4,8 @@
 # Usage: test_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
+# sanitizer builds: the runtime the installed library needs, preloaded into what we run of it
+run() { LD_LIBRARY_PATH="$libdir" LD_PRELOAD="${TETHER_TEST_PRELOAD:-}" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
@@ -16,7 +18,7 @@ libdir=$(dirname "$(find "$tmp/prefix" -name libtether.so | head -1)")
 # pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -o "$tmp/consumer-pc" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs tether)
-LD_LIBRARY_PATH="$libdir" "$tmp/consumer-pc"
+run "$tmp/consumer-pc"
 
 # find_package(tether)
 mkdir "$tmp/proj"
@@ -24,7 +26,7 @@ cp "$src/tests/install/consumer.c" "$tmp/proj/"
 cp "$src/tests/install/CMakeLists.consumer.txt" "$tmp/proj/CMakeLists.txt"
 cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/proj/build" >/dev/null
-LD_LIBRARY_PATH="$libdir" "$tmp/proj/build/consumer"
+run "$tmp/proj/build/consumer"
 
-LD_LIBRARY_PATH="$libdir" "$tmp/prefix/bin/tether" --version
+run "$tmp/prefix/bin/tether" --version
 echo "install: ok"
