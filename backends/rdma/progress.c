@@ -9,7 +9,6 @@
  * that the thread (or a test() that moved something) broadcasts, so only one thread takes the
  * channels' events and nobody sleeps through a completion another thread took. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,23 +155,6 @@ static void *run(void *arg)
     return NULL;
 }
 
-static int make_pipe(int fds[2])
-{
-    if (pipe(fds) < 0)
-        return tether__fail(TETHER_ENET, "rdma: pipe() for the progress thread: %s", strerror(errno));
-    for (int i = 0; i < 2; i++) {
-        int fl = fcntl(fds[i], F_GETFL);
-        if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
-            fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
-            int e = errno;
-            close(fds[0]);
-            close(fds[1]);
-            return tether__fail(TETHER_ENET, "rdma: fcntl() on the progress pipe: %s", strerror(e));
-        }
-    }
-    return TETHER_OK;
-}
-
 int tether__rdma_progress_start(rdma_ep *ep)
 {
     rdma_progress *pr = calloc(1, sizeof *pr);
@@ -180,7 +162,7 @@ int tether__rdma_progress_start(rdma_ep *ep)
     int e;
     if (!pr)
         return tether__fail(TETHER_ENOMEM, "rdma: out of memory for the progress thread");
-    if ((e = make_pipe(pr->wake)) < 0) {
+    if ((e = tether__wake_pipe(pr->wake, "rdma")) < 0) {
         free(pr);
         return e;
     }

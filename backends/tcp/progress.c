@@ -9,13 +9,13 @@
  * parts of another thread's requests) broadcasts when request parts finish, byes arrive or it
  * breaks. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "engine_impl.h"
+#include "socket.h"
 
 #define HEARTBEAT_MS 1000 /* the thread's longest sleep: a safety net, not needed for progress */
 /* The clock of condition-variable deadlines: monotonic (immune to clock changes) where
@@ -154,24 +154,6 @@ static void *run(void *arg)
     return NULL;
 }
 
-static int make_pipe(int fds[2])
-{
-    if (pipe(fds) < 0)
-        return tether__fail(TETHER_ENET, "pipe() for the progress thread: %s", strerror(errno));
-    for (int i = 0; i < 2; i++) {
-        int fl = fcntl(fds[i], F_GETFL);
-        if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
-            fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
-            int e = errno;
-            close(fds[0]);
-            close(fds[1]);
-            return tether__fail(TETHER_ENET, "fcntl() on the progress thread's pipe: %s",
-                                strerror(e));
-        }
-    }
-    return TETHER_OK;
-}
-
 static int init_cond(pthread_cond_t *cv)
 {
     pthread_condattr_t attr;
@@ -191,7 +173,7 @@ int tether__tcp_progress_start(tether__tcp_ep *ep)
     tether__tcp_progress *pr = calloc(1, sizeof *pr);
     if (!pr)
         return tether__fail(TETHER_ENOMEM, "out of memory for the progress thread");
-    int rc = make_pipe(pr->wake);
+    int rc = tether__wake_pipe(pr->wake, "tcp");
     if (rc < 0) {
         free(pr);
         return rc;

@@ -352,3 +352,21 @@ int tether__tcp_same_subnet(const char *mine, const char *theirs)
     freeifaddrs(ifs);
     return same;
 }
+
+int tether__wake_pipe(int fds[2], const char *who)
+{
+    if (pipe(fds) < 0)
+        return tether__fail(TETHER_ENET, "%s: pipe() for the progress thread: %s", who, strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        int fl = fcntl(fds[i], F_GETFL);
+        if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
+            fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
+            int e = errno;
+            close(fds[0]);
+            close(fds[1]);
+            return tether__fail(TETHER_ENET, "%s: fcntl() on the progress thread's pipe: %s", who,
+                                strerror(e));
+        }
+    }
+    return TETHER_OK;
+}
