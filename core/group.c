@@ -1,4 +1,5 @@
-/* core/group.c - group objects: the world over a transport, split into children, free, sticky errors. */
+/* core/group.c - group objects: the world over a transport, split into children, free, sticky
+ * errors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,15 +78,16 @@ static int world_group(const tether_transport_ops *ops, tether_ep *ep, const tet
     return TETHER_OK;
 }
 
-int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg, tether_group **out)
+int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
+                       tether_group **out)
 {
     tether_ep *ep = NULL;
     int rank = -1, size = -1;
     TRY(ops->open(cfg, &ep, &rank, &size));
     if (rank < 0 || size < 1 || rank >= size) {
         ops->close(ep);
-        return tether__fail(TETHER_EINTERNAL, "backend %s formed a group with rank %d of %d", ops->name,
-                            rank, size);
+        return tether__fail(TETHER_EINTERNAL, "backend %s formed a group with rank %d of %d",
+                            ops->name, rank, size);
     }
     tether__log_identity(rank, size, ops->name);
     TLOG_INFO("group formed: rank %d of %d over %s", rank, size, ops->name);
@@ -231,6 +233,7 @@ void tether_group_free(tether_group *g)
     if (!g)
         return;
     tether_world *w = g->world;
+    tether__pool_clear(&g->scratch);
     free(g->world_ranks);
     free(g->p2p_sent);
     free(g->p2p_recvd);

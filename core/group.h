@@ -1,10 +1,12 @@
-/* core/group.h - the group object: a view of ranks over one world endpoint, and its sticky error. */
+/* core/group.h - the group object: a view of ranks over one world endpoint, and its sticky error.
+ */
 #ifndef TETHER_CORE_GROUP_H
 #define TETHER_CORE_GROUP_H
 
 #include <pthread.h>
 #include <stdint.h>
 
+#include "scratch.h"
 #include "transport.h"
 
 /* One per process and world: the endpoint every group split from it shares. */
@@ -12,8 +14,8 @@ typedef struct tether_world {
     const tether_transport_ops *ops; /* NULL for the singleton */
     tether_ep *ep;
     int rank, size;
-    int refs;             /* groups alive on it; the endpoint closes with the last */
-    int broken;           /* sticky error code of the world, 0 while healthy */
+    int refs;   /* groups alive on it; the endpoint closes with the last */
+    int broken; /* sticky error code of the world, 0 while healthy */
     char broken_msg[TETHER_ERRMSG_MAX];
     pthread_mutex_t lock; /* guards refs and broken */
     tether_config cfg;
@@ -22,15 +24,16 @@ typedef struct tether_world {
 struct tether_group {
     tether_world *world;
     int rank, size;
-    int *world_ranks;     /* group rank -> world rank */
-    uint32_t id;          /* tag group id */
-    uint32_t seq;         /* collectives issued so far */
-    uint32_t nsplits;     /* splits issued so far (child ids depend on it) */
-    uint32_t *p2p_sent;   /* per peer: point-to-point messages sent, for tags */
-    uint32_t *p2p_recvd;  /* per peer: point-to-point messages received */
+    int *world_ranks;    /* group rank -> world rank */
+    uint32_t id;         /* tag group id */
+    uint32_t seq;        /* collectives issued so far */
+    uint32_t nsplits;    /* splits issued so far (child ids depend on it) */
+    uint32_t *p2p_sent;  /* per peer: point-to-point messages sent, for tags */
+    uint32_t *p2p_recvd; /* per peer: point-to-point messages received */
     /* The collective running now; algorithms tag their messages with it. */
     uint32_t cur_seq, cur_sig;
-    const char *cur_name; /* "all_reduce", ... for messages */
+    const char *cur_name;        /* "all_reduce", ... for messages */
+    tether_scratch_pool scratch; /* blocks the algorithms reuse from call to call */
 };
 
 /* A group of size 1 over a world with no transport (tether_init's singleton). */
@@ -46,9 +49,13 @@ int tether__group_break(tether_group *g, int code);
 /* Form a world group over ops with cfg (rank/size/timeouts already loaded): ops->open, then the
  * group object. tether_init uses it for every backend; tests use it with tests/support's
  * in-process transport. */
-int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg, tether_group **out);
+int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
+                       tether_group **out);
 
 /* The world rank of group rank r. */
-static inline int tether__world_rank(const tether_group *g, int r) { return g->world_ranks[r]; }
+static inline int tether__world_rank(const tether_group *g, int r)
+{
+    return g->world_ranks[r];
+}
 
 #endif

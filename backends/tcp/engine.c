@@ -53,7 +53,7 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
     TLOG_INFO("%s endpoint broken: %s: %s", ep->backend, tether_err_name(code), ep->errmsg);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tx_clear(ep->flat[i]);
-        tether__tcp_rx_clear(ep->flat[i]);
+        tether__tcp_rx_clear(ep, ep->flat[i]);
     }
     return code;
 }
@@ -304,7 +304,7 @@ static int progress_peer(tether__tcp_ep *ep, int peer, int read)
         if (l->txhead)
             TRY(flush_or_break(ep, l));
         if (read)
-            TRY(tether__tcp_read(ep, l));
+            TRY(tether__tcp_read(ep, l, 0));
     }
     return ep->err;
 }
@@ -336,8 +336,10 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
         tether__link *l = ep->flat[i];
         if ((pfd[i].revents & POLLOUT) && l->txhead && flush_or_break(ep, l) < 0)
             return;
-        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
-            tether__tcp_read(ep, l);
+        if (ep->prog && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+            tether__tcp_read(ep, l, 1); /* the progress thread passes routed frames on */
+        else if (!ep->prog && pfd[i].revents)
+            tether__tcp_input_ready(ep, l, pfd[i].revents);
     }
 }
 
@@ -360,7 +362,7 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
      * another */
     for (int i = 0; i < ep->nflat; i++)
         pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd, /* -1: not polled */
-                                 .events = POLLIN | (ep->flat[i]->txhead ? POLLOUT : 0)};
+                                 .events = tether__tcp_poll_events(ep->flat[i])};
     pthread_mutex_unlock(&ep->mu);
     int n = poll(pfd, (nfds_t)ep->nflat, timeout_ms);
     int poll_errno = errno;
@@ -500,13 +502,14 @@ void tether__tcp_close(tether__tcp_ep *ep)
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tether__link *l = ep->flat[i];
         tx_clear(l);
-        tether__tcp_rx_clear(l);
+        tether__tcp_rx_clear(ep, l);
         if (l->fd >= 0)
             close(l->fd);
         free(l->rbuf);
     }
     while (ep->live)
         req_free(ep, ep->live);
+    tether__rxcache_clear(&ep->rxcache);
     for (int p = 0; ep->links && p < ep->size; p++)
         free(ep->links[p]);
     free(ep->links);

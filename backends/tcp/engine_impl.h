@@ -33,8 +33,9 @@ typedef struct tether__link {
     int cur_abort;          /* cur is an abort frame's reason text */
     int cur_fwd;            /* cur is a routed frame passing through, forwarded once read */
     int32_t abort_code;
-    int bye; /* the peer closed normally: its end of stream is no failure */
-    int eof; /* ...and it came: nothing more to read or poll */
+    int bye;  /* the peer closed normally: its end of stream is no failure */
+    int eof;  /* ...and it came: nothing more to read or poll */
+    int held; /* bytes nobody has asked for wait in the socket: not polled for input meanwhile */
     unsigned char *rbuf;
     size_t rlen; /* bytes held at the start of rbuf */
     uint64_t bytes_sent, bytes_recvd;
@@ -73,6 +74,7 @@ struct tether__tcp_ep {
     int *via; /* per peer: the neighbour a message to it goes through; NULL when all are linked */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer, for messages */
     struct tether_req *live;
+    tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
     int err; /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
@@ -95,11 +97,27 @@ int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
 /* After poll: move bytes on every socket link that is ready. Caller holds ep->mu. */
 void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd);
 
-/* Receive side (engine_rx.c), caller holds ep->mu. */
-int tether__tcp_read(tether__tcp_ep *ep, tether__link *l);
+/* Receive side (engine_rx.c), caller holds ep->mu.
+ * tether__tcp_read reads what l's socket holds. With all = 0 it stops once no receive is posted on
+ * l and no frame is half read: bytes nobody asked for yet stay in the socket, where TCP's flow
+ * control holds back the sender, and are read later straight into the receive that claims them.
+ * Reading them at once instead meant a heap copy per frame, and a rank that kept draining the next
+ * collective's frames before posting its own sends serialised the exchange (docs/perf/analysis.md).
+ * all = 1 drains the socket: the progress thread must pass routed frames on, and a hang-up must
+ * surface as the peer's error. */
+int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all);
+/* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
+int tether__tcp_wants_input(const tether__link *l);
+/* The poll events wait() asks of l, and what to do with what poll() said of it (caller holds
+ * ep->mu). A link whose bytes nobody wants yet is still polled until input shows up on it, so that
+ * a peer that exits is noticed while we wait on another; a peek then tells a closed connection
+ * (read, to report it) from bytes that wait for their receive (held: not polled for input until
+ * read; on Linux POLLRDHUP still reports the peer's exit meanwhile). */
+short tether__tcp_poll_events(const tether__link *l);
+int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents);
 int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
                           tether__rxmsg *part);
-void tether__tcp_rx_clear(tether__link *l);
+void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l);
 int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *got,
                          tether_tag want, uint64_t want_len);
 int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what);

@@ -1,5 +1,6 @@
 /* backends/tcp/engine_rx.c - the receive side of the engine: reading frames and matching them. */
 #include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,21 +29,6 @@ int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const 
                              l->peer, ep->addr[l->peer], l->index, what);
 }
 
-/* An unexpected frame: the struct and its payload in one allocation. */
-static tether__rxmsg *heap_msg(uint64_t len)
-{
-    if (len > SIZE_MAX - sizeof(tether__rxmsg))
-        return NULL;
-    tether__rxmsg *m = malloc(sizeof *m + (size_t)len + 1);
-    if (!m)
-        return NULL;
-    memset(m, 0, sizeof *m);
-    m->buf = (unsigned char *)(m + 1);
-    m->len = len;
-    m->heap = 1;
-    return m;
-}
-
 static void part_done(tether__tcp_ep *ep, struct tether_req *r)
 {
     r->parts_left--;
@@ -64,13 +50,13 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
         /* a mismatch is the same on every rank; any other failure is this peer's */
         int code = l->abort_code == TETHER_EMISMATCH ? TETHER_EMISMATCH : TETHER_EPEER;
         int rc = tether__tcp_break(ep, code, "rank %d reported: %s", l->peer, (char *)m->buf);
-        free(m);
+        tether__rxcache_put(&ep->rxcache, m);
         return rc;
     }
     if (m->req) {
         part_done(ep, m->req);
         if (m->heap) /* an unexpected frame claimed while it was still being read */
-            free(m);
+            tether__rxcache_put(&ep->rxcache, m);
     }
     return TETHER_OK;
 }
@@ -79,7 +65,7 @@ static int start_abort(tether__tcp_ep *ep, tether__link *l, const tether__frame 
 {
     if (f->len > TETHER__ABORT_TEXT_MAX)
         return tether__tcp_protocol_error(ep, l, "abort reason too long");
-    l->cur = heap_msg(f->len);
+    l->cur = tether__rxcache_get(&ep->rxcache, f->len);
     if (!l->cur)
         return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory reading rank %d's abort frame",
                                  l->peer);
@@ -105,7 +91,7 @@ static int rx_match(tether__tcp_ep *ep, tether__link *l, tether__link *q, const 
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
-        m = heap_msg(n);
+        m = tether__rxcache_get(&ep->rxcache, n);
         if (!m)
             return tether__tcp_break(ep, TETHER_ENOMEM,
                                      "out of memory buffering %llu bytes from rank %d",
@@ -195,9 +181,46 @@ static int peer_closed(tether__tcp_ep *ep, const tether__link *l)
                              l->peer, ep->addr[l->peer]);
 }
 
-int tether__tcp_read(tether__tcp_ep *ep, tether__link *l)
+int tether__tcp_wants_input(const tether__link *l)
 {
-    while (!ep->err && !l->eof) {
+    return l->cur != NULL || l->posted.head != NULL;
+}
+
+/* POLLRDHUP (Linux): the peer shut its side down, reported even while unread bytes wait. */
+#ifdef POLLRDHUP
+#define HANGUP_EVENTS (POLLHUP | POLLERR | POLLRDHUP)
+#else
+#define HANGUP_EVENTS (POLLHUP | POLLERR)
+#endif
+
+short tether__tcp_poll_events(const tether__link *l)
+{
+    short ev = l->txhead ? POLLOUT : 0;
+    if (tether__tcp_wants_input(l) || !l->held)
+        ev |= POLLIN;
+#ifdef POLLRDHUP
+    ev |= POLLRDHUP;
+#endif
+    return ev;
+}
+
+int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
+{
+    if (revents & HANGUP_EVENTS)
+        return tether__tcp_read(ep, l, 1); /* what is left, then the end of the stream */
+    if (!(revents & POLLIN) || tether__tcp_wants_input(l))
+        return tether__tcp_read(ep, l, 0);
+    char c;
+    ssize_t n = recv(l->fd, &c, 1, MSG_PEEK);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        return tether__tcp_read(ep, l, 1); /* closed or failed: let the read report it */
+    l->held = n > 0;
+    return TETHER_OK;
+}
+
+int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
+{
+    while (!ep->err && !l->eof && (all || tether__tcp_wants_input(l))) {
         tether__rxmsg *m = l->cur;
         unsigned char *dst;
         size_t want;
@@ -217,8 +240,10 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l)
         if (n == 0)
             return peer_closed(ep, l);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                l->held = 0; /* drained */
                 return TETHER_OK;
+            }
             if (errno == EINTR)
                 continue;
             return tether__tcp_break(ep, errno == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
@@ -260,7 +285,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
     if (m->got)
         memcpy(part->buf, m->buf, (size_t)m->got);
     if (m->got == m->len) {
-        free(m);
+        tether__rxcache_put(&ep->rxcache, m);
         part_done(ep, r);
     } else { /* still arriving: the rest goes straight to the user's buffer */
         m->buf = part->buf;
@@ -269,31 +294,31 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
     return TETHER_OK;
 }
 
-static void free_heap_queue(tether__rxq *q)
+static void free_heap_queue(tether__tcp_ep *ep, tether__rxq *q)
 {
     while (q->head) {
         tether__rxmsg *m = q->head;
         q->head = m->next;
         if (m->heap)
-            free(m);
+            tether__rxcache_put(&ep->rxcache, m);
     }
     q->tail = NULL;
 }
 
-void tether__tcp_rx_clear(tether__link *l)
+void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
 {
     /* cur is either in the unexpected queue, a posted part (owned by its request) or an abort
      * frame's text (owned by the link) */
     if (l->cur && l->cur_abort)
-        free(l->cur);
+        tether__rxcache_put(&ep->rxcache, l->cur);
     else if (l->cur && l->cur_fwd) /* not queued yet: the block is still ours */
         free((char *)l->cur - offsetof(tether__fwd, rx));
     else if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
-        free(l->cur);
+        tether__rxcache_put(&ep->rxcache, l->cur);
     l->cur = NULL;
     l->cur_abort = 0;
     l->cur_fwd = 0;
     l->posted.head = l->posted.tail = NULL;
-    free_heap_queue(&l->unexpected);
+    free_heap_queue(ep, &l->unexpected);
     l->rlen = 0;
 }

@@ -1,6 +1,9 @@
 /* backends/tcp/frame.c - frame header encoding, stripe arithmetic and tag matching (no sockets). */
 #include "frame.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "wire.h"
 
 void tether__frame_encode(const tether__frame *f, unsigned char out[TETHER__FRAME_SIZE])
@@ -92,4 +95,64 @@ tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen,
         return TETHER__MATCH_LEN;
     rxq_unlink(q, found_prev, found);
     return TETHER__MATCH_OK;
+}
+
+/* Allocation granule of cached blocks, so segments of slightly different sizes share blocks. */
+#define RXCACHE_GRAIN ((uint64_t)64 << 10)
+
+tether__rxmsg *tether__rxcache_get(tether__rxcache *c, uint64_t len)
+{
+    int best = -1;
+    for (int i = 0; i < TETHER__RXCACHE_SLOTS; i++)
+        if (c->slot[i] && c->slot[i]->cap >= len &&
+            (best < 0 || c->slot[i]->cap < c->slot[best]->cap))
+            best = i;
+    tether__rxmsg *m;
+    uint64_t cap;
+    if (best >= 0) {
+        m = c->slot[best];
+        c->slot[best] = NULL;
+        cap = m->cap;
+    } else {
+        cap = len <= TETHER__RXCACHE_KEEP_MAX
+                  ? (len + RXCACHE_GRAIN - 1) / RXCACHE_GRAIN * RXCACHE_GRAIN
+                  : len;
+        if (cap > SIZE_MAX - sizeof *m - 1 || !(m = malloc(sizeof *m + (size_t)cap + 1)))
+            return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    m->buf = (unsigned char *)(m + 1);
+    m->len = len;
+    m->cap = cap;
+    m->heap = 1;
+    return m;
+}
+
+void tether__rxcache_put(tether__rxcache *c, tether__rxmsg *m)
+{
+    int smallest = -1;
+    if (m->cap <= TETHER__RXCACHE_KEEP_MAX) {
+        for (int i = 0; i < TETHER__RXCACHE_SLOTS; i++) {
+            if (!c->slot[i]) {
+                c->slot[i] = m;
+                return;
+            }
+            if (smallest < 0 || c->slot[i]->cap < c->slot[smallest]->cap)
+                smallest = i;
+        }
+        if (c->slot[smallest]->cap < m->cap) { /* full: keep the larger blocks */
+            tether__rxmsg *out = c->slot[smallest];
+            c->slot[smallest] = m;
+            m = out;
+        }
+    }
+    free(m);
+}
+
+void tether__rxcache_clear(tether__rxcache *c)
+{
+    for (int i = 0; i < TETHER__RXCACHE_SLOTS; i++) {
+        free(c->slot[i]);
+        c->slot[i] = NULL;
+    }
 }

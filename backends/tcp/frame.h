@@ -69,6 +69,7 @@ typedef struct tether__rxmsg {
     uint64_t got;           /* bytes read so far */
     unsigned char *buf;     /* where they go: the user's buffer, or a heap copy while unexpected */
     int heap;               /* buf and this struct are the engine's (an unexpected message) */
+    uint64_t cap;           /* heap only: payload bytes the block has room for */
     struct tether_req *req; /* the receive it belongs to; NULL while unexpected */
 } tether__rxmsg;
 
@@ -77,6 +78,24 @@ typedef struct tether__rxq {
 } tether__rxq;
 
 void tether__rxq_push(tether__rxq *q, tether__rxmsg *m);
+
+/* Blocks for unexpected messages (struct and payload in one allocation), kept for the next ones.
+ * Algorithms post a window of receives and send further ahead, so a large collective meets a
+ * steady stream of unexpected segments of the same size; a fresh malloc for each one (mmap'd above
+ * 128 KiB) paid a page fault per 4 KiB as it was read, which made the reads 5-10x slower than the
+ * copy itself. Caller serialises (the endpoint's mutex). */
+#define TETHER__RXCACHE_SLOTS 8
+#define TETHER__RXCACHE_KEEP_MAX ((uint64_t)4 << 20) /* larger blocks are freed, not kept */
+typedef struct tether__rxcache {
+    tether__rxmsg *slot[TETHER__RXCACHE_SLOTS];
+} tether__rxcache;
+
+/* A zeroed message with heap = 1 and buf/len/cap set for len payload bytes (plus one byte for a
+ * terminator); NULL when out of memory. */
+tether__rxmsg *tether__rxcache_get(tether__rxcache *c, uint64_t len);
+/* Give back a heap message (freed when the cache is full or it is too large to keep). */
+void tether__rxcache_put(tether__rxcache *c, tether__rxmsg *m);
+void tether__rxcache_clear(tether__rxcache *c);
 
 typedef enum {
     TETHER__MATCH_NONE, /* nothing in the queue for this tag */

@@ -38,7 +38,8 @@ static inline void tether__part(size_t total, size_t parts, size_t idx, size_t *
     *len = base + (idx < extra);
 }
 
-/* base + bytes, keeping NULL: an empty user buffer may be NULL, and arithmetic on NULL is undefined. */
+/* base + bytes, keeping NULL: an empty user buffer may be NULL, and arithmetic on NULL is
+ * undefined. */
 static inline char *tether__at(const void *base, size_t bytes)
 {
     return base ? (char *)base + bytes : NULL;
@@ -54,17 +55,19 @@ static inline int tether__mod(int a, int n)
  * (empty) messages and a rank that passed another count gets TETHER_EMISMATCH, not a hang. */
 size_t tether__nsegments(size_t elems, size_t esize);
 
-/* malloc that records TETHER_ENOMEM naming what it was for; NULL on failure. */
-void *tether__scratch(const tether_group *g, size_t bytes, const char *what);
+/* A block from g's scratch pool (core/scratch.h) that records TETHER_ENOMEM naming what it was
+ * for; NULL on failure. tether__scratch_free gives it back (NULL is fine). */
+void *tether__scratch(tether_group *g, size_t bytes, const char *what);
+void tether__scratch_free(tether_group *g, void *p);
 
 /* Scratch of the small path: in the caller's tether_small (on its stack) when bytes fit, so a
- * small collective makes no malloc; else tether__scratch. tether__scratch_release frees it. */
+ * small collective makes no malloc; else tether__scratch. tether__scratch_release gives it back. */
 #define TETHER_SMALL_BYTES ((size_t)16 * 1024)
 typedef struct tether_small {
     max_align_t space[TETHER_SMALL_BYTES / sizeof(max_align_t)];
 } tether_small;
-void *tether__scratch_small(const tether_group *g, tether_small *small, size_t bytes, const char *what);
-void tether__scratch_release(void *p, const tether_small *small);
+void *tether__scratch_small(tether_group *g, tether_small *small, size_t bytes, const char *what);
+void tether__scratch_release(tether_group *g, void *p, const tether_small *small);
 /* bytes rounded up so that what follows in one scratch block is aligned for any element type. */
 static inline size_t tether__aligned(size_t bytes)
 {
@@ -105,13 +108,13 @@ typedef struct tether_ring_plan {
     int ndirs;
     tether_ring_dir dir[2];
     int first_step, last_step;
-    int round_final; /* bf16 wire: round each owned chunk to bfloat16 when it is final */
+    int round_final;    /* bf16 wire: round each owned chunk to bfloat16 when it is final */
     tether_span *spans; /* storage of every direction's chunks */
 } tether_ring_plan;
 
 /* Directions (two when size > 2, so both links of every rank carry data) and chunk storage. */
 int tether__ring_plan_init(tether_group *g, tether_ring_plan *p);
-void tether__ring_plan_free(tether_ring_plan *p);
+void tether__ring_plan_free(tether_group *g, tether_ring_plan *p);
 /* The rank at ring position j of direction d. */
 int tether__ring_rank_at(int n, int d, int j);
 int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_plan *p);
@@ -123,12 +126,12 @@ int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_pl
  * wire only, else NULL). */
 int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *blocks, char *stage,
                       int round_final, uint32_t step0);
-int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine, const tether_span *blocks,
-                      char *stage, uint32_t step);
+int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine,
+                      const tether_span *blocks, char *stage, uint32_t step);
 
-/* Non-power-of-two folding for the tree and butterfly all-reduce (core/algo/fold.c): of the n ranks,
- * the first 2 * extra pair up (even r, odd r + 1) and the even one hands its vector to the odd one,
- * leaving pof2 survivors, renumbered 0..pof2-1, for the power-of-two algorithm. */
+/* Non-power-of-two folding for the tree and butterfly all-reduce (core/algo/fold.c): of the n
+ * ranks, the first 2 * extra pair up (even r, odd r + 1) and the even one hands its vector to the
+ * odd one, leaving pof2 survivors, renumbered 0..pof2-1, for the power-of-two algorithm. */
 typedef struct tether_fold {
     int pof2;    /* the largest power of two <= n */
     int extra;   /* n - pof2 */
@@ -141,11 +144,11 @@ tether_fold tether__fold_of(const tether_group *g);
 int tether__fold_rank(const tether_fold *f, int newrank);
 /* Hand over (even) or take in and reduce (odd) the vector buf, as message `step`. scratch holds
  * count wire elements, stage (bf16 wire) count bfloat16. */
-int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
-                    char *stage, uint32_t step);
+int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+                    char *scratch, char *stage, uint32_t step);
 /* The odd partner returns the result to its even partner. */
-int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
-                     char *stage, uint32_t step);
+int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+                     char *scratch, char *stage, uint32_t step);
 
 /* TETHER_TREE_BELOW in bytes (default TETHER_TREE_BELOW_DEFAULT). */
 size_t tether__tree_below(void);

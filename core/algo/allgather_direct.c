@@ -1,4 +1,5 @@
-/* core/algo/allgather_direct.c - all-gather over a full mesh: every block goes to every rank at once.
+/* core/algo/allgather_direct.c - all-gather over a full mesh: every block goes to every rank at
+ * once.
  *
  * One step: each rank posts a receive from every peer straight into that peer's place in recv,
  * then sends its own block to every peer (in the order me + 1, me + 2, ... so no rank is everyone's
@@ -10,8 +11,8 @@
 
 #include "core/algo/algo.h"
 
-static int exchange(tether_group *g, const tether_wire *w, const char *mine, const tether_span *blocks,
-                    char *stage, uint32_t step, tether_req **reqs)
+static int exchange(tether_group *g, const tether_wire *w, const char *mine,
+                    const tether_span *blocks, char *stage, uint32_t step, tether_req **reqs)
 {
     int n = g->size, me = g->rank;
     for (int s = 1; s < n; s++) {
@@ -19,8 +20,8 @@ static int exchange(tether_group *g, const tether_wire *w, const char *mine, con
         void *into = w->bf16 ? tether__at(stage, blocks[q].off * w->wsize) : blocks[q].dst;
         TRY(tether__irecv(g, q, into, blocks[q].len * w->wsize, step, &reqs[q]));
     }
-    const void *bytes = tether__wire_pack(w, mine, tether__at(stage, blocks[me].off * w->wsize),
-                                          blocks[me].len);
+    const void *bytes =
+        tether__wire_pack(w, mine, tether__at(stage, blocks[me].off * w->wsize), blocks[me].len);
     for (int s = 1; s < n; s++) {
         int q = (me + s) % n;
         TRY(tether__isend(g, q, bytes, blocks[me].len * w->wsize, step, &reqs[n + q]));
@@ -32,14 +33,14 @@ static int exchange(tether_group *g, const tether_wire *w, const char *mine, con
     return TETHER_OK;
 }
 
-int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine, const tether_span *blocks,
-                      char *stage, uint32_t step)
+int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine,
+                      const tether_span *blocks, char *stage, uint32_t step)
 {
     tether_wire w = tether__wire_of(c);
     tether_req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
     if (!reqs)
-        return tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %d request slots in %s", g->rank,
-                            2 * g->size, g->cur_name);
+        return tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %d request slots in %s",
+                            g->rank, 2 * g->size, g->cur_name);
     int rc = tether__algo_abort(g, exchange(g, &w, mine, blocks, stage, step, reqs));
     free(reqs);
     return rc;
@@ -53,12 +54,13 @@ int tether__allgather_direct(tether_group *g, const tether_coll *c)
     if (!blocks)
         return TETHER_ENOMEM;
     for (int b = 0; b < n; b++)
-        blocks[b] = (tether_span){.dst = tether__at(c->recv, (size_t)b * block), .len = c->count,
+        blocks[b] = (tether_span){.dst = tether__at(c->recv, (size_t)b * block),
+                                  .len = c->count,
                                   .off = (size_t)b * c->count};
     char *own = blocks[g->rank].dst;
     if (block && own != (const char *)c->send)
         memcpy(own, c->send, block);
     int rc = tether__ag_direct(g, c, c->send, blocks, NULL, 0);
-    free(blocks);
+    tether__scratch_free(g, blocks);
     return rc;
 }

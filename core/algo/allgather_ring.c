@@ -32,6 +32,6 @@ int tether__allgather_ring(tether_group *g, const tether_coll *c)
     p.first_step = n - 1;
     p.last_step = 2 * (n - 1);
     int rc = tether__ring_run(g, c, &p);
-    tether__ring_plan_free(&p);
+    tether__ring_plan_free(g, &p);
     return rc;
 }

@@ -20,8 +20,8 @@ typedef struct range {
     size_t lo, hi;
 } range;
 
-static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
-                   char *stage, range *kept, range *history)
+static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+                   char *scratch, char *stage, range *kept, range *history)
 {
     tether_wire w = tether__wire_of(c);
     size_t es = w.esize, ws = w.wsize;
@@ -31,8 +31,8 @@ static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, 
         size_t mid = cur.lo + (cur.hi - cur.lo) / 2;
         range keep = (f->newrank & bit) ? (range){mid, cur.hi} : (range){cur.lo, mid};
         range give = (f->newrank & bit) ? (range){cur.lo, mid} : (range){mid, cur.hi};
-        const void *out = tether__wire_pack(&w, tether__at(buf, give.lo * es), tether__at(stage, give.lo * ws),
-                                            give.hi - give.lo);
+        const void *out = tether__wire_pack(&w, tether__at(buf, give.lo * es),
+                                            tether__at(stage, give.lo * ws), give.hi - give.lo);
         TRY(tether__sendrecv(g, partner, out, (give.hi - give.lo) * ws, partner, scratch,
                              (keep.hi - keep.lo) * ws, (uint32_t)(1 + k)));
         TRY(tether__wire_reduce(&w, tether__at(buf, keep.lo * es), scratch, keep.hi - keep.lo));
@@ -43,8 +43,8 @@ static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, 
     return TETHER_OK;
 }
 
-static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *stage,
-                    range cur, const range *history)
+static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+                    char *stage, range cur, const range *history)
 {
     tether_wire w = tether__wire_of(c);
     size_t es = w.esize, ws = w.wsize;
@@ -54,8 +54,8 @@ static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f,
         int partner = tether__fold_rank(f, f->newrank ^ (1 << k));
         range whole = history[k];
         range other = cur.lo == whole.lo ? (range){cur.hi, whole.hi} : (range){whole.lo, cur.lo};
-        const void *out = tether__wire_pack(&w, tether__at(buf, cur.lo * es), tether__at(stage, cur.lo * ws),
-                                            cur.hi - cur.lo);
+        const void *out = tether__wire_pack(&w, tether__at(buf, cur.lo * es),
+                                            tether__at(stage, cur.lo * ws), cur.hi - cur.lo);
         char *into = w.bf16 ? tether__at(stage, other.lo * ws) : tether__at(buf, other.lo * es);
         TRY(tether__sendrecv(g, partner, out, (cur.hi - cur.lo) * ws, partner, into,
                              (other.hi - other.lo) * ws, (uint32_t)(2 * f->rounds - k)));
@@ -89,7 +89,7 @@ int tether__allreduce_butterfly(tether_group *g, const tether_coll *c)
     int rc = TETHER_ENOMEM;
     if (scratch && (stage || !w.bf16))
         rc = tether__algo_abort(g, run(g, c, scratch, stage));
-    free(scratch);
-    free(stage);
+    tether__scratch_free(g, scratch);
+    tether__scratch_free(g, stage);
     return rc;
 }

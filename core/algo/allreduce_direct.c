@@ -1,19 +1,21 @@
-/* core/algo/allreduce_direct.c - all-reduce over a full mesh: direct reduce-scatter, direct all-gather,
- * or, for small vectors, one step.
+/* core/algo/allreduce_direct.c - all-reduce over a full mesh: direct reduce-scatter, direct
+ * all-gather, or, for small vectors, one step.
  *
  * Rank b owns block b of the vector. First every rank sends block q to rank q, all peers at once,
  * and reduces the n - 1 blocks it receives into its own (core/algo/reducescatter_direct.c); then it
- * sends its finished block to every peer and receives theirs in place (core/algo/allgather_direct.c).
- * The volume of the ring (2 (n - 1) / n of the vector in and out per rank) in two steps instead of
- * 2 (n - 1): the choice on full meshes of a few ranks, where every pair has its own link.
- * Reduce-scatter messages use steps 1.., the all-gather step 0. With bf16 on the wire the whole
- * vector has one bfloat16 staging copy; the owner rounds its block before the all-gather.
+ * sends its finished block to every peer and receives theirs in place
+ * (core/algo/allgather_direct.c). The volume of the ring (2 (n - 1) / n of the vector in and out
+ * per rank) in two steps instead of 2 (n - 1): the choice on full meshes of a few ranks, where
+ * every pair has its own link. Reduce-scatter messages use steps 1.., the all-gather step 0. With
+ * bf16 on the wire the whole vector has one bfloat16 staging copy; the owner rounds its block
+ * before the all-gather.
  *
  * One step (vectors of at most ONE_STEP_MAX bytes, up to TETHER_DIRECT_MAX_RANKS ranks): every
  * rank sends its whole vector to every peer and reduces all n vectors in rank order, so every rank
  * computes the same bits. One latency instead of two, for n - 1 vectors out per rank instead of
  * 2 (n - 1) / n: the better deal while a message costs its latency, not its bytes. Message step 0;
- * with bf16 on the wire every rank sends and reduces the bfloat16 values, then rounds the result. */
+ * with bf16 on the wire every rank sends and reduces the bfloat16 values, then rounds the result.
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,11 +60,12 @@ static int small_path(tether_group *g, const tether_coll *c)
 {
     size_t slot_bytes = tether__aligned(c->count * tether__wire_of(c).wsize);
     tether_small small;
-    char *scratch = tether__scratch_small(g, &small, (size_t)g->size * slot_bytes, "one-step vectors");
+    char *scratch =
+        tether__scratch_small(g, &small, (size_t)g->size * slot_bytes, "one-step vectors");
     if (!scratch)
         return TETHER_ENOMEM;
     int rc = tether__algo_abort(g, one_step(g, c, scratch, slot_bytes));
-    tether__scratch_release(scratch, &small);
+    tether__scratch_release(g, scratch, &small);
     return rc;
 }
 
@@ -72,20 +75,23 @@ int tether__allreduce_direct(tether_group *g, const tether_coll *c)
     if (c->count * c->esize <= ONE_STEP_MAX && n <= TETHER_DIRECT_MAX_RANKS)
         return small_path(g, c);
     tether_span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
-    char *stage = c->wire_bf16 ? tether__scratch(g, c->count * sizeof(uint16_t), "bf16 staging") : NULL;
+    char *stage =
+        c->wire_bf16 ? tether__scratch(g, c->count * sizeof(uint16_t), "bf16 staging") : NULL;
     int rc = TETHER_ENOMEM;
     if (blocks && (stage || !c->wire_bf16)) {
         for (int b = 0; b < n; b++) {
             size_t off, len;
             tether__part(c->count, (size_t)n, (size_t)b, &off, &len);
             blocks[b] = (tether_span){.src = tether__at(c->send, off * c->esize),
-                                      .dst = tether__at(c->recv, off * c->esize), .len = len, .off = off};
+                                      .dst = tether__at(c->recv, off * c->esize),
+                                      .len = len,
+                                      .off = off};
         }
         rc = tether__rs_direct(g, c, blocks, stage, c->wire_bf16, 1);
         if (rc == TETHER_OK)
             rc = tether__ag_direct(g, c, blocks[g->rank].dst, blocks, stage, 0);
     }
-    free(blocks);
-    free(stage);
+    tether__scratch_free(g, blocks);
+    tether__scratch_free(g, stage);
     return rc;
 }

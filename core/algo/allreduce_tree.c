@@ -14,8 +14,8 @@
 #include "core/algo/algo.h"
 #include "core/reduce.h"
 
-static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
-                    char *stage)
+static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+                    char *scratch, char *stage)
 {
     tether_wire w = tether__wire_of(c);
     size_t bytes = c->count * w.wsize;
@@ -50,10 +50,11 @@ int tether__allreduce_tree(tether_group *g, const tether_coll *c)
     if (c->count && c->send != c->recv)
         memcpy(c->recv, c->send, c->count * c->esize);
     /* the receive buffer, then (bf16 wire) the staging copy */
-    char *scratch = tether__scratch_small(g, &small, w.bf16 ? 2 * bytes : bytes, "tree receive buffer");
+    char *scratch =
+        tether__scratch_small(g, &small, w.bf16 ? 2 * bytes : bytes, "tree receive buffer");
     if (!scratch)
         return TETHER_ENOMEM;
     int rc = tether__algo_abort(g, run(g, c, scratch, w.bf16 ? scratch + bytes : NULL));
-    tether__scratch_release(scratch, &small);
+    tether__scratch_release(g, scratch, &small);
     return rc;
 }

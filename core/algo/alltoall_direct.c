@@ -23,7 +23,8 @@ static int exchange(tether_group *g, const tether_coll *c, tether_req **reqs)
         TRY(tether__isend(g, q, tether__at(c->send, (size_t)q * block), block, 0, &reqs[n + q]));
     }
     if (block)
-        memcpy((char *)c->recv + (size_t)me * block, (const char *)c->send + (size_t)me * block, block);
+        memcpy((char *)c->recv + (size_t)me * block, (const char *)c->send + (size_t)me * block,
+               block);
     return tether__waitall(g, reqs, 2 * n);
 }
 
@@ -31,8 +32,9 @@ int tether__alltoall_direct(tether_group *g, const tether_coll *c)
 {
     tether_req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
     if (!reqs)
-        return tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %d request slots in all_to_all",
-                            g->rank, 2 * g->size);
+        return tether__fail(TETHER_ENOMEM,
+                            "rank %d: out of memory for %d request slots in all_to_all", g->rank,
+                            2 * g->size);
     int rc = tether__algo_abort(g, exchange(g, c, reqs));
     free(reqs);
     return rc;

@@ -1,4 +1,5 @@
-/* core/algo/broadcast_tree.c - broadcast: binomial tree for small buffers, pipelined chain for large.
+/* core/algo/broadcast_tree.c - broadcast: binomial tree for small buffers, pipelined chain for
+ * large.
  *
  * Ranks are renumbered relative to the root (v = rank - root mod n). Binomial tree (c->algo TREE):
  * v receives from v with its lowest set bit cleared, then sends to v + 2^j for every 2^j below that
@@ -45,14 +46,15 @@ static tree_shape shape_of(const tether_group *g, const tether_coll *c)
     return t;
 }
 
-static int run(tether_group *g, const tether_coll *c, const tree_shape *t, size_t nseg, tether_req **recvs,
-               tether_req **sends)
+static int run(tether_group *g, const tether_coll *c, const tree_shape *t, size_t nseg,
+               tether_req **recvs, tether_req **sends)
 {
     size_t es = c->esize;
     for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
         size_t off, len;
         tether__part(c->count, nseg, k, &off, &len);
-        TRY(tether__irecv(g, t->parent, tether__at(c->recv, off * es), len * es, (uint32_t)k, &recvs[k]));
+        TRY(tether__irecv(g, t->parent, tether__at(c->recv, off * es), len * es, (uint32_t)k,
+                          &recvs[k]));
     }
     for (size_t k = 0; k < nseg; k++) {
         size_t off, len;
@@ -60,8 +62,8 @@ static int run(tether_group *g, const tether_coll *c, const tree_shape *t, size_
         if (t->parent >= 0)
             TRY(tether__waitall(g, &recvs[k], 1));
         for (int i = 0; i < t->nchildren; i++)
-            TRY(tether__isend(g, t->children[i], tether__at(c->recv, off * es), len * es, (uint32_t)k,
-                              &sends[(size_t)i * nseg + k]));
+            TRY(tether__isend(g, t->children[i], tether__at(c->recv, off * es), len * es,
+                              (uint32_t)k, &sends[(size_t)i * nseg + k]));
     }
     return tether__waitall(g, sends, t->nchildren * (int)nseg);
 }
@@ -74,8 +76,8 @@ int tether__broadcast_tree(tether_group *g, const tether_coll *c)
     tether_req **sends = calloc(nseg * (size_t)(t.nchildren ? t.nchildren : 1), sizeof *sends);
     int rc;
     if (!recvs || !sends)
-        rc = tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu segments of broadcast", g->rank,
-                          nseg);
+        rc = tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu segments of broadcast",
+                          g->rank, nseg);
     else
         rc = tether__algo_abort(g, run(g, c, &t, nseg, recvs, sends));
     free(recvs);

@@ -1,4 +1,5 @@
-/* core/algo/common.c - helpers every algorithm uses: segment counts, scratch memory, the wire format. */
+/* core/algo/common.c - helpers every algorithm uses: segment counts, scratch memory, the wire
+ * format. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,24 +13,29 @@ size_t tether__nsegments(size_t elems, size_t esize)
     return n ? n : 1;
 }
 
-void *tether__scratch(const tether_group *g, size_t bytes, const char *what)
+void *tether__scratch(tether_group *g, size_t bytes, const char *what)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = tether__pool_get(&g->scratch, bytes);
     if (!p)
-        tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu bytes of %s in %s", g->rank, bytes,
-                     what, g->cur_name);
+        tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu bytes of %s in %s", g->rank,
+                     bytes, what, g->cur_name);
     return p;
 }
 
-void *tether__scratch_small(const tether_group *g, tether_small *small, size_t bytes, const char *what)
+void tether__scratch_free(tether_group *g, void *p)
+{
+    tether__pool_put(&g->scratch, p);
+}
+
+void *tether__scratch_small(tether_group *g, tether_small *small, size_t bytes, const char *what)
 {
     return bytes <= sizeof small->space ? (void *)small->space : tether__scratch(g, bytes, what);
 }
 
-void tether__scratch_release(void *p, const tether_small *small)
+void tether__scratch_release(tether_group *g, void *p, const tether_small *small)
 {
     if (p != (const void *)small->space)
-        free(p);
+        tether__scratch_free(g, p);
 }
 
 int tether__algo_abort(tether_group *g, int rc)

@@ -27,16 +27,16 @@ int tether__fold_rank(const tether_fold *f, int newrank)
     return newrank < f->extra ? 2 * newrank + 1 : newrank + f->extra;
 }
 
-int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
-                    char *stage, uint32_t step)
+int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+                    char *scratch, char *stage, uint32_t step)
 {
     tether_wire w = tether__wire_of(c);
     tether_req *r = NULL;
     if (g->rank >= 2 * f->extra)
         return TETHER_OK;
     if (f->newrank < 0) {
-        TRY(tether__isend(g, g->rank + 1, tether__wire_pack(&w, buf, stage, c->count), c->count * w.wsize,
-                          step, &r));
+        TRY(tether__isend(g, g->rank + 1, tether__wire_pack(&w, buf, stage, c->count),
+                          c->count * w.wsize, step, &r));
         return tether__waitall(g, &r, 1);
     }
     TRY(tether__irecv(g, g->rank - 1, scratch, c->count * w.wsize, step, &r));
@@ -44,16 +44,16 @@ int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f,
     return tether__wire_reduce(&w, buf, scratch, c->count);
 }
 
-int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf, char *scratch,
-                     char *stage, uint32_t step)
+int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+                     char *scratch, char *stage, uint32_t step)
 {
     tether_wire w = tether__wire_of(c);
     tether_req *r = NULL;
     if (g->rank >= 2 * f->extra)
         return TETHER_OK;
     if (f->newrank >= 0) {
-        TRY(tether__isend(g, g->rank - 1, tether__wire_pack(&w, buf, stage, c->count), c->count * w.wsize,
-                          step, &r));
+        TRY(tether__isend(g, g->rank - 1, tether__wire_pack(&w, buf, stage, c->count),
+                          c->count * w.wsize, step, &r));
         return tether__waitall(g, &r, 1);
     }
     TRY(tether__irecv(g, g->rank + 1, w.bf16 ? scratch : buf, c->count * w.wsize, step, &r));

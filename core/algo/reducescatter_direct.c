@@ -1,4 +1,5 @@
-/* core/algo/reducescatter_direct.c - reduce-scatter over a full mesh: everyone sends to everyone at once.
+/* core/algo/reducescatter_direct.c - reduce-scatter over a full mesh: everyone sends to everyone at
+ * once.
  *
  * Rank q's block of every rank's input goes straight to rank q, which reduces the n - 1 blocks it
  * receives into its own. One step of latency and (n - 1) blocks in and out per rank, the same
@@ -25,7 +26,8 @@ typedef struct rs_ctx {
 
 static char *slot(const rs_ctx *x, size_t k, int q)
 {
-    return x->scratch + ((k % x->window) * (size_t)x->g->size + (size_t)q) * x->seg_max * x->w.wsize;
+    return x->scratch +
+           ((k % x->window) * (size_t)x->g->size + (size_t)q) * x->seg_max * x->w.wsize;
 }
 
 /* Receive segment k of my block from every peer. */
@@ -53,8 +55,9 @@ static int post_sends(rs_ctx *x)
         for (size_t k = 0; k < x->nseg; k++) {
             size_t off, len;
             tether__part(b->len, x->nseg, k, &off, &len);
-            const void *bytes = tether__wire_pack(&x->w, tether__at(b->src, off * x->w.esize),
-                                                  tether__at(x->stage, (b->off + off) * x->w.wsize), len);
+            const void *bytes =
+                tether__wire_pack(&x->w, tether__at(b->src, off * x->w.esize),
+                                  tether__at(x->stage, (b->off + off) * x->w.wsize), len);
             TRY(tether__isend(x->g, q, bytes, len * x->w.wsize, x->step0 + (uint32_t)k,
                               &x->sends[(size_t)q * x->nseg + k]));
         }
@@ -106,7 +109,8 @@ int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *
     x.nseg = tether__nsegments(len_max, x.w.wsize);
     x.seg_max = (len_max + x.nseg - 1) / x.nseg;
     x.window = x.nseg < TETHER_WINDOW ? x.nseg : TETHER_WINDOW;
-    x.scratch = tether__scratch(g, x.window * (size_t)n * x.seg_max * x.w.wsize, "reduce-scatter slots");
+    x.scratch =
+        tether__scratch(g, x.window * (size_t)n * x.seg_max * x.w.wsize, "reduce-scatter slots");
     x.recvs = calloc(x.window * (size_t)n, sizeof *x.recvs);
     x.sends = calloc((size_t)n * x.nseg, sizeof *x.sends);
     int rc = TETHER_ENOMEM;
@@ -115,7 +119,7 @@ int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *
                      (size_t)n * (x.nseg + x.window), g->cur_name);
     else if (x.scratch)
         rc = tether__algo_abort(g, exchange(&x, round_final));
-    free(x.scratch);
+    tether__scratch_free(g, x.scratch);
     free(x.recvs);
     free(x.sends);
     return rc;
@@ -130,9 +134,11 @@ int tether__reducescatter_direct(tether_group *g, const tether_coll *c)
     for (int b = 0; b < n; b++) {
         size_t off = (size_t)b * c->count;
         blocks[b] = (tether_span){.src = tether__at(c->send, off * c->esize),
-                                  .dst = b == g->rank ? c->recv : NULL, .len = c->count, .off = off};
+                                  .dst = b == g->rank ? c->recv : NULL,
+                                  .len = c->count,
+                                  .off = off};
     }
     int rc = tether__rs_direct(g, c, blocks, NULL, 0, 0);
-    free(blocks);
+    tether__scratch_free(g, blocks);
     return rc;
 }

@@ -20,7 +20,7 @@ int tether__reducescatter_ring(tether_group *g, const tether_coll *c)
     tether_ring_plan p;
     int rc = tether__ring_plan_init(g, &p);
     if (rc < 0) {
-        free(work);
+        tether__scratch_free(g, work);
         return rc;
     }
     for (int d = 0; d < p.ndirs; d++) {
@@ -29,14 +29,14 @@ int tether__reducescatter_ring(tether_group *g, const tether_coll *c)
         for (int j = 0; j < n; j++) {
             size_t b = (size_t)tether__ring_rank_at(n, d, j), off = b * c->count + half_off;
             char *dst = (int)b == g->rank ? tether__at(c->recv, half_off * es) : work + off * es;
-            p.dir[d].chunks[j] = (tether_span){.src = tether__at(c->send, off * es), .dst = dst,
-                                               .len = half_len};
+            p.dir[d].chunks[j] =
+                (tether_span){.src = tether__at(c->send, off * es), .dst = dst, .len = half_len};
         }
     }
     p.first_step = 0;
     p.last_step = n - 1;
     rc = tether__ring_run(g, c, &p);
-    tether__ring_plan_free(&p);
-    free(work);
+    tether__ring_plan_free(g, &p);
+    tether__scratch_free(g, work);
     return rc;
 }

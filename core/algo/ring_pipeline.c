@@ -1,4 +1,5 @@
-/* core/algo/ring_pipeline.c - the pipelined ring under ring all-reduce, all-gather and reduce-scatter.
+/* core/algo/ring_pipeline.c - the pipelined ring under ring all-reduce, all-gather and
+ * reduce-scatter.
  *
  * The words: n ranks sit on a ring in positions 0..n-1. The vector is cut into n chunks, one per
  * position, and every chunk into nseg segments. At global step s a position sends chunk
@@ -27,8 +28,8 @@
 /* One direction's moving parts. */
 typedef struct ring_lane {
     const tether_ring_dir *dir;
-    char *scratch;    /* TETHER_WINDOW receive slots */
-    char *stage;      /* bf16 wire: one bfloat16 copy per send slot */
+    char *scratch; /* TETHER_WINDOW receive slots */
+    char *stage;   /* bf16 wire: one bfloat16 copy per send slot */
     tether_req *recvs[TETHER_WINDOW];
     tether_req **sends; /* send_slots */
 } ring_lane;
@@ -38,10 +39,11 @@ typedef struct ring_ctx {
     const tether_ring_plan *p;
     tether_wire w;
     int n;
-    size_t nseg;       /* segments per chunk */
-    size_t total;      /* messages per direction */
-    size_t seg_max;    /* elements in the largest segment */
-    size_t send_slots; /* nseg + TETHER_WINDOW: a send slot is reused TETHER_WINDOW iterations later */
+    size_t nseg;    /* segments per chunk */
+    size_t total;   /* messages per direction */
+    size_t seg_max; /* elements in the largest segment */
+    size_t
+        send_slots; /* nseg + TETHER_WINDOW: a send slot is reused TETHER_WINDOW iterations later */
     ring_lane lane[2];
 } ring_ctx;
 
@@ -69,15 +71,15 @@ int tether__ring_plan_init(tether_group *g, tether_ring_plan *p)
     return TETHER_OK;
 }
 
-void tether__ring_plan_free(tether_ring_plan *p)
+void tether__ring_plan_free(tether_group *g, tether_ring_plan *p)
 {
-    free(p->spans);
+    tether__scratch_free(g, p->spans);
     p->spans = NULL;
 }
 
 /* Where message i of a lane sits: its global step, its chunk, and the segment's element range. */
-static const tether_span *locate(const ring_ctx *x, const ring_lane *l, size_t i, int sending, int *step,
-                                 size_t *off, size_t *len)
+static const tether_span *locate(const ring_ctx *x, const ring_lane *l, size_t i, int sending,
+                                 int *step, size_t *off, size_t *len)
 {
     *step = x->p->first_step + (int)(i / x->nseg);
     int c = tether__mod(l->dir->pos - (sending ? 1 : 2) - *step, x->n);
@@ -108,14 +110,16 @@ static int post_send(ring_ctx *x, ring_lane *l, size_t j)
     size_t off, len;
     const tether_span *chunk = locate(x, l, j, 1, &step, &off, &len);
     /* the first step sends untouched input; later steps send what an earlier step produced */
-    const char *data = tether__at(step == x->p->first_step ? chunk->src : chunk->dst, off * x->w.esize);
+    const char *data =
+        tether__at(step == x->p->first_step ? chunk->src : chunk->dst, off * x->w.esize);
     size_t slot = j % x->send_slots;
     void *stage = l->stage ? l->stage + slot * x->seg_max * x->w.wsize : NULL;
     const void *bytes = tether__wire_pack(&x->w, data, stage, len);
     return tether__isend(x->g, l->dir->to, bytes, len * x->w.wsize, (uint32_t)j, &l->sends[slot]);
 }
 
-/* Message i has arrived: reduce it into its chunk (reduce-scatter) or unpack it (bf16 all-gather). */
+/* Message i has arrived: reduce it into its chunk (reduce-scatter) or unpack it (bf16 all-gather).
+ */
 static int process(ring_ctx *x, ring_lane *l, size_t i)
 {
     int step;
@@ -181,13 +185,15 @@ static int lanes_alloc(ring_ctx *x)
     for (int d = 0; d < x->p->ndirs; d++) {
         ring_lane *l = &x->lane[d];
         l->dir = &x->p->dir[d];
-        l->scratch = tether__scratch(x->g, TETHER_WINDOW * x->seg_max * x->w.wsize, "ring receive slots");
+        l->scratch =
+            tether__scratch(x->g, TETHER_WINDOW * x->seg_max * x->w.wsize, "ring receive slots");
         l->sends = tether__scratch(x->g, x->send_slots * sizeof *l->sends, "ring send slots");
         if (!l->scratch || !l->sends)
             return TETHER_ENOMEM;
         memset(l->sends, 0, x->send_slots * sizeof *l->sends);
         if (x->w.bf16) {
-            l->stage = tether__scratch(x->g, x->send_slots * x->seg_max * x->w.wsize, "ring bf16 staging");
+            l->stage =
+                tether__scratch(x->g, x->send_slots * x->seg_max * x->w.wsize, "ring bf16 staging");
             if (!l->stage)
                 return TETHER_ENOMEM;
         }
@@ -211,9 +217,9 @@ int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_pl
     if (rc == TETHER_OK)
         rc = tether__algo_abort(g, iterate(&x));
     for (int d = 0; d < p->ndirs; d++) {
-        free(x.lane[d].scratch);
-        free(x.lane[d].stage);
-        free(x.lane[d].sends);
+        tether__scratch_free(g, x.lane[d].scratch);
+        tether__scratch_free(g, x.lane[d].stage);
+        tether__scratch_free(g, x.lane[d].sends);
     }
     return rc;
 }

@@ -1,4 +1,5 @@
-/* core/algo/run.c - run a checked collective on a group of size >= 2: resolve the algorithm, dispatch. */
+/* core/algo/run.c - run a checked collective on a group of size >= 2: resolve the algorithm,
+ * dispatch. */
 #include <stdlib.h>
 
 #include "core/algo/algo.h"
@@ -9,8 +10,10 @@ typedef int (*algo_fn)(tether_group *g, const tether_coll *c);
 static algo_fn lookup(tether_coll_kind kind, tether_algo algo)
 {
     static const algo_fn allreduce[TETHER_ALGO_COUNT] = {
-        [TETHER_ALGO_RING] = tether__allreduce_ring, [TETHER_ALGO_TREE] = tether__allreduce_tree,
-        [TETHER_ALGO_BUTTERFLY] = tether__allreduce_butterfly, [TETHER_ALGO_DIRECT] = tether__allreduce_direct,
+        [TETHER_ALGO_RING] = tether__allreduce_ring,
+        [TETHER_ALGO_TREE] = tether__allreduce_tree,
+        [TETHER_ALGO_BUTTERFLY] = tether__allreduce_butterfly,
+        [TETHER_ALGO_DIRECT] = tether__allreduce_direct,
     };
     switch (kind) {
     case TETHER_COLL_ALL_REDUCE:
@@ -18,7 +21,8 @@ static algo_fn lookup(tether_coll_kind kind, tether_algo algo)
     case TETHER_COLL_ALL_GATHER:
         return algo == TETHER_ALGO_DIRECT ? tether__allgather_direct : tether__allgather_ring;
     case TETHER_COLL_REDUCE_SCATTER:
-        return algo == TETHER_ALGO_DIRECT ? tether__reducescatter_direct : tether__reducescatter_ring;
+        return algo == TETHER_ALGO_DIRECT ? tether__reducescatter_direct
+                                          : tether__reducescatter_ring;
     case TETHER_COLL_BROADCAST:
         return tether__broadcast_tree; /* TREE: binomial, otherwise the pipelined chain */
     case TETHER_COLL_ALL_TO_ALL:
@@ -37,11 +41,14 @@ int tether__coll_run(tether_group *g, tether_coll *c)
     if (c->algo == TETHER_ALGO_AUTO)
         c->algo = tether__algo_select(g, c);
     if (c->algo == TETHER_ALGO_AUTO)
-        return tether__fail(TETHER_ECONFIG, "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, "
-                            "butterfly or direct", getenv("TETHER_ALLREDUCE_ALGO"));
-    algo_fn fn = ((int)c->algo > 0 && c->algo < TETHER_ALGO_COUNT) ? lookup(c->kind, c->algo) : NULL;
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, "
+                            "butterfly or direct",
+                            getenv("TETHER_ALLREDUCE_ALGO"));
+    algo_fn fn =
+        ((int)c->algo > 0 && c->algo < TETHER_ALGO_COUNT) ? lookup(c->kind, c->algo) : NULL;
     if (!fn)
-        return tether__fail(TETHER_EINTERNAL, "rank %d: no algorithm %s for collective kind %d", g->rank,
-                            tether__algo_name(c->algo), (int)c->kind);
+        return tether__fail(TETHER_EINTERNAL, "rank %d: no algorithm %s for collective kind %d",
+                            g->rank, tether__algo_name(c->algo), (int)c->kind);
     return fn(g, c);
 }

@@ -1,14 +1,14 @@
 /* core/algo/select.c - which algorithm runs a collective: TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW,
  * the group size and the transport's links.
  *
- * all_reduce, auto: under TETHER_TREE_BELOW bytes the latency algorithm (recursive doubling: log2(n)
- * messages); above it, on a full mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the
- * direct algorithm (two steps, every link busy), else the ring (bandwidth-optimal, two links per
- * rank, fine when only neighbours are direct). TETHER_ALLREDUCE_ALGO forces one for all_reduce only.
- * Small vectors stay on the tree even on a full mesh: the direct algorithm's one-step path (one
- * latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1 peers at once costs
- * more than log2(n) rounds with one (docs/tuning.md).
- * all_gather and reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
+ * all_reduce, auto: under TETHER_TREE_BELOW bytes the latency algorithm (recursive doubling:
+ * log2(n) messages); above it, on a full mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS
+ * ranks the direct algorithm (two steps, every link busy), else the ring (bandwidth-optimal, two
+ * links per rank, fine when only neighbours are direct). TETHER_ALLREDUCE_ALGO forces one for
+ * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
+ * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
+ * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
+ * reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
  * TETHER_TREE_BELOW, pipelined chain above (RING). all_to_all: direct; barrier: dissemination.
  * The choice goes into the call signature, so ranks whose settings differ get TETHER_EMISMATCH. */
 #include <errno.h>
@@ -19,8 +19,9 @@
 #include "core/algo/algo.h"
 
 static const char *const algo_names[TETHER_ALGO_COUNT] = {
-    [TETHER_ALGO_AUTO] = "auto", [TETHER_ALGO_RING] = "ring", [TETHER_ALGO_TREE] = "tree",
-    [TETHER_ALGO_BUTTERFLY] = "butterfly", [TETHER_ALGO_DIRECT] = "direct",
+    [TETHER_ALGO_AUTO] = "auto",     [TETHER_ALGO_RING] = "ring",
+    [TETHER_ALGO_TREE] = "tree",     [TETHER_ALGO_BUTTERFLY] = "butterfly",
+    [TETHER_ALGO_DIRECT] = "direct",
 };
 
 const char *tether__algo_name(tether_algo a)
@@ -66,13 +67,14 @@ size_t tether__tree_below(void)
 /* s past prefix p (of len bytes), or NULL when s does not start with it. */
 static const char *after(const char *s, const char *p, size_t len)
 {
-    return s[0] == p[0] && strncmp(s, p, len) == 0 ? s + len : NULL; /* one compare for most names */
+    return s[0] == p[0] && strncmp(s, p, len) == 0 ? s + len
+                                                   : NULL; /* one compare for most names */
 }
 #define AFTER(s, p) after((s), (p), sizeof(p) - 1)
 
 /* The all-reduce settings, read on every call like tether__tree_below, but both in one pass over
- * the environment, finding what getenv would (the first entry of each name): two getenv calls were a
- * fifth of a small all-reduce's instructions (docs/tuning.md). */
+ * the environment, finding what getenv would (the first entry of each name): two getenv calls were
+ * a fifth of a small all-reduce's instructions (docs/tuning.md). */
 static void allreduce_env(const char **algo, const char **below)
 {
     *algo = *below = NULL;
@@ -100,15 +102,18 @@ static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tr
     return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
 }
 
-/* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call. */
+/* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
+ */
 static tether_algo log_choice(const tether_coll *c, tether_algo a)
 {
     static const char *const kinds[TETHER_COLL_KIND_COUNT] = {
-        "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send/recv"};
+        "all_reduce", "all_gather", "reduce_scatter", "broadcast",
+        "all_to_all", "barrier",    "send/recv"};
     static _Thread_local tether_algo last[TETHER_COLL_KIND_COUNT];
     if ((int)c->kind >= 0 && c->kind < TETHER_COLL_KIND_COUNT && last[c->kind] != a) {
         last[c->kind] = a;
-        TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize, tether__algo_name(a));
+        TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize,
+                  tether__algo_name(a));
     }
     return a;
 }
