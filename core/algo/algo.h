@@ -11,8 +11,12 @@
 /* Pipeline segment: large enough that per-message costs vanish next to the bytes (a send of
  * 256 KiB takes ~25 us at 10 GB/s), small enough that reduction overlaps the next transfer. */
 #define TETHER_SEG_BYTES ((size_t)256 * 1024)
-/* Segments in flight per direction: receives posted ahead of the one being reduced. */
+/* Segments in flight per direction: receives posted ahead of the one being reduced (the ring
+ * posts a whole step's segments ahead when there are more, see ring_pipeline.c). */
 #define TETHER_WINDOW 4
+/* Most segments a chunk is cut into: beyond, segments grow, so a huge vector does not mean
+ * thousands of requests in flight. */
+#define TETHER_MAX_SEGS 64
 /* Auto choice: below this many bytes all-reduce uses the latency algorithm (TETHER_TREE_BELOW). */
 #define TETHER_TREE_BELOW_DEFAULT ((size_t)32 * 1024)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
@@ -51,8 +55,9 @@ static inline int tether__mod(int a, int n)
     return ((a % n) + n) % n;
 }
 
-/* Segments needed so none is over TETHER_SEG_BYTES: at least 1, so an empty vector still exchanges
- * (empty) messages and a rank that passed another count gets TETHER_EMISMATCH, not a hang. */
+/* Segments needed so none is over TETHER_SEG_BYTES (at most TETHER_MAX_SEGS, larger then): at least
+ * 1, so an empty vector still exchanges (empty) messages and a rank that passed another count gets
+ * TETHER_EMISMATCH, not a hang. */
 size_t tether__nsegments(size_t elems, size_t esize);
 
 /* A block from g's scratch pool (core/scratch.h) that records TETHER_ENOMEM naming what it was

@@ -10,7 +10,7 @@ size_t tether__nsegments(size_t elems, size_t esize)
 {
     size_t bytes = elems * esize;
     size_t n = (bytes + TETHER_SEG_BYTES - 1) / TETHER_SEG_BYTES;
-    return n ? n : 1;
+    return n == 0 ? 1 : n > TETHER_MAX_SEGS ? TETHER_MAX_SEGS : n;
 }
 
 void *tether__scratch(tether_group *g, size_t bytes, const char *what)

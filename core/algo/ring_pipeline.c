@@ -13,9 +13,11 @@
  * has arrived and been reduced: reduction of one segment overlaps the transfer of the others.
  * All ranks advance in lock-step over i: iteration i waits for message i (of every direction) and
  * for the send whose slot message i + nseg reuses. Everything those waits depend on was posted by
- * every rank in iterations before i, so the ring cannot deadlock. Receives are posted TETHER_WINDOW
- * messages ahead and before any send, into a ring of scratch slots (reduce-scatter, bf16 wire) or
- * straight into place (all-gather).
+ * every rank in iterations before i, so the ring cannot deadlock. Receives are posted W messages
+ * ahead and before any send, into a ring of W scratch slots (reduce-scatter, bf16 wire) or straight
+ * into place (all-gather). W is a whole step (nseg), at least TETHER_WINDOW: the left neighbour
+ * sends message i + nseg at iteration i, so with fewer receives posted its frames would arrive
+ * before their receive and wait in the socket, or in a heap copy on a forwarding endpoint.
  *
  * With two directions (size > 2) each runs this on its own half of the data, at the same time:
  * every rank sends on both of its ring links and receives on both. */
@@ -28,9 +30,9 @@
 /* One direction's moving parts. */
 typedef struct ring_lane {
     const tether_ring_dir *dir;
-    char *scratch; /* TETHER_WINDOW receive slots */
-    char *stage;   /* bf16 wire: one bfloat16 copy per send slot */
-    tether_req *recvs[TETHER_WINDOW];
+    char *scratch;      /* window receive slots */
+    char *stage;        /* bf16 wire: one bfloat16 copy per send slot */
+    tether_req **recvs; /* window */
     tether_req **sends; /* send_slots */
 } ring_lane;
 
@@ -42,8 +44,9 @@ typedef struct ring_ctx {
     size_t nseg;    /* segments per chunk */
     size_t total;   /* messages per direction */
     size_t seg_max; /* elements in the largest segment */
-    size_t
-        send_slots; /* nseg + TETHER_WINDOW: a send slot is reused TETHER_WINDOW iterations later */
+    size_t window;  /* receives posted ahead: max(nseg, TETHER_WINDOW) */
+    /* nseg + TETHER_WINDOW: a send slot is reused TETHER_WINDOW iterations later */
+    size_t send_slots;
     ring_lane lane[2];
 } ring_ctx;
 
@@ -90,7 +93,7 @@ static const tether_span *locate(const ring_ctx *x, const ring_lane *l, size_t i
 
 static char *scratch_slot(const ring_ctx *x, const ring_lane *l, size_t i)
 {
-    return l->scratch + (i % TETHER_WINDOW) * x->seg_max * x->w.wsize;
+    return l->scratch + (i % x->window) * x->seg_max * x->w.wsize;
 }
 
 static int post_recv(ring_ctx *x, ring_lane *l, size_t i)
@@ -101,7 +104,7 @@ static int post_recv(ring_ctx *x, ring_lane *l, size_t i)
     int in_place = step >= x->n - 1 && !x->w.bf16; /* final data, same format: store directly */
     void *into = in_place ? tether__at(chunk->dst, off * x->w.esize) : scratch_slot(x, l, i);
     return tether__irecv(x->g, l->dir->from, into, len * x->w.wsize, (uint32_t)i,
-                         &l->recvs[i % TETHER_WINDOW]);
+                         &l->recvs[i % x->window]);
 }
 
 static int post_send(ring_ctx *x, ring_lane *l, size_t j)
@@ -149,7 +152,7 @@ static tether_req *take(tether_req **slot)
 
 static int iterate(ring_ctx *x)
 {
-    const size_t W = TETHER_WINDOW, T = x->total, nseg = x->nseg, S = x->send_slots;
+    const size_t W = x->window, T = x->total, nseg = x->nseg, S = x->send_slots;
     const int nl = x->p->ndirs;
     for (size_t i = 0; i < T && i < W; i++)
         for (int d = 0; d < nl; d++)
@@ -186,11 +189,14 @@ static int lanes_alloc(ring_ctx *x)
         ring_lane *l = &x->lane[d];
         l->dir = &x->p->dir[d];
         l->scratch =
-            tether__scratch(x->g, TETHER_WINDOW * x->seg_max * x->w.wsize, "ring receive slots");
-        l->sends = tether__scratch(x->g, x->send_slots * sizeof *l->sends, "ring send slots");
-        if (!l->scratch || !l->sends)
+            tether__scratch(x->g, x->window * x->seg_max * x->w.wsize, "ring receive slots");
+        /* the requests of both: window receives, then send_slots sends */
+        l->recvs = tether__scratch(x->g, (x->window + x->send_slots) * sizeof *l->recvs,
+                                   "ring request slots");
+        if (!l->scratch || !l->recvs)
             return TETHER_ENOMEM;
-        memset(l->sends, 0, x->send_slots * sizeof *l->sends);
+        memset(l->recvs, 0, (x->window + x->send_slots) * sizeof *l->recvs);
+        l->sends = l->recvs + x->window;
         if (x->w.bf16) {
             l->stage =
                 tether__scratch(x->g, x->send_slots * x->seg_max * x->w.wsize, "ring bf16 staging");
@@ -212,6 +218,7 @@ int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_pl
     x.nseg = tether__nsegments(chunk_max, x.w.wsize);
     x.seg_max = (chunk_max + x.nseg - 1) / x.nseg;
     x.total = (size_t)(p->last_step - p->first_step) * x.nseg;
+    x.window = x.nseg > TETHER_WINDOW ? x.nseg : TETHER_WINDOW;
     x.send_slots = x.nseg + TETHER_WINDOW;
     int rc = lanes_alloc(&x);
     if (rc == TETHER_OK)
@@ -219,7 +226,7 @@ int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_pl
     for (int d = 0; d < p->ndirs; d++) {
         tether__scratch_free(g, x.lane[d].scratch);
         tether__scratch_free(g, x.lane[d].stage);
-        tether__scratch_free(g, x.lane[d].sends);
+        tether__scratch_free(g, x.lane[d].recvs);
     }
     return rc;
 }
