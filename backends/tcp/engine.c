@@ -343,6 +343,17 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
     }
 }
 
+/* A whole wait passed with nothing moving. If a send is stuck on a link whose peer has sent bytes
+ * we have not asked for yet, that peer may be stuck sending to us in turn (both sent before
+ * receiving, with messages larger than the socket buffers): take its bytes after all, as
+ * unexpected messages, so both sends can finish. */
+static void unblock_sends(tether__tcp_ep *ep)
+{
+    for (int i = 0; i < ep->nflat && !ep->err; i++)
+        if (ep->flat[i]->held && ep->flat[i]->txhead)
+            tether__tcp_read(ep, ep->flat[i], 1);
+}
+
 int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
 {
     struct pollfd stack[POLL_STACK], *pfd = stack;
@@ -372,6 +383,8 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
                           strerror(poll_errno));
     else if (n > 0 && !ep->err)
         tether__tcp_progress_ready(ep, pfd);
+    else if (n == 0 && !ep->err)
+        unblock_sends(ep);
     int rc = ep->err ? sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
     if (pfd != stack)

@@ -45,6 +45,28 @@ static int chunks_body(const rank_ctx *ctx)
     return 0;
 }
 
+/* Both ranks send a message far larger than the socket buffers and wait for the send before
+ * posting the receive (a blocking send, then a receive). Bytes nobody asked for stay in the socket
+ * at first, so each send can only finish because a rank stuck sending reads its peer's bytes after
+ * all; the exchange must complete, not hang until the timeout. */
+static int crossed_body(const rank_ctx *ctx)
+{
+    const size_t len = (size_t)48 << 20;
+    tether_ep *ep = harness_open(ctx);
+    int peer = 1 - ctx->rank;
+    unsigned char *s = malloc(len), *r = malloc(len);
+    CHECK(s && r, "malloc");
+    harness_fill(s, len, (uint32_t)ctx->rank + 7);
+    tether_tag t = {.group = 0, .seq = 2, .step = 0, .sig = 5};
+    CHECK_OK(harness_send(ep, peer, s, len, t));
+    CHECK_OK(harness_recv(ep, peer, r, len, t));
+    CHECK(harness_verify(r, len, (uint32_t)peer + 7) == 0, "crossed message");
+    free(s);
+    free(r);
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
 /* Two links between the ranks, formed by the shared set-up as the ring backend will: a big
  * message is striped over both, small ones go on link 0, order holds across them. */
 static int stripes_body(const rank_ctx *ctx)
@@ -134,6 +156,8 @@ int main(int argc, char **argv)
         return harness_run(2, env, chunks_body);
     if (!strcmp(t, "stripes"))
         return harness_run(2, env + 2, stripes_body);
-    fprintf(stderr, "usage: %s chunks|stripes\n", argv[0]);
+    if (!strcmp(t, "crossed"))
+        return harness_run(2, env + 3, crossed_body);
+    fprintf(stderr, "usage: %s chunks|stripes|crossed\n", argv[0]);
     return 2;
 }
