@@ -337,7 +337,7 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
         if ((pfd[i].revents & POLLOUT) && l->txhead && flush_or_break(ep, l) < 0)
             return;
         if (ep->prog && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-            tether__tcp_read(ep, l, 1); /* the progress thread passes routed frames on */
+            tether__tcp_read(ep, l, 1);
         else if (!ep->prog && pfd[i].revents)
             tether__tcp_input_ready(ep, l, pfd[i].revents);
     }

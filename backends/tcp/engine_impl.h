@@ -103,8 +103,9 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd);
  * control holds back the sender, and are read later straight into the receive that claims them.
  * Reading them at once instead meant a heap copy per frame, and a rank that kept draining the next
  * collective's frames before posting its own sends serialised the exchange (docs/perf/analysis.md).
- * all = 1 drains the socket: the progress thread must pass routed frames on, and a hang-up must
- * surface as the peer's error. */
+ * all = 1 drains the socket: a hang-up must surface as the peer's error. An endpoint with a
+ * progress thread always drains (the thread must pass routed frames on, and it sees only the
+ * socket, not frames left in rbuf). */
 int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all);
 /* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
 int tether__tcp_wants_input(const tether__link *l);

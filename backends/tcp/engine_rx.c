@@ -143,12 +143,15 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     return l->cur->len == 0 ? rx_done(ep, l) : TETHER_OK;
 }
 
-/* Consume the bytes held in rbuf: payload of the current frame, then whole headers. On failure
- * the break has emptied the link already, so return at once. */
-static int parse(tether__tcp_ep *ep, tether__link *l)
+/* Consume the bytes held in rbuf: payload of the current frame, then whole headers. With all = 0
+ * it stops before a header while no receive is posted on l: the frames behind stay in rbuf, as
+ * they would in the socket, until a receive wants them (read-ahead must not turn into reading
+ * every frame the peer sends as unexpected, one rbuf at a time). On failure the break has emptied
+ * the link already, so return at once. */
+static int parse(tether__tcp_ep *ep, tether__link *l, int all)
 {
     size_t pos = 0;
-    while (pos < l->rlen) {
+    while (pos < l->rlen && (all || l->cur || l->posted.head)) {
         tether__rxmsg *m = l->cur;
         if (m) {
             uint64_t left = m->len - m->got;
@@ -220,7 +223,14 @@ int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
 
 int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
 {
+    all |= ep->prog != NULL; /* a progress thread passes routed frames on: it must see them all */
     while (!ep->err && !l->eof && (all || tether__tcp_wants_input(l))) {
+        if (l->rlen >= TETHER__FRAME_SIZE && !l->cur) { /* frames parse() left for a receive */
+            size_t before = l->rlen;
+            TRY(parse(ep, l, all));
+            if (l->rlen != before)
+                continue;
+        }
         tether__rxmsg *m = l->cur;
         unsigned char *dst;
         size_t want;
@@ -256,7 +266,7 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         l->bytes_recvd += (uint64_t)n;
         if (dst == l->rbuf + l->rlen) {
             l->rlen += (size_t)n;
-            TRY(parse(ep, l));
+            TRY(parse(ep, l, all));
         } else if ((m->got += (uint64_t)n) == m->len) {
             TRY(rx_done(ep, l));
         }
