@@ -1,5 +1,8 @@
-/* tests/unit/test_reduce.c - every reduction kernel and half-precision conversion against a slow scalar
- * reference written independently (double arithmetic, search over every half value). */
+/* tests/unit/test_reduce.c - every reduction kernel and half-precision conversion against a slow
+ * scalar reference written independently (double arithmetic, search over every half value), under
+ * every kernel set; and the fast kernel set (x86-64 AVX2/F16C, when the CPU has it) against the
+ * portable one bit for bit, on every float16 and bfloat16 value, with tails and unaligned pointers.
+ */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,7 +77,9 @@ static uint16_t ref_float_to_half(float f)
     if (lo == 0x7bff)
         return sign | 0x7bff;
     double below = ref_half_value((uint16_t)lo), above = ref_half_value((uint16_t)(lo + 1));
-    unsigned pick = (x - below < above - x) ? lo : (x - below > above - x) ? lo + 1 : (lo % 2 ? lo + 1 : lo);
+    unsigned pick = (x - below < above - x)   ? lo
+                    : (x - below > above - x) ? lo + 1
+                                              : (lo % 2 ? lo + 1 : lo);
     return (uint16_t)(sign | pick);
 }
 
@@ -108,31 +113,43 @@ static int same_float(double a, double b)
 
 static int is_float_dtype(tether_dtype dt)
 {
-    return dt == TETHER_FLOAT16 || dt == TETHER_BFLOAT16 || dt == TETHER_FLOAT32 || dt == TETHER_FLOAT64;
+    return dt == TETHER_FLOAT16 || dt == TETHER_BFLOAT16 || dt == TETHER_FLOAT32 ||
+           dt == TETHER_FLOAT64;
 }
 
 static double fop(double a, double b, tether_op op)
 {
     switch (op) {
-    case TETHER_SUM: return a + b;
-    case TETHER_PROD: return a * b;
-    case TETHER_MAX: return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
-    case TETHER_MIN: return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
-    default: return NAN;
+    case TETHER_SUM:
+        return a + b;
+    case TETHER_PROD:
+        return a * b;
+    case TETHER_MAX:
+        return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+    case TETHER_MIN:
+        return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
+    default:
+        return NAN;
     }
 }
 
 static uint64_t iop(uint64_t a, uint64_t b, int is_signed, int bits, tether_op op)
 {
     uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
-    int64_t sa = (int64_t)(a << (64 - bits)) >> (64 - bits), sb = (int64_t)(b << (64 - bits)) >> (64 - bits);
+    int64_t sa = (int64_t)(a << (64 - bits)) >> (64 - bits),
+            sb = (int64_t)(b << (64 - bits)) >> (64 - bits);
     int a_gt = is_signed ? sa > sb : (a & mask) > (b & mask);
     switch (op) {
-    case TETHER_SUM: return (a + b) & mask;
-    case TETHER_PROD: return (a * b) & mask;
-    case TETHER_MAX: return (a_gt ? a : b) & mask;
-    case TETHER_MIN: return (a_gt ? b : a) & mask;
-    default: return 0;
+    case TETHER_SUM:
+        return (a + b) & mask;
+    case TETHER_PROD:
+        return (a * b) & mask;
+    case TETHER_MAX:
+        return (a_gt ? a : b) & mask;
+    case TETHER_MIN:
+        return (a_gt ? b : a) & mask;
+    default:
+        return 0;
     }
 }
 
@@ -144,10 +161,18 @@ static double load_f(const void *buf, size_t i, tether_dtype dt)
     float f;
     double d;
     switch (dt) {
-    case TETHER_FLOAT16: memcpy(&h, p, 2); return ref_half_value(h);
-    case TETHER_BFLOAT16: memcpy(&h, p, 2); return (double)f32_of((uint32_t)h << 16);
-    case TETHER_FLOAT32: memcpy(&f, p, 4); return f;
-    default: memcpy(&d, p, 8); return d;
+    case TETHER_FLOAT16:
+        memcpy(&h, p, 2);
+        return ref_half_value(h);
+    case TETHER_BFLOAT16:
+        memcpy(&h, p, 2);
+        return (double)f32_of((uint32_t)h << 16);
+    case TETHER_FLOAT32:
+        memcpy(&f, p, 4);
+        return f;
+    default:
+        memcpy(&d, p, 8);
+        return d;
     }
 }
 
@@ -159,7 +184,8 @@ static uint64_t load_i(const void *buf, size_t i, size_t esize)
 }
 
 /* The reference result for one element of dt. */
-static void ref_element(void *out, const void *dst, const void *src, size_t i, tether_dtype dt, tether_op op)
+static void ref_element(void *out, const void *dst, const void *src, size_t i, tether_dtype dt,
+                        tether_op op)
 {
     size_t es = tether_dtype_size(dt);
     uint8_t *o = (uint8_t *)out + i * es;
@@ -168,8 +194,9 @@ static void ref_element(void *out, const void *dst, const void *src, size_t i, t
         *o = (uint8_t)((op == TETHER_SUM || op == TETHER_MAX) ? (a || b) : (a && b));
     } else if (dt == TETHER_COMPLEX64) {
         const float *a = (const float *)dst + 2 * i, *b = (const float *)src + 2 * i;
-        float r[2] = {op == TETHER_SUM ? a[0] + b[0] : (float)((double)a[0] * b[0] - (double)a[1] * b[1]),
-                      op == TETHER_SUM ? a[1] + b[1] : (float)((double)a[0] * b[1] + (double)a[1] * b[0])};
+        float r[2] = {
+            op == TETHER_SUM ? a[0] + b[0] : (float)((double)a[0] * b[0] - (double)a[1] * b[1]),
+            op == TETHER_SUM ? a[1] + b[1] : (float)((double)a[0] * b[1] + (double)a[1] * b[0])};
         memcpy(o, r, 8);
     } else if (is_float_dtype(dt)) {
         /* one IEEE operation in double rounded to float is the correctly rounded float result */
@@ -177,13 +204,24 @@ static void ref_element(void *out, const void *dst, const void *src, size_t i, t
         double r = fop(load_f(dst, i, dt), load_f(src, i, dt), op);
         uint16_t h;
         switch (dt) {
-        case TETHER_FLOAT16: h = ref_float_to_half(r32); memcpy(o, &h, 2); break;
-        case TETHER_BFLOAT16: h = ref_float_to_bf16(r32); memcpy(o, &h, 2); break;
-        case TETHER_FLOAT32: memcpy(o, &r32, 4); break;
-        default: memcpy(o, &r, 8); break;
+        case TETHER_FLOAT16:
+            h = ref_float_to_half(r32);
+            memcpy(o, &h, 2);
+            break;
+        case TETHER_BFLOAT16:
+            h = ref_float_to_bf16(r32);
+            memcpy(o, &h, 2);
+            break;
+        case TETHER_FLOAT32:
+            memcpy(o, &r32, 4);
+            break;
+        default:
+            memcpy(o, &r, 8);
+            break;
         }
     } else {
-        int is_signed = dt == TETHER_INT8 || dt == TETHER_INT16 || dt == TETHER_INT32 || dt == TETHER_INT64;
+        int is_signed =
+            dt == TETHER_INT8 || dt == TETHER_INT16 || dt == TETHER_INT32 || dt == TETHER_INT64;
         uint64_t r = iop(load_i(dst, i, es), load_i(src, i, es), is_signed, (int)es * 8, op);
         memcpy(o, &r, es);
     }
@@ -243,8 +281,8 @@ static void check_kernel(tether_dtype dt, tether_op op, size_t n, int in_place)
     assert_int_equal(tether__reduce(dst, in_place ? dst : src, n, dt, op), TETHER_OK);
     for (size_t i = 0; i < n; i++)
         if (!element_equal(dst, want, i, dt))
-            fail_msg("dtype %d op %d n %zu%s: element %zu differs from the reference", (int)dt, (int)op,
-                     n, in_place ? " in place" : "", i);
+            fail_msg("dtype %d op %d n %zu%s: element %zu differs from the reference", (int)dt,
+                     (int)op, n, in_place ? " in place" : "", i);
     free(dst);
     free(src);
     free(want);
@@ -254,14 +292,18 @@ static void test_every_kernel(void **state)
 {
     (void)state;
     static const size_t lengths[] = {0, 1, 3, 17, 31, 1000, 4099};
-    for (int dt = 0; dt < TETHER_DTYPE_COUNT; dt++)
-        for (int op = 0; op < TETHER_OP_COUNT; op++) {
-            if (!tether__op_valid((tether_dtype)dt, (tether_op)op))
-                continue;
-            for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
-                check_kernel((tether_dtype)dt, (tether_op)op, lengths[l], 0);
-            check_kernel((tether_dtype)dt, (tether_op)op, 257, 1);
-        }
+    for (int portable = 0; portable < 2; portable++) {
+        tether__reduce_select(portable);
+        for (int dt = 0; dt < TETHER_DTYPE_COUNT; dt++)
+            for (int op = 0; op < TETHER_OP_COUNT; op++) {
+                if (!tether__op_valid((tether_dtype)dt, (tether_op)op))
+                    continue;
+                for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
+                    check_kernel((tether_dtype)dt, (tether_op)op, lengths[l], 0);
+                check_kernel((tether_dtype)dt, (tether_op)op, 257, 1);
+            }
+    }
+    tether__reduce_select(0);
 }
 
 static void test_invalid_ops(void **state)
@@ -333,9 +375,10 @@ static void test_float_to_half(void **state)
             expect_half(sg * nextafterf(tie, INFINITY));
         }
     }
-    static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-30f, -1e-30f,
-                                     5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f, 65504.0f, 65519.99f,
-                                     65520.0f, 1e10f, 3.4e38f};
+    static const float specials[] = {0.0f,          -0.0f,         INFINITY,      -INFINITY,
+                                     NAN,           -NAN,          1e-30f,        -1e-30f,
+                                     5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f, 65504.0f,
+                                     65519.99f,     65520.0f,      1e10f,         3.4e38f};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         expect_half(specials[i]);
     expect_half(f32_of(0x7f800001u)); /* signalling NaN with payload only in the low bits */
@@ -362,17 +405,18 @@ static void test_float_to_bf16(void **state)
         float f = f32_of((uint32_t)rnd());
         uint16_t got = tether__float_to_bf16(f);
         if (isnan(f))
-            assert_true(isnan(tether__bf16_to_float(got)) && signbit(tether__bf16_to_float(got)) == signbit(f));
+            assert_true(isnan(tether__bf16_to_float(got)) &&
+                        signbit(tether__bf16_to_float(got)) == signbit(f));
         else if (got != ref_float_to_bf16(f))
-            fail_msg("float 0x%08x -> bf16 0x%04x, want 0x%04x", bits32(f), got, ref_float_to_bf16(f));
+            fail_msg("float 0x%08x -> bf16 0x%04x, want 0x%04x", bits32(f), got,
+                     ref_float_to_bf16(f));
     }
     for (uint32_t b = 0; b < 0x10000; b++) /* bf16 -> float is exact: top half of the bits */
         assert_int_equal(bits32(tether__bf16_to_float((uint16_t)b)), b << 16);
 }
 
-static void test_bf16_wire_helpers(void **state)
+static void check_bf16_wire_helpers(void)
 {
-    (void)state;
     enum { N = 1001 };
     float src[N], acc[N], want[N], rounded[N];
     uint16_t wire[N], back_bits[N];
@@ -401,6 +445,338 @@ static void test_bf16_wire_helpers(void **state)
     }
 }
 
+static void test_bf16_wire_helpers(void **state)
+{
+    (void)state;
+    for (int portable = 0; portable < 2; portable++) {
+        tether__reduce_select(portable);
+        check_bf16_wire_helpers();
+    }
+    tether__reduce_select(0);
+}
+
+/* ---- the fast kernel set against the portable one, bit for bit ---- */
+
+/* 1 if this CPU has a kernel set other than the portable one (it is then the default). */
+static int have_fast_set(void)
+{
+    return strcmp(tether__reduce_select(0), "portable") != 0;
+}
+
+static uint8_t *xmalloc(size_t bytes)
+{
+    uint8_t *p = malloc(bytes);
+    assert_non_null(p);
+    return p;
+}
+
+/* What one call does, under the set chosen before it. */
+typedef enum { RUN_REDUCE, RUN_WIRE, RUN_TO_BF16, RUN_FROM_BF16, RUN_ROUND_BF16 } run_kind;
+
+static void run(run_kind k, tether_dtype dt, tether_op op, void *dst, const void *src, size_t n)
+{
+    switch (k) {
+    case RUN_REDUCE:
+        assert_int_equal(tether__reduce(dst, src, n, dt, op), TETHER_OK);
+        break;
+    case RUN_WIRE:
+        tether__reduce_bf16_into_f32(dst, src, n, op);
+        break;
+    case RUN_TO_BF16:
+        tether__floats_to_bf16(dst, src, n);
+        break;
+    case RUN_FROM_BF16:
+        tether__bf16_to_floats(dst, src, n);
+        break;
+    case RUN_ROUND_BF16:
+        tether__round_to_bf16(dst, n);
+        break;
+    }
+}
+
+/* Run k over n elements (dst: dsize bytes each, src: ssize) under the portable and the fast set,
+ * with dst and src placed doff and soff elements past an allocation (unaligned for the vectors),
+ * src == dst if in_place; fail at the first element whose bits differ. */
+static void same_bits(run_kind k, tether_dtype dt, tether_op op, const void *dst, size_t dsize,
+                      const void *src, size_t ssize, size_t n, size_t doff, size_t soff,
+                      int in_place)
+{
+    uint8_t *pbuf = xmalloc((n + doff) * dsize + 1), *fbuf = xmalloc((n + doff) * dsize + 1);
+    uint8_t *sbuf = xmalloc((n + soff) * ssize + 1);
+    uint8_t *p = pbuf + doff * dsize, *f = fbuf + doff * dsize, *sp = sbuf + soff * ssize;
+    memcpy(p, dst, n * dsize);
+    memcpy(f, dst, n * dsize);
+    memcpy(sp, src, n * ssize);
+    tether__reduce_select(1);
+    run(k, dt, op, p, in_place ? p : sp, n);
+    tether__reduce_select(0);
+    run(k, dt, op, f, in_place ? f : sp, n);
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(p + i * dsize, f + i * dsize, dsize)) {
+            uint64_t pv = 0, fv = 0, dv = 0, sv = 0;
+            memcpy(&pv, p + i * dsize, dsize);
+            memcpy(&fv, f + i * dsize, dsize);
+            memcpy(&dv, (const uint8_t *)dst + i * dsize, dsize);
+            memcpy(&sv, (const uint8_t *)src + i * ssize, ssize < 8 ? ssize : 8);
+            fail_msg("kind %d dtype %d op %d n %zu offsets %zu/%zu%s: element %zu (dst 0x%llx, src "
+                     "0x%llx): "
+                     "fast 0x%llx, portable 0x%llx",
+                     (int)k, (int)dt, (int)op, n, doff, soff, in_place ? " in place" : "", i,
+                     (unsigned long long)dv, (unsigned long long)sv, (unsigned long long)fv,
+                     (unsigned long long)pv);
+        }
+    free(pbuf);
+    free(fbuf);
+    free(sbuf);
+}
+
+static void same_reduce(tether_dtype dt, tether_op op, const void *dst, const void *src, size_t n,
+                        size_t doff, size_t soff)
+{
+    size_t es = tether_dtype_size(dt);
+    same_bits(RUN_REDUCE, dt, op, dst, es, src, es, n, doff, soff, 0);
+}
+
+/* Bit patterns to pair with every 16-bit value: zeros, subnormals, the smallest normals, ones, the
+ * largest finite values, infinities, quiet and signalling NaNs of both signs, in float16 and
+ * bfloat16. */
+static const uint16_t half_partners[] = {
+    0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x3555, 0x7bff, 0xfbff,
+    0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe55, 0x007f, 0x0080, 0x3f80, 0xbf80, 0x4049, 0x7f7f,
+    0xff7f, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffc1, 0x4000, 0x6400, 0x7800};
+
+/* float16/bfloat16 MAX and MIN bit for bit, under every kernel set: every value against each
+ * partner in both orders. The result is the operand OP_FMAX/OP_FMIN picks on the float values (b
+ * when b is NaN or wins, a on ties such as -0 and +0), with the quiet bit set on a NaN. */
+static void test_half_max_min_exact(void **state)
+{
+    (void)state;
+    enum { N = 0x10000 };
+    uint16_t *all = (uint16_t *)xmalloc(N * 2), *other = (uint16_t *)xmalloc(N * 2);
+    uint16_t *dst = (uint16_t *)xmalloc(N * 2);
+    for (uint32_t i = 0; i < N; i++)
+        all[i] = (uint16_t)i;
+    for (int portable = 0; portable < 2; portable++) {
+        tether__reduce_select(portable);
+        for (int bf = 0; bf < 2; bf++)
+            for (int op = TETHER_MAX; op <= TETHER_MIN; op++)
+                for (size_t p = 0; p < sizeof half_partners / sizeof half_partners[0]; p++)
+                    for (int swap = 0; swap < 2; swap++) {
+                        for (uint32_t i = 0; i < N; i++)
+                            other[i] = half_partners[p];
+                        const uint16_t *a = swap ? other : all, *b = swap ? all : other;
+                        memcpy(dst, a, N * 2);
+                        assert_int_equal(tether__reduce(dst, b, N,
+                                                        bf ? TETHER_BFLOAT16 : TETHER_FLOAT16,
+                                                        (tether_op)op),
+                                         TETHER_OK);
+                        for (uint32_t i = 0; i < N; i++) {
+                            double fa =
+                                bf ? (double)tether__bf16_to_float(a[i]) : ref_half_value(a[i]);
+                            double fb =
+                                bf ? (double)tether__bf16_to_float(b[i]) : ref_half_value(b[i]);
+                            int b_wins = op == TETHER_MAX ? fb > fa : fb < fa;
+                            uint16_t want = (isnan(fb) || (b_wins && !isnan(fa))) ? b[i] : a[i];
+                            if (isnan(bf ? (double)tether__bf16_to_float(want)
+                                         : ref_half_value(want)))
+                                want |= bf ? 0x40 : 0x200;
+                            if (dst[i] != want)
+                                fail_msg("%s %s op %d: 0x%04x, 0x%04x -> 0x%04x, want 0x%04x",
+                                         portable ? "portable" : "fast",
+                                         bf ? "bfloat16" : "float16", op, a[i], b[i], dst[i], want);
+                        }
+                    }
+    }
+    tether__reduce_select(0);
+    free(all);
+    free(other);
+    free(dst);
+}
+
+/* float16 and bfloat16: all 65536 values as dst and as src against each partner, against every
+ * value in reverse and against random values; lengths that leave tails, unaligned pointers. */
+static void test_fast_halves_exhaustive(void **state)
+{
+    (void)state;
+    if (!have_fast_set())
+        skip();
+    enum { N = 0x10000 };
+    uint16_t *all = (uint16_t *)xmalloc(N * 2), *other = (uint16_t *)xmalloc(N * 2);
+    for (uint32_t i = 0; i < N; i++)
+        all[i] = (uint16_t)i;
+    static const tether_dtype halves[] = {TETHER_FLOAT16, TETHER_BFLOAT16};
+    for (size_t h = 0; h < 2; h++)
+        for (int op = 0; op < TETHER_OP_COUNT; op++) {
+            tether_dtype dt = halves[h];
+            for (size_t p = 0; p < sizeof half_partners / sizeof half_partners[0]; p++) {
+                for (uint32_t i = 0; i < N; i++)
+                    other[i] = half_partners[p];
+                same_reduce(dt, (tether_op)op, all, other, N, 0, 0);
+                same_reduce(dt, (tether_op)op, other, all, N, 0, 0);
+            }
+            for (uint32_t i = 0; i < N; i++)
+                other[i] = (uint16_t)(N - 1 - i);
+            same_reduce(dt, (tether_op)op, all, other, N, 0, 0);
+            same_reduce(dt, (tether_op)op, all, other, N - 5, 1,
+                        3); /* tail of 3 or 11, unaligned */
+            for (uint32_t i = 0; i < N; i++)
+                other[i] = (uint16_t)rnd();
+            same_reduce(dt, (tether_op)op, all, other, N, 0, 0);
+            same_reduce(dt, (tether_op)op, other, all, N - 1, 3, 0);
+            same_bits(RUN_REDUCE, dt, (tether_op)op, all, 2, all, 2, N, 1, 0,
+                      1);                   /* in place: x OP x */
+            for (size_t n = 0; n < 40; n++) /* every tail length, shifted by up to 7 elements */
+                same_reduce(dt, (tether_op)op, all + 0x7bf0, other + n, n, n % 8, (n / 8) % 8);
+        }
+    free(all);
+    free(other);
+}
+
+/* Random bits with the special values mixed in, for dtypes other than the half types. */
+static void fill_bits(void *buf, size_t n, tether_dtype dt)
+{
+    static const uint32_t f32_specials[] = {
+        0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x3f800000u, 0x7f7fffffu,
+        0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fa00000u};
+    size_t es = tether_dtype_size(dt);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd();
+        memcpy((uint8_t *)buf + i * es, &r, es);
+        if ((dt == TETHER_FLOAT32 || dt == TETHER_COMPLEX64) && r % 4 == 0) {
+            uint32_t v = f32_specials[(r >> 8) % (sizeof f32_specials / sizeof f32_specials[0])];
+            memcpy((uint8_t *)buf + i * es, &v, 4);
+        }
+    }
+}
+
+/* Every other kernel, and the bf16 wire kernels and conversions: random bits (NaN, infinities,
+ * subnormals, -0 included), every length up to 70 at every alignment, and long runs. */
+static void test_fast_matches_portable(void **state)
+{
+    (void)state;
+    if (!have_fast_set())
+        skip();
+    enum { N = 20000 };
+    uint8_t *a = xmalloc(N * 8), *b = xmalloc(N * 8);
+    for (int dt = 0; dt < TETHER_DTYPE_COUNT; dt++)
+        for (int op = 0; op < TETHER_OP_COUNT; op++) {
+            if (!tether__op_valid((tether_dtype)dt, (tether_op)op))
+                continue;
+            fill_bits(a, N, (tether_dtype)dt);
+            fill_bits(b, N, (tether_dtype)dt);
+            size_t es = tether_dtype_size((tether_dtype)dt);
+            same_reduce((tether_dtype)dt, (tether_op)op, a, b, N, 0, 0);
+            same_bits(RUN_REDUCE, (tether_dtype)dt, (tether_op)op, a, es, a, es, N - 3, 3, 0, 1);
+            for (size_t n = 0; n <= 70; n++)
+                same_reduce((tether_dtype)dt, (tether_op)op, a, b, n, n % 5, n % 3);
+        }
+    /* wire: float32 dst OP= every bfloat16 value; conversions of random floats and every bfloat16
+     */
+    enum { H = 0x10000 };
+    float *f = (float *)xmalloc(H * 4);
+    uint16_t *all = (uint16_t *)xmalloc(H * 2);
+    fill_bits(f, H, TETHER_FLOAT32);
+    for (uint32_t i = 0; i < H; i++)
+        all[i] = (uint16_t)i;
+    for (int op = 0; op < TETHER_OP_COUNT; op++) {
+        same_bits(RUN_WIRE, TETHER_FLOAT32, (tether_op)op, f, 4, all, 2, H, 0, 0, 0);
+        for (size_t n = 0; n <= 40; n++)
+            same_bits(RUN_WIRE, TETHER_FLOAT32, (tether_op)op, f, 4, all + 0x7f70, 2, n, n % 7,
+                      n % 3, 0);
+    }
+    for (size_t n = 0; n <= 40; n++) {
+        same_bits(RUN_TO_BF16, TETHER_BFLOAT16, TETHER_SUM, all, 2, f, 4, n, n % 3, n % 7, 0);
+        same_bits(RUN_FROM_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, all + 0x7f70, 2, n, n % 7, n % 3,
+                  0);
+        same_bits(RUN_ROUND_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, f, 4, n, n % 7, 0, 1);
+    }
+    same_bits(RUN_TO_BF16, TETHER_BFLOAT16, TETHER_SUM, all, 2, f, 4, H, 0, 0, 0);
+    same_bits(RUN_FROM_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, all, 2, H, 0, 0, 0);
+    same_bits(RUN_ROUND_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, f, 4, H, 0, 0, 1);
+    for (int round = 0; round < 8; round++) { /* 500k random floats through the conversions */
+        fill_bits(f, H, TETHER_FLOAT32);
+        same_bits(RUN_TO_BF16, TETHER_BFLOAT16, TETHER_SUM, all, 2, f, 4, H, 1, 1, 0);
+        same_bits(RUN_ROUND_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, f, 4, H - 1, 1, 0, 1);
+    }
+    free(a);
+    free(b);
+    free(f);
+    free(all);
+}
+
+/* SUM and PROD give the canonical NaN (quiet, positive, no payload) whatever NaN went in, under
+ * every kernel set: two NaNs in either order, a NaN and a number, inf - inf (SUM), 0 * inf (PROD).
+ */
+typedef struct nan_case {
+    int ops; /* 1: SUM, 2: PROD */
+    uint32_t f32[2];
+    uint16_t f16[2], bf16[2];
+} nan_case;
+
+static const nan_case nan_cases[] = {
+    {3, {0x7fc00001u, 0xffc00002u}, {0x7e01, 0xfe02}, {0x7fc1, 0xffc2}},
+    {3, {0xffc00002u, 0x7fc00001u}, {0xfe02, 0x7e01}, {0xffc2, 0x7fc1}},
+    {3, {0x7f800001u, 0x3f800000u}, {0xfc01, 0x3c00}, {0xff81, 0x3f80}},
+    {3, {0x3f800000u, 0xff800003u}, {0x3c00, 0x7c03}, {0x3f80, 0x7f83}},
+    {1, {0x7f800000u, 0xff800000u}, {0x7c00, 0xfc00}, {0x7f80, 0xff80}},
+    {2, {0x80000000u, 0x7f800000u}, {0x8000, 0x7c00}, {0x8000, 0x7f80}},
+};
+
+static void test_canonical_nan(void **state)
+{
+    (void)state;
+    enum { N = 37 }; /* vector bodies and tails */
+    for (int portable = 0; portable < 2; portable++) {
+        tether__reduce_select(portable);
+        for (size_t k = 0; k < sizeof nan_cases / sizeof nan_cases[0]; k++)
+            for (int op = TETHER_SUM; op <= TETHER_PROD; op++) {
+                const nan_case *c = &nan_cases[k];
+                if (!(c->ops & (1 << op)))
+                    continue;
+                uint32_t f[N], fb[N];
+                uint16_t h[N], hb[N], bf[N], bfb[N];
+                double x[N], y[N];
+                for (int i = 0; i < N; i++) {
+                    f[i] = c->f32[0], fb[i] = c->f32[1];
+                    h[i] = c->f16[0], hb[i] = c->f16[1];
+                    bf[i] = c->bf16[0], bfb[i] = c->bf16[1];
+                    x[i] = (double)f32_of(c->f32[0]), y[i] = (double)f32_of(c->f32[1]);
+                }
+                assert_int_equal(tether__reduce(f, fb, N, TETHER_FLOAT32, (tether_op)op),
+                                 TETHER_OK);
+                assert_int_equal(tether__reduce(h, hb, N, TETHER_FLOAT16, (tether_op)op),
+                                 TETHER_OK);
+                assert_int_equal(tether__reduce(bf, bfb, N, TETHER_BFLOAT16, (tether_op)op),
+                                 TETHER_OK);
+                assert_int_equal(tether__reduce(x, y, N, TETHER_FLOAT64, (tether_op)op), TETHER_OK);
+                for (int i = 0; i < N; i++) {
+                    uint64_t d;
+                    memcpy(&d, &x[i], 8);
+                    if (f[i] != 0x7fc00000u || h[i] != 0x7e00 || bf[i] != 0x7fc0 ||
+                        d != 0x7ff8000000000000ull)
+                        fail_msg("%s case %zu op %d element %d: float32 0x%08x float16 0x%04x "
+                                 "bfloat16 0x%04x "
+                                 "float64 0x%016llx, want the canonical NaN",
+                                 portable ? "portable" : "fast", k, op, i, f[i], h[i], bf[i],
+                                 (unsigned long long)d);
+                }
+            }
+    }
+    tether__reduce_select(0);
+}
+
+static void test_select(void **state)
+{
+    (void)state;
+    assert_string_equal(tether__reduce_select(1), "portable");
+    const char *best = tether__reduce_select(0);
+#if defined(__x86_64__)
+    assert_true(!strcmp(best, "avx2") || !strcmp(best, "portable"));
+#else
+    assert_string_equal(best, "portable");
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +787,11 @@ int main(void)
         cmocka_unit_test(test_float_to_half),
         cmocka_unit_test(test_float_to_bf16),
         cmocka_unit_test(test_bf16_wire_helpers),
+        cmocka_unit_test(test_select),
+        cmocka_unit_test(test_canonical_nan),
+        cmocka_unit_test(test_half_max_min_exact),
+        cmocka_unit_test(test_fast_halves_exhaustive),
+        cmocka_unit_test(test_fast_matches_portable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
