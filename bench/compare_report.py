@@ -420,19 +420,17 @@ def main():
         if not rows:
             continue
         variant = os.path.basename(f)[len("kernels."):-4]
-        v3 = variant.endswith("-v3")
-        P("## Reduction kernels%s" % (" compiled for x86-64-v3 (AVX2, F16C): what a per-CPU build would gain" if v3 else ""),
-          "", "`%s`: one thread, GB/s = bytes of the destination per second (memcpy moves 2S, a reduction "
-          "3S); Gel/s = 10⁹ elements/s; vs memcpy = GB/s over memcpy's at the same size; vs f32 = "
-          "elements/s over the float32 kernel's with the same op." % variant, "",
+        P("## Reduction kernels", "", "`%s`: one thread, the kernel set this CPU gets (core/reduce.c picks AVX2/F16C "
+          "kernels at run time where the CPU has them); GB/s = bytes of the destination per second (memcpy moves 2S, "
+          "a reduction 3S); Gel/s = 10⁹ elements/s; vs memcpy = GB/s over memcpy's at the same size; vs f32 = "
+          "elements/s over the float32 kernel's with the same op. Best and median of rounds that time every row once "
+          "each, so load lands on all rows alike." % variant, "",
           "| kernel | dtype | op | size | GB/s (best) | GB/s (median) | Gel/s | vs memcpy | vs f32 |",
           "|---|---|---|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             P("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (r[0], r[1], r[2], human(int(r[3])), r[4], r[5], r[6], r[7],
                                                                    r[8] if r[0] != "memcpy" else "-"))
         P("")
-        if v3:
-            continue
         for size in sorted({int(r[3]) for r in rows}):
             f32 = [r for r in rows if r[0] == "reduce" and r[1] == "float32" and r[2] == "sum" and int(r[3]) == size]
             if f32:
