@@ -130,7 +130,9 @@ TETHER_API int tether_all_to_all(tether_group *g, const void *send, void *recv,
 
 /* Point to point, between any two ranks. Messages between a pair arrive in the order sent; the
  * receiver's count and dtype must match the sender's (else TETHER_EMISMATCH on both sides).
- * tether_send may return before the peer has received. dst/src == own rank -> TETHER_EINVAL. */
+ * tether_send may return before the peer has received; a message larger than the socket buffers
+ * may also wait until the peer posts the matching tether_recv (two ranks that both send first still
+ * complete, a little more slowly). dst/src == own rank -> TETHER_EINVAL. */
 TETHER_API int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst);
 TETHER_API int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src);
 
