@@ -1,4 +1,5 @@
-/* backends/rdma/progress.c - ring mode's progress thread: forwards and watches while the program is away.
+/* backends/rdma/progress.c - ring mode's progress thread: forwards and watches while the program is
+ * away.
  *
  * A message between distant ranks passes through ranks that may be computing outside tether, and a
  * rank that does not poll its CQs leaves frames unreposted and the sender without credits. So in
@@ -25,8 +26,8 @@ struct rdma_progress {
     pthread_cond_t moved; /* ep->events changed */
     int wake[2];          /* pipe: stop */
     int stop;
-    int propagated;       /* the break was told to every peer */
-    uint64_t signalled;   /* ep->events at the last broadcast */
+    int propagated;     /* the break was told to every peer */
+    uint64_t signalled; /* ep->events at the last broadcast */
 };
 
 /* ep->events as the calling thread's last test() saw it: wait() returns at once when it moved
@@ -50,23 +51,10 @@ void tether__rdma_progress_signal(rdma_ep *ep)
     }
 }
 
-static struct timespec deadline_in(int64_t ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 int tether__rdma_progress_wait(rdma_ep *ep, int timeout_ms)
 {
     if (!ep->err && timeout_ms > 0 && (seen.ep != ep || seen.events == ep->events)) {
-        struct timespec until = deadline_in(timeout_ms);
+        struct timespec until = tether__cond_deadline(timeout_ms);
         pthread_cond_timedwait(&ep->prog->moved, &ep->mu, &until);
     }
     tether__rdma_progress_seen(ep);
@@ -80,7 +68,7 @@ void tether__rdma_progress_until(rdma_ep *ep, int64_t deadline_ms, int (*done)(r
         struct timespec until;
         if (left <= 0)
             break;
-        until = deadline_in(left);
+        until = tether__cond_deadline(left);
         pthread_cond_timedwait(&ep->prog->moved, &ep->mu, &until);
     }
 }
@@ -158,7 +146,6 @@ static void *run(void *arg)
 int tether__rdma_progress_start(rdma_ep *ep)
 {
     rdma_progress *pr = calloc(1, sizeof *pr);
-    pthread_condattr_t attr;
     int e;
     if (!pr)
         return tether__fail(TETHER_ENOMEM, "rdma: out of memory for the progress thread");
@@ -166,13 +153,15 @@ int tether__rdma_progress_start(rdma_ep *ep)
         free(pr);
         return e;
     }
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* deadlines immune to clock jumps */
-    e = pthread_cond_init(&pr->moved, &attr);
-    pthread_condattr_destroy(&attr);
+    if ((e = tether__cond_init(&pr->moved)) < 0) {
+        close(pr->wake[0]);
+        close(pr->wake[1]);
+        free(pr);
+        return e;
+    }
     pthread_mutex_lock(&ep->mu);
     ep->prog = pr;
-    if (!e && (e = pthread_create(&pr->thread, NULL, run, ep)) != 0)
+    if ((e = pthread_create(&pr->thread, NULL, run, ep)) != 0)
         pthread_cond_destroy(&pr->moved);
     if (e)
         ep->prog = NULL;

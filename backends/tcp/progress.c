@@ -18,13 +18,6 @@
 #include "socket.h"
 
 #define HEARTBEAT_MS 1000 /* the thread's longest sleep: a safety net, not needed for progress */
-/* The clock of condition-variable deadlines: monotonic (immune to clock changes) where
- * pthread_condattr_setclock exists; macOS lacks it. */
-#ifdef __APPLE__
-#define COND_CLOCK CLOCK_REALTIME
-#else
-#define COND_CLOCK CLOCK_MONOTONIC
-#endif
 #define POLL_STACK 64
 
 struct tether__tcp_progress {
@@ -64,25 +57,11 @@ void tether__tcp_progress_kick(tether__tcp_ep *ep)
         TLOG_TRACE("waking the progress thread: %s", strerror(errno));
 }
 
-/* The absolute COND_CLOCK time ms from now, for pthread_cond_timedwait. */
-static struct timespec deadline_in(int ms)
-{
-    struct timespec ts;
-    clock_gettime(COND_CLOCK, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 int tether__tcp_progress_wait(tether__tcp_ep *ep, int timeout_ms)
 {
     pthread_mutex_lock(&ep->mu);
     if (!ep->err && timeout_ms > 0 && (seen.ep != ep || seen.events == ep->events)) {
-        struct timespec until = deadline_in(timeout_ms);
+        struct timespec until = tether__cond_deadline(timeout_ms);
         pthread_cond_timedwait(&ep->prog->moved, &ep->mu, &until);
     }
     tether__tcp_progress_seen(ep); /* the caller tests next; a wait without one sleeps again */
@@ -154,20 +133,6 @@ static void *run(void *arg)
     return NULL;
 }
 
-static int init_cond(pthread_cond_t *cv)
-{
-    pthread_condattr_t attr;
-    int e = pthread_condattr_init(&attr);
-#ifndef __APPLE__
-    if (!e)
-        e = pthread_condattr_setclock(&attr, COND_CLOCK);
-#endif
-    if (!e)
-        e = pthread_cond_init(cv, &attr);
-    pthread_condattr_destroy(&attr);
-    return e ? tether__fail(TETHER_ENOMEM, "pthread_cond_init: %s", strerror(e)) : TETHER_OK;
-}
-
 int tether__tcp_progress_start(tether__tcp_ep *ep)
 {
     tether__tcp_progress *pr = calloc(1, sizeof *pr);
@@ -178,7 +143,7 @@ int tether__tcp_progress_start(tether__tcp_ep *ep)
         free(pr);
         return rc;
     }
-    if ((rc = init_cond(&pr->moved)) < 0) {
+    if ((rc = tether__cond_init(&pr->moved)) < 0) {
         close(pr->wake[0]);
         close(pr->wake[1]);
         free(pr);
@@ -204,7 +169,7 @@ int tether__tcp_progress_start(tether__tcp_ep *ep)
 /* A normal close: announce it and keep the thread passing frames on until every rank has. */
 static void linger(tether__tcp_ep *ep, int linger_ms)
 {
-    struct timespec until = deadline_in(linger_ms);
+    struct timespec until = tether__cond_deadline(linger_ms);
     pthread_mutex_lock(&ep->mu);
     if (!ep->err && tether__tcp_route_leave(ep) == TETHER_OK)
         tether__tcp_progress_kick(ep); /* the notices may wait for room behind other frames */

@@ -356,7 +356,8 @@ int tether__tcp_same_subnet(const char *mine, const char *theirs)
 int tether__wake_pipe(int fds[2], const char *who)
 {
     if (pipe(fds) < 0)
-        return tether__fail(TETHER_ENET, "%s: pipe() for the progress thread: %s", who, strerror(errno));
+        return tether__fail(TETHER_ENET, "%s: pipe() for the progress thread: %s", who,
+                            strerror(errno));
     for (int i = 0; i < 2; i++) {
         int fl = fcntl(fds[i], F_GETFL);
         if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
@@ -369,4 +370,39 @@ int tether__wake_pipe(int fds[2], const char *who)
         }
     }
     return TETHER_OK;
+}
+
+/* The clock of condition-variable deadlines: monotonic (immune to clock changes) where
+ * pthread_condattr_setclock exists; macOS lacks it. */
+#ifdef __APPLE__
+#define COND_CLOCK CLOCK_REALTIME
+#else
+#define COND_CLOCK CLOCK_MONOTONIC
+#endif
+
+int tether__cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t attr;
+    int e = pthread_condattr_init(&attr);
+#ifndef __APPLE__
+    if (!e)
+        e = pthread_condattr_setclock(&attr, COND_CLOCK);
+#endif
+    if (!e)
+        e = pthread_cond_init(cv, &attr);
+    pthread_condattr_destroy(&attr);
+    return e ? tether__fail(TETHER_ENOMEM, "pthread_cond_init: %s", strerror(e)) : TETHER_OK;
+}
+
+struct timespec tether__cond_deadline(int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(COND_CLOCK, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
 }

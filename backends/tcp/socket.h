@@ -3,9 +3,11 @@
 #ifndef TETHER_TCP_SOCKET_H
 #define TETHER_TCP_SOCKET_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "core/config.h"
 #include "hostfile/hostfile.h"
@@ -69,5 +71,12 @@ int tether__tcp_same_subnet(const char *mine, const char *theirs);
 /* A non-blocking, close-on-exec pipe that wakes a progress thread sleeping in poll(); who names
  * the backend in messages. ENET naming the failed call. */
 int tether__wake_pipe(int fds[2], const char *who);
+
+/* A condition variable for a progress thread's waiters, on a monotonic clock where
+ * pthread_condattr_setclock exists (macOS lacks it: the realtime clock there). ENOMEM on failure.
+ * tether__cond_deadline gives the absolute time ms from now on that clock, for
+ * pthread_cond_timedwait. */
+int tether__cond_init(pthread_cond_t *cv);
+struct timespec tether__cond_deadline(int64_t ms);
 
 #endif
