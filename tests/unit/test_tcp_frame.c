@@ -217,6 +217,42 @@ static void test_hello_garbage_and_checks(void **state)
     assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_BAD_VERSION);
 }
 
+/* Unexpected-frame blocks: reused when they fit, the smallest first, the larger kept when full,
+ * blocks over the keep limit freed. */
+static void test_rxcache(void **state)
+{
+    (void)state;
+    tether__rxcache c = {0};
+    tether__rxmsg *a = tether__rxcache_get(&c, 1000);
+    assert_non_null(a);
+    assert_int_equal(a->heap, 1);
+    assert_int_equal(a->len, 1000);
+    assert_true(a->cap >= 1000);
+    memset(a->buf, 7, a->len + 1); /* the terminator byte is room too */
+    tether__rxcache_put(&c, a);
+    tether__rxmsg *b = tether__rxcache_get(&c, 2000); /* same 64 KiB grain: the same block */
+    assert_ptr_equal(b, a);
+    assert_int_equal(b->len, 2000);
+    assert_null(b->req);
+    assert_int_equal(b->got, 0);
+    tether__rxmsg *m[TETHER__RXCACHE_SLOTS + 1];
+    for (int i = 0; i <= TETHER__RXCACHE_SLOTS; i++)
+        m[i] = tether__rxcache_get(&c, (uint64_t)(i + 1) << 16);
+    for (int i = 0; i <= TETHER__RXCACHE_SLOTS; i++)
+        tether__rxcache_put(&c, m[i]); /* one too many: the smallest goes */
+    for (int i = 0; i < TETHER__RXCACHE_SLOTS; i++)
+        assert_true(c.slot[i] && c.slot[i]->cap > (1u << 16));
+    tether__rxmsg *big = tether__rxcache_get(&c, TETHER__RXCACHE_KEEP_MAX + 1);
+    assert_non_null(big);
+    tether__rxcache_put(&c, big); /* too large to keep: freed */
+    for (int i = 0; i < TETHER__RXCACHE_SLOTS; i++)
+        assert_ptr_not_equal(c.slot[i], big);
+    tether__rxcache_put(&c, b);
+    tether__rxcache_clear(&c);
+    for (int i = 0; i < TETHER__RXCACHE_SLOTS; i++)
+        assert_null(c.slot[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_match_mismatches),
         cmocka_unit_test(test_hello_round_trip),
         cmocka_unit_test(test_hello_garbage_and_checks),
+        cmocka_unit_test(test_rxcache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
