@@ -270,8 +270,10 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         } else if ((m->got += (uint64_t)n) == m->len) {
             TRY(rx_done(ep, l));
         }
-        if ((size_t)n < want) /* the socket had less than we asked for: it is drained */
+        if ((size_t)n < want) { /* the socket had less than we asked for: it is drained */
+            l->held = 0;
             return TETHER_OK;
+        }
     }
     return ep->err;
 }
