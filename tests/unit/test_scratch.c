@@ -18,6 +18,19 @@ static int cached(const tether_scratch_pool *pool, const void *p)
     return 0;
 }
 
+/* Take a 64-byte block for every slot (all busy), or give them all back. */
+static void take_all(tether_scratch_pool *pool, void *blocks[TETHER_SCRATCH_SLOTS])
+{
+    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
+        assert_non_null(blocks[i] = tether__pool_get(pool, 64));
+}
+
+static void give_all(tether_scratch_pool *pool, void *blocks[TETHER_SCRATCH_SLOTS])
+{
+    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
+        tether__pool_put(pool, blocks[i]);
+}
+
 static void test_reuse(void **state)
 {
     (void)state;
@@ -49,10 +62,8 @@ static void test_grows_a_free_block(void **state)
     (void)state;
     tether_scratch_pool pool = {0};
     void *blocks[TETHER_SCRATCH_SLOTS];
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
-        blocks[i] = tether__pool_get(&pool, 64);
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
-        tether__pool_put(&pool, blocks[i]);
+    take_all(&pool, blocks);
+    give_all(&pool, blocks);
     char *big = tether__pool_get(&pool, 1 << 16); /* no block fits: one is replaced, not added */
     assert_non_null(big);
     memset(big, 2, 1 << 16);
@@ -70,14 +81,12 @@ static void test_overflow_and_oversized(void **state)
     (void)state;
     tether_scratch_pool pool = {0};
     void *blocks[TETHER_SCRATCH_SLOTS];
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
-        blocks[i] = tether__pool_get(&pool, 64);
+    take_all(&pool, blocks);
     void *extra = tether__pool_get(&pool, 64); /* every slot busy: a plain block */
     assert_non_null(extra);
     assert_false(cached(&pool, extra));
     tether__pool_put(&pool, extra); /* freed (ASan would report a leak otherwise) */
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
-        tether__pool_put(&pool, blocks[i]);
+    give_all(&pool, blocks);
     void *huge = tether__pool_get(&pool, TETHER_SCRATCH_KEEP_MAX + 1);
     assert_non_null(huge);
     tether__pool_put(&pool, huge); /* too large to keep */
