@@ -1,6 +1,8 @@
 /* bench/bench.c - `tether bench`: nccl-tests-style timing of each collective over a range of sizes.
- * Run under `tether launch -n N`. Rank 0 prints size, count, type, redop, root, time (us), algbw and
- * busbw (GB/s, nccl-tests bus factors) and #wrong; times are the slowest rank's mean per iteration. */
+ * Run under `tether launch -n N`. Rank 0 prints size, count, type, redop, root, time (us), algbw
+ * and busbw (GB/s, nccl-tests bus factors) and #wrong; a time is the mean per iteration over the
+ * ranks, as in nccl-tests, and with -B the median of that many timed blocks (the anchors'
+ * protocol). */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,22 +15,29 @@
 #include "tether.h"
 
 static const char *const usage =
-    "usage: tether bench [-c COLL] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS] [-t SECONDS]\n"
-    "                    [-d DTYPE] [-o OP] [--algo A] [--check] [--json FILE] [--csv]\n"
-    "Run under `tether launch -n N`. Times each collective from MIN to MAX bytes, multiplying by FACTOR.\n"
-    "  -c COLL     all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv, all\n"
+    "usage: tether bench [-c COLL] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS]\n"
+    "                    [-t SECONDS] [-B BLOCKS] [-d DTYPE] [-o OP] [--algo A] [--inplace]\n"
+    "                    [--check] [--json FILE] [--csv]\n"
+    "Run under `tether launch -n N`. Times each collective from MIN to MAX bytes, multiplying by\n"
+    "FACTOR.\n"
+    "  -c COLL     all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all,\n"
+    "              send_recv, all\n"
     "  -b, -e      smallest and largest size in bytes, with K/M/G suffixes (default 8 and 64M)\n"
     "  -f FACTOR   size multiplier between rows (default 2)\n"
     "  -w WARMUP   untimed iterations per size (default 5)\n"
-    "  -n ITERS    timed iterations per size (default 20); -t caps the time per size (default 2 s)\n"
+    "  -n ITERS    timed iterations per size (default 20); -t caps their time (default 2 s)\n"
+    "  -B BLOCKS   time them in BLOCKS blocks and show the median block (default 1, max 64);\n"
+    "              a block's time per iteration is the mean over ranks, as in nccl-tests\n"
     "  -d DTYPE    float32 (default), float16, bfloat16, float64, int32, int64, uint8, ...\n"
     "  -o OP       sum (default), prod, max, min\n"
-    "  --algo A    all-reduce algorithm: auto, ring, tree, butterfly, direct (sets TETHER_ALLREDUCE_ALGO)\n"
+    "  --algo A    all-reduce algorithm: auto, ring, tree, butterfly, direct\n"
+    "              (sets TETHER_ALLREDUCE_ALGO)\n"
+    "  --inplace   all_reduce in place (send == recv), like nccl-tests' in-place columns\n"
     "  --check     fill known values and count wrong elements (#wrong column)\n"
     "  --json FILE write the rows as JSON too;  --csv  print CSV instead of the table\n";
 
-static const char *const dtype_names[] = {"bool",  "int8",    "uint8",   "int16",    "uint16",
-                                          "int32", "uint32",  "int64",   "uint64",   "float16",
+static const char *const dtype_names[] = {"bool",     "int8",    "uint8",   "int16",    "uint16",
+                                          "int32",    "uint32",  "int64",   "uint64",   "float16",
                                           "bfloat16", "float32", "float64", "complex64"};
 static const char *const op_names[] = {"sum", "prod", "max", "min"};
 
@@ -59,35 +68,80 @@ static size_t parse_size(const char *s)
 
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
-    enum { OPT_ALGO = 256, OPT_CHECK, OPT_JSON, OPT_CSV, OPT_HELP };
+    enum { OPT_ALGO = 256, OPT_INPLACE, OPT_CHECK, OPT_JSON, OPT_CSV, OPT_HELP };
     static const struct option longs[] = {{"algo", required_argument, 0, OPT_ALGO},
+                                          {"inplace", no_argument, 0, OPT_INPLACE},
                                           {"check", no_argument, 0, OPT_CHECK},
                                           {"json", required_argument, 0, OPT_JSON},
                                           {"csv", no_argument, 0, OPT_CSV},
                                           {"help", no_argument, 0, OPT_HELP},
                                           {0, 0, 0, 0}};
-    *o = (bench_opts){.coll = "all_reduce", .min_bytes = 8, .max_bytes = 64u << 20, .factor = 2,
-                      .warmup = 5, .iters = 20, .seconds = 2.0, .dt = TETHER_FLOAT32, .op = TETHER_SUM};
+    *o = (bench_opts){.coll = "all_reduce",
+                      .min_bytes = 8,
+                      .max_bytes = 64u << 20,
+                      .factor = 2,
+                      .warmup = 5,
+                      .iters = 20,
+                      .blocks = 1,
+                      .seconds = 2.0,
+                      .dt = TETHER_FLOAT32,
+                      .op = TETHER_SUM};
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "c:b:e:f:w:n:t:d:o:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:b:e:f:w:n:t:B:d:o:h", longs, NULL)) != -1) {
         switch (c) {
-        case 'c': o->coll = optarg; break;
-        case 'b': o->min_bytes = parse_size(optarg); break;
-        case 'e': o->max_bytes = parse_size(optarg); break;
-        case 'f': o->factor = atoi(optarg); break;
-        case 'w': o->warmup = atoi(optarg); break;
-        case 'n': o->iters = atoi(optarg); break;
-        case 't': o->seconds = atof(optarg); break;
-        case 'd': o->dt = lookup(optarg, dtype_names, TETHER_DTYPE_COUNT); break;
-        case 'o': o->op = lookup(optarg, op_names, TETHER_OP_COUNT); break;
-        case OPT_ALGO: setenv("TETHER_ALLREDUCE_ALGO", optarg, 1); break;
-        case OPT_CHECK: o->check = 1; break;
-        case OPT_JSON: o->json = optarg; break;
-        case OPT_CSV: o->csv = 1; break;
+        case 'c':
+            o->coll = optarg;
+            break;
+        case 'b':
+            o->min_bytes = parse_size(optarg);
+            break;
+        case 'e':
+            o->max_bytes = parse_size(optarg);
+            break;
+        case 'f':
+            o->factor = atoi(optarg);
+            break;
+        case 'w':
+            o->warmup = atoi(optarg);
+            break;
+        case 'n':
+            o->iters = atoi(optarg);
+            break;
+        case 't':
+            o->seconds = atof(optarg);
+            break;
+        case 'B':
+            o->blocks = atoi(optarg);
+            break;
+        case 'd':
+            o->dt = lookup(optarg, dtype_names, TETHER_DTYPE_COUNT);
+            break;
+        case 'o':
+            o->op = lookup(optarg, op_names, TETHER_OP_COUNT);
+            break;
+        case OPT_ALGO:
+            setenv("TETHER_ALLREDUCE_ALGO", optarg, 1);
+            break;
+        case OPT_INPLACE:
+            o->inplace = 1;
+            break;
+        case OPT_CHECK:
+            o->check = 1;
+            break;
+        case OPT_JSON:
+            o->json = optarg;
+            break;
+        case OPT_CSV:
+            o->csv = 1;
+            break;
         case 'h':
-        case OPT_HELP: fputs(usage, stdout); return 1;
-        default: fputs(usage, stderr); return 2;
+        case OPT_HELP:
+            fputs(usage, stdout);
+            return 1;
+        default:
+            fputs(usage, stderr);
+            return 2;
         }
     }
     const char *bad = NULL;
@@ -99,6 +153,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         bad = "-f (a whole number >= 2)";
     else if (o->iters < 1 || o->warmup < 0 || o->seconds <= 0)
         bad = "-n/-w/-t";
+    else if (o->blocks < 1 || o->blocks > BENCH_MAX_BLOCKS)
+        bad = "-B (1 to 64 blocks)";
     else if ((int)o->dt < 0)
         bad = "-d (a dtype name such as float32)";
     else if ((int)o->op < 0)

@@ -1,4 +1,5 @@
-/* bench/bench.h - `tether bench`: options, the measurement loop, and the value helpers --check uses. */
+/* bench/bench.h - `tether bench`: options, the measurement loop, and the value helpers --check
+ * uses. */
 #ifndef TETHER_BENCH_H
 #define TETHER_BENCH_H
 
@@ -6,15 +7,19 @@
 
 #include "tether.h"
 
+enum { BENCH_MAX_BLOCKS = 64 };
+
 typedef struct bench_opts {
-    const char *coll;  /* all_reduce, ..., send_recv, all */
+    const char *coll; /* all_reduce, ..., send_recv, all */
     size_t min_bytes, max_bytes;
     int factor, warmup, iters;
-    double seconds;    /* time budget per size */
+    int blocks;     /* the timed iterations are split into this many blocks; the median is shown */
+    double seconds; /* time budget per size */
     tether_dtype dt;
     tether_op op;
     int check, csv;
-    const char *json;  /* NULL: no JSON file */
+    int inplace;      /* all_reduce with send == recv */
+    const char *json; /* NULL: no JSON file */
 } bench_opts;
 
 /* Run every size of every requested collective on g; rank 0 prints. *nwrong: wrong elements seen

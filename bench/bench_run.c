@@ -1,5 +1,6 @@
-/* bench/bench_run.c - the measurement loop of `tether bench`: buffers per collective, warm-up, a timed
- * loop whose iteration count all ranks agree on, the slowest rank's time, optional checking, output. */
+/* bench/bench_run.c - the measurement loop of `tether bench`: buffers per collective, warm-up, a
+ * timed loop whose iteration count all ranks agree on, timed blocks averaged over the ranks,
+ * optional checking, output. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,22 +9,33 @@
 
 #include "bench/bench.h"
 
-typedef enum { C_ALL_REDUCE, C_ALL_GATHER, C_REDUCE_SCATTER, C_BROADCAST, C_ALL_TO_ALL, C_SEND_RECV, C_N } coll_id;
+typedef enum {
+    C_ALL_REDUCE,
+    C_ALL_GATHER,
+    C_REDUCE_SCATTER,
+    C_BROADCAST,
+    C_ALL_TO_ALL,
+    C_SEND_RECV,
+    C_N
+} coll_id;
 
-static const char *const coll_names[C_N] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                                            "all_to_all", "send_recv"};
+static const char *const coll_names[C_N] = {"all_reduce", "all_gather", "reduce_scatter",
+                                            "broadcast",  "all_to_all", "send_recv"};
 
 /* nccl-tests' bus factors: busbw = algbw * factor, comparable to the link speed. */
 static double bus_factor(coll_id c, int n)
 {
     switch (c) {
-    case C_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case C_ALL_REDUCE:
+        return 2.0 * (n - 1) / n;
     case C_ALL_GATHER:
     case C_REDUCE_SCATTER:
-    case C_ALL_TO_ALL: return (double)(n - 1) / n;
+    case C_ALL_TO_ALL:
+        return (double)(n - 1) / n;
     case C_BROADCAST:
     case C_SEND_RECV:
-    case C_N: break;
+    case C_N:
+        break;
     }
     return 1.0;
 }
@@ -32,7 +44,7 @@ typedef struct run {
     tether_group *g;
     const bench_opts *o;
     coll_id c;
-    size_t count;     /* elements: per rank block for gather/scatter/all_to_all, else the whole */
+    size_t count; /* elements: per rank block for gather/scatter/all_to_all, else the whole */
     size_t es;
     char *send, *recv;
 } run;
@@ -59,17 +71,38 @@ static int shift(run *r)
     return rc ? rc : tether_send(r->g, r->send, r->count, dt, to);
 }
 
+/* --inplace: the all-reduce reads and writes recv, which holds the input (a copy of send). */
+static int in_place(const run *r)
+{
+    return r->o->inplace && r->c == C_ALL_REDUCE;
+}
+
+/* Give an in-place run its input again (the calls before reduced into it). */
+static void reload(run *r)
+{
+    if (in_place(r))
+        memcpy(r->recv, r->send, r->count * r->es);
+}
+
 static int once(run *r)
 {
     const bench_opts *o = r->o;
     switch (r->c) {
-    case C_ALL_REDUCE: return tether_all_reduce(r->g, r->send, r->recv, r->count, o->dt, o->op);
-    case C_ALL_GATHER: return tether_all_gather(r->g, r->send, r->recv, r->count, o->dt);
-    case C_REDUCE_SCATTER: return tether_reduce_scatter(r->g, r->send, r->recv, r->count, o->dt, o->op);
-    case C_BROADCAST: return tether_broadcast(r->g, r->recv, r->count, o->dt, 0);
-    case C_ALL_TO_ALL: return tether_all_to_all(r->g, r->send, r->recv, r->count, o->dt);
-    case C_SEND_RECV: return shift(r);
-    case C_N: break;
+    case C_ALL_REDUCE:
+        return tether_all_reduce(r->g, in_place(r) ? r->recv : r->send, r->recv, r->count, o->dt,
+                                 o->op);
+    case C_ALL_GATHER:
+        return tether_all_gather(r->g, r->send, r->recv, r->count, o->dt);
+    case C_REDUCE_SCATTER:
+        return tether_reduce_scatter(r->g, r->send, r->recv, r->count, o->dt, o->op);
+    case C_BROADCAST:
+        return tether_broadcast(r->g, r->recv, r->count, o->dt, 0);
+    case C_ALL_TO_ALL:
+        return tether_all_to_all(r->g, r->send, r->recv, r->count, o->dt);
+    case C_SEND_RECV:
+        return shift(r);
+    case C_N:
+        break;
     }
     return TETHER_EINVAL;
 }
@@ -79,7 +112,8 @@ static int once(run *r)
 static double contribution(const run *r, int rank)
 {
     if (r->c == C_ALL_REDUCE || r->c == C_REDUCE_SCATTER)
-        return r->o->op == TETHER_PROD ? (rank == 0 ? 2 : 1) : (r->o->dt == TETHER_BOOL ? rank % 2 : rank + 1);
+        return r->o->op == TETHER_PROD ? (rank == 0 ? 2 : 1)
+                                       : (r->o->dt == TETHER_BOOL ? rank % 2 : rank + 1);
     return (rank % 100) + 1;
 }
 
@@ -90,11 +124,20 @@ static double reduced(const run *r)
     for (int k = 1; k < n; k++) {
         double v = contribution(r, k);
         switch (r->o->op) {
-        case TETHER_SUM: acc = r->o->dt == TETHER_BOOL ? (acc || v) : acc + v; break;
-        case TETHER_PROD: acc *= v; break;
-        case TETHER_MAX: acc = acc > v ? acc : v; break;
-        case TETHER_MIN: acc = acc < v ? acc : v; break;
-        case TETHER_OP_COUNT: break;
+        case TETHER_SUM:
+            acc = r->o->dt == TETHER_BOOL ? (acc || v) : acc + v;
+            break;
+        case TETHER_PROD:
+            acc *= v;
+            break;
+        case TETHER_MAX:
+            acc = acc > v ? acc : v;
+            break;
+        case TETHER_MIN:
+            acc = acc < v ? acc : v;
+            break;
+        case TETHER_OP_COUNT:
+            break;
         }
     }
     return acc;
@@ -119,11 +162,19 @@ static int count_wrong(const run *r)
         double want, im, got = bench_load(r->o->dt, r->recv, i, &im);
         switch (r->c) {
         case C_ALL_REDUCE:
-        case C_REDUCE_SCATTER: want = reduced(r); break;
+        case C_REDUCE_SCATTER:
+            want = reduced(r);
+            break;
         case C_ALL_GATHER:
-        case C_ALL_TO_ALL: want = contribution(r, (int)(i / r->count)); break;
-        case C_BROADCAST: want = contribution(r, 0); break;
-        default: want = contribution(r, (rank + n - 1) % n); break;
+        case C_ALL_TO_ALL:
+            want = contribution(r, (int)(i / r->count));
+            break;
+        case C_BROADCAST:
+            want = contribution(r, 0);
+            break;
+        default:
+            want = contribution(r, (rank + n - 1) % n);
+            break;
         }
         wrong += got != want;
     }
@@ -135,10 +186,24 @@ static int setup(run *r, size_t bytes)
     int n = tether_group_size(r->g);
     size_t elems = bytes / r->es, send_elems, recv_elems;
     switch (r->c) {
-    case C_ALL_GATHER: r->count = elems / (size_t)n; send_elems = r->count; recv_elems = r->count * (size_t)n; break;
-    case C_REDUCE_SCATTER: r->count = elems / (size_t)n; send_elems = r->count * (size_t)n; recv_elems = r->count; break;
-    case C_ALL_TO_ALL: r->count = elems / (size_t)n; send_elems = recv_elems = r->count * (size_t)n; break;
-    default: r->count = elems; send_elems = recv_elems = elems; break;
+    case C_ALL_GATHER:
+        r->count = elems / (size_t)n;
+        send_elems = r->count;
+        recv_elems = r->count * (size_t)n;
+        break;
+    case C_REDUCE_SCATTER:
+        r->count = elems / (size_t)n;
+        send_elems = r->count * (size_t)n;
+        recv_elems = r->count;
+        break;
+    case C_ALL_TO_ALL:
+        r->count = elems / (size_t)n;
+        send_elems = recv_elems = r->count * (size_t)n;
+        break;
+    default:
+        r->count = elems;
+        send_elems = recv_elems = elems;
+        break;
     }
     r->send = calloc(send_elems ? send_elems : 1, r->es);
     r->recv = calloc(recv_elems ? recv_elems : 1, r->es);
@@ -147,54 +212,76 @@ static int setup(run *r, size_t bytes)
         return 1;
     }
     fill(r, send_elems);
+    reload(r);
     return 0;
 }
 
 static int fail(const run *r, int rc)
 {
-    fprintf(stderr, "tether bench: rank %d: %s: %s: %s\n", tether_group_rank(r->g), coll_names[r->c],
-            tether_err_name(rc), tether_last_error());
+    fprintf(stderr, "tether bench: rank %d: %s: %s: %s\n", tether_group_rank(r->g),
+            coll_names[r->c], tether_err_name(rc), tether_last_error());
     return 1;
 }
 
-/* Slowest rank's value, so every rank prints and decides the same. */
+/* Slowest rank's value, so every rank decides the same. */
 static int max_over_ranks(tether_group *g, double *v)
 {
     return tether_all_reduce(g, v, v, 1, TETHER_FLOAT64, TETHER_MAX);
 }
 
+/* Mean over ranks, the time nccl-tests (and the anchors' drivers) report: a broadcast root that is
+ * done early counts as done early. Every rank gets the same value. */
+static int mean_over_ranks(tether_group *g, double *v)
+{
+    int rc = tether_all_reduce(g, v, v, 1, TETHER_FLOAT64, TETHER_SUM);
+    *v /= tether_group_size(g);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static void print_header(const bench_opts *o, int n, const char *backend)
 {
     if (o->csv) {
-        printf("collective,ranks,size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,wrong\n");
+        printf("collective,ranks,size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,"
+               "wrong\n");
         return;
     }
     printf("# tether bench: %d ranks over %s\n", n, backend);
-    printf("# %12s %12s %9s %6s %5s %12s %9s %9s %7s\n", "size(B)", "count", "type", "redop", "root",
-           "time(us)", "algbw", "busbw", "#wrong");
+    printf("# %12s %12s %9s %6s %5s %12s %9s %9s %7s\n", "size(B)", "count", "type", "redop",
+           "root", "time(us)", "algbw", "busbw", "#wrong");
 }
 
-static void print_row(const run *r, FILE *json, size_t bytes, double t, double algbw, double busbw, int wrong)
+static void print_row(const run *r, FILE *json, size_t bytes, double t, double algbw, double busbw,
+                      int wrong)
 {
     const bench_opts *o = r->o;
-    static const char *const dts[] = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                                      "uint64", "float16", "bfloat16", "float32", "float64", "complex64"};
+    static const char *const dts[] = {"bool",     "int8",    "uint8",   "int16",    "uint16",
+                                      "int32",    "uint32",  "int64",   "uint64",   "float16",
+                                      "bfloat16", "float32", "float64", "complex64"};
     static const char *const ops[] = {"sum", "prod", "max", "min"};
     int reducing = r->c == C_ALL_REDUCE || r->c == C_REDUCE_SCATTER;
     const char *op = reducing ? ops[o->op] : "none", *root = r->c == C_BROADCAST ? "0" : "-1";
     char wrong_s[16];
     snprintf(wrong_s, sizeof wrong_s, "%d", wrong);
     if (o->csv)
-        printf("%s,%d,%zu,%zu,%s,%s,%s,%.2f,%.3f,%.3f,%s\n", coll_names[r->c], tether_group_size(r->g), bytes,
-               r->count, dts[o->dt], op, root, t * 1e6, algbw, busbw, o->check ? wrong_s : "N/A");
+        printf("%s,%d,%zu,%zu,%s,%s,%s,%.2f,%.3f,%.3f,%s\n", coll_names[r->c],
+               tether_group_size(r->g), bytes, r->count, dts[o->dt], op, root, t * 1e6, algbw,
+               busbw, o->check ? wrong_s : "N/A");
     else
-        printf("%s%14zu %12zu %9s %6s %5s %12.2f %9.3f %9.3f %7s\n", "", bytes, r->count, dts[o->dt], op, root,
-               t * 1e6, algbw, busbw, o->check ? wrong_s : "N/A");
+        printf("%s%14zu %12zu %9s %6s %5s %12.2f %9.3f %9.3f %7s\n", "", bytes, r->count,
+               dts[o->dt], op, root, t * 1e6, algbw, busbw, o->check ? wrong_s : "N/A");
     if (json)
-        fprintf(json, "%s{\"collective\":\"%s\",\"ranks\":%d,\"size_bytes\":%zu,\"count\":%zu,\"type\":\"%s\","
+        fprintf(json,
+                "%s{\"collective\":\"%s\",\"ranks\":%d,\"size_bytes\":%zu,\"count\":%zu,\"type\":"
+                "\"%s\","
                 "\"time_us\":%.3f,\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f,\"wrong\":%d}",
-                ftell(json) > 2 ? ",\n" : "", coll_names[r->c], tether_group_size(r->g), bytes, r->count,
-                dts[o->dt], t * 1e6, algbw, busbw, wrong);
+                ftell(json) > 2 ? ",\n" : "", coll_names[r->c], tether_group_size(r->g), bytes,
+                r->count, dts[o->dt], t * 1e6, algbw, busbw, wrong);
 }
 
 /* Release a run's buffers and pass rc through. */
@@ -207,7 +294,8 @@ static int finish(run *r, int rc)
 }
 
 /* One size of one collective: warm up, time one iteration so all ranks agree how many fit the time
- * budget, time them, then check the last result (inputs are never overwritten: out of place). */
+ * budget, time them in o->blocks blocks (each block's time is the mean over ranks; the row shows
+ * the median block), then check the last result (inputs are never overwritten: out of place). */
 static int one_size(run *r, size_t bytes, FILE *json, int *nwrong)
 {
     const bench_opts *o = r->o;
@@ -225,15 +313,26 @@ static int one_size(run *r, size_t bytes, FILE *json, int *nwrong)
     int iters = o->iters;
     if (probe * iters > o->seconds)
         iters = probe < o->seconds ? (int)(o->seconds / probe) : 1;
+    int blocks = iters < o->blocks ? iters : o->blocks;
+    iters /= blocks;
+    double bt[BENCH_MAX_BLOCKS];
     if (!rc)
         rc = tether_barrier(r->g);
-    double t = now_s();
-    for (int i = 0; i < iters && !rc; i++)
-        rc = once(r);
-    t = (now_s() - t) / iters;
-    if (!rc)
-        rc = max_over_ranks(r->g, &t);
+    for (int b = 0; b < blocks && !rc; b++) {
+        double t0 = now_s();
+        for (int i = 0; i < iters && !rc; i++)
+            rc = once(r);
+        bt[b] = (now_s() - t0) / iters;
+        if (!rc)
+            rc = mean_over_ranks(r->g, &bt[b]);
+    }
+    qsort(bt, (size_t)blocks, sizeof bt[0], cmp_double);
+    double t = blocks % 2 ? bt[blocks / 2] : (bt[blocks / 2 - 1] + bt[blocks / 2]) / 2;
     double wrong = 0;
+    if (!rc && o->check && in_place(r)) { /* the timed calls reduced into the input: once more */
+        reload(r);
+        rc = once(r);
+    }
     if (!rc && o->check) {
         wrong = count_wrong(r);
         rc = tether_all_reduce(r->g, &wrong, &wrong, 1, TETHER_FLOAT64, TETHER_SUM);
@@ -247,8 +346,9 @@ static int one_size(run *r, size_t bytes, FILE *json, int *nwrong)
     if (tether_group_rank(r->g) == 0) {
         print_row(r, json, shown, t, algbw, algbw * bus_factor(r->c, n), (int)wrong);
         fflush(stdout);
-        if (t * iters > 1.0) /* progress for long runs, off the table's stream */
-            fprintf(stderr, "[tether bench] %s %zu bytes: %.1f us\n", coll_names[r->c], shown, t * 1e6);
+        if (t * iters * blocks > 1.0) /* progress for long runs, off the table's stream */
+            fprintf(stderr, "[tether bench] %s %zu bytes: %.1f us\n", coll_names[r->c], shown,
+                    t * 1e6);
     }
     return finish(r, 0);
 }
@@ -283,8 +383,10 @@ int bench_run(tether_group *g, const bench_opts *o, int *nwrong)
         fclose(json);
     }
     if (!any) {
-        fprintf(stderr, "tether bench: unknown collective \"%s\"; expected all_reduce, all_gather, "
-                        "reduce_scatter, broadcast, all_to_all, send_recv or all\n", o->coll);
+        fprintf(stderr,
+                "tether bench: unknown collective \"%s\"; expected all_reduce, all_gather, "
+                "reduce_scatter, broadcast, all_to_all, send_recv or all\n",
+                o->coll);
         return 1;
     }
     if (!rc && o->check && tether_group_rank(g) == 0)
