@@ -8,7 +8,9 @@
  * leaving as soon as it has arrived, so the time is about one buffer transfer plus n - 1 segment
  * hops, and every link carries the buffer once. Both are the same loop over segments: receive
  * segment k from the parent (all posted up front, straight into the buffer), then send it to
- * every child. Message step = segment number. */
+ * every child. Message step = segment number. A chain of two ranks has no hop to overlap, so it
+ * sends one message: segments there only add frames and waits (N = 2, 1 MiB: 247 against 358 us,
+ * docs/perf/analysis.md). */
 #include <stdlib.h>
 
 #include "core/algo/algo.h"
@@ -71,7 +73,8 @@ static int run(tether_group *g, const tether_coll *c, const tree_shape *t, size_
 int tether__broadcast_tree(tether_group *g, const tether_coll *c)
 {
     tree_shape t = shape_of(g, c);
-    size_t nseg = c->algo == TETHER_ALGO_TREE ? 1 : tether__nsegments(c->count, c->esize);
+    int pipelined = c->algo != TETHER_ALGO_TREE && g->size > 2;
+    size_t nseg = pipelined ? tether__nsegments(c->count, c->esize) : 1;
     tether_req **recvs = calloc(nseg, sizeof *recvs);
     tether_req **sends = calloc(nseg * (size_t)(t.nchildren ? t.nchildren : 1), sizeof *sends);
     int rc;
