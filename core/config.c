@@ -12,10 +12,12 @@
 /* Every variable tether reads, with its fallbacks and default. docs/env.md and `tether check`
  * follow this table. */
 const tether_env_var tether__env_table[] = {
-    {"TETHER_BACKEND", "", "any", "backend when tether_init is given \"any\": ring, mesh, rdma, singleton"},
+    {"TETHER_BACKEND", "", "any",
+     "backend when tether_init is given \"any\": ring, mesh, rdma, singleton"},
     {"TETHER_RANK", "MLX_RANK, RANK", "", "this process's rank"},
     {"TETHER_SIZE", "WORLD_SIZE", "", "number of ranks (coordinator bootstrap)"},
-    {"TETHER_HOSTFILE", "MLX_HOSTFILE", "", "per-rank hostfile: JSON list of [\"ip:port\", ...] per rank"},
+    {"TETHER_HOSTFILE", "MLX_HOSTFILE", "",
+     "per-rank hostfile: JSON list of [\"ip:port\", ...] per rank"},
     {"TETHER_COORDINATOR", "MLX_JACCL_COORDINATOR, MASTER_ADDR:MASTER_PORT", "",
      "host:port of rank 0 for bootstrap without a hostfile"},
     {"TETHER_JOB_TOKEN", "", "", "secret every connection must present (set by tether launch)"},
@@ -23,9 +25,11 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_TIMEOUT", "", "120", "seconds without progress before TETHER_ETIMEDOUT"},
     {"TETHER_VERBOSE", "", "0", "1: connections and algorithm choices on stderr; 2: trace"},
     {"TETHER_ALLREDUCE_ALGO", "", "auto", "auto, ring, tree, butterfly or direct"},
-    {"TETHER_TREE_BELOW", "", "", "bytes under which all-reduce uses the latency algorithm"},
+    {"TETHER_TREE_BELOW", "", "32768; 2097152 for broadcast",
+     "bytes under which all-reduce and broadcast use the latency algorithm"},
     {"TETHER_WIRE_DTYPE", "", "", "bf16: float32 all-reduce payloads travel as bfloat16"},
-    {"TETHER_SPIN_US", "", "50", "cap of the adaptive spin budget (microseconds) before a wait sleeps"},
+    {"TETHER_SPIN_US", "", "50",
+     "cap of the adaptive spin budget (microseconds) before a wait sleeps"},
     {"TETHER_TCP_MAX_IO", "", "1073741824",
      "largest single send/recv of the TCP backends in bytes (64 .. 1 GiB); lowered by tests"},
     {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)"},
@@ -53,8 +57,8 @@ static int parse_long(const char *name, const char *v, long min, long max, long 
     errno = 0;
     long x = strtol(v, &end, 10);
     if (errno || end == v || *end != '\0' || x < min || x > max)
-        return tether__fail(TETHER_ECONFIG, "%s=\"%s\": expected a whole number from %ld to %ld", name,
-                            v, min, max);
+        return tether__fail(TETHER_ECONFIG, "%s=\"%s\": expected a whole number from %ld to %ld",
+                            name, v, min, max);
     *out = x;
     return TETHER_OK;
 }
@@ -150,12 +154,14 @@ int tether__config_load(tether_config *cfg)
     const char *wire = tether__env("TETHER_WIRE_DTYPE", NULL);
     if (wire && strcmp(wire, "bf16") && strcmp(wire, "bfloat16") && strcmp(wire, "fp32") &&
         strcmp(wire, "float32"))
-        return tether__fail(TETHER_ECONFIG, "TETHER_WIRE_DTYPE=\"%s\": expected bf16 or fp32", wire);
+        return tether__fail(TETHER_ECONFIG, "TETHER_WIRE_DTYPE=\"%s\": expected bf16 or fp32",
+                            wire);
     cfg->wire_bf16 = wire && (!strcmp(wire, "bf16") || !strcmp(wire, "bfloat16"));
     const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
     if (algo && tether__algo_parse(algo) < 0)
-        return tether__fail(TETHER_ECONFIG,
-                            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct", algo);
+        return tether__fail(
+            TETHER_ECONFIG,
+            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct", algo);
     return TETHER_OK;
 }
 

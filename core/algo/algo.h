@@ -8,9 +8,14 @@
 
 #include "core/coll.h"
 
-/* Pipeline segment: large enough that per-message costs vanish next to the bytes (a send of
- * 256 KiB takes ~25 us at 10 GB/s), small enough that reduction overlaps the next transfer. */
-#define TETHER_SEG_BYTES ((size_t)256 * 1024)
+/* Segment of the pipelines that pass data on (the ring, the broadcast chain): every segment costs
+ * a wait and a hand-over on each rank it crosses, which on hosts whose ranks share cores outweighed
+ * the overlap that smaller ones give (ring all-reduce, N = 3, 4 MiB: 2.7 ms with 1 MiB segments,
+ * 4.9 ms with 256 KiB; docs/perf/analysis.md). */
+#define TETHER_SEG_BYTES ((size_t)1024 * 1024)
+/* Segment of the direct reduce-scatter, whose segments cross one hop only: there 256 KiB ran about
+ * 5 % faster than 1 MiB at 4 and 16 MiB, N = 3 and 4. */
+#define TETHER_DIRECT_SEG_BYTES ((size_t)256 * 1024)
 /* Segments in flight per direction: receives posted ahead of the one being reduced (the ring
  * posts a whole step's segments ahead when there are more, see ring_pipeline.c). */
 #define TETHER_WINDOW 4
@@ -19,6 +24,11 @@
 #define TETHER_MAX_SEGS 64
 /* Auto choice: below this many bytes all-reduce uses the latency algorithm (TETHER_TREE_BELOW). */
 #define TETHER_TREE_BELOW_DEFAULT ((size_t)32 * 1024)
+/* Auto choice: below this many bytes broadcast uses the binomial tree, the chain above (an explicit
+ * TETHER_TREE_BELOW sets both). On hosts where copies, not links, bound the speed the whole-buffer
+ * tree beat the chain up to 4 MiB at N = 3, 4; the chain with 1 MiB segments wins from 2-4 MiB on,
+ * and on links that bound the speed it wins at any size. */
+#define TETHER_BCAST_TREE_BELOW_DEFAULT ((size_t)2 * 1024 * 1024)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8
@@ -55,10 +65,10 @@ static inline int tether__mod(int a, int n)
     return ((a % n) + n) % n;
 }
 
-/* Segments needed so none is over TETHER_SEG_BYTES (at most TETHER_MAX_SEGS, larger then): at least
- * 1, so an empty vector still exchanges (empty) messages and a rank that passed another count gets
+/* Segments needed so none is over seg_bytes (at most TETHER_MAX_SEGS, larger then): at least 1, so
+ * an empty vector still exchanges (empty) messages and a rank that passed another count gets
  * TETHER_EMISMATCH, not a hang. */
-size_t tether__nsegments(size_t elems, size_t esize);
+size_t tether__nsegments(size_t elems, size_t esize, size_t seg_bytes);
 
 /* A block from g's scratch pool (core/scratch.h) that records TETHER_ENOMEM naming what it was
  * for; NULL on failure. tether__scratch_free gives it back (NULL is fine). */
@@ -155,7 +165,7 @@ int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f,
 int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
                      char *scratch, char *stage, uint32_t step);
 
-/* TETHER_TREE_BELOW in bytes (default TETHER_TREE_BELOW_DEFAULT). */
-size_t tether__tree_below(void);
+/* TETHER_TREE_BELOW in bytes, dflt when it is unset (or malformed: warned once). */
+size_t tether__tree_below(size_t dflt);
 
 #endif

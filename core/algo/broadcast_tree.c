@@ -74,7 +74,7 @@ int tether__broadcast_tree(tether_group *g, const tether_coll *c)
 {
     tree_shape t = shape_of(g, c);
     int pipelined = c->algo != TETHER_ALGO_TREE && g->size > 2;
-    size_t nseg = pipelined ? tether__nsegments(c->count, c->esize) : 1;
+    size_t nseg = pipelined ? tether__nsegments(c->count, c->esize, TETHER_SEG_BYTES) : 1;
     tether_req **recvs = calloc(nseg, sizeof *recvs);
     tether_req **sends = calloc(nseg * (size_t)(t.nchildren ? t.nchildren : 1), sizeof *sends);
     int rc;

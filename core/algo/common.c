@@ -6,10 +6,10 @@
 #include "core/algo/algo.h"
 #include "core/reduce.h"
 
-size_t tether__nsegments(size_t elems, size_t esize)
+size_t tether__nsegments(size_t elems, size_t esize, size_t seg_bytes)
 {
     size_t bytes = elems * esize;
-    size_t n = (bytes + TETHER_SEG_BYTES - 1) / TETHER_SEG_BYTES;
+    size_t n = (bytes + seg_bytes - 1) / seg_bytes;
     return n == 0 ? 1 : n > TETHER_MAX_SEGS ? TETHER_MAX_SEGS : n;
 }
 

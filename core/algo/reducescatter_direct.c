@@ -106,7 +106,7 @@ int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *
     size_t len_max = 0;
     for (int b = 0; b < n; b++)
         len_max = blocks[b].len > len_max ? blocks[b].len : len_max;
-    x.nseg = tether__nsegments(len_max, x.w.wsize);
+    x.nseg = tether__nsegments(len_max, x.w.wsize, TETHER_DIRECT_SEG_BYTES);
     x.seg_max = (len_max + x.nseg - 1) / x.nseg;
     x.window = x.nseg < TETHER_WINDOW ? x.nseg : TETHER_WINDOW;
     x.scratch =

@@ -215,7 +215,7 @@ int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_pl
         for (int j = 0; j < g->size; j++)
             if (p->dir[d].chunks[j].len > chunk_max)
                 chunk_max = p->dir[d].chunks[j].len;
-    x.nseg = tether__nsegments(chunk_max, x.w.wsize);
+    x.nseg = tether__nsegments(chunk_max, x.w.wsize, TETHER_SEG_BYTES);
     x.seg_max = (chunk_max + x.nseg - 1) / x.nseg;
     x.total = (size_t)(p->last_step - p->first_step) * x.nseg;
     x.window = x.nseg > TETHER_WINDOW ? x.nseg : TETHER_WINDOW;

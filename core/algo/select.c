@@ -9,8 +9,9 @@
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
  * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
  * reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
- * TETHER_TREE_BELOW, pipelined chain above (RING). all_to_all: direct; barrier: dissemination.
- * The choice goes into the call signature, so ranks whose settings differ get TETHER_EMISMATCH. */
+ * TETHER_TREE_BELOW (default TETHER_BCAST_TREE_BELOW_DEFAULT), pipelined chain above (RING).
+ * all_to_all: direct; barrier: dissemination. The choice goes into the call signature, so ranks
+ * whose settings differ get TETHER_EMISMATCH. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,29 +40,28 @@ int tether__algo_parse(const char *s)
     return -1;
 }
 
-/* TETHER_TREE_BELOW's text as a byte count; NULL or empty is the default. A malformed value is
- * reported once and the default used. */
-static size_t parse_tree_below(const char *v)
+/* TETHER_TREE_BELOW's text as a byte count; NULL or empty is dflt. A malformed value is reported
+ * once and dflt used. */
+static size_t parse_tree_below(const char *v, size_t dflt)
 {
     static _Thread_local int warned;
     if (!v || !*v)
-        return TETHER_TREE_BELOW_DEFAULT;
+        return dflt;
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
     if (errno || end == v || *end || v[0] == '-') {
         if (!warned++)
-            TLOG_WARN("TETHER_TREE_BELOW=\"%s\": expected a number of bytes; using %zu", v,
-                      TETHER_TREE_BELOW_DEFAULT);
-        return TETHER_TREE_BELOW_DEFAULT;
+            TLOG_WARN("TETHER_TREE_BELOW=\"%s\": expected a number of bytes; using %zu", v, dflt);
+        return dflt;
     }
     return (size_t)x;
 }
 
 /* Read on every call (so a program, or a test, can change it between calls). */
-size_t tether__tree_below(void)
+size_t tether__tree_below(size_t dflt)
 {
-    return parse_tree_below(getenv("TETHER_TREE_BELOW"));
+    return parse_tree_below(getenv("TETHER_TREE_BELOW"), dflt);
 }
 
 /* s past prefix p (of len bytes), or NULL when s does not start with it. */
@@ -129,13 +129,15 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
         forced = tether__algo_parse(algo);
         if (forced < 0)
             return TETHER_ALGO_AUTO;
-        return forced != TETHER_ALGO_AUTO ? (tether_algo)forced
-                                          : allreduce_auto(g, bytes, parse_tree_below(below));
+        return forced != TETHER_ALGO_AUTO
+                   ? (tether_algo)forced
+                   : allreduce_auto(g, bytes, parse_tree_below(below, TETHER_TREE_BELOW_DEFAULT));
     case TETHER_COLL_ALL_GATHER:
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
-        return bytes < tether__tree_below() ? TETHER_ALGO_TREE : TETHER_ALGO_RING;
+        return bytes < tether__tree_below(TETHER_BCAST_TREE_BELOW_DEFAULT) ? TETHER_ALGO_TREE
+                                                                           : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL:
         return TETHER_ALGO_DIRECT;
     case TETHER_COLL_BARRIER:

@@ -49,13 +49,16 @@ static void test_auto_policy(void **state)
     size_t small = TETHER_TREE_BELOW_DEFAULT - 1, large = TETHER_TREE_BELOW_DEFAULT;
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, small, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, large, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, TETHER_DIRECT_MAX_RANKS + 1, large, TETHER_CAP_DIRECT),
-                     TETHER_ALGO_RING);
+    assert_int_equal(
+        pick(TETHER_COLL_ALL_REDUCE, TETHER_DIRECT_MAX_RANKS + 1, large, TETHER_CAP_DIRECT),
+        TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, large, 0), TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 1, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, 4, 1, 0), TETHER_ALGO_RING);
-    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, small, 0), TETHER_ALGO_TREE);
-    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, large, 0), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT - 1, 0),
+                     TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT, 0),
+                     TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_ALL_TO_ALL, 4, large, 0), TETHER_ALGO_DIRECT);
 }
 
@@ -72,10 +75,11 @@ static void test_overrides(void **state)
     setenv("TETHER_TREE_BELOW", "100", 1);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 99, 0), TETHER_ALGO_TREE);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 100, 0), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 100, 0), TETHER_ALGO_RING); /* sets both */
     setenv("TETHER_TREE_BELOW", "lots", 1); /* malformed: warned once, default used */
-    assert_int_equal(tether__tree_below(), TETHER_TREE_BELOW_DEFAULT);
+    assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT), TETHER_TREE_BELOW_DEFAULT);
     setenv("TETHER_TREE_BELOW", "-5", 1);
-    assert_int_equal(tether__tree_below(), TETHER_TREE_BELOW_DEFAULT);
+    assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT), TETHER_TREE_BELOW_DEFAULT);
     unsetenv("TETHER_TREE_BELOW");
 }
 
@@ -96,9 +100,11 @@ static void test_partition(void **state)
             assert_int_equal(next, total);
             assert_true(hi - lo <= 1); /* as even as possible */
         }
-    assert_int_equal(tether__nsegments(0, 4), 1);
-    assert_int_equal(tether__nsegments(TETHER_SEG_BYTES / 4, 4), 1);
-    assert_int_equal(tether__nsegments(TETHER_SEG_BYTES / 4 + 1, 4), 2);
+    assert_int_equal(tether__nsegments(0, 4, TETHER_SEG_BYTES), 1);
+    assert_int_equal(tether__nsegments(TETHER_SEG_BYTES / 4, 4, TETHER_SEG_BYTES), 1);
+    assert_int_equal(tether__nsegments(TETHER_SEG_BYTES / 4 + 1, 4, TETHER_SEG_BYTES), 2);
+    assert_int_equal(tether__nsegments(1000, 2, 100), 20);
+    assert_int_equal(tether__nsegments((size_t)1 << 30, 1, 1024), TETHER_MAX_SEGS);
 }
 
 /* Both ring directions: my successor's predecessor is me, and positions cover every rank once. */
@@ -112,7 +118,8 @@ static void test_ring_neighbours(void **state)
                 int r = tether__ring_rank_at(n, d, j);
                 assert_true(r >= 0 && r < n);
                 seen[r]++;
-                int next = tether__ring_rank_at(n, d, j + 1), prev = tether__ring_rank_at(n, d, j - 1);
+                int next = tether__ring_rank_at(n, d, j + 1),
+                    prev = tether__ring_rank_at(n, d, j - 1);
                 assert_int_equal(next, d == 0 ? (r + 1) % n : (r - 1 + n) % n);
                 assert_int_equal(prev, d == 0 ? (r - 1 + n) % n : (r + 1) % n);
             }
@@ -150,8 +157,8 @@ static void test_fold(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),     cmocka_unit_test(test_auto_policy),
-        cmocka_unit_test(test_overrides), cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_names),           cmocka_unit_test(test_auto_policy),
+        cmocka_unit_test(test_overrides),       cmocka_unit_test(test_partition),
         cmocka_unit_test(test_ring_neighbours), cmocka_unit_test(test_fold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
