@@ -107,6 +107,10 @@ tether_wire tether__wire_of(const tether_coll *c);
 const void *tether__wire_pack(const tether_wire *w, const void *data, void *stage, size_t n);
 /* data OP= a received message of n elements. */
 int tether__wire_reduce(const tether_wire *w, void *data, const void *msg, size_t n);
+/* data = input OP a received message of n elements: tether__wire_reduce for an out-of-place first
+ * touch, whose copy of input goes block by block just ahead of the reduction. */
+int tether__wire_reduce_from(const tether_wire *w, void *data, const void *input, const void *msg,
+                             size_t n);
 /* data = a received message of n elements (nothing to do when it was received in place). */
 void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size_t n);
 

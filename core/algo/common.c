@@ -69,6 +69,27 @@ int tether__wire_reduce(const tether_wire *w, void *data, const void *msg, size_
     return TETHER_OK;
 }
 
+/* Bytes copied per round of tether__wire_reduce_from: small enough that the reduction finds them
+ * still in the L1 cache, so data is written once from the core's view instead of copied whole and
+ * then read back (out-of-place all-reduce, 4 MiB, N = 2: 1.87 ms against 1.72 ms in place before).
+ * A multiple of 16 elements of any dtype, so the kernels' vector loops see no tail but the last. */
+#define REDUCE_FROM_BLOCK ((size_t)8192)
+
+int tether__wire_reduce_from(const tether_wire *w, void *data, const void *input, const void *msg,
+                             size_t n)
+{
+    if (data == input)
+        return tether__wire_reduce(w, data, msg, n);
+    size_t step = REDUCE_FROM_BLOCK / w->esize;
+    for (size_t i = 0; i < n; i += step) {
+        size_t k = n - i < step ? n - i : step;
+        memcpy(tether__at(data, i * w->esize), (const char *)input + i * w->esize, k * w->esize);
+        TRY(tether__wire_reduce(w, tether__at(data, i * w->esize), (const char *)msg + i * w->wsize,
+                                k));
+    }
+    return TETHER_OK;
+}
+
 void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size_t n)
 {
     if (w->bf16)

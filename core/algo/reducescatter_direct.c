@@ -73,11 +73,12 @@ static int reduce_segment(rs_ctx *x, size_t k, int round_final)
     size_t off, len, es = x->w.esize;
     tether__part(mine->len, x->nseg, k, &off, &len);
     char *dst = tether__at(mine->dst, off * es);
-    if (mine->src != mine->dst && len)
-        memcpy(dst, mine->src + off * es, len * es);
+    const char *acc = mine->src + off * es; /* the first peer's reduction reads the input */
     for (int q = 0; q < n; q++)
-        if (q != me)
-            TRY(tether__wire_reduce(&x->w, dst, slot(x, k, q), len));
+        if (q != me) {
+            TRY(tether__wire_reduce_from(&x->w, dst, acc, slot(x, k, q), len));
+            acc = dst;
+        }
     if (round_final)
         tether__round_to_bf16((float *)dst, len);
     return TETHER_OK;

@@ -134,9 +134,8 @@ static int process(ring_ctx *x, ring_lane *l, size_t i)
             tether__wire_unpack(&x->w, dst, scratch_slot(x, l, i), len);
         return TETHER_OK;
     }
-    if (chunk->src != chunk->dst && len) /* out of place: the first touch of this chunk */
-        memcpy(dst, chunk->src + off * es, len * es);
-    TRY(tether__wire_reduce(&x->w, dst, scratch_slot(x, l, i), len));
+    /* out of place, the first touch of this chunk reads the input */
+    TRY(tether__wire_reduce_from(&x->w, dst, chunk->src + off * es, scratch_slot(x, l, i), len));
     if (step == x->n - 2 && x->p->round_final) /* final: hold exactly what the others will get */
         tether__round_to_bf16((float *)dst, len);
     return TETHER_OK;
