@@ -36,19 +36,24 @@
 typedef struct tether_ep tether_ep;   /* a backend's endpoint: its connections to the world */
 typedef struct tether_req tether_req; /* one posted send or receive, owned by the backend */
 
-#define TETHER_TAG_P2P 0x80000000u /* seq bit: point-to-point message, seq counts per pair */
+#define TETHER_TAG_P2P 0x80000000u  /* seq bit: point-to-point message, seq counts per pair */
 #define TETHER_TAG_CTRL 0x40000000u /* seq bit: core's own control traffic (split) */
 
 typedef struct tether_tag {
-    uint32_t group; /* group id: the world is 0; a child mixes its parent's id, split number, color */
-    uint32_t seq;   /* collective number within the group, or a per-pair number | TETHER_TAG_P2P */
-    uint32_t step;  /* message number within the collective */
-    uint32_t sig;   /* signature of the call (kind, count, dtype, op, root, algorithm) */
+    uint32_t
+        group;    /* group id: the world is 0; a child mixes its parent's id, split number, color */
+    uint32_t seq; /* collective number within the group, or a per-pair number | TETHER_TAG_P2P */
+    uint32_t step; /* message number within the collective */
+    uint32_t sig;  /* signature of the call (kind, count, dtype, op, root, algorithm) */
 } tether_tag;
 
 /* caps(): what the links allow, for algorithm choice. */
-#define TETHER_CAP_DIRECT 1u /* a direct link to every peer (full mesh); else only ring neighbours
-                                are direct and other peers are reached by forwarding */
+#define TETHER_CAP_DIRECT                                                                          \
+    1u /* a direct link to every peer (full mesh); else only ring neighbours                       \
+          are direct and other peers are reached by forwarding */
+#define TETHER_CAP_ONE_HOST                                                                        \
+    2u /* every rank runs on this host: links are memory copies that share                         \
+          its cores and caches, not cables */
 
 typedef struct tether_transport_ops {
     const char *name; /* "mesh", "ring", "rdma" */
@@ -73,8 +78,7 @@ typedef struct tether_transport_ops {
      * reports done or an error, or by close(). len may be 0. buf must stay valid until then. */
     int (*isend)(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
                  tether_req **out);
-    int (*irecv)(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
-                 tether_req **out);
+    int (*irecv)(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag, tether_req **out);
 
     /* Make what progress is possible without blocking, then report: *done = 1 when r completed
      * (r is released). A negative return is the endpoint's sticky error (r is released). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "backends/mesh/mesh.h"
+#include "backends/tcp/engine.h"
 #include "backends/tcp/ops.h"
 #include "backends/tcp/world.h"
 #include "core/transport.h"
@@ -50,8 +51,8 @@ done:
 
 static unsigned mesh_caps(const tether_ep *ep)
 {
-    (void)ep;
-    return TETHER_CAP_DIRECT;
+    return TETHER_CAP_DIRECT |
+           (tether__tcp_one_host((const tether__tcp_ep *)ep) ? TETHER_CAP_ONE_HOST : 0);
 }
 
 static void mesh_close(tether_ep *ep)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine_impl.h"
+#include "socket.h"
 
 #define MAX_IO_DEFAULT                                                                             \
     (1L << 30)            /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)          \
@@ -550,6 +551,7 @@ int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sen
 
 static int take_links(tether__tcp_ep *ep, tether__tcp_links *links)
 {
+    ep->one_host = 1;
     for (int p = 0; p < ep->size; p++) {
         int k = links->nlinks[p];
         ep->nlinks[p] = k;
@@ -564,6 +566,7 @@ static int take_links(tether__tcp_ep *ep, tether__tcp_links *links)
             l->nlinks = k;
             l->fd = links->fds[p][i];
             links->fds[p][i] = -1;
+            ep->one_host &= tether__tcp_same_host(l->fd);
             ep->flat[ep->nflat++] = l;
             if (!(l->rbuf = malloc(TETHER__RBUF_SIZE)))
                 return tether__fail(TETHER_ENOMEM, "out of memory for the receive buffers");
@@ -603,6 +606,11 @@ int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backen
     }
     *out = ep;
     return TETHER_OK;
+}
+
+int tether__tcp_one_host(const tether__tcp_ep *ep)
+{
+    return ep->one_host;
 }
 
 int tether__tcp_ep_route(tether__tcp_ep *ep, const int *via)

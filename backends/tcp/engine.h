@@ -30,13 +30,17 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms);
 void tether__tcp_abort(tether__tcp_ep *ep, int code, const char *msg);
 void tether__tcp_close(tether__tcp_ep *ep);
 
+/* 1 when every link joins two processes of this host (loopback, or the same address at both ends):
+ * then links are memory copies on shared cores and caches, not cables (TETHER_CAP_ONE_HOST). */
+int tether__tcp_one_host(const tether__tcp_ep *ep);
+
 /* For links that reach only some peers (the ring): via[p] is the neighbour through which a message
  * to p goes (p itself when linked). Peers without links then work as if linked, more slowly. */
 int tether__tcp_ep_route(tether__tcp_ep *ep, const int *via);
 
 /* A thread that moves bytes, passes routed frames on and spreads a failure to every neighbour while
- * the program is outside tether (it sleeps in poll(), never spins). From then on wait() sleeps until
- * that thread reports progress. */
+ * the program is outside tether (it sleeps in poll(), never spins). From then on wait() sleeps
+ * until that thread reports progress. */
 int tether__tcp_progress_start(tether__tcp_ep *ep);
 
 /* Stop that thread. linger_ms > 0 (a normal close of a routed endpoint): first tell every rank and

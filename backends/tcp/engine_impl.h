@@ -76,7 +76,8 @@ struct tether__tcp_ep {
     struct tether_req *live;
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
-    int err; /* sticky status, 0 while healthy */
+    int one_host; /* every socket link joins two processes of this host (tether__tcp_same_host) */
+    int err;      /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
     int aborted;
     uint64_t events; /* request parts finished, leave notices, breaks: what wait() waits for */

@@ -353,6 +353,32 @@ int tether__tcp_same_subnet(const char *mine, const char *theirs)
     return same;
 }
 
+/* IPv4 loopback (127.0.0.0/8), also as an IPv4-mapped IPv6 address, or ::1. */
+static int loopback(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+    const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(v6) || (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
+}
+
+int tether__tcp_same_host(int fd)
+{
+    struct sockaddr_storage me, peer;
+    socklen_t ml = sizeof me, pl = sizeof peer;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
+        getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 || me.ss_family != peer.ss_family ||
+        (me.ss_family != AF_INET && me.ss_family != AF_INET6))
+        return 0;
+    if (loopback(&me) && loopback(&peer))
+        return 1;
+    if (me.ss_family == AF_INET)
+        return ((struct sockaddr_in *)&me)->sin_addr.s_addr ==
+               ((struct sockaddr_in *)&peer)->sin_addr.s_addr;
+    return !memcmp(&((struct sockaddr_in6 *)&me)->sin6_addr,
+                   &((struct sockaddr_in6 *)&peer)->sin6_addr, sizeof(struct in6_addr));
+}
+
 int tether__wake_pipe(int fds[2], const char *who)
 {
     if (pipe(fds) < 0)

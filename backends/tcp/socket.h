@@ -68,6 +68,10 @@ int tether__tcp_route_addr(const char *host, int port, char *out, size_t n);
  * and unknown addresses give 0). */
 int tether__tcp_same_subnet(const char *mine, const char *theirs);
 
+/* 1 if connected socket fd joins two processes of one host: its two ends have the same address,
+ * or both are loopback addresses. */
+int tether__tcp_same_host(int fd);
+
 /* A non-blocking, close-on-exec pipe that wakes a progress thread sleeping in poll(); who names
  * the backend in messages. ENET naming the failed call. */
 int tether__wake_pipe(int fds[2], const char *who);

@@ -29,6 +29,15 @@
  * tree beat the chain up to 4 MiB at N = 3, 4; the chain with 1 MiB segments wins from 2-4 MiB on,
  * and on links that bound the speed it wins at any size. */
 #define TETHER_BCAST_TREE_BELOW_DEFAULT ((size_t)2 * 1024 * 1024)
+/* Auto choice with every rank on one host (TETHER_CAP_ONE_HOST) and 3 or more of them: from
+ * TETHER_ONE_HOST_RING_MIN up to (not including) TETHER_ONE_HOST_RING_MAX bytes all-reduce takes
+ * the ring, not the direct algorithm. There the direct algorithm's n - 1 streams per rank at once
+ * outgrow the caches the ranks share and it slows 2-3x per byte (N = 3: 0.59 ms at 1 MiB, 2.26 at
+ * 2 MiB; N = 4: 2.96 ms at 2 MiB against the ring's 1.35, 6.5 at 4 MiB against 3.8); the ring
+ * moves the same bytes two streams at a time and hits that wall only from 8 MiB, where the two
+ * are level again. Ranks on separate hosts keep the direct algorithm, which uses every cable. */
+#define TETHER_ONE_HOST_RING_MIN ((size_t)2 << 20)
+#define TETHER_ONE_HOST_RING_MAX ((size_t)8 << 20)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8

@@ -4,7 +4,9 @@
  * all_reduce, auto: under TETHER_TREE_BELOW bytes the latency algorithm (recursive doubling:
  * log2(n) messages); above it, on a full mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS
  * ranks the direct algorithm (two steps, every link busy), else the ring (bandwidth-optimal, two
- * links per rank, fine when only neighbours are direct). TETHER_ALLREDUCE_ALGO forces one for
+ * links per rank, fine when only neighbours are direct); with 3 or more ranks all on one host
+ * (TETHER_CAP_ONE_HOST) the ring also in the band of sizes where the direct algorithm outgrows the
+ * shared caches (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for
  * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
  * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
@@ -89,17 +91,28 @@ static void allreduce_env(const char **algo, const char **below)
     }
 }
 
-static int full_mesh(const tether_group *g)
+static unsigned caps_of(const tether_group *g)
 {
     const tether_world *w = g->world;
-    return (w->ops->caps(w->ep) & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
+    return w->ops->caps(w->ep);
+}
+
+static int full_mesh(const tether_group *g, unsigned caps)
+{
+    return (caps & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
 }
 
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
+    unsigned caps = caps_of(g);
     if (bytes < tree_below)
         return TETHER_ALGO_TREE;
-    return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
+    if (!full_mesh(g, caps))
+        return TETHER_ALGO_RING;
+    int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
+    return shared_caches && bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
+               ? TETHER_ALGO_RING
+               : TETHER_ALGO_DIRECT;
 }
 
 /* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
@@ -134,7 +147,7 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
                    : allreduce_auto(g, bytes, parse_tree_below(below, TETHER_TREE_BELOW_DEFAULT));
     case TETHER_COLL_ALL_GATHER:
     case TETHER_COLL_REDUCE_SCATTER:
-        return full_mesh(g) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
+        return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
         return bytes < tether__tree_below(TETHER_BCAST_TREE_BELOW_DEFAULT) ? TETHER_ALGO_TREE
                                                                            : TETHER_ALGO_RING;

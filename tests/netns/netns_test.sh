@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # tests/netns/netns_test.sh CASE NETNS_SCRIPT TETHER_BIN - one bench/netns scenario; 77 = skipped.
-#   mesh3    3 hosts, full mesh at 1 Gbit/s: `tether bench -c all --check` at small sizes passes
+#   mesh3    3 hosts, full mesh at 1 Gbit/s: `tether bench -c all --check` at small sizes passes,
+#            and a 4 MiB all-reduce takes the direct algorithm (hosts apart: every cable busy; on
+#            one host the same call takes the ring, test select.one_host.n3)
 #   ring4    4 hosts, ring of links, ring backend: the same check (skipped while the ring backend
 #            cannot form a group)
 #   shaping  2 hosts at 100 Mbit/s: iperf3 over the link measures 80..105 Mbit/s
@@ -19,6 +21,16 @@ case "$case_" in
       "$tether" bench -c all -b 8 -e 256K -f 32 -w 1 -n 3 --check
     rc=$?
     [ $rc -eq 0 ] || { echo "FAIL: tether bench --check over a 3-host mesh exited $rc"; exit 1; }
+    log=$(mktemp)
+    "$netns" -n 3 -t mesh -r 1gbit --timeout 120 -- env TETHER_VERBOSE=1 \
+      "$tether" bench -c all_reduce -b 4M -e 4M -w 0 -n 1 --check >/dev/null 2>"$log"
+    rc=$?
+    grep -q "4194304 bytes: direct algorithm" "$log"
+    found=$?
+    cat "$log" >&2
+    rm -f "$log"
+    [ $rc -eq 0 ] || { echo "FAIL: a 4 MiB all-reduce over a 3-host mesh exited $rc"; exit 1; }
+    [ $found -eq 0 ] || { echo "FAIL: 3 hosts apart did not choose the direct algorithm"; exit 1; }
     ;;
   ring4)
     log=$(mktemp)

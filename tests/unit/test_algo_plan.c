@@ -53,6 +53,15 @@ static void test_auto_policy(void **state)
         pick(TETHER_COLL_ALL_REDUCE, TETHER_DIRECT_MAX_RANKS + 1, large, TETHER_CAP_DIRECT),
         TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, large, 0), TETHER_ALGO_RING);
+    /* one host, 3 or more ranks: the ring in the band where the direct algorithm outgrows caches */
+    const unsigned one_host = TETHER_CAP_DIRECT | TETHER_CAP_ONE_HOST;
+    size_t lo = TETHER_ONE_HOST_RING_MIN, hi = TETHER_ONE_HOST_RING_MAX;
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 3, lo - 1, one_host), TETHER_ALGO_DIRECT);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 3, lo, one_host), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, hi - 1, one_host), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, hi, one_host), TETHER_ALGO_DIRECT);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, lo, one_host), TETHER_ALGO_DIRECT);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, lo, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 1, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, 4, 1, 0), TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT - 1, 0),
