@@ -22,7 +22,7 @@ const tether_env_var tether__env_table[] = {
      "host:port of rank 0 for bootstrap without a hostfile"},
     {"TETHER_JOB_TOKEN", "", "", "secret every connection must present (set by tether launch)"},
     {"TETHER_IFACE_PRIORITY", "", "", "comma-separated address prefixes: the only addresses used"},
-    {"TETHER_TIMEOUT", "", "120", "seconds without progress before TETHER_ETIMEDOUT"},
+    {"TETHER_TIMEOUT", "", "120", "seconds in which no request finishes and no data moves before TETHER_ETIMEDOUT"},
     {"TETHER_VERBOSE", "", "0", "1: connections and algorithm choices on stderr; 2: trace"},
     {"TETHER_ALLREDUCE_ALGO", "", "auto", "auto, ring, tree, butterfly or direct"},
     {"TETHER_TREE_BELOW", "", "32768; 2097152 for broadcast",

@@ -1,5 +1,6 @@
-/* core/progress.c - the only loop that waits: tagged messages to group ranks, and waiting for them with a
- * brief, adaptive spin, then sleep in the transport's wait, under the TETHER_TIMEOUT deadline. */
+/* core/progress.c - the only loop that waits: tagged messages to group ranks, and waiting for them
+ * with a brief, adaptive spin, then sleep in the transport's wait, under the TETHER_TIMEOUT
+ * deadline. */
 #include <sched.h>
 #include <time.h>
 
@@ -17,8 +18,8 @@
  * about that long; how long they take depends on the peers, so the budget follows what the last
  * waits saw (the ski-rental rule, made adaptive):
  * - progress while spinning, or soon after falling asleep (within twice TETHER_SPIN_US, which
- *   covers the wake-up): spinning a little longer would have caught it, so the budget doubles, up to
- *   TETHER_SPIN_US;
+ *   covers the wake-up): spinning a little longer would have caught it, so the budget
+ *   doubles, up to TETHER_SPIN_US;
  * - progress only long after falling asleep (peers computing, or not scheduled): the spin was
  *   wasted, so the budget halves, down to TETHER_SPIN_US / SPIN_FLOOR_DIV.
  * Per thread: groups used from different threads wait for different peers. -1 until first use. */
@@ -61,7 +62,8 @@ int tether__isend(tether_group *g, int peer, const void *buf, size_t bytes, uint
     return w->ops->isend(w->ep, g->world_ranks[peer], buf, bytes, tag_of(g, step), out);
 }
 
-int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t step, tether_req **out)
+int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t step,
+                  tether_req **out)
 {
     tether_world *w = g->world;
     return w->ops->irecv(w->ep, g->world_ranks[peer], buf, bytes, tag_of(g, step), out);
@@ -91,11 +93,19 @@ static int test_all(tether_world *w, tether_req **reqs, int n, int *progress)
     return pending;
 }
 
+/* The transport's moved() counter, 0 for one without it. */
+static uint64_t moved_of(tether_world *w)
+{
+    return w->ops->moved ? w->ops->moved(w->ep) : 0;
+}
+
 int tether__waitall(tether_group *g, tether_req **reqs, int n)
 {
     tether_world *w = g->world;
     const int64_t timeout_us = (int64_t)w->cfg.timeout_ms * 1000;
     int64_t since = now_us(); /* the last progress, or the start */
+    int64_t alive = since; /* since, or when data was last seen moving (checked at the deadline) */
+    uint64_t moved = moved_of(w);
     /* how the wait since then went: only progress after an empty test says how long replies take
      * (a send that completes at once does not) */
     enum { FRESH, SPUN, SLEPT } waited = FRESH;
@@ -112,14 +122,19 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
                 spin_adapt(w, now - since, waited == SLEPT);
             if (pending == 0)
                 return TETHER_OK;
-            since = now;
+            since = alive = now;
             waited = FRESH;
             continue;
         }
-        if (now - since >= timeout_us)
+        if (now - alive >= timeout_us && moved != moved_of(w)) { /* slow, but going */
+            moved = moved_of(w);
+            alive = now;
+        }
+        if (now - alive >= timeout_us)
             return tether__fail(TETHER_ETIMEDOUT,
-                                "rank %d: no progress for %d s in %s (group %08x, call %u); a peer is "
-                                "stopped, overloaded or never made this call (TETHER_TIMEOUT)",
+                                "rank %d: no progress for %d s in %s (group %08x, call %u): no "
+                                "request finished and no data moved; a peer is stopped, "
+                                "overloaded or never made this call (TETHER_TIMEOUT)",
                                 g->rank, w->cfg.timeout_ms / 1000, g->cur_name, g->id, g->cur_seq);
         if (now - since < spin_budget(w)) {
             /* a reply is often microseconds away; yield so ranks sharing a core run */
@@ -129,7 +144,7 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
             continue;
         }
         waited = SLEPT;
-        int64_t left_ms = (timeout_us - (now - since)) / 1000 + 1;
+        int64_t left_ms = (timeout_us - (now - alive)) / 1000 + 1;
         TRY(w->ops->wait(w->ep, (int)(left_ms < SLEEP_SLICE_MS ? left_ms : SLEEP_SLICE_MS)));
     }
 }

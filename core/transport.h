@@ -87,6 +87,12 @@ typedef struct tether_transport_ops {
     /* Sleep until some I/O may be possible or timeout_ms passed (0 = just check). */
     int (*wait)(tether_ep *ep, int timeout_ms);
 
+    /* A counter that changes whenever data moves on the endpoint (bytes, or completed work), read
+     * without a lock from any thread; only its changes matter. A wait whose requests have not
+     * finished for TETHER_TIMEOUT then still goes on while this moves: a large message on a slow
+     * link is progress, not a stalled peer. NULL: only finished requests count. */
+    uint64_t (*moved)(tether_ep *ep);
+
     /* Break the endpoint with code/msg: fail pending requests, tell peers, close connections. */
     void (*abort)(tether_ep *ep, int code, const char *msg);
 

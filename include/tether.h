@@ -37,7 +37,7 @@ extern "C" {
 #define TETHER_ECONFIG (-2)    /* malformed configuration: hostfile, environment variable */
 #define TETHER_EUNAVAIL (-3)   /* backend not available here (not configured, library missing) */
 #define TETHER_ENET (-4)       /* socket or device error (connect, send, receive) */
-#define TETHER_ETIMEDOUT (-5)  /* no progress for TETHER_TIMEOUT seconds */
+#define TETHER_ETIMEDOUT (-5)  /* nothing finished or moved for TETHER_TIMEOUT seconds */
 #define TETHER_EPEER (-6)      /* a peer closed its connection or reported a failure */
 #define TETHER_EMISMATCH (-7)  /* ranks called different collectives, counts, dtypes, ops or roots */
 #define TETHER_ENOMEM (-8)     /* out of memory */

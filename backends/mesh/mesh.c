@@ -70,6 +70,7 @@ const tether_transport_ops tether_mesh_ops = {
     .irecv = tether__tcp_op_irecv,
     .test = tether__tcp_op_test,
     .wait = tether__tcp_op_wait,
+    .moved = tether__tcp_op_moved,
     .abort = tether__tcp_op_abort,
     .close = mesh_close,
 };

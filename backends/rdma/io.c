@@ -333,6 +333,7 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
                                   (int)wc->status, wc->vendor_err,
                                   gone ? "; the peer or the link is gone: see the peer's output" : "");
     }
+    atomic_fetch_add_explicit(&ep->moved, 1, memory_order_relaxed);
     if (kind == WR_SEND) {
         l->free_send[l->nfree_send++] = slot;
         return TETHER_OK;

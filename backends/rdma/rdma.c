@@ -279,6 +279,11 @@ static unsigned rdma_caps(const tether_ep *ep)
     return ((const rdma_ep *)ep)->ring ? 0 : TETHER_CAP_DIRECT;
 }
 
+static uint64_t rdma_moved(tether_ep *ep)
+{
+    return atomic_load_explicit(&((rdma_ep *)ep)->moved, memory_order_relaxed);
+}
+
 static void req_live(rdma_ep *ep, struct tether_req *r)
 {
     r->next = ep->live;
@@ -525,6 +530,7 @@ const tether_transport_ops tether_rdma_ops = {
     .irecv = rdma_irecv,
     .test = rdma_test,
     .wait = rdma_wait,
+    .moved = rdma_moved,
     .abort = rdma_abort,
     .close = rdma_close,
 };

@@ -22,6 +22,7 @@
 #define TETHER_RDMA_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backends/tcp/frame.h"
@@ -152,6 +153,7 @@ typedef struct rdma_ep {
     char errmsg[TETHER_ERRMSG_MAX];
     struct rdma_progress *prog; /* ring mode: the thread that forwards while the program is away */
     uint64_t events;      /* bumped when requests may have finished, for waiters on prog */
+    _Atomic uint64_t moved; /* successful completions (the vtable's moved()) */
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */

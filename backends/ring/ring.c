@@ -183,6 +183,7 @@ const tether_transport_ops tether_ring_ops = {
     .irecv = tether__tcp_op_irecv,
     .test = tether__tcp_op_test,
     .wait = tether__tcp_op_wait,
+    .moved = tether__tcp_op_moved,
     .abort = tether__tcp_op_abort,
     .close = ring_close,
 };

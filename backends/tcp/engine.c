@@ -608,6 +608,21 @@ int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backen
     return TETHER_OK;
 }
 
+uint64_t tether__tcp_moved_total(tether__tcp_ep *ep)
+{
+    uint64_t total = 0;
+    pthread_mutex_lock(&ep->mu);
+    for (int i = 0; i < ep->nflat; i++) {
+        const tether__link *l = ep->flat[i];
+        size_t in = 0, out = 0;
+        if (l->fd >= 0)
+            tether__tcp_queued(l->fd, &in, &out);
+        total += l->bytes_recvd + in + (l->bytes_sent > out ? l->bytes_sent - out : 0);
+    }
+    pthread_mutex_unlock(&ep->mu);
+    return total;
+}
+
 int tether__tcp_one_host(const tether__tcp_ep *ep)
 {
     return ep->one_host;

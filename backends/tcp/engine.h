@@ -30,6 +30,12 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms);
 void tether__tcp_abort(tether__tcp_ep *ep, int code, const char *msg);
 void tether__tcp_close(tether__tcp_ep *ep);
 
+/* Bytes that have crossed this endpoint's links so far, counted where the kernel has them: received
+ * into its socket buffers and sent from them (the vtable's moved(); any thread). A root whose
+ * broadcast still drains from a send buffer over a slow link sees it move while it waits elsewhere.
+ */
+uint64_t tether__tcp_moved_total(tether__tcp_ep *ep);
+
 /* 1 when every link joins two processes of this host (loopback, or the same address at both ends):
  * then links are memory copies on shared cores and caches, not cables (TETHER_CAP_ONE_HOST). */
 int tether__tcp_one_host(const tether__tcp_ep *ep);

@@ -36,3 +36,8 @@ void tether__tcp_op_abort(tether_ep *ep, int code, const char *msg)
 {
     tether__tcp_abort(engine(ep), code, msg);
 }
+
+uint64_t tether__tcp_op_moved(tether_ep *ep)
+{
+    return tether__tcp_moved_total(engine(ep));
+}

@@ -12,5 +12,6 @@ int tether__tcp_op_irecv(tether_ep *ep, int peer, void *buf, size_t len, tether_
 int tether__tcp_op_test(tether_ep *ep, tether_req *r, int *done);
 int tether__tcp_op_wait(tether_ep *ep, int timeout_ms);
 void tether__tcp_op_abort(tether_ep *ep, int code, const char *msg);
+uint64_t tether__tcp_op_moved(tether_ep *ep);
 
 #endif

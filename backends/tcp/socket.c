@@ -11,8 +11,12 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/sockios.h> /* SIOCINQ, SIOCOUTQ */
+#endif
 
 #include "core/errors.h"
 #include "core/log.h"
@@ -377,6 +381,27 @@ int tether__tcp_same_host(int fd)
                ((struct sockaddr_in *)&peer)->sin_addr.s_addr;
     return !memcmp(&((struct sockaddr_in6 *)&me)->sin6_addr,
                    &((struct sockaddr_in6 *)&peer)->sin6_addr, sizeof(struct in6_addr));
+}
+
+void tether__tcp_queued(int fd, size_t *in, size_t *out)
+{
+    int i = 0, o = 0;
+#if defined(__linux__)
+    if (ioctl(fd, SIOCINQ, &i) < 0)
+        i = 0;
+    if (ioctl(fd, SIOCOUTQ, &o) < 0)
+        o = 0;
+#elif defined(__APPLE__)
+    socklen_t len = sizeof o;
+    if (ioctl(fd, FIONREAD, &i) < 0)
+        i = 0;
+    if (getsockopt(fd, SOL_SOCKET, SO_NWRITE, &o, &len) < 0)
+        o = 0;
+#else
+    (void)fd;
+#endif
+    *in = i > 0 ? (size_t)i : 0;
+    *out = o > 0 ? (size_t)o : 0;
 }
 
 int tether__wake_pipe(int fds[2], const char *who)

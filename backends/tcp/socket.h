@@ -68,6 +68,10 @@ int tether__tcp_route_addr(const char *host, int port, char *out, size_t n);
  * and unknown addresses give 0). */
 int tether__tcp_same_subnet(const char *mine, const char *theirs);
 
+/* Bytes the kernel holds for socket fd: received but not yet read (*in), written but not yet
+ * acknowledged by the peer (*out). 0 where the system cannot tell. */
+void tether__tcp_queued(int fd, size_t *in, size_t *out);
+
 /* 1 if connected socket fd joins two processes of one host: its two ends have the same address,
  * or both are loopback addresses. */
 int tether__tcp_same_host(int fd);

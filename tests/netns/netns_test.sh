@@ -5,6 +5,9 @@
 #            one host the same call takes the ring, test select.one_host.n3)
 #   ring4    4 hosts, ring of links, ring backend: the same check (skipped while the ring backend
 #            cannot form a group)
+#   slow     2 hosts at 4 Mbit/s, TETHER_TIMEOUT=1: a 1 MiB broadcast takes about 2 s per call and
+#            still succeeds, since data keeps moving (a timeout means no request finished *and* no
+#            byte moved)
 #   shaping  2 hosts at 100 Mbit/s: iperf3 over the link measures 80..105 Mbit/s
 #   cleanup  SIGTERM during a run removes every namespace the run made
 set -uo pipefail
@@ -45,6 +48,15 @@ case "$case_" in
     cat "$log" >&2
     rm -f "$log"
     [ $rc -eq 0 ] || { echo "FAIL: tether bench --check over a 4-host ring exited $rc"; exit 1; }
+    ;;
+  slow)
+    start=$(date +%s)
+    "$netns" -n 2 -t mesh -r 4mbit --env TETHER_TIMEOUT=1 --timeout 60 -- \
+      "$tether" bench -c broadcast -b 1M -e 1M -w 0 -n 1 --check
+    rc=$?
+    took=$(($(date +%s) - start))
+    [ $rc -eq 0 ] || { echo "FAIL: a 1 MiB broadcast at 4 Mbit/s with TETHER_TIMEOUT=1 exited $rc"; exit 1; }
+    [ $took -ge 3 ] || { echo "FAIL: took only ${took} s: the link was not slow, the test proves nothing"; exit 1; }
     ;;
   shaping)
     command -v iperf3 >/dev/null || { echo "SKIP: iperf3 is not installed"; exit 77; }
