@@ -105,7 +105,10 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
     const int64_t timeout_us = (int64_t)w->cfg.timeout_ms * 1000;
     int64_t since = now_us(); /* the last progress, or the start */
     int64_t alive = since; /* since, or when data was last seen moving (checked at the deadline) */
-    uint64_t moved = moved_of(w);
+    /* moved_of() as the wait first went to sleep: taken there, not here, since it costs a lock and
+     * system calls that a short wait (a small message) must not pay */
+    uint64_t moved = 0;
+    int have_moved = 0;
     /* how the wait since then went: only progress after an empty test says how long replies take
      * (a send that completes at once does not) */
     enum { FRESH, SPUN, SLEPT } waited = FRESH;
@@ -124,9 +127,10 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
                 return TETHER_OK;
             since = alive = now;
             waited = FRESH;
+            have_moved = 0;
             continue;
         }
-        if (now - alive >= timeout_us && moved != moved_of(w)) { /* slow, but going */
+        if (now - alive >= timeout_us && have_moved && moved != moved_of(w)) { /* slow, going */
             moved = moved_of(w);
             alive = now;
         }
@@ -144,6 +148,10 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
             continue;
         }
         waited = SLEPT;
+        if (!have_moved) {
+            moved = moved_of(w);
+            have_moved = 1;
+        }
         int64_t left_ms = (timeout_us - (now - alive)) / 1000 + 1;
         TRY(w->ops->wait(w->ep, (int)(left_ms < SLEEP_SLICE_MS ? left_ms : SLEEP_SLICE_MS)));
     }
