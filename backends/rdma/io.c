@@ -107,12 +107,12 @@ static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *
 }
 
 /* A send part wholly in frames; a forward is freed once its last part is (its bytes are copied). */
-static void send_part_done(struct tether_req *r)
+static void send_part_done(rdma_ep *ep, struct tether_req *r)
 {
     if (--r->parts_left > 0)
         return;
     if (r->owned) {
-        free(r->owned);
+        tether__rxcache_put(&ep->rxcache, r->owned);
         free(r);
     } else {
         r->done = 1;
@@ -133,7 +133,7 @@ int tether__rdma_push(rdma_ep *ep, rdma_link *l)
             l->sendq = pt->qnext;
             if (!l->sendq)
                 l->sendq_tail = NULL;
-            send_part_done(r);
+            send_part_done(ep, r);
         }
     }
     /* Returns pile up with no data going back: send them alone, in a receive kept for that. */
@@ -230,15 +230,12 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
-        if (n > SIZE_MAX - sizeof *m - 1 || !(m = calloc(1, sizeof *m + n + 1)))
+        if (!(m = tether__rxcache_get(&ep->rxcache, n)))
             return tether__rdma_break(ep, TETHER_ENOMEM, "rdma: out of memory keeping %llu bytes "
                                       "from rank %u for rank %u", (unsigned long long)n, h->src,
                                       h->dst);
-        m->buf = (unsigned char *)(m + 1);
         m->tag = h->tag;
         m->msglen = h->msglen;
-        m->len = n;
-        m->heap = 1;
         if (!transit)
             tether__rxq_push(&ep->peers[h->src].unexpected[lane], m);
         break;
@@ -276,7 +273,7 @@ static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned cha
     if (m->req) {
         recv_part_done(m->req);
         if (m->heap) /* an unexpected message claimed while it was still arriving */
-            free(m);
+            tether__rxcache_put(&ep->rxcache, m);
     }
     return TETHER_OK;
 }
@@ -397,7 +394,7 @@ static int claim(rdma_ep *ep, int peer, int lane, rdma_part *pt)
     if (m->got)
         memcpy(pt->rx.buf, m->buf, (size_t)m->got);
     if (m->got == m->len) {
-        free(m);
+        tether__rxcache_put(&ep->rxcache, m);
         recv_part_done(pt->req);
     } else { /* still arriving (it is a link's cur): the rest goes straight to the user's buffer */
         m->buf = pt->rx.buf;

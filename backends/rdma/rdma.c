@@ -469,11 +469,12 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
     for (int k = 0; k < pe->nlinks; k++) {
         rdma_link *l = &pe->link[k];
         if (l->cur && l->cur->heap && (l->cur->req || (int)l->cur_dst != ep->rank))
-            free(l->cur); /* claimed while arriving, or passing through: no queue holds it */
+            tether__rxcache_put(&ep->rxcache, l->cur); /* claimed while arriving, or passing
+                                                          through: no queue holds it */
         for (rdma_part *pt = l->sendq, *next; pt; pt = next) {
             next = pt->qnext;
             if (pt->req->owned) { /* a forward: nobody else frees it */
-                free(pt->req->owned);
+                tether__rxcache_put(&ep->rxcache, pt->req->owned);
                 free(pt->req);
             }
         }
@@ -488,7 +489,7 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
         while (pe->unexpected[k].head) {
             tether__rxmsg *m = pe->unexpected[k].head;
             pe->unexpected[k].head = m->next;
-            free(m);
+            tether__rxcache_put(&ep->rxcache, m);
         }
     if (pe->fd >= 0)
         close(pe->fd);
@@ -510,6 +511,7 @@ static void rdma_close(tether_ep *tep)
             free_peer(ep, &ep->peers[p]);
     while (ep->live)
         req_release(ep, ep->live);
+    tether__rxcache_clear(&ep->rxcache);
     for (int d = 0; d < ep->ndev; d++)
         tether__rdma_dev_close(ep, &ep->devs[d]);
     tether__ibv_unload(&ep->ibv);

@@ -135,7 +135,7 @@ struct tether_req {
     size_t len;
     tether_tag tag;
     uint32_t src, dst;              /* send: what its frames carry */
-    void *owned;                    /* a forward: the block holding its bytes, freed with it */
+    tether__rxmsg *owned;           /* a forward: the block holding its bytes, freed with it */
     rdma_part part[MAX_CABLES];
 };
 
@@ -154,6 +154,7 @@ typedef struct rdma_ep {
     struct rdma_progress *prog; /* ring mode: the thread that forwards while the program is away */
     uint64_t events;      /* bumped when requests may have finished, for waiters on prog */
     _Atomic uint64_t moved; /* successful completions (the vtable's moved()) */
+    tether__rxcache rxcache; /* blocks for unexpected and passing-through messages */
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */

@@ -35,7 +35,7 @@ int tether__rdma_forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m)
     rdma_link *next = tether__rdma_hop(ep, dst);
     struct tether_req *r;
     if (!next || next->peer == from->peer || ep->peers[next->peer].eof) {
-        free(m);
+        tether__rxcache_put(&ep->rxcache, m);
         return tether__rdma_break(ep, TETHER_EPEER, "rdma: rank %d cannot pass on a message from "
                                   "rank %d to rank %d: %s", ep->rank, src, dst,
                                   next && ep->peers[next->peer].eof
@@ -45,7 +45,7 @@ int tether__rdma_forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m)
     }
     if (!(r = calloc(1, sizeof *r))) {
         unsigned long long len = (unsigned long long)m->len;
-        free(m);
+        tether__rxcache_put(&ep->rxcache, m);
         return tether__rdma_break(ep, TETHER_ENOMEM, "rdma: rank %d: out of memory passing on %llu "
                                   "bytes from rank %d to rank %d", ep->rank, len, src, dst);
     }
