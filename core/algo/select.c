@@ -104,9 +104,9 @@ static int full_mesh(const tether_group *g, unsigned caps)
 
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
-    unsigned caps = caps_of(g);
-    if (bytes < tree_below)
+    if (bytes < tree_below) /* first: the small-message path asks nothing else */
         return TETHER_ALGO_TREE;
+    unsigned caps = caps_of(g);
     if (!full_mesh(g, caps))
         return TETHER_ALGO_RING;
     int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
