@@ -453,7 +453,8 @@ def main():
         P("## Shaped network-namespace mesh (bench/netns)", "",
           "Hosts are network namespaces joined by veth links, each its own /30 in 192.168.200.0/22, each "
           "end shaped with `tc tbf` to R = %s (%.3f GB/s), MTU 9000; one rank per host, "
-          "TETHER_IFACE_PRIORITY=192.168.200. Link check (iperf3 over one link): %s" % (
+          "TETHER_IFACE_PRIORITY=192.168.200., TCP congestion control cubic (bench/netns --cc: BBR's rate "
+          "estimate is misled by the token bucket); each time is the median of 3 timed blocks. Link check (iperf3 over one link): %s" % (
               rate, rbps, (open(os.path.join(nd, "link_iperf3.txt")).read().strip() or "-")
               if os.path.exists(os.path.join(nd, "link_iperf3.txt")) else "-"), "",
           "| topology | algorithm | size | time ms | busbw GB/s | vs target |", "|---|---|---:|---:|---:|---:|")

@@ -18,6 +18,7 @@
 #include <linux/sockios.h> /* SIOCINQ, SIOCOUTQ */
 #endif
 
+#include "core/config.h"
 #include "core/errors.h"
 #include "core/log.h"
 
@@ -235,6 +236,34 @@ static int set_keepalive(int fd, const char *what)
     return TETHER_OK;
 }
 
+/* TETHER_TCP_CONGESTION: this connection's congestion control instead of the system default
+ * (e.g. cubic where the default is BBR, whose rate estimate a token-bucket shaper or policer
+ * misleads; bench/netns). Linux only: other systems have no per-socket choice. */
+static int set_congestion(int fd, const char *what)
+{
+    const char *cc = tether__env("TETHER_TCP_CONGESTION", NULL);
+    if (!cc)
+        return TETHER_OK;
+#ifdef TCP_CONGESTION
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) == 0)
+        return TETHER_OK;
+    int e = errno;
+    return tether__fail(TETHER_ECONFIG, "TETHER_TCP_CONGESTION=\"%s\" on %s: %s%s", cc, what,
+                        strerror(e),
+                        e == ENOENT  ? " (the kernel has no such algorithm: see "
+                                       "/proc/sys/net/ipv4/tcp_available_congestion_control)"
+                        : e == EPERM ? " (not in net.ipv4.tcp_allowed_congestion_control, and "
+                                       "this process lacks CAP_NET_ADMIN)"
+                                     : "");
+#else
+    (void)fd;
+    return tether__fail(TETHER_ECONFIG,
+                        "TETHER_TCP_CONGESTION=\"%s\" on %s: this system has no per-socket "
+                        "congestion control; unset it",
+                        cc, what);
+#endif
+}
+
 int tether__tcp_tune(int fd, const char *what)
 {
     TRY(set_nonblock(fd, what));
@@ -249,6 +278,7 @@ int tether__tcp_tune(int fd, const char *what)
 #ifdef SO_NOSIGPIPE /* macOS has no MSG_NOSIGNAL: a write to a closed peer must not kill us */
     TRY(set_opt(fd, SOL_SOCKET, SO_NOSIGPIPE, 1, "SO_NOSIGPIPE", what));
 #endif
+    TRY(set_congestion(fd, what));
     return set_keepalive(fd, what);
 }
 
