@@ -12,6 +12,13 @@
 /* The least a wait spins, as a fraction of TETHER_SPIN_US: enough to notice that replies come
  * quickly again, little enough that a rank waiting for busy peers hardly uses its core. */
 #define SPIN_FLOOR_DIV 16
+/* Bytes per microsecond data must move at for a wait to spin on past its budget (streaming()):
+ * 0.33 GB/s, 16 KiB per default period of 50 us. */
+#define STREAM_MIN_RATE 330
+/* Periods without that rate a streaming wait spins through before it sleeps: the gaps while a peer
+ * reduces a segment before sending on (256 KiB: about 60 us here). With 1 period, N = 2 1 MiB
+ * all-reduces still slept once an iteration; with 2-8 they all but stopped sleeping. */
+#define STREAM_GAP_PERIODS 4
 
 /* How long this thread's waits spin (yielding) before they sleep. A sleep costs a wake-up when the
  * reply comes (30-40 us on a VM, docs/tuning.md), so spinning pays only when replies come within
@@ -99,11 +106,41 @@ static uint64_t moved_of(tether_world *w)
     return w->ops->moved ? w->ops->moved(w->ep) : 0;
 }
 
+/* The spin budget is spent: spin on while data streams? A long message arrives (or drains) over
+ * many socket buffers; sleeping in the middle stalls the stream on both ends and costs a wake-up
+ * per buffer (N = 2, 1 MiB all-reduce: 8600 context switches and 530 us per call with sleeps; 130
+ * and 400 us spinning on). So a wait spins on in periods of TETHER_SPIN_US while the transport's
+ * moved() counter grows at STREAM_MIN_RATE or more, or did so within STREAM_GAP_PERIODS periods.
+ * The first call takes the baseline and grants one period to measure in; so a wait for a peer busy
+ * elsewhere spins one period longer than its budget, and a stream that stops or slows to a trickle
+ * (a slow link, where a wake-up per buffer costs little) ends the spin within the gap. */
+typedef struct {
+    uint64_t moved; /* moved() at t */
+    int64_t t;      /* when it was read; 0 = not yet */
+    int64_t flow;   /* the end of the last period that moved at STREAM_MIN_RATE */
+} stream_probe;
+
+static int streaming(tether_world *w, stream_probe *p, int64_t now)
+{
+    if (!w->ops->moved || w->cfg.spin_us <= 0)
+        return 0;
+    int64_t period = w->cfg.spin_us, m = (int64_t)moved_of(w);
+    if (!p->t) /* one period to measure in */
+        p->flow = now - (STREAM_GAP_PERIODS - 1) * period;
+    else if (m - (int64_t)p->moved >= STREAM_MIN_RATE * (now - p->t))
+        p->flow = now;
+    p->moved = (uint64_t)m;
+    p->t = now;
+    return now - p->flow < STREAM_GAP_PERIODS * period;
+}
+
 int tether__waitall(tether_group *g, tether_req **reqs, int n)
 {
     tether_world *w = g->world;
     const int64_t timeout_us = (int64_t)w->cfg.timeout_ms * 1000;
-    int64_t since = now_us(); /* the last progress, or the start */
+    int64_t since = now_us();  /* the last progress, or the start */
+    int64_t spin_from = since; /* start of the current spin period */
+    stream_probe probe = {0, 0, 0};
     int64_t alive = since; /* since, or when data was last seen moving (checked at the deadline) */
     /* moved_of() as the wait first went to sleep: taken there, not here, since it costs a lock and
      * system calls that a short wait (a small message) must not pay */
@@ -125,9 +162,10 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
                 spin_adapt(w, now - since, waited == SLEPT);
             if (pending == 0)
                 return TETHER_OK;
-            since = alive = now;
+            since = alive = spin_from = now;
             waited = FRESH;
             have_moved = 0;
+            probe.t = 0;
             continue;
         }
         if (now - alive >= timeout_us && have_moved && moved != moved_of(w)) { /* slow, going */
@@ -140,16 +178,20 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
                                 "request finished and no data moved; a peer is stopped, "
                                 "overloaded or never made this call (TETHER_TIMEOUT)",
                                 g->rank, w->cfg.timeout_ms / 1000, g->cur_name, g->id, g->cur_seq);
-        if (now - since < spin_budget(w)) {
+        if (now - spin_from < (probe.t ? w->cfg.spin_us : spin_budget(w))) {
             /* a reply is often microseconds away; yield so ranks sharing a core run */
             if (waited == FRESH)
                 waited = SPUN;
             sched_yield();
             continue;
         }
+        if (waited == SPUN && streaming(w, &probe, now)) {
+            spin_from = now;
+            continue;
+        }
         waited = SLEPT;
         if (!have_moved) {
-            moved = moved_of(w);
+            moved = probe.t ? probe.moved : moved_of(w);
             have_moved = 1;
         }
         int64_t left_ms = (timeout_us - (now - alive)) / 1000 + 1;
