@@ -38,6 +38,10 @@
  * are level again. Ranks on separate hosts keep the direct algorithm, which uses every cable. */
 #define TETHER_ONE_HOST_RING_MIN ((size_t)2 << 20)
 #define TETHER_ONE_HOST_RING_MAX ((size_t)8 << 20)
+/* The same band for all-gather, by output size: the ring won from 1 MiB (N = 4: 0.51 ms against
+ * 0.67; N = 3 level) through 4 MiB (N = 3: 1.8 against 2.4 ms; N = 4: 2.2 against 3.3) and was
+ * level or behind from 8 MiB (A/B, same sitting; docs/perf/analysis.md). */
+#define TETHER_ONE_HOST_GATHER_MIN ((size_t)1 << 20)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8

@@ -9,8 +9,9 @@
  * shared caches (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for
  * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
- * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
- * reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
+ * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather: the same
+ * choice as all_reduce above the tree, by its output size (from TETHER_ONE_HOST_GATHER_MIN on one
+ * host); reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
  * TETHER_TREE_BELOW (default TETHER_BCAST_TREE_BELOW_DEFAULT), pipelined chain above (RING).
  * all_to_all: direct; barrier: dissemination. The choice goes into the call signature, so ranks
  * whose settings differ get TETHER_EMISMATCH. */
@@ -102,17 +103,32 @@ static int full_mesh(const tether_group *g, unsigned caps)
     return (caps & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
 }
 
+/* On a full mesh: the direct algorithm, or the ring where 3 or more ranks share one host's caches
+ * and bytes (the all-reduce vector, the all-gather output) lies in [min, TETHER_ONE_HOST_RING_MAX).
+ */
+static tether_algo mesh_choice(const tether_group *g, unsigned caps, size_t bytes, size_t min)
+{
+    int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
+    return shared_caches && bytes >= min && bytes < TETHER_ONE_HOST_RING_MAX ? TETHER_ALGO_RING
+                                                                             : TETHER_ALGO_DIRECT;
+}
+
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     if (bytes < tree_below) /* first: the small-message path asks nothing else */
         return TETHER_ALGO_TREE;
     unsigned caps = caps_of(g);
-    if (!full_mesh(g, caps))
-        return TETHER_ALGO_RING;
-    int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
-    return shared_caches && bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
-               ? TETHER_ALGO_RING
-               : TETHER_ALGO_DIRECT;
+    return full_mesh(g, caps) ? mesh_choice(g, caps, bytes, TETHER_ONE_HOST_RING_MIN)
+                              : TETHER_ALGO_RING;
+}
+
+/* bytes: one rank's block; the band is on the output, what every rank receives and holds. */
+static tether_algo allgather_auto(const tether_group *g, size_t bytes)
+{
+    unsigned caps = caps_of(g);
+    return full_mesh(g, caps)
+               ? mesh_choice(g, caps, bytes * (size_t)g->size, TETHER_ONE_HOST_GATHER_MIN)
+               : TETHER_ALGO_RING;
 }
 
 /* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
@@ -146,6 +162,7 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
                    ? (tether_algo)forced
                    : allreduce_auto(g, bytes, parse_tree_below(below, TETHER_TREE_BELOW_DEFAULT));
     case TETHER_COLL_ALL_GATHER:
+        return allgather_auto(g, bytes);
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
