@@ -31,15 +31,15 @@ typedef enum {
 typedef struct tether_coll {
     tether_coll_kind kind;
     const void *send;
-    void *recv;        /* broadcast: the buffer */
-    size_t count;      /* all_reduce: count; all_gather: per rank; reduce_scatter: recv_count;
-                          broadcast: count; all_to_all: per peer */
+    void *recv;   /* broadcast: the buffer */
+    size_t count; /* all_reduce: count; all_gather: per rank; reduce_scatter: recv_count;
+                     broadcast: count; all_to_all: per peer */
     tether_dtype dt;
     tether_op op;
     int root;
     size_t esize;
-    tether_algo algo;  /* resolved by tether__algo_select, never AUTO when an algorithm runs */
-    int wire_bf16;     /* float32 payload travels as bfloat16 (TETHER_WIRE_DTYPE=bf16) */
+    tether_algo algo; /* resolved by tether__algo_select, never AUTO when an algorithm runs */
+    int wire_bf16;    /* float32 payload travels as bfloat16 (TETHER_WIRE_DTYPE=bf16) */
 } tether_coll;
 
 /* Messages between group ranks, tagged with the running collective and step. Errors are sticky
@@ -74,6 +74,7 @@ int tether__reducescatter_ring(tether_group *g, const tether_coll *c);
 int tether__reducescatter_direct(tether_group *g, const tether_coll *c);
 int tether__broadcast_tree(tether_group *g, const tether_coll *c);
 int tether__alltoall_direct(tether_group *g, const tether_coll *c);
+int tether__alltoall_pairwise(tether_group *g, const tether_coll *c);
 int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
 
 /* Run a checked collective on a group of size >= 2: select the algorithm and call it. */

@@ -42,6 +42,11 @@
  * 0.67; N = 3 level) through 4 MiB (N = 3: 1.8 against 2.4 ms; N = 4: 2.2 against 3.3) and was
  * level or behind from 8 MiB (A/B, same sitting; docs/perf/analysis.md). */
 #define TETHER_ONE_HOST_GATHER_MIN ((size_t)1 << 20)
+/* All-to-all on one host with 3 or more ranks takes pairwise steps from this many bytes (each
+ * rank's whole send buffer) on: they won at 4 and 16 MiB (N = 3: 1.95 against 2.23 ms, 7.6
+ * against 8.5; N = 4: 2.41 against 2.79 ms, 16 MiB level) and lost at N = 3, 1 MiB (0.33 against
+ * 0.29 ms). */
+#define TETHER_ONE_HOST_ALLTOALL_MIN ((size_t)2 << 20)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8

@@ -11,11 +11,14 @@
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
  * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather: the same
  * choice as all_reduce above the tree, by its output size (from TETHER_ONE_HOST_GATHER_MIN on one
- * host); reduce_scatter: direct on such a mesh, else ring. broadcast: binomial tree under
+ * host); reduce_scatter: direct on such a mesh, else ring.
+ * all_to_all: direct (every message at once), or on one host with 3 or more ranks, from
+ * TETHER_ONE_HOST_ALLTOALL_MIN bytes on, pairwise steps (RING). broadcast: binomial tree under
  * TETHER_TREE_BELOW (default TETHER_BCAST_TREE_BELOW_DEFAULT), pipelined chain above (RING).
- * all_to_all: direct; barrier: dissemination. The choice goes into the call signature, so ranks
+ * barrier: dissemination. The choice goes into the call signature, so ranks
  * whose settings differ get TETHER_EMISMATCH. */
 #include <errno.h>
+#include <stdint.h> /* SIZE_MAX */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h> /* environ */
@@ -106,11 +109,11 @@ static int full_mesh(const tether_group *g, unsigned caps)
 /* On a full mesh: the direct algorithm, or the ring where 3 or more ranks share one host's caches
  * and bytes (the all-reduce vector, the all-gather output) lies in [min, TETHER_ONE_HOST_RING_MAX).
  */
-static tether_algo mesh_choice(const tether_group *g, unsigned caps, size_t bytes, size_t min)
+static tether_algo mesh_choice(const tether_group *g, unsigned caps, size_t bytes, size_t min,
+                               size_t max)
 {
     int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
-    return shared_caches && bytes >= min && bytes < TETHER_ONE_HOST_RING_MAX ? TETHER_ALGO_RING
-                                                                             : TETHER_ALGO_DIRECT;
+    return shared_caches && bytes >= min && bytes < max ? TETHER_ALGO_RING : TETHER_ALGO_DIRECT;
 }
 
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
@@ -118,17 +121,18 @@ static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tr
     if (bytes < tree_below) /* first: the small-message path asks nothing else */
         return TETHER_ALGO_TREE;
     unsigned caps = caps_of(g);
-    return full_mesh(g, caps) ? mesh_choice(g, caps, bytes, TETHER_ONE_HOST_RING_MIN)
-                              : TETHER_ALGO_RING;
+    return full_mesh(g, caps)
+               ? mesh_choice(g, caps, bytes, TETHER_ONE_HOST_RING_MIN, TETHER_ONE_HOST_RING_MAX)
+               : TETHER_ALGO_RING;
 }
 
 /* bytes: one rank's block; the band is on the output, what every rank receives and holds. */
 static tether_algo allgather_auto(const tether_group *g, size_t bytes)
 {
     unsigned caps = caps_of(g);
-    return full_mesh(g, caps)
-               ? mesh_choice(g, caps, bytes * (size_t)g->size, TETHER_ONE_HOST_GATHER_MIN)
-               : TETHER_ALGO_RING;
+    return full_mesh(g, caps) ? mesh_choice(g, caps, bytes * (size_t)g->size,
+                                            TETHER_ONE_HOST_GATHER_MIN, TETHER_ONE_HOST_RING_MAX)
+                              : TETHER_ALGO_RING;
 }
 
 /* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
@@ -168,8 +172,9 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
     case TETHER_COLL_BROADCAST:
         return bytes < tether__tree_below(TETHER_BCAST_TREE_BELOW_DEFAULT) ? TETHER_ALGO_TREE
                                                                            : TETHER_ALGO_RING;
-    case TETHER_COLL_ALL_TO_ALL:
-        return TETHER_ALGO_DIRECT;
+    case TETHER_COLL_ALL_TO_ALL: /* RING: pairwise steps (alltoall_pairwise.c) */
+        return mesh_choice(g, caps_of(g), bytes * (size_t)g->size, TETHER_ONE_HOST_ALLTOALL_MIN,
+                           SIZE_MAX);
     case TETHER_COLL_BARRIER:
     case TETHER_COLL_SEND_RECV:
     case TETHER_COLL_KIND_COUNT:
