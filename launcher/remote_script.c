@@ -75,6 +75,29 @@ static int add_env(tether__strbuf *b, const tether__job *job, int rank)
     return rc;
 }
 
+/* What the program left behind in this shell's group gets SIGTERM and, if still there after the
+ * launcher's grace period, SIGKILL, as a local rank's leftovers do (supervise.c). The shell is in
+ * the group too, so it lists the others (ps, with pgid) instead of signalling the whole group;
+ * the list also names the short-lived ps and awk, gone by the time they are checked. Without a
+ * group of our own ($t is not -$$) only the SIGTERM can be passed on. */
+static void add_stop_leftovers(tether__strbuf *b)
+{
+    tether__sb_addf(
+        b,
+        "kill -TERM $t 2>/dev/null\n"
+        "if [ \"$t\" = \"-$$\" ]; then\n"
+        "  others() { ps -A -o pid= -o pgid= 2>/dev/null | "
+        "awk -v g=$$ '$2 == g && $1 != g { print $1 }'; }\n"
+        "  left=$(others) i=0\n"
+        "  while [ -n \"$left\" ] && [ $i -lt %d ]; do\n"
+        "    alive=; for p in $left; do kill -0 $p 2>/dev/null && alive=\"$alive $p\"; done\n"
+        "    left=$alive; [ -n \"$left\" ] && sleep 0.1; i=$((i + 1))\n"
+        "  done\n"
+        "  [ -n \"$left\" ] && for p in $(others); do kill -KILL $p 2>/dev/null; done\n"
+        "fi\n",
+        TETHER_LAUNCH_GRACE_MS / 100);
+}
+
 /* Run the program in the background so this shell stays to clean up. sshd made this shell a
  * session and process group leader, so "kill -TERM -PGID" from the launcher reaches the whole
  * tree; the shell itself survives it (trap) to remove $d. If some sshd did not make us a leader,
@@ -102,9 +125,9 @@ static void add_run(tether__strbuf *b, const tether__job *job)
                       "pid=$!\n"
                       "exec 3<&-\n"
                       "[ -n \"$stop\" ] && kill -TERM $pid 2>/dev/null\n"
-                      "while :; do wait $pid; rc=$?; kill -0 $pid 2>/dev/null || break; done\n"
-                      "kill -TERM $t 2>/dev/null\n"
-                      "rm -rf \"$d\"\n"
+                      "while :; do wait $pid; rc=$?; kill -0 $pid 2>/dev/null || break; done\n");
+    add_stop_leftovers(b);
+    tether__sb_add(b, "rm -rf \"$d\"\n"
                       "exit $rc\n");
 }
 

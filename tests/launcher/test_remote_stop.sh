@@ -21,6 +21,7 @@ if [ "$TETHER_RANK" = "$FAIL_RANK" ]; then
     done
     exit "$FAIL_STATUS"
 fi
+[ -n "$LEAVE_CHILD" ] && { (trap '' TERM; exec sleep 60) & exit 0; }
 [ -n "$IGNORE_TERM" ] && trap '' TERM
 sleep 60 &
 wait
@@ -55,6 +56,17 @@ check_grep "SIGKILL announced" '^tether launch: rank [12] on node[23] did not st
 check_eq "every rank started" 3 "$(pgids | wc -l)"
 check_groups_gone "SIGTERM ignored remotely" $(pgids)
 check_dirs_gone "SIGTERM ignored remotely"
+
+# Every rank exits 0 at once, leaving a child that ignores SIGTERM: the remote script sends it
+# SIGKILL after the grace period, as a local rank's leftovers get; the job succeeds.
+start=$(date +%s)
+run_ranks leftover --env FAIL_RANK=none --env LEAVE_CHILD=1
+elapsed=$(($(date +%s) - start))
+check_eq "leftover ignoring SIGTERM: status" 0 "$RC"
+[ "$elapsed" -ge 3 ] && [ "$elapsed" -le 30 ] && pass "leftover stopped after the grace period (${elapsed}s)" ||
+    fail "leftover: took ${elapsed}s, expected 3..30"
+check_groups_gone "leftover ignoring SIGTERM" $(pgids)
+check_dirs_gone "leftover ignoring SIGTERM"
 
 # Ctrl-C: SIGINT to the launcher stops every remote rank.
 mkdir "$WORK/marks.sigint"
