@@ -32,6 +32,7 @@ static int parse_row(const json_t *row, const char *name, int i, tether_device_m
 static int from_json(const json_t *root, const char *name, void *result)
 {
     tether_device_matrix *m = result;
+    tether__hf_problems pb = {0};
     size_t i;
     const json_t *row;
 
@@ -44,9 +45,11 @@ static int from_json(const json_t *root, const char *name, void *result)
                             "per rank", name);
     TRY(tether__hf_calloc(json_array_size(root), sizeof *m->devs, name, &m->devs));
     m->n = (int)json_array_size(root);
-    json_array_foreach(root, i, row)
-        TRY(parse_row(row, name, (int)i, m));
-    return tether__hf_check_links(m->devs, m->n, name, HF_DEVICE_MATRIX);
+    json_array_foreach(root, i, row) /* every row, each bad one noted: a check names them all */
+        tether__hf_note(&pb, parse_row(row, name, (int)i, m));
+    if (pb.n == 0) /* links are compared across rows: only once each one read */
+        tether__hf_note(&pb, tether__hf_check_links(m->devs, m->n, name, HF_DEVICE_MATRIX));
+    return tether__hf_problems_end(&pb);
 }
 
 static void release(void *m)

@@ -273,3 +273,30 @@ int tether__hf_check_links(char ****rows, int n, const char *name, tether__hf_ta
     }
     return TETHER_OK;
 }
+
+int tether__hf_note(tether__hf_problems *p, int rc)
+{
+    if (rc >= 0)
+        return rc;
+    const char *msg = tether_last_error();
+    size_t len = strlen(p->text), room = sizeof p->text - len;
+    /* keep room for the closing "and N more" line */
+    int fits = p->n == 0 || strlen(msg) + sizeof "\n  also: " + 32 < room;
+    if (p->n++ == 0)
+        p->code = rc;
+    if (fits)
+        snprintf(p->text + len, room, "%s%s", p->n > 1 ? "\n  also: " : "", msg);
+    else
+        p->cut++;
+    tether__clear_error();
+    return rc;
+}
+
+int tether__hf_problems_end(const tether__hf_problems *p)
+{
+    if (p->n == 0)
+        return TETHER_OK;
+    if (p->cut)
+        return tether__fail(p->code, "%s\n  and %d more", p->text, p->cut);
+    return tether__fail(p->code, "%s", p->text);
+}

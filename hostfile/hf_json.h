@@ -5,6 +5,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "core/errors.h"
+
 /* Longest text quoted back in a message, so one bad value cannot fill the error buffer. */
 #define HF_QUOTE_MAX 80
 /* Room for a position prefix: "hosts.json: host 2, rdma[3]". */
@@ -21,6 +23,22 @@ typedef int (*tether__hf_reader)(const json_t *root, const char *name, void *out
  * holds half a result. A syntax error names name (or the path), line and column. */
 int tether__hf_read(const char *src, int is_path, const char *name, tether__hf_reader read,
                     void (*release)(void *), void *out, size_t out_size);
+
+/* A file's problems so far, so that a check names every bad entry, not only the first: a parser
+ * notes each entry's failure and goes on with the next entry, and fails once at the end. */
+typedef struct tether__hf_problems {
+    int n;    /* problems noted */
+    int code; /* the first one's status */
+    int cut;  /* problems that did not fit in text */
+    char text[TETHER_ERRMSG_MAX];
+} tether__hf_problems;
+
+/* rc < 0: take the message of the failure rc reports into p, clear it for the next. Returns rc. */
+int tether__hf_note(tether__hf_problems *p, int rc);
+
+/* TETHER_OK when p holds no problem, else fail with all of them: the first on the first line (as
+ * when it was the only one), then "  also: ..." one per line, "  and N more" if they overflow. */
+int tether__hf_problems_end(const tether__hf_problems *p);
 
 /* Write text to path (created or truncated); errors name the path and the errno text. */
 int tether__hf_write_file(const char *path, const char *text);

@@ -1,4 +1,5 @@
-/* hostfile/launch.c - the launcher hostfile: MLX's list form and object form, read and checked. */
+/* hostfile/launch.c - the launcher hostfile: MLX's list form and object form, read and checked;
+ * every bad host and key is reported, not only the first. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,47 +183,66 @@ static int check_rdma(const tether_launch_hosts *out, const char *name)
     return rc;
 }
 
-static int parse_hosts(const json_t *v, const char *name, tether_launch_hosts *out)
+/* Every host is read, and each bad one noted in pb: a check names them all. */
+static void parse_hosts(const json_t *v, const char *name, tether_launch_hosts *out,
+                        tether__hf_problems *pb)
 {
     size_t i;
     const json_t *e;
+    int before = pb->n;
 
-    if (!v)
-        return tether__fail(TETHER_ECONFIG, "%s: no \"hosts\"; expected {\"hosts\": [{\"ssh\": "
-                            "...}, ...]}", name);
-    if (!json_is_array(v))
-        return tether__fail(TETHER_ECONFIG, "%s: \"hosts\": expected a list of host objects, got "
-                            "%s", name, tether__hf_type_name(v));
-    if (json_array_size(v) == 0)
-        return tether__fail(TETHER_ECONFIG, "%s: the list of hosts is empty; expected one "
-                            "{\"ssh\": ..., \"ips\": [...]} per host", name);
-    TRY(tether__hf_calloc(json_array_size(v), sizeof *out->hosts, name, &out->hosts));
+    if (!v) {
+        tether__hf_note(pb, tether__fail(TETHER_ECONFIG, "%s: no \"hosts\"; expected {\"hosts\": "
+                                         "[{\"ssh\": ...}, ...]}", name));
+        return;
+    }
+    if (!json_is_array(v)) {
+        tether__hf_note(pb, tether__fail(TETHER_ECONFIG, "%s: \"hosts\": expected a list of host "
+                                         "objects, got %s", name, tether__hf_type_name(v)));
+        return;
+    }
+    if (json_array_size(v) == 0) {
+        tether__hf_note(pb, tether__fail(TETHER_ECONFIG, "%s: the list of hosts is empty; expected "
+                                         "one {\"ssh\": ..., \"ips\": [...]} per host", name));
+        return;
+    }
+    if (tether__hf_note(pb, tether__hf_calloc(json_array_size(v), sizeof *out->hosts, name,
+                                              &out->hosts)) < 0)
+        return;
     out->nhosts = (int)json_array_size(v);
     json_array_foreach(v, i, e)
-        TRY(parse_host(e, name, (int)i, &out->hosts[i]));
-    return check_rdma(out, name);
+        tether__hf_note(pb, parse_host(e, name, (int)i, &out->hosts[i]));
+    if (pb->n == before) /* the rdma lists are compared across hosts: only once each one read */
+        tether__hf_note(pb, check_rdma(out, name));
 }
 
 static int parse_object(const json_t *root, const char *name, tether_launch_hosts *out)
 {
+    tether__hf_problems pb = {0};
     const char *key;
     const json_t *val;
 
     json_object_foreach((json_t *)root, key, val)
         if (strcmp(key, "backend") && strcmp(key, "envs") && strcmp(key, "hosts"))
-            return tether__fail(TETHER_ECONFIG, "%s: unknown key \"%.*s\"; expected \"backend\", "
-                                "\"envs\" and \"hosts\"", name, HF_QUOTE_MAX, key);
+            tether__hf_note(&pb, tether__fail(TETHER_ECONFIG, "%s: unknown key \"%.*s\"; "
+                                              "expected \"backend\", \"envs\" and \"hosts\"",
+                                              name, HF_QUOTE_MAX, key));
     if ((val = json_object_get(root, "backend")))
-        TRY(parse_backend(val, name, out));
+        tether__hf_note(&pb, parse_backend(val, name, out));
     if ((val = json_object_get(root, "envs")))
-        TRY(parse_envs(val, name, out));
-    return parse_hosts(json_object_get(root, "hosts"), name, out);
+        tether__hf_note(&pb, parse_envs(val, name, out));
+    parse_hosts(json_object_get(root, "hosts"), name, out, &pb);
+    return tether__hf_problems_end(&pb);
 }
 
 static int from_json(const json_t *root, const char *name, void *result)
 {
-    if (json_is_array(root))
-        return parse_hosts(root, name, result);
+    tether__hf_problems pb = {0};
+
+    if (json_is_array(root)) {
+        parse_hosts(root, name, result, &pb);
+        return tether__hf_problems_end(&pb);
+    }
     if (json_is_object(root))
         return parse_object(root, name, result);
     return tether__fail(TETHER_ECONFIG, "%s: expected a list of hosts or an object with "

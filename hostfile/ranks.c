@@ -55,6 +55,7 @@ static int check_duplicates(const tether_rank_hosts *h, const char *name)
 static int from_json(const json_t *root, const char *name, void *result)
 {
     tether_rank_hosts *out = result;
+    tether__hf_problems pb = {0};
     size_t r;
     const json_t *entry;
 
@@ -67,9 +68,11 @@ static int from_json(const json_t *root, const char *name, void *result)
     TRY(tether__hf_calloc(json_array_size(root), sizeof *out->naddrs, name, &out->naddrs));
     TRY(tether__hf_calloc(json_array_size(root), sizeof *out->addrs, name, &out->addrs));
     out->nranks = (int)json_array_size(root);
-    json_array_foreach(root, r, entry)
-        TRY(parse_rank(entry, name, (int)r, out));
-    return check_duplicates(out, name);
+    json_array_foreach(root, r, entry) /* every rank, each bad one noted: a check names them all */
+        tether__hf_note(&pb, parse_rank(entry, name, (int)r, out));
+    if (pb.n == 0) /* duplicates are looked for across ranks: only once each one read */
+        tether__hf_note(&pb, check_duplicates(out, name));
+    return tether__hf_problems_end(&pb);
 }
 
 static void release(void *h)

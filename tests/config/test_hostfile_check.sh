@@ -50,6 +50,27 @@ expect 1 err "$WORK/devices.json: row 1 has 3 entries; expected 2 (one per rank,
 bad launch.json '{"hosts": [{"ssh": "a", "ips": ["10.0.0.300"]}]}'
 expect 1 err "$WORK/launch.json: host 0, ips[0]: \"10.0.0.300\" is not a valid IPv4 address; expected four numbers 0-255 separated by dots" \
     check "$WORK/launch.json"
+# Every problem, not only the first: the first on line 1 (as when alone), then one line each.
+bad many.json '{"backend": "ringy", "hosts": [{"ssh": "a", "ips": ["10.0.0.300"]}, {"ssh": "b"}, {"ssh": "-c"}], "extra": 1}'
+expect 1 err "$WORK/many.json: unknown key \"extra\"; expected \"backend\", \"envs\" and \"hosts\"" \
+    check "$WORK/many.json"
+if [ "$(wc -l <"$WORK/err")" = 4 ] &&
+    [ "$(sed -n 2p "$WORK/err")" = "  also: $WORK/many.json: \"backend\": unknown backend \"ringy\"; expected \"any\", \"ring\", \"mesh\" or \"rdma\" (MLX's \"jaccl\" means rdma)" ] &&
+    [ "$(sed -n 4p "$WORK/err")" = "  also: $WORK/many.json: host 2: \"ssh\": \"-c\" is an ssh option; expected \"host\" or \"user@host\"" ]; then
+    pass "every problem of many.json, one line each"
+else
+    fail "many.json: expected 4 lines (extra, backend, host 0, host 2), got:"; cat "$WORK/err" >&2
+fi
+# More than the message holds: as many as fit, then how many more; none is lost from the count.
+hosts=""
+for i in $(seq 0 59); do hosts="$hosts${hosts:+, }{\"ssh\": \"-h$i\"}"; done
+bad sixty.json "[$hosts]"
+"$TETHER" hostfile check "$WORK/sixty.json" >"$WORK/out" 2>"$WORK/err"
+shown=$(grep -c 'is an ssh option' "$WORK/err")
+more=$(sed -n 's/^  and \([0-9][0-9]*\) more$/\1/p' "$WORK/err")
+if [ -n "$more" ] && [ $((shown + more)) = 60 ]; then pass "sixty bad hosts: $shown shown and $more more"; else
+    fail "sixty bad hosts: $shown shown, 'and ${more:-?} more'"; cat "$WORK/err" >&2
+fi
 bad syntax.json '[{"ssh": "a"},'
 expect 1 err "$WORK/syntax.json: line 2, column 0: invalid JSON: ']' expected near end of file" \
     check "$WORK/syntax.json"
