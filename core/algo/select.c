@@ -15,8 +15,8 @@
  * all_to_all: direct (every message at once), or on one host with 3 or more ranks, from
  * TETHER_ONE_HOST_ALLTOALL_MIN bytes on, pairwise steps (RING). broadcast: binomial tree under
  * TETHER_TREE_BELOW (default TETHER_BCAST_TREE_BELOW_DEFAULT), pipelined chain above (RING).
- * barrier: dissemination. The choice goes into the call signature, so ranks
- * whose settings differ get TETHER_EMISMATCH. */
+ * barrier: dissemination. The choice goes into the call signature, so ranks whose settings
+ * differ get TETHER_EMISMATCH. */
 #include <errno.h>
 #include <stdint.h> /* SIZE_MAX */
 #include <stdlib.h>
@@ -106,9 +106,8 @@ static int full_mesh(const tether_group *g, unsigned caps)
     return (caps & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
 }
 
-/* On a full mesh: the direct algorithm, or the ring where 3 or more ranks share one host's caches
- * and bytes (the all-reduce vector, the all-gather output) lies in [min, TETHER_ONE_HOST_RING_MAX).
- */
+/* The direct algorithm, or the ring where 3 or more ranks share one host's caches and bytes (the
+ * all-reduce vector, the all-gather output, the all-to-all buffer) lies in [min, max). */
 static tether_algo mesh_choice(const tether_group *g, unsigned caps, size_t bytes, size_t min,
                                size_t max)
 {
