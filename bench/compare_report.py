@@ -20,6 +20,7 @@ import sys
 import time
 
 PEERS_EXCLUDED = ("mpi-vader",)  # shared memory, not TCP: shown, never the "best peer"
+MEMORY_TETHER = "tether-mesh-cma"  # tether reading peers' memory (backends/tcp/cma.h): vs mpi-vader
 FACTOR = {"allreduce": lambda n: 2.0 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
           "broadcast": lambda n: 1.0, "reduce_scatter": lambda n: (n - 1) / n,
           "all_to_all": lambda n: (n - 1) / n, "send_recv": lambda n: 1.0}
@@ -65,12 +66,17 @@ def read_kv(path):
     return out
 
 
+def is_memory(label):
+    """A one-host memory path (shared memory, cross-memory attach): compared with its own kind."""
+    return label in PEERS_EXCLUDED or label == MEMORY_TETHER
+
+
 def is_tether(label):
-    return label.startswith("tether")
+    return label.startswith("tether") and not is_memory(label)
 
 
 def is_peer(label):
-    return not is_tether(label) and label not in PEERS_EXCLUDED
+    return not is_tether(label) and not is_memory(label)
 
 
 def human(n):
@@ -178,6 +184,17 @@ def coll_table(page, systems, coll, n, limit_ln=None):
         cells.append("%.2f×" % (tt / pt) if pt and tt else "-")
         page.add("| " + " | ".join(cells) + " |")
     page.add("")
+
+
+def memory_rows(page, systems, coll, n):
+    """One host, memory paths: tether reading its peers' memory against Open MPI's shared memory.
+    Not a target (the targets compare TCP with TCP); shown so the default one-host path is judged
+    against its own kind."""
+    t, v = systems.get(MEMORY_TETHER, {}), systems.get("mpi-vader", {})
+    rs = ["%s %.2f×" % (human(s), t[s]["busbw"] / v[s]["busbw"])
+          for s in sorted(t) if s >= 65536 and s in v and v[s]["busbw"]]
+    if rs:
+        page.add("One host, memory paths (%s busbw / mpi-vader busbw): %s." % (MEMORY_TETHER, ", ".join(rs)), "")
 
 
 def ratio_at(systems, size, tether_label=None, key="busbw"):
@@ -332,6 +349,7 @@ def main():
         tl = auto_label(systems)
         if not tl:
             continue
+        memory_rows(page, systems, "allreduce", n)
         small = [s for s in sorted(systems[tl]) if s <= 4096 and "mpi-tcp" in systems and s in systems["mpi-tcp"]]
         if small:
             rs = [(s, systems[tl][s]["time_us"] / systems["mpi-tcp"][s]["time_us"]) for s in small]
@@ -374,6 +392,7 @@ def main():
             tl = auto_label(systems)
             big = [s for s in sorted(systems.get(tl, {})) if s >= 65536]
             rs = [(s, ratio_at(systems, s, tl)) for s in big if ratio_at(systems, s, tl)]
+            memory_rows(page, systems, coll, n)
             if rs:
                 worst = min(rs, key=lambda x: x[1])
                 page.target("%s ≥ 64 KiB, N=%d: busbw ≥ 1.2× best peer (%s)" % (coll, n, tl),

@@ -36,6 +36,9 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_TCP_CONGESTION", "", "",
      "Linux: TCP congestion control of tether's connections (e.g. cubic); unset keeps the "
      "system's"},
+    {"TETHER_TCP_CMA_MIN", "", "65536",
+     "Linux: bytes from which a message between ranks of one host is read from the sender's "
+     "memory (process_vm_readv) instead of the socket; 0 turns it off"},
     {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)"},
     {"TETHER_RDMA_QP", "", "uc on macOS, rc on Linux", "RDMA queue pair type: uc or rc"},
     {"TETHER_IBVERBS_LIB", "", "libibverbs.so.1", "path of the verbs library to load"},

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "cma.h"
 #include "engine_impl.h"
 #include "socket.h"
 
@@ -51,6 +52,7 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
     va_end(ap);
     ep->err = code;
     ep->events++;
+    tether__cma_withdraw(ep);
     TLOG_INFO("%s endpoint broken: %s: %s", ep->backend, tether_err_name(code), ep->errmsg);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tx_clear(ep->flat[i]);
@@ -153,7 +155,7 @@ static int tx_flush(tether__tcp_ep *ep, tether__link *l)
     return 0;
 }
 
-static int flush_or_break(tether__tcp_ep *ep, tether__link *l)
+int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
 {
     int e = tx_flush(ep, l);
     if (!e)
@@ -238,8 +240,9 @@ int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     tx_push(l, t);
     if (!idle) /* whoever flushes the frames ahead flushes this one too */
         return TETHER_OK;
-    TRY(flush_or_break(ep, l)); /* the short path: most small messages leave here, in one sendmsg */
-    if (l->txhead && ep->prog)  /* the socket is full: the progress thread must poll for room */
+    TRY(tether__tcp_flush(ep,
+                          l)); /* the short path: most small messages leave here, in one sendmsg */
+    if (l->txhead && ep->prog) /* the socket is full: the progress thread must poll for room */
         tether__tcp_progress_kick(ep);
     return TETHER_OK;
 }
@@ -255,17 +258,22 @@ int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len,
     if (ep->links[peer][0].bye)
         return end(ep, r, tether__tcp_gone(ep, &ep->links[peer][0], "sends to it"), out);
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
+    int cma = tether__cma_use(ep, peer, len);
     for (int k = 0; k < ep->nlinks[peer] && rc == TETHER_OK; k++) {
         tether__link *l = &ep->links[peer][k];
         tether__txmsg *t = &r->part[k].tx;
         uint64_t off, n;
         if (!tether__stripe(len, l->nlinks, k, &off, &n))
             continue;
-        tether__frame_encode(&f, t->hdr);
-        t->payload = (const unsigned char *)buf + off;
-        t->len = n;
         t->req = r;
         r->parts_left++;
+        if (cma) {
+            tether__cma_describe(ep, l, t, &f, (const unsigned char *)buf + off);
+        } else {
+            tether__frame_encode(&f, t->hdr);
+            t->payload = (const unsigned char *)buf + off;
+            t->len = n;
+        }
         rc = tether__tcp_tx_queue(ep, l, t);
     }
     return end(ep, r, rc, out);
@@ -303,8 +311,8 @@ static int progress_peer(tether__tcp_ep *ep, int peer, int read)
     for (int k = 0; k < first->nlinks && !ep->err; k++) {
         tether__link *l = first + k;
         if (l->txhead)
-            TRY(flush_or_break(ep, l));
-        if (read)
+            TRY(tether__tcp_flush(ep, l));
+        if (read || l->cma_wait) /* a send left in memory finishes when the reader says so */
             TRY(tether__tcp_read(ep, l, 0));
     }
     return ep->err;
@@ -335,7 +343,7 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
 {
     for (int i = 0; i < ep->nflat && !ep->err; i++) {
         tether__link *l = ep->flat[i];
-        if ((pfd[i].revents & POLLOUT) && l->txhead && flush_or_break(ep, l) < 0)
+        if ((pfd[i].revents & POLLOUT) && l->txhead && tether__tcp_flush(ep, l) < 0)
             return;
         if (ep->prog && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
             tether__tcp_read(ep, l, 1);
@@ -384,8 +392,10 @@ int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
                           strerror(poll_errno));
     else if (n > 0 && !ep->err)
         tether__tcp_progress_ready(ep, pfd);
-    else if (n == 0 && !ep->err)
+    else if (n == 0 && !ep->err) {
         unblock_sends(ep);
+        tether__cma_unblock(ep);
+    }
     int rc = ep->err ? sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
     if (pfd != stack)
@@ -511,6 +521,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
         tether__tcp_progress_stop(ep, 0);
     pthread_mutex_lock(&ep->mu);
     log_link_bytes(ep);
+    tether__cma_withdraw(ep);
     if (!ep->err)
         say_bye(ep);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
@@ -597,8 +608,8 @@ int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backen
     ep->addr = calloc((size_t)ep->size, sizeof *ep->addr);
     if (!ep->links || !ep->nlinks || !ep->flat || !ep->addr)
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
-    else
-        rc = take_links(ep, links);
+    else if ((rc = take_links(ep, links)) == TETHER_OK && (rc = tether__cma_min(&ep->cma_min)) == 0)
+        rc = tether__cma_negotiate(ep, links->timeout_ms);
     if (rc < 0) {
         ep->err = rc; /* never formed: no bye to anyone */
         tether__tcp_close(ep);

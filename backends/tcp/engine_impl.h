@@ -21,6 +21,10 @@ typedef struct tether__txmsg {
     uint64_t len;           /* payload bytes of this frame */
     uint64_t sent;          /* bytes written, header included */
     struct tether_req *req; /* NULL for an abort or bye frame, which the link owns */
+    /* a descriptor frame (cma.c): the descriptor it carries, its id, the link's CMA_DONE queue */
+    unsigned char cma_desc[TETHER__CMA_DESC_SIZE];
+    uint64_t cma_id;
+    struct tether__txmsg *cma_next;
 } tether__txmsg;
 
 typedef struct tether__link {
@@ -39,6 +43,20 @@ typedef struct tether__link {
     unsigned char *rbuf;
     size_t rlen; /* bytes held at the start of rbuf */
     uint64_t bytes_sent, bytes_recvd;
+    /* cross-memory attach with this peer (cma.c); the state is link 0's, the queues each link's */
+    int cma_offered;  /* our offer waits for its answer */
+    int cma_expected; /* the peer's offer has not come yet */
+    int cma_on;       /* the peer reads our memory: large sends go as descriptors */
+    int cma_read;     /* we read the peer's memory: its pid and epoch cell are known */
+    int64_t cma_pid;
+    uint64_t cma_epoch_addr;
+    uint64_t cma_next_id;
+    tether__txmsg *cma_wait; /* descriptors sent here whose CMA_DONE has not come */
+    int cma_unread;          /* unexpected descriptors on this link, not copied yet */
+    int cur_cma;             /* cur is the payload of a CMA frame (cma_hdr), read into cma_buf */
+    tether__frame cma_hdr;
+    tether__rxmsg cma_msg;
+    unsigned char cma_buf[TETHER__CMA_OFFER_SIZE];
 } tether__link;
 
 /* A posted send or receive: one part per link of its peer. */
@@ -76,6 +94,7 @@ struct tether__tcp_ep {
     struct tether_req *live;
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
+    uint64_t cma_min; /* TETHER_TCP_CMA_MIN: 0 = off */
     int one_host; /* every socket link joins two processes of this host (tether__tcp_same_host) */
     int err;      /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
@@ -91,6 +110,9 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...) TETHER
 
 /* EPEER for a message to or from a peer that closed normally. Caller holds ep->mu. */
 int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what);
+
+/* Write what l's socket takes of its queue; a failure breaks ep. Caller holds ep->mu. */
+int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l);
 
 /* Queue t on l and write what the socket takes at once when l was idle. Caller holds ep->mu. */
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
@@ -117,6 +139,8 @@ int tether__tcp_wants_input(const tether__link *l);
  * read; on Linux POLLRDHUP still reports the peer's exit meanwhile). */
 short tether__tcp_poll_events(const tether__link *l);
 int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents);
+/* One part of r finished (a wait may return). */
+void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r);
 int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
                           tether__rxmsg *part);
 void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l);

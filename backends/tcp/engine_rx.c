@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "cma.h"
 #include "engine_impl.h"
 
 /* Both sides of a disagreement, in the words of transport.h. */
@@ -29,7 +30,7 @@ int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const 
                              l->peer, ep->addr[l->peer], l->index, what);
 }
 
-static void part_done(tether__tcp_ep *ep, struct tether_req *r)
+void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r)
 {
     r->parts_left--;
     ep->events++;
@@ -40,6 +41,8 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
 {
     tether__rxmsg *m = l->cur;
     l->cur = NULL;
+    if (l->cur_cma)
+        return tether__cma_rx_done(ep, l);
     if (l->cur_fwd) {
         l->cur_fwd = 0;
         return tether__tcp_route_pass(ep, l, m);
@@ -54,7 +57,7 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
         return rc;
     }
     if (m->req) {
-        part_done(ep, m->req);
+        tether__tcp_part_done(ep, m->req);
         if (m->heap) /* an unexpected frame claimed while it was still being read */
             tether__rxcache_put(&ep->rxcache, m);
     }
@@ -78,6 +81,8 @@ static int start_abort(tether__tcp_ep *ep, tether__link *l, const tether__frame 
 static int rx_bye(tether__tcp_ep *ep, tether__link *l)
 {
     l->bye = 1;
+    if (l->cma_wait)
+        return tether__tcp_gone(ep, l, "waits for it to read a message from this rank's memory");
     return l->posted.head ? tether__tcp_gone(ep, l, "expects a message from it") : TETHER_OK;
 }
 
@@ -132,14 +137,19 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         return rx_bye(ep, l);
     if (f->type == TETHER__FRAME_LEAVE)
         return tether__tcp_route_leave_rx(ep, l, f);
-    if (f->type == TETHER__FRAME_ABORT)
+    if (f->type == TETHER__FRAME_ABORT) {
         TRY(start_abort(ep, l, f));
-    else if (f->type == TETHER__FRAME_ROUTED)
+    } else if (f->type == TETHER__FRAME_ROUTED) {
         TRY(rx_routed(ep, l, f));
-    else if (!tether__stripe(f->len, l->nlinks, l->index, &off, &n))
+    } else if (f->type >= TETHER__FRAME_CMA_OFFER && f->type <= TETHER__FRAME_CMA_DONE) {
+        TRY(tether__cma_rx_start(ep, l, f));
+        if (!l->cur) /* an answer or a read notice: a header alone */
+            return TETHER_OK;
+    } else if (!tether__stripe(f->len, l->nlinks, l->index, &off, &n)) {
         return tether__tcp_protocol_error(ep, l, "a frame on a link its length does not use");
-    else
+    } else {
         TRY(rx_match(ep, l, l, f, n));
+    }
     return l->cur->len == 0 ? rx_done(ep, l) : TETHER_OK;
 }
 
@@ -151,7 +161,7 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 static int parse(tether__tcp_ep *ep, tether__link *l, int all)
 {
     size_t pos = 0;
-    while (pos < l->rlen && (all || l->cur || l->posted.head)) {
+    while (pos < l->rlen && (all || tether__tcp_wants_input(l))) {
         tether__rxmsg *m = l->cur;
         if (m) {
             uint64_t left = m->len - m->got;
@@ -176,8 +186,24 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
     return TETHER_OK;
 }
 
+/* l's peer is gone. It may have left only because of a failure another rank reported to every
+ * rank (a mismatch, an abort): read what the other links hold first, so that report, when it came
+ * before, is the error rather than the exit it caused. */
+static void read_others_first(tether__tcp_ep *ep, const tether__link *l)
+{
+    static _Thread_local int reading; /* the reads below may meet another exit: no recursion */
+    if (reading)
+        return;
+    reading = 1;
+    for (int i = 0; i < ep->nflat && !ep->err; i++)
+        if (ep->flat[i] != l && ep->flat[i]->fd >= 0 && !ep->flat[i]->eof)
+            tether__tcp_read(ep, ep->flat[i], 1);
+    reading = 0;
+}
+
 static int peer_closed(tether__tcp_ep *ep, const tether__link *l)
 {
+    read_others_first(ep, l);
     return tether__tcp_break(ep, TETHER_EPEER,
                              "rank %d (%s) closed the connection; it probably exited, "
                              "see its output",
@@ -186,7 +212,7 @@ static int peer_closed(tether__tcp_ep *ep, const tether__link *l)
 
 int tether__tcp_wants_input(const tether__link *l)
 {
-    return l->cur != NULL || l->posted.head != NULL;
+    return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(l);
 }
 
 /* POLLRDHUP (Linux): the peer shut its side down, reported even while unread bytes wait. */
@@ -256,6 +282,10 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
             }
             if (errno == EINTR)
                 continue;
+            int e = errno;
+            if (e == ECONNRESET)
+                read_others_first(ep, l);
+            errno = e;
             return tether__tcp_break(ep, errno == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
                                      "recv() from rank %d (%s): %s%s", l->peer, ep->addr[l->peer],
                                      strerror(errno),
@@ -294,11 +324,13 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
     case TETHER__MATCH_OK:
         break;
     }
+    if (m->cma) /* still in the sender's memory */
+        return tether__cma_claim(ep, l, part, m);
     if (m->got)
         memcpy(part->buf, m->buf, (size_t)m->got);
     if (m->got == m->len) {
         tether__rxcache_put(&ep->rxcache, m);
-        part_done(ep, r);
+        tether__tcp_part_done(ep, r);
     } else { /* still arriving: the rest goes straight to the user's buffer */
         m->buf = part->buf;
         m->req = r;
@@ -327,9 +359,11 @@ void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
         free((char *)l->cur - offsetof(tether__fwd, rx));
     else if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
         tether__rxcache_put(&ep->rxcache, l->cur);
-    l->cur = NULL;
+    l->cur = NULL; /* with cur_cma it was the link's own cma_msg */
     l->cur_abort = 0;
     l->cur_fwd = 0;
+    l->cur_cma = 0;
+    l->cma_unread = 0;
     l->posted.head = l->posted.tail = NULL;
     free_heap_queue(ep, &l->unexpected);
     l->rlen = 0;

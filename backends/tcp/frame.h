@@ -25,6 +25,16 @@
 #define TETHER__FRAME_BYE 0x54464403u
 #define TETHER__FRAME_ROUTED 0x54464404u /* data between ranks with no link: passed on */
 #define TETHER__FRAME_LEAVE 0x54464405u  /* rank `code` is closing: passed on round the ring */
+/* Cross-memory attach between ranks of one host (cma.h): an offer to read the sender's memory
+ * (payload: pid, cookie address and value, epoch address), its answer (code 1 yes, 0 no), a
+ * message left in the sender's memory (tag and len as data; payload: address, id, epoch) and the
+ * notice that it was read (len: its id). */
+#define TETHER__FRAME_CMA_OFFER 0x54464406u
+#define TETHER__FRAME_CMA_ANSWER 0x54464407u
+#define TETHER__FRAME_CMA_DATA 0x54464408u
+#define TETHER__FRAME_CMA_DONE 0x54464409u
+#define TETHER__CMA_OFFER_SIZE 32
+#define TETHER__CMA_DESC_SIZE 24
 #define TETHER__STRIPE_MIN (256u << 10)
 #define TETHER__ABORT_TEXT_MAX 1024
 
@@ -69,6 +79,7 @@ typedef struct tether__rxmsg {
     uint64_t got;           /* bytes read so far */
     unsigned char *buf;     /* where they go: the user's buffer, or a heap copy while unexpected */
     int heap;               /* buf and this struct are the engine's (an unexpected message) */
+    int cma;                /* heap: buf holds a descriptor of the message, not its bytes */
     uint64_t cap;           /* heap only: payload bytes the block has room for */
     struct tether_req *req; /* the receive it belongs to; NULL while unexpected */
 } tether__rxmsg;

@@ -14,7 +14,7 @@
 
 #define TETHER__HELLO_SIZE 224
 #define TETHER__HELLO_MAGIC 0x52485454u /* "TTHR" in memory order */
-#define TETHER__PROTO_VERSION 1
+#define TETHER__PROTO_VERSION 2         /* 2: the cross-memory frames (cma.h) */
 #define TETHER__ANNOUNCE_MAX 64
 
 typedef enum {

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cma.h"
 #include "engine_impl.h"
 #include "socket.h"
 
@@ -62,7 +63,8 @@ int tether__tcp_progress_wait(tether__tcp_ep *ep, int timeout_ms)
     pthread_mutex_lock(&ep->mu);
     if (!ep->err && timeout_ms > 0 && (seen.ep != ep || seen.events == ep->events)) {
         struct timespec until = tether__cond_deadline(timeout_ms);
-        pthread_cond_timedwait(&ep->prog->moved, &ep->mu, &until);
+        if (pthread_cond_timedwait(&ep->prog->moved, &ep->mu, &until) == ETIMEDOUT && !ep->err)
+            tether__cma_unblock(ep); /* idle: see cma.h */
     }
     tether__tcp_progress_seen(ep); /* the caller tests next; a wait without one sleeps again */
     pthread_mutex_unlock(&ep->mu);

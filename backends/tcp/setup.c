@@ -408,6 +408,7 @@ static int alloc_result(const tether__tcp_plan *p, tether__tcp_links *l)
 {
     memset(l, 0, sizeof *l);
     l->size = p->size;
+    l->timeout_ms = p->timeout_ms;
     l->nlinks = calloc((size_t)p->size, sizeof *l->nlinks);
     l->fds = calloc((size_t)p->size, sizeof *l->fds);
     l->addr = calloc((size_t)p->size, sizeof *l->addr);

@@ -47,6 +47,7 @@ typedef struct tether__tcp_links {
     int **fds;                       /* per peer, per link: connected, tuned, non-blocking */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer: its address, for messages */
     tether_hostaddr *announced;      /* per peer: the address it announced (bootstrap) */
+    int timeout_ms; /* the plan's: how long the engine waits for its peers' first frames */
 } tether__tcp_links;
 
 /* Run the plan until every link is up. ETIMEDOUT names the links still missing and why; EPEER

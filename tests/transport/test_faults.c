@@ -112,6 +112,33 @@ static int abort_body(const rank_ctx *ctx)
     return 0;
 }
 
+/* Rank 0 sends 1 MiB, which rank 1 reads from rank 0's memory (backends/tcp/cma.h), then aborts
+ * before rank 1 has posted its receive. Rank 0's buffer stays valid here, but a program may free
+ * it once abort() returns: rank 1 must fail, not deliver what it read. */
+static int cma_withdraw_body(const rank_ctx *ctx)
+{
+    const size_t len = 1u << 20;
+    tether_ep *ep = harness_open(ctx);
+    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    unsigned char *buf = calloc(1, len);
+    tether_req *r;
+    CHECK(buf, "calloc");
+    if (ctx->rank == 0) {
+        CHECK_OK(tether_mesh_ops.isend(ep, 1, buf, len, t, &r));
+        tether_mesh_ops.abort(ep, TETHER_ETIMEDOUT, "rank 0 gave up (test)");
+        usleep(500 * 1000); /* rank 1 reads while the buffer is still mapped */
+    } else {
+        usleep(200 * 1000);
+        int rc = harness_recv(ep, 0, buf, len, t);
+        CHECK(rc == TETHER_EPEER, "got %s: %s", tether_err_name(rc), tether_last_error());
+        CHECK_MSG("rank 0 (127.0.0.1:");
+        CHECK_MSG("failed or closed while this rank read a message from its memory");
+    }
+    free(buf);
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
 static int connect_to(int port)
 {
     struct sockaddr_in a = {.sin_family = AF_INET,
@@ -299,6 +326,8 @@ int main(int argc, char **argv)
         return harness_run(2, env, signature_body);
     if (!strcmp(t, "peer_exit"))
         return harness_run(3, env, peer_exit_body);
+    if (!strcmp(t, "cma_withdraw"))
+        return harness_run(2, env, cma_withdraw_body);
     if (!strcmp(t, "abort"))
         return harness_run(3, env, abort_body);
     if (!strcmp(t, "strays"))
