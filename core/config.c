@@ -36,7 +36,7 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_TCP_CONGESTION", "", "",
      "Linux: TCP congestion control of tether's connections (e.g. cubic); unset keeps the "
      "system's"},
-    {"TETHER_TCP_CMA_MIN", "", "65536",
+    {"TETHER_TCP_CMA_MIN", "", "262144",
      "Linux: bytes from which a message between ranks of one host is read from the sender's "
      "memory (process_vm_readv) instead of the socket; 0 turns it off"},
     {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)"},

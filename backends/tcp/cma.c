@@ -16,7 +16,7 @@
 #include "socket.h"
 #include "wire.h"
 
-#define CMA_MIN_DEFAULT 65536L
+#define CMA_MIN_DEFAULT 262144L /* below it, the read notice costs more than the copy saves */
 
 /* Bumped when an endpoint withdraws descriptors its peers may still read (cma.h). */
 static _Atomic uint64_t withdraw_epoch = 1;
