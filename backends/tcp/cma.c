@@ -62,16 +62,17 @@ static int queue_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame 
     return tether__tcp_tx_queue(ep, l, t);
 }
 
-/* Our offer: pid, cookie, epoch cell; empty when this rank does not take part. */
-static int send_offer(tether__tcp_ep *ep, tether__link *l)
+/* Our offer: pid, cookie, epoch cell; empty (full = 0) when this rank does not take part. */
+static int send_offer(tether__tcp_ep *ep, tether__link *l, int full)
 {
     unsigned char p[TETHER__CMA_OFFER_SIZE];
-    tether__frame f = {.len = ep->cma_min ? sizeof p : 0, .type = TETHER__FRAME_CMA_OFFER};
+    tether__frame f = {.len = full ? sizeof p : 0, .type = TETHER__FRAME_CMA_OFFER};
     tether__put_u64(p, (uint64_t)getpid());
     tether__put_u64(p + 8, (uint64_t)(uintptr_t)&cookie);
     tether__put_u64(p + 16, cookie);
     tether__put_u64(p + 24, (uint64_t)(uintptr_t)&withdraw_epoch);
-    l->cma_offered = l->cma_expected = 1;
+    l->cma_offered = full ? 2 : 1; /* 2: an answer worth logging */
+    l->cma_expected = 1;
     return queue_frame(ep, l, &f, p, (size_t)f.len);
 }
 
@@ -124,9 +125,12 @@ int tether__cma_negotiate(tether__tcp_ep *ep, int timeout_ms)
     pthread_once(&cookie_once, cookie_init);
     pthread_mutex_lock(&ep->mu);
     int rc = TETHER_OK;
+    /* every link exchanges offers, empty where this side sees another host: both sides then wait
+     * for the same frames even where they disagree on that (an address translated on the way) */
     for (int peer = 0; peer < ep->size && rc == TETHER_OK; peer++)
-        if (ep->nlinks[peer] > 0 && tether__tcp_same_host(ep->links[peer][0].fd))
-            rc = send_offer(ep, &ep->links[peer][0]);
+        if (ep->nlinks[peer] > 0)
+            rc = send_offer(ep, &ep->links[peer][0],
+                            ep->cma_min && tether__tcp_same_host(ep->links[peer][0].fd));
     pthread_mutex_unlock(&ep->mu);
     TRY(rc);
     struct pollfd *pfd = malloc((size_t)ep->size * sizeof *pfd);
@@ -211,7 +215,7 @@ static int take_offer(tether__tcp_ep *ep, tether__link *l)
     l->cma_expected = 0;
 #if defined(__linux__)
     uint64_t seen = 0, want = tether__get_u64(l->cma_buf + 16);
-    e = l->cma_hdr.len == 0 ? EPERM
+    e = l->cma_hdr.len == 0 ? EPERM /* nothing offered */
         : ep->cma_min ? read_peer((pid_t)pid, &seen, tether__get_u64(l->cma_buf + 8), sizeof seen,
                                   sizeof seen)
                       : EPERM;
@@ -224,7 +228,7 @@ static int take_offer(tether__tcp_ep *ep, tether__link *l)
         TLOG_INFO("rank %d (%s) is on this host: rank %d reads its large messages from its memory "
                   "(process_vm_readv)",
                   l->peer, ep->addr[l->peer], ep->rank);
-    } else {
+    } else if (l->cma_hdr.len > 0) { /* an empty offer: the peer's own log says why */
         TLOG_INFO("rank %d (%s) is on this host but rank %d cannot read its memory (%s): its "
                   "messages come through the socket",
                   l->peer, ep->addr[l->peer], ep->rank,
@@ -337,10 +341,11 @@ int tether__cma_rx_start(tether__tcp_ep *ep, tether__link *l, const tether__fram
     case TETHER__FRAME_CMA_ANSWER:
         if (l != l0 || !l->cma_offered)
             return tether__tcp_protocol_error(ep, l, "an answer to no offer");
+        l->cma_on = f->code == 1 && l->cma_offered == 2;
+        if (l->cma_offered == 2)
+            TLOG_INFO("rank %d (%s) %s rank %d's large messages from its memory", l->peer,
+                      ep->addr[l->peer], l->cma_on ? "reads" : "cannot read", ep->rank);
         l->cma_offered = 0;
-        l->cma_on = f->code == 1;
-        TLOG_INFO("rank %d (%s) %s rank %d's large messages from its memory", l->peer,
-                  ep->addr[l->peer], l->cma_on ? "reads" : "cannot read", ep->rank);
         return TETHER_OK;
     case TETHER__FRAME_CMA_DONE:
         return rx_done_notice(ep, l, f->len);

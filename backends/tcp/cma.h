@@ -8,11 +8,12 @@
  *
  * Protocol, on the links a rank already has (frame.h):
  * - At creation each rank offers its peers on this host (link 0) its pid, the address and value of
- *   a random cookie, and the address of its withdraw epoch (or an empty offer when it does not
- *   take part). A peer that reads the cookie back with process_vm_readv answers yes; anything else
- *   (another pid namespace, no permission, not Linux, TETHER_TCP_CMA_MIN=0) answers no, and that
- *   direction stays on the socket. The endpoint is ready once both offers are answered: no frame
- *   of this exchange is left to arrive later, unasked, at a rank that is closing.
+ *   a random cookie, and the address of its withdraw epoch; every other peer, and every peer when
+ *   it does not take part, gets an empty offer, so both ends always expect the same frames. A peer
+ * that reads the cookie back with process_vm_readv answers yes; anything else (another pid
+ * namespace, no permission, not Linux, TETHER_TCP_CMA_MIN=0) answers no, and that direction stays
+ * on the socket. The endpoint is ready once both offers are answered: no frame of this exchange is
+ * left to arrive later, unasked, at a rank that is closing.
  * - After a yes, a message of at least TETHER_TCP_CMA_MIN bytes travels as one CMA_DATA frame per
  *   stripe: the tag and length as a data frame has them, and a descriptor (address, id, epoch)
  *   instead of the payload. The receiver copies the stripe into the posted receive and answers

@@ -44,7 +44,7 @@ typedef struct tether__link {
     size_t rlen; /* bytes held at the start of rbuf */
     uint64_t bytes_sent, bytes_recvd;
     /* cross-memory attach with this peer (cma.c); the state is link 0's, the queues each link's */
-    int cma_offered;  /* our offer waits for its answer */
+    int cma_offered;  /* our offer waits for its answer: 2 a real one, 1 an empty one */
     int cma_expected; /* the peer's offer has not come yet */
     int cma_on;       /* the peer reads our memory: large sends go as descriptors */
     int cma_read;     /* we read the peer's memory: its pid and epoch cell are known */
