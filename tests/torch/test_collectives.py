@@ -126,6 +126,41 @@ def test_broadcast(world, dtype):
         close(t, data(root, 21, dtype, salt=root))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", list(OPS), ids=list(OPS.values()))
+def test_reduce(world, dtype, op):
+    rank, size = world
+    name = OPS[op]
+    if not applicable(dtype, name):
+        return
+    for root in range(size):
+        t = data(rank, 9, dtype, salt=root)
+        dist.reduce(t, dst=root, op=op)
+        if rank == root:
+            close(t, reduce_ref([data(r, 9, dtype, salt=root) for r in range(size)], name))
+        else:  # the others' tensors stay as they were
+            close(t, data(rank, 9, dtype, salt=root))
+
+
+def test_gather(world):
+    rank, size = world
+    for root in range(size):
+        out = [torch.empty(3, 2, dtype=torch.int64) for _ in range(size)] if rank == root else None
+        dist.gather(data(rank, 6, torch.int64, salt=root).view(3, 2), out, dst=root)
+        if rank == root:
+            for r in range(size):
+                close(out[r], data(r, 6, torch.int64, salt=root).view(3, 2))
+
+
+def test_scatter(world):
+    rank, size = world
+    for root in range(size):
+        ins = [data(r, 5, torch.float64, salt=root) for r in range(size)] if rank == root else None
+        t = torch.empty(5, dtype=torch.float64)
+        dist.scatter(t, ins, src=root)
+        close(t, data(rank, 5, torch.float64, salt=root))
+
+
 def test_all_gather(world):
     rank, size = world
     out = [torch.empty(2, 3, dtype=torch.int32) for _ in range(size)]
@@ -250,8 +285,10 @@ def test_bad_arguments_raise_at_the_call(world):
         dist.all_gather_into_tensor(torch.empty(size * 3 + 1), torch.ones(3))
     with pytest.raises(ValueError, match="tether allreduce: AVG needs a floating-point"):
         dist.all_reduce(torch.ones(2, dtype=torch.int64), op=dist.ReduceOp.AVG)
+    with pytest.raises(ValueError, match="tether gather: expected"):
+        dist.gather(torch.ones(1), [torch.ones(1)] * (size + 1), dst=rank)
     with pytest.raises(RuntimeError, match="does not support"):
-        dist.gather(torch.ones(1), [torch.ones(1)] * size if rank == 0 else None)
+        dist.recv(torch.ones(1))  # from any source
     # The group is still usable after argument errors.
     t = torch.ones(3)
     dist.all_reduce(t)

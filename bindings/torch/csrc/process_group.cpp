@@ -88,6 +88,32 @@ std::vector<int64_t> block_sizes(const at::Tensor &t, const std::vector<int64_t>
     return blocks;
 }
 
+/* A root rank from torch's options (one tensor per call: rootTensor is 0). */
+int checked_root(int64_t root, int64_t root_tensor, int size, const char *call)
+{
+    if (root < 0 || root >= size || root_tensor != 0)
+        bad_arg(call, "root rank " + std::to_string(root) + " is not in 0.." +
+                          std::to_string(size - 1));
+    return static_cast<int>(root);
+}
+
+/* The root's list of one tensor per rank, each like t; the other ranks pass no list. */
+std::vector<at::Tensor> root_list(const std::vector<std::vector<at::Tensor>> &lists, bool root,
+                                  const at::Tensor &t, int size, const char *call)
+{
+    if (!root) {
+        if (!lists.empty())
+            bad_arg(call, "only the root rank passes a list of tensors");
+        return {};
+    }
+    if (lists.size() != 1)
+        bad_arg(call, "expected 1 list on the root, got " + std::to_string(lists.size()));
+    check_count(lists[0], size, call);
+    for (const auto &x : lists[0])
+        check_like(x, t, true, call);
+    return lists[0];
+}
+
 std::atomic<int> live_groups{0};
 
 } // namespace
@@ -160,10 +186,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::broadcast(std::vector<at::Ten
     const char *call = "broadcast";
     const at::Tensor t = single(tensors, call);
     const tether_dtype dt = dtype_of(t, call);
-    if (opts.rootRank < 0 || opts.rootRank >= size_ || opts.rootTensor != 0)
-        bad_arg(call, "root rank " + std::to_string(opts.rootRank) + " is not in 0.." +
-                          std::to_string(size_ - 1));
-    const int root = static_cast<int>(opts.rootRank);
+    const int root = checked_root(opts.rootRank, opts.rootTensor, size_, call);
     return enqueue(c10d::OpType::BROADCAST, call, {t}, [t, dt, root](tether_group *g) {
         return on_contiguous(t, [&](const at::Tensor &c) {
             return tether_broadcast(g, c.data_ptr(), c.numel(), dt, root);
@@ -186,6 +209,70 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Ten
                 c.div_(n);
             return rc;
         });
+    });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::reduce(std::vector<at::Tensor> &tensors,
+                                                          const c10d::ReduceOptions &opts)
+{
+    const char *call = "reduce";
+    const at::Tensor t = single(tensors, call);
+    const tether_dtype dt = dtype_of(t, call);
+    const Reduction red = reduction_of(opts.reduceOp, t, call);
+    const bool root = checked_root(opts.rootRank, opts.rootTensor, size_, call) == rank_;
+    const int n = size_;
+    return enqueue(c10d::OpType::REDUCE, call, {t}, [t, dt, red, n, root](tether_group *g) {
+        if (!root) { /* its tensor stays as it was */
+            const at::Tensor c = t.contiguous().clone();
+            return tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
+        }
+        return on_contiguous(t, [&](const at::Tensor &c) {
+            const int rc = tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
+            if (rc == TETHER_OK && red.average)
+                c.div_(n);
+            return rc;
+        });
+    });
+}
+
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::gather(std::vector<std::vector<at::Tensor>> &outputs,
+                           std::vector<at::Tensor> &inputs, const c10d::GatherOptions &opts)
+{
+    const char *call = "gather";
+    const at::Tensor in = single(inputs, call);
+    const tether_dtype dt = dtype_of(in, call);
+    const bool root = checked_root(opts.rootRank, 0, size_, call) == rank_;
+    const std::vector<at::Tensor> outs = root_list(outputs, root, in, size_, call);
+    const int n = size_;
+    return enqueue(c10d::OpType::GATHER, call, outs, [in, outs, dt, n](tether_group *g) {
+        const at::Tensor src = in.contiguous();
+        const at::Tensor gathered = at::empty({n * src.numel()}, src.options());
+        const int rc = tether_all_gather(g, src.data_ptr(), gathered.data_ptr(), src.numel(), dt);
+        if (rc == TETHER_OK && !outs.empty())
+            unflatten(gathered, outs);
+        return rc;
+    });
+}
+
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::scatter(std::vector<at::Tensor> &outputs,
+                            std::vector<std::vector<at::Tensor>> &inputs,
+                            const c10d::ScatterOptions &opts)
+{
+    const char *call = "scatter";
+    const at::Tensor out = single(outputs, call);
+    const tether_dtype dt = dtype_of(out, call);
+    const int root = checked_root(opts.rootRank, 0, size_, call);
+    const std::vector<at::Tensor> ins = root_list(inputs, root == rank_, out, size_, call);
+    const int n = size_, me = rank_;
+    return enqueue(c10d::OpType::SCATTER, call, {out}, [out, ins, dt, n, me, root](tether_group *g) {
+        const int64_t count = out.numel();
+        const at::Tensor all = ins.empty() ? at::empty({n * count}, out.options()) : flatten(ins);
+        const int rc = tether_broadcast(g, all.data_ptr(), all.numel(), dt, root);
+        if (rc == TETHER_OK)
+            out.copy_(all.narrow(0, me * count, count).view(out.sizes()));
+        return rc;
     });
 }
 

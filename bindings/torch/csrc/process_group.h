@@ -39,6 +39,17 @@ class ProcessGroupTether final : public TetherBase
                                              const c10d::BroadcastOptions &opts) override;
     c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor> &tensors,
                                              const c10d::AllreduceOptions &opts) override;
+    /* reduce, gather and scatter run as the all-to-all-ranks collective that contains them
+     * (all-reduce, all-gather, a broadcast of the root's list): one tether collective each, with
+     * its mismatch checks, at the cost of results the other ranks do not keep. */
+    c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor> &tensors,
+                                          const c10d::ReduceOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>> &outputs,
+                                          std::vector<at::Tensor> &inputs,
+                                          const c10d::GatherOptions &opts) override;
+    c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor> &outputs,
+                                           std::vector<std::vector<at::Tensor>> &inputs,
+                                           const c10d::ScatterOptions &opts) override;
     /* DDP's bucket lists: flattened into one buffer, one all-reduce. */
     c10::intrusive_ptr<c10d::Work>
     allreduce_coalesced(std::vector<at::Tensor> &tensors,
