@@ -117,8 +117,8 @@ def terminal():
 
 
 def plot(systems, coll, n, key, out_png, title, tmpdir):
-    # busbw plots leave out shared memory (mpi-vader): at 10+ GB/s it flattens every TCP line
-    labels = sorted([l for l in systems if key != "busbw" or l not in PEERS_EXCLUDED],
+    # busbw plots leave out the memory paths (mpi-vader, tether-mesh-cma): they flatten every TCP line
+    labels = sorted([l for l in systems if key != "busbw" or not is_memory(l)],
                     key=lambda l: (not is_tether(l), l))
     series = []
     for i, l in enumerate(labels):
@@ -127,7 +127,7 @@ def plot(systems, coll, n, key, out_png, title, tmpdir):
             for s in sorted(systems[l]):
                 fh.write("%d %g\n" % (s, systems[l][s][key]))
         width = 2.5 if is_tether(l) else 1.2
-        dash = "dt 2" if l in PEERS_EXCLUDED else "dt 1"
+        dash = "dt 2" if is_memory(l) else "dt 1"
         series.append("'%s' using 1:2 with linespoints lw %s %s pt %d title '%s'" % (f, width, dash, 1 + i % 12, l))
     ylabel = "busbw (GB/s)" if key == "busbw" else "time per op (us)"
     sizes = sorted({s for l in labels for s in systems[l]})
@@ -194,7 +194,8 @@ def memory_rows(page, systems, coll, n):
     rs = ["%s %.2f×" % (human(s), t[s]["busbw"] / v[s]["busbw"])
           for s in sorted(t) if s >= 65536 and s in v and v[s]["busbw"]]
     if rs:
-        page.add("One host, memory paths (%s busbw / mpi-vader busbw): %s." % (MEMORY_TETHER, ", ".join(rs)), "")
+        page.add("One host, memory paths, %s N = %d (%s busbw / mpi-vader busbw; not a target): %s."
+                 % (coll, n, MEMORY_TETHER, ", ".join(rs)), "")
 
 
 def ratio_at(systems, size, tether_label=None, key="busbw"):
@@ -278,9 +279,12 @@ def main():
       "",
       "Cells are `time µs / busbw GB/s` with the nccl-tests bus factors (all-reduce 2(N−1)/N; "
       "all-gather, reduce-scatter, all-to-all (N−1)/N; broadcast 1). *Best TCP peer* excludes "
-      "`mpi-vader` (shared memory, a different physical path, shown for reference). Ratios above 1 "
-      "favour tether for busbw, below 1 for time. The busbw plots leave `mpi-vader` out (its scale "
-      "would flatten the TCP lines); the time plots keep it, dashed.",
+      "`mpi-vader` (shared memory, a different physical path, shown for reference). Every tether "
+      "column goes through its sockets (`TETHER_TCP_CMA_MIN=0`) except `tether-mesh-cma`, which reads "
+      "the peers' memory as tether does by default on one Linux host; it is compared with `mpi-vader` "
+      "only, in a line under each table. Ratios above 1 "
+      "favour tether for busbw, below 1 for time. The busbw plots leave the memory paths (`mpi-vader`, `tether-mesh-cma`) out (their scale "
+      "would flatten the TCP lines); the time plots keep them, dashed.",
       "")
     if machine.get("quick") == "1":
         P("> **Quick run** (`--quick`): sizes ≤ 1 MiB, 0.1 s per size, N = %s only. The targets at "
