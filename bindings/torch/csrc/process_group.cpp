@@ -92,8 +92,8 @@ std::vector<int64_t> block_sizes(const at::Tensor &t, const std::vector<int64_t>
 int checked_root(int64_t root, int64_t root_tensor, int size, const char *call)
 {
     if (root < 0 || root >= size || root_tensor != 0)
-        bad_arg(call, "root rank " + std::to_string(root) + " is not in 0.." +
-                          std::to_string(size - 1));
+        bad_arg(call,
+                "root rank " + std::to_string(root) + " is not in 0.." + std::to_string(size - 1));
     return static_cast<int>(root);
 }
 
@@ -266,14 +266,16 @@ ProcessGroupTether::scatter(std::vector<at::Tensor> &outputs,
     const int root = checked_root(opts.rootRank, 0, size_, call);
     const std::vector<at::Tensor> ins = root_list(inputs, root == rank_, out, size_, call);
     const int n = size_, me = rank_;
-    return enqueue(c10d::OpType::SCATTER, call, {out}, [out, ins, dt, n, me, root](tether_group *g) {
-        const int64_t count = out.numel();
-        const at::Tensor all = ins.empty() ? at::empty({n * count}, out.options()) : flatten(ins);
-        const int rc = tether_broadcast(g, all.data_ptr(), all.numel(), dt, root);
-        if (rc == TETHER_OK)
-            out.copy_(all.narrow(0, me * count, count).view(out.sizes()));
-        return rc;
-    });
+    return enqueue(c10d::OpType::SCATTER, call, {out},
+                   [out, ins, dt, n, me, root](tether_group *g) {
+                       const int64_t count = out.numel();
+                       const at::Tensor all =
+                           ins.empty() ? at::empty({n * count}, out.options()) : flatten(ins);
+                       const int rc = tether_broadcast(g, all.data_ptr(), all.numel(), dt, root);
+                       if (rc == TETHER_OK)
+                           out.copy_(all.narrow(0, me * count, count).view(out.sizes()));
+                       return rc;
+                   });
 }
 
 c10::intrusive_ptr<c10d::Work>
