@@ -97,21 +97,34 @@ int checked_root(int64_t root, int64_t root_tensor, int size, const char *call)
     return static_cast<int>(root);
 }
 
-/* The root's list of one tensor per rank, each like t; the other ranks pass no list. */
-std::vector<at::Tensor> root_list(const std::vector<std::vector<at::Tensor>> &lists, bool root,
-                                  const at::Tensor &t, int size, const char *call)
+/* A list of one tensor per rank, each like t, which torch passes as the only element of lists;
+ * where the call takes none (gather and scatter off the root), lists must be empty. */
+std::vector<at::Tensor> per_rank_list(const std::vector<std::vector<at::Tensor>> &lists,
+                                      bool wanted, const at::Tensor &t, int size, const char *call)
 {
-    if (!root) {
+    if (!wanted) {
         if (!lists.empty())
             bad_arg(call, "only the root rank passes a list of tensors");
         return {};
     }
     if (lists.size() != 1)
-        bad_arg(call, "expected 1 list on the root, got " + std::to_string(lists.size()));
+        bad_arg(call, "expected 1 list of tensors, got " + std::to_string(lists.size()));
     check_count(lists[0], size, call);
     for (const auto &x : lists[0])
         check_like(x, t, true, call);
     return lists[0];
+}
+
+/* All-gather in into a new buffer, then its blocks into outs (none: this rank keeps nothing). */
+int gather_into(tether_group *g, const at::Tensor &in, const std::vector<at::Tensor> &outs,
+                tether_dtype dt, int n)
+{
+    const at::Tensor src = in.contiguous();
+    const at::Tensor gathered = at::empty({n * src.numel()}, src.options());
+    const int rc = tether_all_gather(g, src.data_ptr(), gathered.data_ptr(), src.numel(), dt);
+    if (rc == TETHER_OK && !outs.empty())
+        unflatten(gathered, outs);
+    return rc;
 }
 
 std::atomic<int> live_groups{0};
@@ -243,16 +256,10 @@ ProcessGroupTether::gather(std::vector<std::vector<at::Tensor>> &outputs,
     const at::Tensor in = single(inputs, call);
     const tether_dtype dt = dtype_of(in, call);
     const bool root = checked_root(opts.rootRank, 0, size_, call) == rank_;
-    const std::vector<at::Tensor> outs = root_list(outputs, root, in, size_, call);
+    const std::vector<at::Tensor> outs = per_rank_list(outputs, root, in, size_, call);
     const int n = size_;
-    return enqueue(c10d::OpType::GATHER, call, outs, [in, outs, dt, n](tether_group *g) {
-        const at::Tensor src = in.contiguous();
-        const at::Tensor gathered = at::empty({n * src.numel()}, src.options());
-        const int rc = tether_all_gather(g, src.data_ptr(), gathered.data_ptr(), src.numel(), dt);
-        if (rc == TETHER_OK && !outs.empty())
-            unflatten(gathered, outs);
-        return rc;
-    });
+    return enqueue(c10d::OpType::GATHER, call, outs,
+                   [in, outs, dt, n](tether_group *g) { return gather_into(g, in, outs, dt, n); });
 }
 
 c10::intrusive_ptr<c10d::Work>
@@ -264,7 +271,7 @@ ProcessGroupTether::scatter(std::vector<at::Tensor> &outputs,
     const at::Tensor out = single(outputs, call);
     const tether_dtype dt = dtype_of(out, call);
     const int root = checked_root(opts.rootRank, 0, size_, call);
-    const std::vector<at::Tensor> ins = root_list(inputs, root == rank_, out, size_, call);
+    const std::vector<at::Tensor> ins = per_rank_list(inputs, root == rank_, out, size_, call);
     const int n = size_, me = rank_;
     return enqueue(c10d::OpType::SCATTER, call, {out},
                    [out, ins, dt, n, me, root](tether_group *g) {
@@ -307,22 +314,10 @@ ProcessGroupTether::allgather(std::vector<std::vector<at::Tensor>> &outputs,
     const char *call = "allgather";
     const at::Tensor in = single(inputs, call);
     const tether_dtype dt = dtype_of(in, call);
-    if (outputs.size() != 1)
-        bad_arg(call, "expected 1 output list, got " + std::to_string(outputs.size()));
-    check_count(outputs[0], size_, call);
-    for (const auto &o : outputs[0])
-        check_like(o, in, true, call);
+    const std::vector<at::Tensor> outs = per_rank_list(outputs, true, in, size_, call);
     const int n = size_;
-    return enqueue(
-        c10d::OpType::ALLGATHER, call, outputs[0], [in, outs = outputs[0], dt, n](tether_group *g) {
-            const at::Tensor src = in.contiguous();
-            const at::Tensor gathered = at::empty({n * src.numel()}, src.options());
-            const int rc =
-                tether_all_gather(g, src.data_ptr(), gathered.data_ptr(), src.numel(), dt);
-            if (rc == TETHER_OK)
-                unflatten(gathered, outs);
-            return rc;
-        });
+    return enqueue(c10d::OpType::ALLGATHER, call, outs,
+                   [in, outs, dt, n](tether_group *g) { return gather_into(g, in, outs, dt, n); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::_allgather_base(at::Tensor &output,
@@ -386,24 +381,20 @@ ProcessGroupTether::reduce_scatter(std::vector<at::Tensor> &outputs,
     const char *call = "reduce_scatter";
     const at::Tensor out = single(outputs, call);
     const tether_dtype dt = dtype_of(out, call);
-    if (inputs.size() != 1)
-        bad_arg(call, "expected 1 input list, got " + std::to_string(inputs.size()));
-    check_count(inputs[0], size_, call);
-    for (const auto &in : inputs[0])
-        check_like(in, out, true, call);
+    const std::vector<at::Tensor> ins = per_rank_list(inputs, true, out, size_, call);
     const Reduction red = reduction_of(opts.reduceOp, out, call);
     const int n = size_;
-    return enqueue(c10d::OpType::REDUCE_SCATTER, call, {out},
-                   [out, ins = inputs[0], dt, red, n](tether_group *g) {
-                       const at::Tensor flat = flatten(ins);
-                       return on_contiguous(out, [&](const at::Tensor &c) {
-                           const int rc = tether_reduce_scatter(g, flat.data_ptr(), c.data_ptr(),
-                                                                c.numel(), dt, red.op);
-                           if (rc == TETHER_OK && red.average)
-                               c.div_(n);
-                           return rc;
-                       });
-                   });
+    return enqueue(
+        c10d::OpType::REDUCE_SCATTER, call, {out}, [out, ins, dt, red, n](tether_group *g) {
+            const at::Tensor flat = flatten(ins);
+            return on_contiguous(out, [&](const at::Tensor &c) {
+                const int rc =
+                    tether_reduce_scatter(g, flat.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
+                if (rc == TETHER_OK && red.average)
+                    c.div_(n);
+                return rc;
+            });
+        });
 }
 
 c10::intrusive_ptr<c10d::Work>
