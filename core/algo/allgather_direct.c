@@ -26,6 +26,10 @@ static int exchange(tether_group *g, const tether_wire *w, const char *mine,
         int q = (me + s) % n;
         TRY(tether__isend(g, q, bytes, blocks[me].len * w->wsize, step, &reqs[n + q]));
     }
+    /* the rank's own block, while the peers read or receive theirs (all-gather; in the
+     * all-reduce it is in place already) */
+    if (!w->bf16 && blocks[me].dst != mine && blocks[me].len)
+        memcpy(blocks[me].dst, mine, blocks[me].len * w->wsize);
     TRY(tether__waitall(g, reqs, 2 * n));
     for (int q = 0; q < n && w->bf16; q++)
         if (q != me)
@@ -57,9 +61,6 @@ int tether__allgather_direct(tether_group *g, const tether_coll *c)
         blocks[b] = (tether_span){.dst = tether__at(c->recv, (size_t)b * block),
                                   .len = c->count,
                                   .off = (size_t)b * c->count};
-    char *own = blocks[g->rank].dst;
-    if (block && own != (const char *)c->send)
-        memcpy(own, c->send, block);
     int rc = tether__ag_direct(g, c, c->send, blocks, NULL, 0);
     tether__scratch_free(g, blocks);
     return rc;
