@@ -131,6 +131,8 @@ int tether__cma_negotiate(tether__tcp_ep *ep, int timeout_ms)
         if (ep->nlinks[peer] > 0)
             rc = send_offer(ep, &ep->links[peer][0],
                             ep->cma_min && tether__tcp_same_host(ep->links[peer][0].fd));
+    if (rc < 0) /* the break recorded why; the caller reports it */
+        rc = tether__fail(rc, "%s", ep->errmsg);
     pthread_mutex_unlock(&ep->mu);
     TRY(rc);
     struct pollfd *pfd = malloc((size_t)ep->size * sizeof *pfd);
@@ -162,10 +164,9 @@ int tether__cma_use(const tether__tcp_ep *ep, int peer, uint64_t len)
     return ep->cma_min && len >= ep->cma_min && ep->nlinks[peer] > 0 && ep->links[peer][0].cma_on;
 }
 
-void tether__cma_describe(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t,
-                          const tether__frame *f, const unsigned char *payload)
+void tether__cma_describe(tether__link *l, tether__txmsg *t, const tether__frame *f,
+                          const unsigned char *payload)
 {
-    (void)ep;
     tether__frame d = *f;
     d.type = TETHER__FRAME_CMA_DATA;
     tether__frame_encode(&d, t->hdr);

@@ -45,8 +45,8 @@ int tether__cma_use(const tether__tcp_ep *ep, int peer, uint64_t len);
 
 /* Make t, the part of request r for the stripe at payload on link l, a descriptor frame of f's tag
  * and length; r gets one more part to finish, the peer's CMA_DONE. */
-void tether__cma_describe(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t,
-                          const tether__frame *f, const unsigned char *payload);
+void tether__cma_describe(tether__link *l, tether__txmsg *t, const tether__frame *f,
+                          const unsigned char *payload);
 
 /* A header of one of the CMA frame types arrived on l (engine_rx.c's rx_start). */
 int tether__cma_rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);

@@ -268,7 +268,7 @@ int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len,
         t->req = r;
         r->parts_left++;
         if (cma) {
-            tether__cma_describe(ep, l, t, &f, (const unsigned char *)buf + off);
+            tether__cma_describe(l, t, &f, (const unsigned char *)buf + off);
         } else {
             tether__frame_encode(&f, t->hdr);
             t->payload = (const unsigned char *)buf + off;
