@@ -56,6 +56,20 @@ def load_runs(base):
     return data
 
 
+def take_faster(data, repeat):
+    """Where the anchors ran a table twice (N = 2 all-reduce, their noise check), keep each
+    system's faster run per size: the same rule for every system, so one slow sample of a shared
+    VM decides no ratio."""
+    for key, systems in repeat.items():
+        for label, rows in systems.items():
+            mine = data.get(key, {}).get(label)
+            if mine is None:
+                continue
+            for size, r in rows.items():
+                if size in mine and r["time_us"] < mine[size]["time_us"]:
+                    mine[size] = r
+
+
 def read_kv(path):
     out = {}
     if os.path.exists(path):
@@ -244,6 +258,8 @@ def main():
     rel = os.path.relpath(plots, os.path.dirname(doc))
     anchors = os.path.join(out, "anchors")
     data = load_runs(anchors)
+    repeated = load_runs(os.path.join(anchors, "repeat"))
+    take_faster(data, repeated)
     extra = load_runs(os.path.join(out, "extra"))
     machine = read_kv(os.path.join(out, "machine.txt"))
     versions = os.path.join(anchors, "versions.txt")
@@ -315,6 +331,9 @@ def main():
     P("", "The machine is shared and has 2 vCPUs: N = 3 and 4 run more ranks than cores, and figures "
       "vary 1.1–1.4× from run to run (see the anchors' RESULTS.md); compare columns of this page with "
       "each other, not with another day's page.", "")
+    if repeated:
+        P("The anchors run %s twice (their noise check); each system's cell there is the faster of its "
+          "two runs, for every system alike." % ", ".join("N = %d %s" % k for k in sorted(repeated)), "")
 
     P("## Limits (same run)", "", "| limit | value |", "|---|---:|")
     for (k, b), v in sorted(membw.items()):
