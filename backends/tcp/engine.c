@@ -240,8 +240,8 @@ int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     tx_push(l, t);
     if (!idle) /* whoever flushes the frames ahead flushes this one too */
         return TETHER_OK;
-    TRY(tether__tcp_flush(ep,
-                          l)); /* the short path: most small messages leave here, in one sendmsg */
+    /* the short path: most small messages leave here, in one sendmsg */
+    TRY(tether__tcp_flush(ep, l));
     if (l->txhead && ep->prog) /* the socket is full: the progress thread must poll for room */
         tether__tcp_progress_kick(ep);
     return TETHER_OK;

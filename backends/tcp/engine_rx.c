@@ -141,7 +141,7 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         TRY(start_abort(ep, l, f));
     } else if (f->type == TETHER__FRAME_ROUTED) {
         TRY(rx_routed(ep, l, f));
-    } else if (f->type >= TETHER__FRAME_CMA_OFFER && f->type <= TETHER__FRAME_CMA_DONE) {
+    } else if (tether__frame_is_cma(f->type)) {
         TRY(tether__cma_rx_start(ep, l, f));
         if (!l->cur) /* an answer or a read notice: a header alone */
             return TETHER_OK;
@@ -285,13 +285,12 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
             int e = errno;
             if (e == ECONNRESET)
                 read_others_first(ep, l);
-            errno = e;
-            return tether__tcp_break(ep, errno == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
+            return tether__tcp_break(ep, e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
                                      "recv() from rank %d (%s): %s%s", l->peer, ep->addr[l->peer],
-                                     strerror(errno),
-                                     errno == ECONNRESET ? "; it probably exited, see its "
-                                                           "output"
-                                                         : "");
+                                     strerror(e),
+                                     e == ECONNRESET ? "; it probably exited, see its "
+                                                       "output"
+                                                     : "");
         }
         l->bytes_recvd += (uint64_t)n;
         if (dst == l->rbuf + l->rlen) {

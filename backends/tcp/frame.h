@@ -33,6 +33,11 @@
 #define TETHER__FRAME_CMA_ANSWER 0x54464407u
 #define TETHER__FRAME_CMA_DATA 0x54464408u
 #define TETHER__FRAME_CMA_DONE 0x54464409u
+static inline int tether__frame_is_cma(uint32_t type)
+{
+    return type >= TETHER__FRAME_CMA_OFFER &&
+           type <= TETHER__FRAME_CMA_DONE; /* numbered in a row */
+}
 #define TETHER__CMA_OFFER_SIZE 32
 #define TETHER__CMA_DESC_SIZE 24
 #define TETHER__STRIPE_MIN (256u << 10)

@@ -8,6 +8,23 @@
 
 #define BIG ((5u << 20) + 3)
 
+/* Whether this run's ranks read big messages from each other's memory (backends/tcp/cma.h). */
+static int from_memory(void)
+{
+    return strcmp(getenv("TETHER_TCP_CMA_MIN"), "0") != 0;
+}
+
+/* The bytes took the way TETHER_TCP_CMA_MIN says: link 0 carried them all, or only descriptors. */
+static int check_path(tether_ep *ep, int peer, uint64_t payload)
+{
+    uint64_t sent, recvd;
+    CHECK_OK(tether__tcp_link_bytes((tether__tcp_ep *)ep, peer, 0, &sent, &recvd));
+    CHECK(from_memory() ? sent < 4096 : sent >= payload,
+          "link 0 sent %llu bytes for %llu of payload", (unsigned long long)sent,
+          (unsigned long long)payload);
+    return 0;
+}
+
 /* Both ranks send BIG to each other at once, one posted early, one late (unexpected), then a
  * zero-length and a small message behind the big one keep their order. */
 static int chunks_body(const rank_ctx *ctx)
@@ -38,6 +55,8 @@ static int chunks_body(const rank_ctx *ctx)
     CHECK(harness_verify(r1, BIG, (uint32_t)peer) == 0, "first big message");
     CHECK(harness_verify(r2, BIG, (uint32_t)peer) == 0, "second big message");
     CHECK(got == peer, "small message %d", got);
+    if (check_path(ep, peer, 2 * (uint64_t)BIG))
+        return 1;
     free(s);
     free(r1);
     free(r2);
@@ -61,6 +80,8 @@ static int crossed_body(const rank_ctx *ctx)
     CHECK_OK(harness_send(ep, peer, s, len, t));
     CHECK_OK(harness_recv(ep, peer, r, len, t));
     CHECK(harness_verify(r, len, (uint32_t)peer + 7) == 0, "crossed message");
+    if (check_path(ep, peer, len))
+        return 1;
     free(s);
     free(r);
     tether_mesh_ops.close(ep);
@@ -126,7 +147,7 @@ static int stripes_body(const rank_ctx *ctx)
     uint64_t sent[2], recvd[2];
     for (int k = 0; k < 2; k++)
         CHECK_OK(tether__tcp_link_bytes(ep, peer, k, &sent[k], &recvd[k]));
-    if (strcmp(getenv("TETHER_TCP_CMA_MIN"), "0") != 0) {
+    if (from_memory()) {
         /* read from the sender's memory, a stripe per link: the sockets carried descriptors */
         CHECK(sent[0] < 4096 && sent[1] < 4096, "links sent %llu and %llu bytes",
               (unsigned long long)sent[0], (unsigned long long)sent[1]);
@@ -162,22 +183,17 @@ int main(int argc, char **argv)
      * exercising the same resumption a 2 GiB message does at the 1 GiB cap */
     static const char *env[] = {"TETHER_JOB_TOKEN=chunk-test", "TETHER_TIMEOUT=20",
                                 "TETHER_TCP_MAX_IO=4099", "TETHER_TCP_CMA_MIN=0", NULL};
-    /* the same between ranks that read each other's memory (backends/tcp/cma.h) */
-    static const char *cma_env[] = {"TETHER_JOB_TOKEN=chunk-test", "TETHER_TIMEOUT=20",
-                                    "TETHER_TCP_MAX_IO=4099", "TETHER_TCP_CMA_MIN=65536", NULL};
     const char *t = argc > 1 ? argv[1] : "";
+    if (!strncmp(t, "cma_", 4)) { /* the same between ranks that read each other's memory */
+        env[3] = "TETHER_TCP_CMA_MIN=65536";
+        t += 4;
+    }
     if (!strcmp(t, "chunks"))
         return harness_run(2, env, chunks_body);
     if (!strcmp(t, "stripes"))
         return harness_run(2, env + 2, stripes_body);
     if (!strcmp(t, "crossed"))
         return harness_run(2, env + 3, crossed_body);
-    if (!strcmp(t, "cma_chunks"))
-        return harness_run(2, cma_env, chunks_body);
-    if (!strcmp(t, "cma_stripes"))
-        return harness_run(2, cma_env + 2, stripes_body);
-    if (!strcmp(t, "cma_crossed"))
-        return harness_run(2, cma_env + 3, crossed_body);
     fprintf(stderr, "usage: %s [cma_]chunks|stripes|crossed\n", argv[0]);
     return 2;
 }
