@@ -123,7 +123,7 @@ static int check_env(const char *kv)
 
 static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt, char *val)
 {
-    long v;
+    long v = 0; /* parse_range sets it on success; -O3 cannot see that */
     int rc = 0;
     switch (id) {
     case OPT_N:

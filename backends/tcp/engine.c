@@ -560,7 +560,9 @@ int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sen
 
 /* ---- creation ---- */
 
-static int take_links(tether__tcp_ep *ep, tether__tcp_links *links)
+/* Links between processes of one host get the smaller send buffer tether__tcp_local_sndbuf_default
+ * explains (local_sndbuf bytes; 0 leaves them as they are). */
+static int take_links(tether__tcp_ep *ep, tether__tcp_links *links, long local_sndbuf)
 {
     ep->one_host = 1;
     for (int p = 0; p < ep->size; p++) {
@@ -577,7 +579,13 @@ static int take_links(tether__tcp_ep *ep, tether__tcp_links *links)
             l->nlinks = k;
             l->fd = links->fds[p][i];
             links->fds[p][i] = -1;
-            ep->one_host &= tether__tcp_same_host(l->fd);
+            int local = tether__tcp_same_host(l->fd);
+            ep->one_host &= local;
+            if (local && local_sndbuf) {
+                char what[TETHER__ADDR_TEXT + 48];
+                snprintf(what, sizeof what, "link %d with rank %d (%s)", i, p, links->addr[p]);
+                TRY(tether__tcp_set_sndbuf(l->fd, local_sndbuf, what));
+            }
             ep->flat[ep->nflat++] = l;
             if (!(l->rbuf = malloc(TETHER__RBUF_SIZE)))
                 return tether__fail(TETHER_ENOMEM, "out of memory for the receive buffers");
@@ -589,9 +597,16 @@ static int take_links(tether__tcp_ep *ep, tether__tcp_links *links)
 int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backend,
                           tether__tcp_ep **out)
 {
-    long max_io;
+    long max_io, local_sndbuf;
     int total = 0, rc;
     TRY(tether__env_long("TETHER_TCP_MAX_IO", MAX_IO_DEFAULT, 64, MAX_IO_DEFAULT, &max_io));
+    TRY(tether__env_long("TETHER_TCP_LOCAL_SNDBUF", tether__tcp_local_sndbuf_default(), 0, 1L << 30,
+                         &local_sndbuf));
+    if (local_sndbuf > 0 && local_sndbuf < TETHER__TCP_LOCAL_SNDBUF_MIN)
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_TCP_LOCAL_SNDBUF=%ld: expected 0 (the system's) or at least "
+                            "%ld bytes; smaller buffers stall loopback transfers",
+                            local_sndbuf, TETHER__TCP_LOCAL_SNDBUF_MIN);
     for (int p = 0; p < links->size; p++)
         total += links->nlinks[p];
     tether__tcp_ep *ep = calloc(1, sizeof *ep);
@@ -608,7 +623,8 @@ int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backen
     ep->addr = calloc((size_t)ep->size, sizeof *ep->addr);
     if (!ep->links || !ep->nlinks || !ep->flat || !ep->addr)
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
-    else if ((rc = take_links(ep, links)) == TETHER_OK && (rc = tether__cma_min(&ep->cma_min)) == 0)
+    else if ((rc = take_links(ep, links, local_sndbuf)) == TETHER_OK &&
+             (rc = tether__cma_min(&ep->cma_min)) == 0)
         rc = tether__cma_negotiate(ep, links->timeout_ms);
     if (rc < 0) {
         ep->err = rc; /* never formed: no bye to anyone */

@@ -221,6 +221,31 @@ static int sockbuf_allowed(const char *proc_file)
 }
 #endif
 
+long tether__tcp_local_sndbuf_default(void)
+{
+#if defined(__linux__) && defined(_SC_LEVEL2_CACHE_SIZE)
+    long half = sysconf(_SC_LEVEL2_CACHE_SIZE) / 2;
+    if (half <= 0)
+        half = 512L << 10; /* the L2 unknown: half of a common 1 MiB */
+    return half > TETHER__TCP_LOCAL_SNDBUF_MIN ? half : TETHER__TCP_LOCAL_SNDBUF_MIN;
+#else
+    return 0; /* measured on Linux only; elsewhere the system's (or WANT_SOCKBUF) stays */
+#endif
+}
+
+int tether__tcp_set_sndbuf(int fd, long bytes, const char *what)
+{
+#ifdef __linux__
+    bytes /= 2; /* Linux doubles what it is given (half is its bookkeeping) */
+#endif
+    TRY(set_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)bytes, "SO_SNDBUF", what));
+    int got = 0;
+    socklen_t len = sizeof got;
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) == 0)
+        TLOG_INFO("%s: send buffer %d bytes (both ends on this host)", what, got);
+    return TETHER_OK;
+}
+
 static int set_keepalive(int fd, const char *what)
 {
     TRY(set_opt(fd, SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE", what));
