@@ -54,6 +54,14 @@ typedef struct tether_tag {
 #define TETHER_CAP_ONE_HOST                                                                        \
     2u /* every rank runs on this host: links are memory copies that share                         \
           its cores and caches, not cables */
+/* Every peer reads this rank's messages of TETHER_CAP_MEMORY_MIN bytes or more straight from its
+ * memory, and this rank reads theirs: one copy, nothing pipelined through a socket. Whether a peer
+ * can read another is each rank's own finding, so the core ANDs this bit over the world when it
+ * forms (group.c): algorithm choices go into the call signature and must agree. */
+#define TETHER_CAP_READS_MEMORY 4u
+#define TETHER_CAP_MEMORY_MIN ((size_t)1 << 20)
+/* The caps the core agrees on at formation; the others every rank sees alike by construction. */
+#define TETHER_CAPS_AGREED TETHER_CAP_READS_MEMORY
 
 typedef struct tether_transport_ops {
     const char *name; /* "mesh", "ring", "rdma" */

@@ -164,6 +164,17 @@ int tether__cma_use(const tether__tcp_ep *ep, int peer, uint64_t len)
     return ep->cma_min && len >= ep->cma_min && ep->nlinks[peer] > 0 && ep->links[peer][0].cma_on;
 }
 
+int tether__tcp_reads_memory(const tether__tcp_ep *ep, uint64_t min)
+{
+    if (!ep->cma_min || ep->cma_min > min)
+        return 0;
+    for (int p = 0; p < ep->size; p++)
+        if (p != ep->rank &&
+            !(ep->nlinks[p] > 0 && ep->links[p][0].cma_on && ep->links[p][0].cma_read))
+            return 0;
+    return 1;
+}
+
 void tether__cma_describe(tether__link *l, tether__txmsg *t, const tether__frame *f,
                           const unsigned char *payload)
 {

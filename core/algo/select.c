@@ -97,8 +97,7 @@ static void allreduce_env(const char **algo, const char **below)
 
 static unsigned caps_of(const tether_group *g)
 {
-    const tether_world *w = g->world;
-    return w->ops->caps(w->ep);
+    return tether__world_caps(g->world);
 }
 
 static int full_mesh(const tether_group *g, unsigned caps)
@@ -132,6 +131,15 @@ static tether_algo allgather_auto(const tether_group *g, size_t bytes)
     return full_mesh(g, caps) ? mesh_choice(g, caps, bytes * (size_t)g->size,
                                             TETHER_ONE_HOST_GATHER_MIN, TETHER_ONE_HOST_RING_MAX)
                               : TETHER_ALGO_RING;
+}
+
+/* Broadcast's default tree threshold. Where the peers read each other's memory, the tree at every
+ * size: a reader copies the whole buffer at once, while the chain pays a descriptor round trip per
+ * segment (N = 3, 16 MiB: 2.7 ms tree, 4.6 ms chain; docs/tuning.md). Through sockets the chain
+ * keeps the links streaming (the tree took 2.8x as long at N = 3, 64 MiB). */
+static size_t bcast_tree_below(const tether_group *g)
+{
+    return (caps_of(g) & TETHER_CAP_READS_MEMORY) ? SIZE_MAX : TETHER_BCAST_TREE_BELOW_DEFAULT;
 }
 
 /* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
@@ -169,8 +177,8 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
-        return bytes < tether__tree_below(TETHER_BCAST_TREE_BELOW_DEFAULT) ? TETHER_ALGO_TREE
-                                                                           : TETHER_ALGO_RING;
+        return bytes < tether__tree_below(bcast_tree_below(g)) ? TETHER_ALGO_TREE
+                                                               : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL: /* RING: pairwise steps (alltoall_pairwise.c) */
         return mesh_choice(g, caps_of(g), bytes * (size_t)g->size, TETHER_ONE_HOST_ALLTOALL_MIN,
                            SIZE_MAX);
