@@ -98,11 +98,17 @@ int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t coun
     return collective(g, &c, "all_reduce");
 }
 
-int tether_all_gather(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt)
+int tether__all_gather_as(tether_group *g, const void *send, void *recv, size_t count,
+                          tether_dtype dt, const char *name)
 {
     TRY(check_buffers("tether_all_gather", g, send, recv, count, 0, dt, TETHER_SUM));
     tether_coll c = {.kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count, .dt = dt};
-    return collective(g, &c, "all_gather");
+    return collective(g, &c, name);
+}
+
+int tether_all_gather(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt)
+{
+    return tether__all_gather_as(g, send, recv, count, dt, "all_gather");
 }
 
 int tether_reduce_scatter(tether_group *g, const void *send, void *recv, size_t recv_count,

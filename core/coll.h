@@ -80,4 +80,9 @@ int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
 /* Run a checked collective on a group of size >= 2: select the algorithm and call it. */
 int tether__coll_run(tether_group *g, tether_coll *c);
 
+/* tether_all_gather, named in failure messages as name: the library's own calls (group.c) say
+ * what the user called, not a collective the user never made. */
+int tether__all_gather_as(tether_group *g, const void *send, void *recv, size_t count,
+                          tether_dtype dt, const char *name);
+
 #endif

@@ -95,7 +95,8 @@ static int agree_caps(tether_group *g)
     if (!all)
         return tether__fail(TETHER_ENOMEM, "out of memory agreeing on the links of %d ranks",
                             g->size);
-    int rc = tether_all_gather(g, &mine, all, 1, TETHER_INT32);
+    int rc = tether__all_gather_as(g, &mine, all, 1, TETHER_INT32,
+                                   "tether_init (agreeing on what the links allow)");
     if (rc == TETHER_OK) {
         unsigned both = (unsigned)mine;
         for (int r = 0; r < g->size; r++)
@@ -228,7 +229,7 @@ int tether_group_split(tether_group *g, int color, int key, tether_group **out)
         goto done;
     }
     /* Everyone learns every (color, key): one all-gather on the parent. */
-    TRY_GOTO(rc, tether_all_gather(g, mine, all, 2, TETHER_INT32), done);
+    TRY_GOTO(rc, tether__all_gather_as(g, mine, all, 2, TETHER_INT32, "tether_group_split"), done);
     int n = 0, myrank = -1;
     for (int r = 0; r < g->size; r++) {
         if (all[2 * r] != color)
