@@ -78,38 +78,6 @@ static int world_group(const tether_transport_ops *ops, tether_ep *ep, const tet
     return TETHER_OK;
 }
 
-unsigned tether__world_caps(const tether_world *w)
-{
-    return w->ops ? (w->ops->caps(w->ep) & ~TETHER_CAPS_AGREED) | w->agreed_caps : 0;
-}
-
-/* The TETHER_CAPS_AGREED bits every rank has: one all-gather of a word over the new world (which
- * meanwhile chooses as if none were set, alike on every rank). */
-static int agree_caps(tether_group *g)
-{
-    tether_world *w = g->world;
-    int32_t mine = (int32_t)(w->ops->caps(w->ep) & TETHER_CAPS_AGREED);
-    if (g->size == 1)
-        return TETHER_OK;
-    int32_t *all = malloc(sizeof *all * (size_t)g->size);
-    if (!all)
-        return tether__fail(TETHER_ENOMEM, "out of memory agreeing on the links of %d ranks",
-                            g->size);
-    int rc = tether__all_gather_as(g, &mine, all, 1, TETHER_INT32,
-                                   "tether_init (agreeing on what the links allow)");
-    if (rc == TETHER_OK) {
-        unsigned both = (unsigned)mine;
-        for (int r = 0; r < g->size; r++)
-            both &= (unsigned)all[r];
-        w->agreed_caps = both;
-        if (mine & TETHER_CAP_READS_MEMORY)
-            TLOG_INFO("every rank reads its peers' large messages from memory: %s",
-                      both & TETHER_CAP_READS_MEMORY ? "yes" : "no, not all of them");
-    }
-    free(all);
-    return rc;
-}
-
 int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
                        tether_group **out)
 {
@@ -123,13 +91,7 @@ int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg
     }
     tether__log_identity(rank, size, ops->name);
     TLOG_INFO("group formed: rank %d of %d over %s", rank, size, ops->name);
-    TRY(world_group(ops, ep, cfg, rank, size, out));
-    int rc = agree_caps(*out);
-    if (rc < 0) {
-        tether_group_free(*out);
-        *out = NULL;
-    }
-    return rc;
+    return world_group(ops, ep, cfg, rank, size, out);
 }
 
 int tether__singleton_open(tether_group **out)

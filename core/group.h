@@ -19,7 +19,6 @@ typedef struct tether_world {
     char broken_msg[TETHER_ERRMSG_MAX];
     pthread_mutex_t lock; /* guards refs and broken */
     tether_config cfg;
-    unsigned agreed_caps; /* TETHER_CAPS_AGREED bits every rank's caps() had at formation */
 } tether_world;
 
 struct tether_group {
@@ -52,10 +51,6 @@ int tether__group_break(tether_group *g, int code);
  * in-process transport. */
 int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
                        tether_group **out);
-
-/* What the links allow, for algorithm choice: the transport's caps(), with the TETHER_CAPS_AGREED
- * bits as the whole world agreed on them. */
-unsigned tether__world_caps(const tether_world *w);
 
 /* The world rank of group rank r. */
 static inline int tether__world_rank(const tether_group *g, int r)

@@ -54,14 +54,12 @@ typedef struct tether_tag {
 #define TETHER_CAP_ONE_HOST                                                                        \
     2u /* every rank runs on this host: links are memory copies that share                         \
           its cores and caches, not cables */
-/* Every peer reads this rank's messages of TETHER_CAP_MEMORY_MIN bytes or more straight from its
- * memory, and this rank reads theirs: one copy, nothing pipelined through a socket. Whether a peer
- * can read another is each rank's own finding, so the core ANDs this bit over the world when it
- * forms (group.c): algorithm choices go into the call signature and must agree. */
+/* This rank and every peer read each other's large messages straight from memory: one copy,
+ * nothing pipelined through a socket. Every rank must see it alike, since algorithm choices go
+ * into the call signature: a backend reports it only from facts both ends of each link share (for
+ * TCP, both directions of the pair proved readable), so one rank that cannot read, or a peer in
+ * another pid namespace, clears it for every rank. */
 #define TETHER_CAP_READS_MEMORY 4u
-#define TETHER_CAP_MEMORY_MIN ((size_t)1 << 20)
-/* The caps the core agrees on at formation; the others every rank sees alike by construction. */
-#define TETHER_CAPS_AGREED TETHER_CAP_READS_MEMORY
 
 typedef struct tether_transport_ops {
     const char *name; /* "mesh", "ring", "rdma" */

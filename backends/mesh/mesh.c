@@ -53,7 +53,7 @@ static unsigned mesh_caps(const tether_ep *ep)
 {
     const tether__tcp_ep *e = (const tether__tcp_ep *)ep;
     return TETHER_CAP_DIRECT | (tether__tcp_one_host(e) ? TETHER_CAP_ONE_HOST : 0) |
-           (tether__tcp_reads_memory(e, TETHER_CAP_MEMORY_MIN) ? TETHER_CAP_READS_MEMORY : 0);
+           (tether__tcp_reads_memory(e) ? TETHER_CAP_READS_MEMORY : 0);
 }
 
 static void mesh_close(tether_ep *ep)

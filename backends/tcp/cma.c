@@ -164,9 +164,11 @@ int tether__cma_use(const tether__tcp_ep *ep, int peer, uint64_t len)
     return ep->cma_min && len >= ep->cma_min && ep->nlinks[peer] > 0 && ep->links[peer][0].cma_on;
 }
 
-int tether__tcp_reads_memory(const tether__tcp_ep *ep, uint64_t min)
+int tether__tcp_reads_memory(const tether__tcp_ep *ep)
 {
-    if (!ep->cma_min || ep->cma_min > min)
+    /* only facts the peers share: with TETHER_TCP_CMA_MIN=0 this rank answered no to every offer,
+     * but its value otherwise is its own, so it does not count */
+    if (!ep->cma_min)
         return 0;
     for (int p = 0; p < ep->size; p++)
         if (p != ep->rank &&
@@ -261,8 +263,17 @@ static int copy_stripe(tether__tcp_ep *ep, tether__link *l, void *dst, uint64_t 
 #if defined(__linux__)
     uint64_t epoch = 0;
     int e = read_peer((pid_t)l0->cma_pid, dst, tether__get_u64(desc), n, ep->max_io);
+    /* the epoch even after a failed read: a sender that withdrew may have freed the buffer since
+     * (EFAULT), and then its failure, not the address, is what to report */
+    int e_epoch =
+        read_peer((pid_t)l0->cma_pid, &epoch, l0->cma_epoch_addr, sizeof epoch, sizeof epoch);
+    if (!e_epoch && epoch != tether__get_u64(desc + 16))
+        return tether__tcp_break(ep, TETHER_EPEER,
+                                 "rank %d (%s) failed or closed while this rank read a message "
+                                 "from its memory; what was read is discarded",
+                                 l->peer, ep->addr[l->peer]);
     if (!e)
-        e = read_peer((pid_t)l0->cma_pid, &epoch, l0->cma_epoch_addr, sizeof epoch, sizeof epoch);
+        e = e_epoch;
     if (e)
         return tether__tcp_break(ep, e == ESRCH ? TETHER_EPEER : TETHER_ENET,
                                  "reading %llu bytes of a message from the memory of rank %d (%s, "
@@ -270,11 +281,6 @@ static int copy_stripe(tether__tcp_ep *ep, tether__link *l, void *dst, uint64_t 
                                  (unsigned long long)n, l->peer, ep->addr[l->peer],
                                  (long long)l0->cma_pid, strerror(e),
                                  e == ESRCH ? "; it probably exited, see its output" : "");
-    if (epoch != tether__get_u64(desc + 16))
-        return tether__tcp_break(ep, TETHER_EPEER,
-                                 "rank %d (%s) failed or closed while this rank read a message "
-                                 "from its memory; what was read is discarded",
-                                 l->peer, ep->addr[l->peer]);
 #else
     (void)dst;
     (void)l0;

@@ -40,9 +40,9 @@ uint64_t tether__tcp_moved_total(tether__tcp_ep *ep);
  * then links are memory copies on shared cores and caches, not cables (TETHER_CAP_ONE_HOST). */
 int tether__tcp_one_host(const tether__tcp_ep *ep);
 
-/* 1 when this rank and every peer read each other's messages of min bytes or more from memory
- * (cma.h; TETHER_CAP_READS_MEMORY with min = TETHER_CAP_MEMORY_MIN). */
-int tether__tcp_reads_memory(const tether__tcp_ep *ep, uint64_t min);
+/* 1 when this rank and every peer read each other's large messages from memory (cma.h): both
+ * directions of every pair, which both ends of it know alike (TETHER_CAP_READS_MEMORY). */
+int tether__tcp_reads_memory(const tether__tcp_ep *ep);
 
 /* For links that reach only some peers (the ring): via[p] is the neighbour through which a message
  * to p goes (p itself when linked). Peers without links then work as if linked, more slowly. */

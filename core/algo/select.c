@@ -97,7 +97,8 @@ static void allreduce_env(const char **algo, const char **below)
 
 static unsigned caps_of(const tether_group *g)
 {
-    return tether__world_caps(g->world);
+    const tether_world *w = g->world;
+    return w->ops->caps(w->ep);
 }
 
 static int full_mesh(const tether_group *g, unsigned caps)

@@ -1,7 +1,9 @@
 /* tests/fault/fault_test.c - faults across real ranks: a rank killed or stopped mid-collective, ranks
  * calling mismatched collectives, a broken hostfile. The parent forks the ranks itself (tether launch
  * would stop the survivors when one dies) and checks how each survivor failed and how fast.
- * Usage: fault_test kill|stop|mismatch|badhostfile N [backend]
+ * splitstop: the victim stops before tether_group_split; the survivors' errors must name that call
+ * (the library's own all-gather inside it is not the user's).
+ * Usage: fault_test kill|stop|splitstop|mismatch|badhostfile N [backend]
  * Exit 0 when every survivor saw the expected error within the limit. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -107,10 +109,28 @@ static int rank_main(const char *mode, const char *backend)
         usleep(200 * 1000); /* the survivors are inside the all-reduce by now */
         raise(SIGKILL);
     }
-    if (rank == VICTIM && !strcmp(mode, "stop")) {
+    int stop = !strcmp(mode, "stop") || !strcmp(mode, "splitstop");
+    static const int stop_codes[] = {TETHER_ETIMEDOUT, TETHER_EPEER, 0};
+    if (rank == VICTIM && stop) {
         usleep(200 * 1000);
         raise(SIGSTOP);
         return 0;
+    }
+    if (!strcmp(mode, "splitstop")) {
+        tether_group *child = NULL;
+        double t0 = now_s();
+        rc = tether_group_split(g, 0, rank, &child);
+        double elapsed = now_s() - t0;
+        const char *name = "tether_group_split";
+        if (!strstr(tether_last_error(), name)) {
+            fprintf(stderr, "rank %d: the error does not name %s: %s\n", rank, name,
+                    tether_last_error());
+            return 1;
+        }
+        int verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + LIMIT_S, stop_codes);
+        free(buf);
+        tether_group_free(g);
+        return verdict;
     }
     if (!strcmp(mode, "mismatch") && rank == 0)
         count = 1000; /* the others use 32 MiB */
@@ -118,12 +138,11 @@ static int rank_main(const char *mode, const char *backend)
     rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
     double elapsed = now_s() - t0;
     static const int peer_codes[] = {TETHER_EPEER, TETHER_ENET, 0};
-    static const int stop_codes[] = {TETHER_ETIMEDOUT, TETHER_EPEER, 0};
     static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
     int verdict;
     if (!strcmp(mode, "kill"))
         verdict = judge(g, rank, rc, elapsed, LIMIT_S, peer_codes);
-    else if (!strcmp(mode, "stop"))
+    else if (stop)
         verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + LIMIT_S, stop_codes);
     else
         verdict = judge(g, rank, rc, elapsed, LIMIT_S, mismatch_codes);
@@ -136,7 +155,7 @@ static int rank_main(const char *mode, const char *backend)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_test kill|stop|mismatch|badhostfile N [backend]\n");
+        fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -161,7 +180,7 @@ int main(int argc, char **argv)
             setenv("TETHER_SIZE", ns, 1);
             setenv("TETHER_HOSTFILE", path, 1);
             setenv("TETHER_JOB_TOKEN", "fault-test-token", 1);
-            if (!strcmp(mode, "stop"))
+            if (!strcmp(mode, "stop") || !strcmp(mode, "splitstop"))
                 setenv("TETHER_TIMEOUT", "3", 1);
             execv("/proc/self/exe", argv);
             _exit(127);
@@ -183,7 +202,7 @@ int main(int argc, char **argv)
             left--;
         }
         /* the stopped victim never exits: once every survivor is done, it is the only one left */
-        if (!strcmp(mode, "stop") && left == 1 && pids[VICTIM] > 0) {
+        if (strstr(mode, "stop") && left == 1 && pids[VICTIM] > 0) {
             kill(pids[VICTIM], SIGKILL);
         }
         usleep(20 * 1000);
