@@ -134,12 +134,15 @@ static tether_algo allgather_auto(const tether_group *g, size_t bytes)
                               : TETHER_ALGO_RING;
 }
 
-/* Broadcast's default tree threshold. Where the peers read each other's memory, the tree at every
- * size: a reader copies the whole buffer at once, while the chain pays a descriptor round trip per
- * segment (N = 3, 16 MiB: 2.7 ms tree, 4.6 ms chain; docs/tuning.md). Through sockets the chain
- * keeps the links streaming (the tree took 2.8x as long at N = 3, 64 MiB). */
-static size_t bcast_tree_below(const tether_group *g)
+/* Broadcast's default tree threshold for a message of bytes. Where the peers read each other's
+ * memory, the tree at every size: a reader copies the whole buffer at once, while the chain pays a
+ * descriptor round trip per segment (N = 3, 16 MiB: 2.7 ms tree, 4.6 ms chain; docs/tuning.md).
+ * Through sockets the chain keeps the links streaming (the tree took 2.8x as long at N = 3,
+ * 64 MiB). Under the socket threshold both give the tree, so small broadcasts ask no caps. */
+static size_t bcast_tree_below(const tether_group *g, size_t bytes)
 {
+    if (bytes < TETHER_BCAST_TREE_BELOW_DEFAULT)
+        return TETHER_BCAST_TREE_BELOW_DEFAULT;
     return (caps_of(g) & TETHER_CAP_READS_MEMORY) ? SIZE_MAX : TETHER_BCAST_TREE_BELOW_DEFAULT;
 }
 
@@ -178,8 +181,8 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
-        return bytes < tether__tree_below(bcast_tree_below(g)) ? TETHER_ALGO_TREE
-                                                               : TETHER_ALGO_RING;
+        return bytes < tether__tree_below(bcast_tree_below(g, bytes)) ? TETHER_ALGO_TREE
+                                                                      : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL: /* RING: pairwise steps (alltoall_pairwise.c) */
         return mesh_choice(g, caps_of(g), bytes * (size_t)g->size, TETHER_ONE_HOST_ALLTOALL_MIN,
                            SIZE_MAX);
