@@ -181,6 +181,16 @@ static int count_wrong(const run *r)
     return wrong;
 }
 
+/* Zeroed, page-aligned: how frameworks allocate tensors, and how the anchors' drivers (and
+ * nccl-tests) allocate theirs, so the kernel's copies see the same alignment in every column. */
+static void *page_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, bytes) != 0)
+        return NULL;
+    return memset(p, 0, bytes);
+}
+
 static int setup(run *r, size_t bytes)
 {
     int n = tether_group_size(r->g);
@@ -205,8 +215,8 @@ static int setup(run *r, size_t bytes)
         send_elems = recv_elems = elems;
         break;
     }
-    r->send = calloc(send_elems ? send_elems : 1, r->es);
-    r->recv = calloc(recv_elems ? recv_elems : 1, r->es);
+    r->send = page_alloc((send_elems ? send_elems : 1) * r->es);
+    r->recv = page_alloc((recv_elems ? recv_elems : 1) * r->es);
     if (!r->send || !r->recv) {
         fprintf(stderr, "tether bench: out of memory for %zu bytes\n", bytes);
         return 1;

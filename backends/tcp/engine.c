@@ -561,7 +561,7 @@ int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sen
 /* ---- creation ---- */
 
 /* Links between processes of one host get the smaller send buffer tether__tcp_local_sndbuf_default
- * explains (local_sndbuf bytes; 0 leaves them as they are). */
+ * explains and a receive window as large (local_sndbuf bytes; 0 leaves both as they are). */
 static int take_links(tether__tcp_ep *ep, tether__tcp_links *links, long local_sndbuf)
 {
     ep->one_host = 1;
@@ -584,7 +584,7 @@ static int take_links(tether__tcp_ep *ep, tether__tcp_links *links, long local_s
             if (local && local_sndbuf) {
                 char what[TETHER__ADDR_TEXT + 48];
                 snprintf(what, sizeof what, "link %d with rank %d (%s)", i, p, links->addr[p]);
-                TRY(tether__tcp_set_sndbuf(l->fd, local_sndbuf, what));
+                TRY(tether__tcp_set_local_bufs(l->fd, local_sndbuf, what));
             }
             ep->flat[ep->nflat++] = l;
             if (!(l->rbuf = malloc(TETHER__RBUF_SIZE)))

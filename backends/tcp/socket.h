@@ -75,11 +75,13 @@ void tether__tcp_queued(int fd, size_t *in, size_t *out);
 /* Send buffer for a link joining two processes of one host (TETHER_TCP_LOCAL_SNDBUF's default):
  * half the L2 cache on Linux, 0 (the system's) elsewhere. Over loopback the sender copies each byte
  * into the kernel and the receiver copies it out; with no more than this in flight the receiver
- * finds it still in cache. Set with tether__tcp_set_sndbuf, in bytes as getsockopt reports them.
- * Below TETHER__TCP_LOCAL_SNDBUF_MIN large transfers stall (docs/tuning.md: 64 KiB took 9 s). */
+ * finds it still in cache. Below TETHER__TCP_LOCAL_SNDBUF_MIN large transfers stall
+ * (docs/tuning.md: 64 KiB took 9 s). */
 #define TETHER__TCP_LOCAL_SNDBUF_MIN (128L << 10)
 long tether__tcp_local_sndbuf_default(void);
-int tether__tcp_set_sndbuf(int fd, long bytes, const char *what);
+/* Such a link's buffers: a send buffer of bytes (as getsockopt reports it), and a receive window
+ * as large from the start, the kernel's autotuning kept (Linux). Logs both sizes. */
+int tether__tcp_set_local_bufs(int fd, long bytes, const char *what);
 
 /* 1 if connected socket fd joins two processes of one host: its two ends have the same address,
  * or both are loopback addresses. */
