@@ -74,7 +74,6 @@ int tether__reducescatter_ring(tether_group *g, const tether_coll *c);
 int tether__reducescatter_direct(tether_group *g, const tether_coll *c);
 int tether__broadcast_tree(tether_group *g, const tether_coll *c);
 int tether__alltoall_direct(tether_group *g, const tether_coll *c);
-int tether__alltoall_pairwise(tether_group *g, const tether_coll *c);
 int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
 
 /* Run a checked collective on a group of size >= 2: select the algorithm and call it. */

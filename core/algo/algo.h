@@ -31,22 +31,14 @@
 #define TETHER_BCAST_TREE_BELOW_DEFAULT ((size_t)2 * 1024 * 1024)
 /* Auto choice with every rank on one host (TETHER_CAP_ONE_HOST) and 3 or more of them: from
  * TETHER_ONE_HOST_RING_MIN up to (not including) TETHER_ONE_HOST_RING_MAX bytes all-reduce takes
- * the ring, not the direct algorithm. There the direct algorithm's n - 1 streams per rank at once
- * outgrow the caches the ranks share and it slows 2-3x per byte (N = 3: 0.59 ms at 1 MiB, 2.26 at
- * 2 MiB; N = 4: 2.96 ms at 2 MiB against the ring's 1.35, 6.5 at 4 MiB against 3.8); the ring
- * moves the same bytes two streams at a time and hits that wall only from 8 MiB, where the two
- * are level again. Ranks on separate hosts keep the direct algorithm, which uses every cable. */
+ * the ring, not the direct algorithm: there the direct algorithm's n - 1 streams per rank at once
+ * outgrow the caches the ranks share. The margin shrank once links of one host opened their
+ * receive windows (socket.c): N = 4, 2 MiB 1.67 ms ring against 1.79 direct through the sockets,
+ * N = 3 1.02 against 1.24 reading memory; 4 MiB level, 8 MiB direct ahead (docs/tuning.md). Its
+ * all-gather and all-to-all counterparts lost at every size then and were dropped. Ranks on
+ * separate hosts keep the direct algorithm, which uses every cable. */
 #define TETHER_ONE_HOST_RING_MIN ((size_t)2 << 20)
 #define TETHER_ONE_HOST_RING_MAX ((size_t)8 << 20)
-/* The same band for all-gather, by output size: the ring won from 1 MiB (N = 4: 0.51 ms against
- * 0.67; N = 3 level) through 4 MiB (N = 3: 1.8 against 2.4 ms; N = 4: 2.2 against 3.3) and was
- * level or behind from 8 MiB (A/B, same sitting; docs/perf/analysis.md). */
-#define TETHER_ONE_HOST_GATHER_MIN ((size_t)1 << 20)
-/* All-to-all on one host with 3 or more ranks takes pairwise steps from this many bytes (each
- * rank's whole send buffer) on: they won at 4 and 16 MiB (N = 3: 1.95 against 2.23 ms, 7.6
- * against 8.5; N = 4: 2.41 against 2.79 ms, 16 MiB level) and lost at N = 3, 1 MiB (0.33 against
- * 0.29 ms). */
-#define TETHER_ONE_HOST_ALLTOALL_MIN ((size_t)2 << 20)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8

@@ -25,8 +25,8 @@ static algo_fn lookup(tether_coll_kind kind, tether_algo algo)
                                           : tether__reducescatter_ring;
     case TETHER_COLL_BROADCAST:
         return tether__broadcast_tree; /* TREE: binomial, otherwise the pipelined chain */
-    case TETHER_COLL_ALL_TO_ALL:       /* RING: pairwise steps, one peer at a time */
-        return algo == TETHER_ALGO_DIRECT ? tether__alltoall_direct : tether__alltoall_pairwise;
+    case TETHER_COLL_ALL_TO_ALL:
+        return tether__alltoall_direct;
     case TETHER_COLL_BARRIER:
         return tether__barrier_dissemination;
     case TETHER_COLL_SEND_RECV:

@@ -9,12 +9,10 @@
  * shared caches (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for
  * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
- * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather: the same
- * choice as all_reduce above the tree, by its output size (from TETHER_ONE_HOST_GATHER_MIN on one
- * host); reduce_scatter: direct on such a mesh, else ring.
- * all_to_all: direct (every message at once), or on one host with 3 or more ranks, from
- * TETHER_ONE_HOST_ALLTOALL_MIN bytes on, pairwise steps (RING). broadcast: binomial tree under
- * TETHER_TREE_BELOW (default TETHER_BCAST_TREE_BELOW_DEFAULT), pipelined chain above (RING).
+ * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
+ * reduce_scatter: direct on such a mesh, else ring. all_to_all: direct (every message at once).
+ * broadcast: binomial tree under TETHER_TREE_BELOW (default TETHER_BCAST_TREE_BELOW_DEFAULT),
+ * pipelined chain above (RING).
  * barrier: dissemination. The choice goes into the call signature, so ranks whose settings
  * differ get TETHER_EMISMATCH. */
 #include <errno.h>
@@ -106,32 +104,19 @@ static int full_mesh(const tether_group *g, unsigned caps)
     return (caps & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
 }
 
-/* The direct algorithm, or the ring where 3 or more ranks share one host's caches and bytes (the
- * all-reduce vector, the all-gather output, the all-to-all buffer) lies in [min, max). */
-static tether_algo mesh_choice(const tether_group *g, unsigned caps, size_t bytes, size_t min,
-                               size_t max)
-{
-    int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
-    return shared_caches && bytes >= min && bytes < max ? TETHER_ALGO_RING : TETHER_ALGO_DIRECT;
-}
-
+/* On a full mesh the direct algorithm, except where 3 or more ranks share one host's caches and
+ * the vector lies in the ring's band. */
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     if (bytes < tree_below) /* first: the small-message path asks nothing else */
         return TETHER_ALGO_TREE;
     unsigned caps = caps_of(g);
-    return full_mesh(g, caps)
-               ? mesh_choice(g, caps, bytes, TETHER_ONE_HOST_RING_MIN, TETHER_ONE_HOST_RING_MAX)
-               : TETHER_ALGO_RING;
-}
-
-/* bytes: one rank's block; the band is on the output, what every rank receives and holds. */
-static tether_algo allgather_auto(const tether_group *g, size_t bytes)
-{
-    unsigned caps = caps_of(g);
-    return full_mesh(g, caps) ? mesh_choice(g, caps, bytes * (size_t)g->size,
-                                            TETHER_ONE_HOST_GATHER_MIN, TETHER_ONE_HOST_RING_MAX)
-                              : TETHER_ALGO_RING;
+    if (!full_mesh(g, caps))
+        return TETHER_ALGO_RING;
+    int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
+    return shared_caches && bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
+               ? TETHER_ALGO_RING
+               : TETHER_ALGO_DIRECT;
 }
 
 /* Broadcast's default tree threshold for a message of bytes. Where the peers read each other's
@@ -177,15 +162,13 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
                    ? (tether_algo)forced
                    : allreduce_auto(g, bytes, parse_tree_below(below, TETHER_TREE_BELOW_DEFAULT));
     case TETHER_COLL_ALL_GATHER:
-        return allgather_auto(g, bytes);
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
         return bytes < tether__tree_below(bcast_tree_below(g, bytes)) ? TETHER_ALGO_TREE
                                                                       : TETHER_ALGO_RING;
-    case TETHER_COLL_ALL_TO_ALL: /* RING: pairwise steps (alltoall_pairwise.c) */
-        return mesh_choice(g, caps_of(g), bytes * (size_t)g->size, TETHER_ONE_HOST_ALLTOALL_MIN,
-                           SIZE_MAX);
+    case TETHER_COLL_ALL_TO_ALL:
+        return TETHER_ALGO_DIRECT;
     case TETHER_COLL_BARRIER:
     case TETHER_COLL_SEND_RECV:
     case TETHER_COLL_KIND_COUNT:
