@@ -236,7 +236,7 @@ long tether__tcp_local_sndbuf_default(void)
 /* Open fd's receive window to bytes from the start, keeping the kernel's autotuning (Linux). The
  * buffer starts at tcp_rmem[1] (often 128 KiB) and grows only as reads show the need; between
  * processes of one host, whose bursts outrun that, windows closed and reopened mid-message (zero
- * window advertisements in nstat) and a 1 MiB all-reduce took 2x as long (N = 4: 1040 against
+ * window advertisements in nstat) and a 1 MiB all-reduce took 2x as long (N = 4: 1057 against
  * 517 us; docs/tuning.md). SO_RCVBUF would size it too but switch autotuning off, which cost a
  * third at N = 3, 4 MiB; raising SO_RCVLOWAT grows the buffer to hold such a window and leaves
  * autotuning on, so set it to bytes and back to 1 (reads return as soon as anything arrived). */
@@ -260,11 +260,11 @@ static int get_opt(int fd, int name)
 
 int tether__tcp_set_local_bufs(int fd, long bytes, const char *what)
 {
-    long half = bytes;
+    long asked = bytes;
 #ifdef __linux__
-    half /= 2; /* Linux doubles what it is given (half is its bookkeeping) */
+    asked /= 2; /* Linux doubles what it is given (half is its bookkeeping) */
 #endif
-    TRY(set_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)half, "SO_SNDBUF", what));
+    TRY(set_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)asked, "SO_SNDBUF", what));
     TRY(open_rcvwin(fd, bytes, what));
     TLOG_INFO("%s: send buffer %d bytes, receive buffer %d bytes (both ends on this host)", what,
               get_opt(fd, SO_SNDBUF), get_opt(fd, SO_RCVBUF));
