@@ -56,17 +56,15 @@ def load_runs(base):
     return data
 
 
-def take_faster(data, repeat):
-    """Where the anchors ran a table twice (N = 2 all-reduce, their noise check), keep each
-    system's faster run per size: the same rule for every system, so one slow sample of a shared
-    VM decides no ratio."""
-    for key, systems in repeat.items():
+def take_faster(data, again):
+    """Fold a second run of tables into data (a later round of bench/compare, or the anchors' own
+    repeat of N = 2 all-reduce), keeping each system's faster run per size: the same rule for
+    every system, so one slow minute of a shared VM decides no ratio."""
+    for key, systems in again.items():
         for label, rows in systems.items():
-            mine = data.get(key, {}).get(label)
-            if mine is None:
-                continue
+            mine = data.setdefault(key, {}).setdefault(label, {})
             for size, r in rows.items():
-                if size in mine and r["time_us"] < mine[size]["time_us"]:
+                if size not in mine or r["time_us"] < mine[size]["time_us"]:
                     mine[size] = r
 
 
@@ -261,6 +259,10 @@ def main():
     repeated = load_runs(os.path.join(anchors, "repeat"))
     take_faster(data, repeated)
     extra = load_runs(os.path.join(out, "extra"))
+    rounds = sorted(glob.glob(os.path.join(out, "round[0-9]")))
+    for r in rounds:
+        take_faster(data, load_runs(os.path.join(r, "anchors")))
+        take_faster(extra, load_runs(os.path.join(r, "extra")))
     machine = read_kv(os.path.join(out, "machine.txt"))
     versions = os.path.join(anchors, "versions.txt")
     ns = sorted({k[0] for k in list(data) + list(extra)})
@@ -307,8 +309,8 @@ def main():
           "16 MiB and above, the CPU-time and the shaped-mesh targets are not measured by it." % machine.get("ns"), "")
 
     P("## Machine", "", "| | |", "|---|---|")
-    for k in ("cpu", "cpus", "mem_gib", "virt", "kernel", "os", "gcc", "tether_commit", "build_type", "load_at_start",
-              "load_at_end"):
+    for k in ("cpu", "cpus", "mem_gib", "virt", "kernel", "os", "gcc", "tether_commit", "build_type", "settle_wait_s",
+              "load_at_start", "load_at_end", "rounds"):
         if k in machine:
             P("| %s | %s |" % (k, machine[k]))
     if os.path.exists(versions):
@@ -331,7 +333,12 @@ def main():
     P("", "The machine is shared and has 2 vCPUs: N = 3 and 4 run more ranks than cores, and figures "
       "vary 1.1–1.4× from run to run (see the anchors' RESULTS.md); compare columns of this page with "
       "each other, not with another day's page.", "")
-    if repeated:
+    if rounds:
+        P("Every table ran %d times (rounds of `bench/compare`, each minutes after the last)%s; each "
+          "system's cell is the fastest of its runs, for every system alike." % (
+              len(rounds) + 1, ", and the anchors ran %s once more (their noise check)" % ", ".join(
+                  "N = %d %s" % k for k in sorted(repeated)) if repeated else ""), "")
+    elif repeated:
         P("The anchors run %s twice (their noise check); each system's cell there is the faster of its "
           "two runs, for every system alike." % ", ".join("N = %d %s" % k for k in sorted(repeated)), "")
 
