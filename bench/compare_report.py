@@ -6,8 +6,9 @@
                                                    CPU seconds, wall seconds and the 64 MiB time_us)
 
 Reads what bench/compare left in OUT_DIR: anchors/ (run_anchors.sh's raw driver outputs, tether's
-columns among them), extra/ (reduce-scatter, all-to-all, send/recv), iperf3.txt, cpu.txt,
-kernels.*.csv, netns/, machine.txt. Every ratio on the page compares figures of this one run.
+columns among them), extra/ (reduce-scatter, all-to-all, send/recv), round<k>/{anchors,extra} (the
+later rounds: each system keeps its fastest run per size), iperf3.txt, cpu.txt, kernels.*.csv,
+netns/, machine.txt. Every ratio on the page compares figures of this one run.
 Standard library only; plots with gnuplot (pngcairo, else png).
 """
 import glob
