@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config_tool/config_tool.h"
+#include "launcher/ssh_command.h"
 #include "core/errors.h"
 #include "launcher/commands.h"
 
@@ -29,7 +30,7 @@ static const char usage_text[] =
     "  --env K=V              put K=V in the hostfile's \"envs\" (repeatable)\n"
     "  --ignore-unreachable   leave out hosts that do not answer\n"
     "  --subnet CIDR          pool for the cable /30s (default " CT_DEFAULT_POOL ")\n"
-    "  --ssh-command CMD      run CMD HOST SCRIPT (default \"" CT_DEFAULT_SSH "\")\n"
+    "  --ssh-command CMD      run CMD HOST SCRIPT, through sh (default \"" CT_DEFAULT_SSH "\")\n"
     "  --timeout S            seconds each ssh session may take (default 60)\n"
     "  --verbose              say what is being done\n";
 
@@ -58,20 +59,6 @@ void ct_verbose(const ct_options *o, const char *fmt, ...)
     va_start(ap, fmt);
     vsay(fmt, ap);
     va_end(ap);
-}
-
-/* Split text at spaces into argv (no quoting: paths with spaces need a wrapper script). */
-static int split_words(char *text, char **argv, int max)
-{
-    int n = 0;
-
-    for (char *w = strtok(text, " \t"); w; w = strtok(NULL, " \t")) {
-        if (n == max - 1)
-            return -1;
-        argv[n++] = w;
-    }
-    argv[n] = NULL;
-    return n;
 }
 
 static int add_host(ct_options *o, const char *name)
@@ -237,10 +224,10 @@ static int probe_all(ct_run *run)
         return -1;
     for (int i = 0; i < run->opt.nhosts; i++)
         cmds[i] = ct_probe_command();
-    ct_verbose(&run->opt, "probing %d host(s) with %s ...", run->opt.nhosts, run->opt.ssh_argv[0]);
-    if (ct_ssh_run_all(run->opt.ssh_argv, run->opt.hosts, cmds, run->opt.nhosts,
+    ct_verbose(&run->opt, "probing %d host(s) with %s ...", run->opt.nhosts, run->opt.ssh_command);
+    if (ct_ssh_run_all(run->opt.ssh_command, run->opt.hosts, cmds, run->opt.nhosts,
                        run->opt.timeout_s, s) < 0) {
-        ct_say("cannot run %s", run->opt.ssh_argv[0]);
+        ct_say("cannot run %s", run->opt.ssh_command);
         free(s);
         return -1;
     }
@@ -324,7 +311,7 @@ int tether_cmd_config(int argc, char **argv)
 {
     tether_launch_hosts hf = {0};
     ct_run *run = calloc(1, sizeof *run);
-    char *ssh = NULL, ssh_buf[4096];
+    char *ssh = NULL;
     int rc;
 
     if (!run) {
@@ -332,10 +319,10 @@ int tether_cmd_config(int argc, char **argv)
         return CT_EXIT_FAILED;
     }
     rc = parse_options(argc, argv, &run->opt, &ssh, &hf);
-    snprintf(ssh_buf, sizeof ssh_buf, "%s", ssh ? ssh : CT_DEFAULT_SSH);
-    if (rc == 0 && split_words(ssh_buf, run->opt.ssh_argv, CT_SSH_ARGV_MAX + 1) < 1) {
-        ct_say("--ssh-command: expected a command of at most %d words, e.g. \"%s\"",
-               CT_SSH_ARGV_MAX, CT_DEFAULT_SSH);
+    run->opt.ssh_command = ssh ? ssh : CT_DEFAULT_SSH;
+    if (rc == 0 && !tether__ssh_command_ok(run->opt.ssh_command)) {
+        ct_say("--ssh-command: expected a non-blank command of at most %d bytes, e.g. \"%s\"",
+               TETHER__SSH_COMMAND_MAX, CT_DEFAULT_SSH);
         rc = 2;
     }
     if (rc == 0)

@@ -24,7 +24,6 @@
 #define CT_MAX_CABLES 256
 #define CT_UUID_MAX 64
 #define CT_IF_MAX 32
-#define CT_SSH_ARGV_MAX 48  /* words of --ssh-command */
 
 /* Status of the command: 0 done, 1 failed (hosts, topology, setup), 2 bad command line. */
 #define CT_EXIT_FAILED 1
@@ -115,7 +114,7 @@ typedef struct ct_options {
     const char *envs[CT_MAX_ENVS]; /* --env K=V, in order */
     int nenvs;
     uint32_t pool_net, pool_mask; /* --subnet */
-    char *ssh_argv[CT_SSH_ARGV_MAX + 1]; /* --ssh-command split at spaces, NULL-terminated */
+    const char *ssh_command;  /* --ssh-command, run through /bin/sh (launcher/ssh_command.h) */
     int timeout_s;            /* per ssh session */
 } ct_options;
 
@@ -146,9 +145,9 @@ typedef struct ct_session {
     int timed_out;
 } ct_session;
 
-/* Run `ssh_argv HOST COMMAND` for every host at once, each for at most timeout_s seconds.
+/* Run `SSH_COMMAND HOST COMMAND` for every host at once, each for at most timeout_s seconds.
  * commands[i] is what hosts[i] runs. Fills sessions[i]; returns 0, or -1 if nothing could start. */
-int ct_ssh_run_all(char *const *ssh_argv, const char *const *hosts, const char *const *commands,
+int ct_ssh_run_all(const char *ssh_command, const char *const *hosts, const char *const *commands,
                    int n, int timeout_s, ct_session *sessions);
 void ct_session_free(ct_session *s);
 /* A one-line reason for a failed session ("ssh: connect to host x: Connection refused"). */

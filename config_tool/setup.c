@@ -158,8 +158,8 @@ static int run_everywhere(ct_run *run, char (*commands)[CT_CMDS_MAX], ct_session
         }
     if (n == 0)
         return 0;
-    if (ct_ssh_run_all(run->opt.ssh_argv, hosts, cmds, n, run->opt.timeout_s, s) < 0) {
-        ct_say("cannot start %s", run->opt.ssh_argv[0]);
+    if (ct_ssh_run_all(run->opt.ssh_command, hosts, cmds, n, run->opt.timeout_s, s) < 0) {
+        ct_say("cannot start %s", run->opt.ssh_command);
         return -1;
     }
     for (int i = 0; i < n; i++) {
@@ -185,7 +185,7 @@ static int verify(ct_run *run, char (*scripts)[CT_CMDS_MAX], ct_session *s)
         hosts[n] = run->hosts[h].name;
         cmds[n++] = scripts[h];
     }
-    if (ct_ssh_run_all(run->opt.ssh_argv, hosts, cmds, n, run->opt.timeout_s, s) < 0)
+    if (ct_ssh_run_all(run->opt.ssh_command, hosts, cmds, n, run->opt.timeout_s, s) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
         for (const char *f = s[i].out; (f = strstr(f, "@@tether ping ")); f++) {

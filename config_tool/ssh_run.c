@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config_tool/config_tool.h"
+#include "launcher/ssh_command.h"
 
 #define CT_OUTPUT_MAX (16u << 20) /* a probe answers in kilobytes; stop a runaway remote */
 
@@ -159,22 +160,18 @@ static char *take(stream *s)
     return b;
 }
 
-int ct_ssh_run_all(char *const *ssh_argv, const char *const *hosts, const char *const *commands,
+int ct_ssh_run_all(const char *ssh_command, const char *const *hosts, const char *const *commands,
                    int n, int timeout_s, ct_session *sessions)
 {
     child kids[CT_MAX_HOSTS];
-    char *argv[CT_SSH_ARGV_MAX + 3];
-    int nssh = 0, started = 0;
+    char shell_cmd[TETHER__SSH_COMMAND_MAX + 16], *argv[TETHER__SSH_ARGC];
+    int started = 0;
     long deadline;
 
-    while (ssh_argv[nssh] && nssh < CT_SSH_ARGV_MAX)
-        argv[nssh] = ssh_argv[nssh], nssh++;
     memset(kids, 0, sizeof kids);
     for (int i = 0; i < n; i++) {
         memset(&sessions[i], 0, sizeof sessions[i]);
-        argv[nssh] = (char *)hosts[i];
-        argv[nssh + 1] = (char *)commands[i];
-        argv[nssh + 2] = NULL;
+        tether__ssh_argv(argv, shell_cmd, sizeof shell_cmd, ssh_command, hosts[i], commands[i]);
         kids[i].out.fd = kids[i].err.fd = -1;
         kids[i].pid = spawn(argv, &kids[i].out.fd, &kids[i].err.fd);
         if (kids[i].pid < 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "launcher/ssh_command.h"
 
 static const char launch_usage[] =
     "usage: tether launch -n N [options] [--] PROGRAM [ARGS...]\n"
@@ -141,7 +142,10 @@ static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt,
         break;
     case OPT_SSH:
         o->ssh_command = val;
-        rc = *val ? 0 : usage_error("--ssh-command: empty");
+        rc = tether__ssh_command_ok(val) ? 0
+                                         : usage_error("--ssh-command: expected a non-blank "
+                                                       "command of at most %d bytes, got '%.40s'",
+                                                       TETHER__SSH_COMMAND_MAX, val);
         break;
     case OPT_CWD:
         o->cwd = val;

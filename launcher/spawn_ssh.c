@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "launcher/ssh_command.h"
 
 #define MAX_HELPERS 256     /* kill commands in flight; past that the oldest is given up */
 #define HELPER_MAX_MS 30000 /* longest a kill command may take to reach its host */
@@ -18,21 +19,6 @@
 static pid_t helpers[MAX_HELPERS];
 static int nhelpers;
 static const char *ssh_command; /* the job's --ssh-command (set by ssh_start, used by helpers) */
-
-/* argv running `<ssh-command> host command` through sh, so --ssh-command may hold options and
- * quotes ("ssh -F '/my dir/config'") as git's GIT_SSH_COMMAND does. */
-static void ssh_argv(char *argv[7], char *shell_cmd, size_t len, const char *host,
-                     const char *command)
-{
-    snprintf(shell_cmd, len, "exec %s \"$@\"", ssh_command);
-    argv[0] = "/bin/sh";
-    argv[1] = "-c";
-    argv[2] = shell_cmd;
-    argv[3] = "tether-ssh";
-    argv[4] = (char *)host;
-    argv[5] = (char *)command;
-    argv[6] = NULL;
-}
 
 /* Forget helpers that have ended (the supervisor may have reaped them already: ECHILD). */
 static void prune_helpers(void)
@@ -50,7 +36,7 @@ static void prune_helpers(void)
  * ssh error shows. Its own process group, so a Ctrl-C meant for the launcher leaves it be. */
 static pid_t run_helper(const char *host, const char *command)
 {
-    char shell_cmd[4096], *argv[7];
+    char shell_cmd[TETHER__SSH_COMMAND_MAX + 16], *argv[TETHER__SSH_ARGC];
     pid_t pid;
     prune_helpers();
     if (nhelpers == MAX_HELPERS) { /* hundreds of hosts stuck connecting: drop the oldest */
@@ -58,7 +44,7 @@ static pid_t run_helper(const char *host, const char *command)
         waitpid(helpers[0], NULL, 0);
         memmove(helpers, helpers + 1, (size_t)--nhelpers * sizeof *helpers);
     }
-    ssh_argv(argv, shell_cmd, sizeof shell_cmd, host, command);
+    tether__ssh_argv(argv, shell_cmd, sizeof shell_cmd, ssh_command, host, command);
     tether__signals_block();
     pid = fork();
     if (pid == 0) {
@@ -132,7 +118,8 @@ static int on_mark(void *ctx, const char *line, size_t len)
 
 static int ssh_start(const tether__job *job, int rank, tether__rank_proc *p)
 {
-    char *script = tether__remote_script(job, rank), shell_cmd[4096], *argv[7];
+    char *script = tether__remote_script(job, rank), shell_cmd[TETHER__SSH_COMMAND_MAX + 16],
+         *argv[TETHER__SSH_ARGC];
     tether__strbuf remote = {0};
     int rc = -1;
     ssh_command = job->opts->ssh_command;
@@ -143,7 +130,7 @@ static int ssh_start(const tether__job *job, int rank, tether__rank_proc *p)
     tether__sb_add_quoted(&remote, script);
     char *command = tether__sb_take(&remote, "a remote command");
     if (command) {
-        ssh_argv(argv, shell_cmd, sizeof shell_cmd, p->host, command);
+        tether__ssh_argv(argv, shell_cmd, sizeof shell_cmd, ssh_command, p->host, command);
         rc = tether__spawn_process(job, p, argv, NULL, NULL);
         p->err.filter = on_mark;
         p->err.filter_ctx = p;

@@ -1,7 +1,7 @@
 # tests/launcher/test_remote.sh - launching over ssh to a real sshd on loopback: files delivered,
 # environment, quoting, working directory, stdin, local-host detection, unreachable hosts.
 . "$(dirname "$0")/lib.sh" "$1"
-. "$(dirname "$0")/sshd.sh"
+. "$(dirname "$0")/../support/sshd.sh"
 
 cat >"$WORK/hosts.json" <<JSON
 {"envs": ["FROM_HOSTFILE=yes it is"],

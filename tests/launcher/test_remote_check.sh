@@ -1,7 +1,7 @@
 # tests/launcher/test_remote_check.sh - `tether check` over ssh on three loopback "hosts": every
 # host's report and the matrices; an unreachable host makes it fail with ssh's error.
 . "$(dirname "$0")/lib.sh" "$1"
-. "$(dirname "$0")/sshd.sh"
+. "$(dirname "$0")/../support/sshd.sh"
 
 cat >"$WORK/hosts.json" <<JSON
 [{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},

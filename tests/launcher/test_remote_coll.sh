@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh" "$1"
 ALL_SUM=${2:?usage: $0 tether all_sum [coll_suite]}
 COLL_SUITE=${3:-}
-. "$(dirname "$0")/sshd.sh"
+. "$(dirname "$0")/../support/sshd.sh"
 
 cat >"$WORK/hosts.json" <<JSON
 [{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},

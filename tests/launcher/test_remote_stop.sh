@@ -1,7 +1,7 @@
 # tests/launcher/test_remote_stop.sh - failures and signals over ssh: the first failing rank is
 # named with its host, every other rank on every host is stopped, nothing is left behind.
 . "$(dirname "$0")/lib.sh" "$1"
-. "$(dirname "$0")/sshd.sh"
+. "$(dirname "$0")/../support/sshd.sh"
 
 cat >"$WORK/hosts.json" <<JSON
 [{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},

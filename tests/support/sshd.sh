@@ -1,8 +1,9 @@
-# tests/launcher/sshd.sh - a real sshd on loopback for the remote-launch tests, sourced after lib.sh.
-# Generates host and user keys in $WORK/ssh, starts /usr/sbin/sshd on a free port listening on
-# 127.0.0.1-3, and writes an ssh config mapping node1..node3 to those addresses (node9 to one
-# where nothing listens). Sets SSH_CMD
-# (for --ssh-command) and stops sshd on exit. Exits 77 (skipped) where that cannot work.
+# tests/support/sshd.sh - a real sshd on loopback for the tests that go through ssh (remote launch,
+# `tether check`, `tether config`), sourced with $WORK set to the test's temp dir, which it removes
+# on exit. Generates host and user keys in $WORK/ssh, starts /usr/sbin/sshd on a free port
+# listening on 127.0.0.1-3, and writes an ssh config mapping node1..node3 to those addresses
+# (node9 to one where nothing listens). Sets SSH_CMD (for --ssh-command) and stops sshd on exit.
+# Exits 77 (skipped) where that cannot work.
 SSHD=/usr/sbin/sshd
 if [ "$(id -u)" != 0 ] || [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null; then
     echo "SKIP: needs root, $SSHD and ssh" >&2
