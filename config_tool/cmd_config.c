@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "config_tool/config_tool.h"
-#include "launcher/ssh_command.h"
 #include "core/errors.h"
 #include "launcher/commands.h"
+#include "launcher/ssh_command.h"
 
 #define CT_DEFAULT_SSH "ssh -o BatchMode=yes -o ConnectTimeout=5"
 #define CT_DEFAULT_POOL "192.168.200.0/22" /* 256 cables; rarely a home or office LAN */
