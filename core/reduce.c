@@ -463,16 +463,31 @@ static const kernel_set portable_set = KERNEL_SET("portable", );
 static const kernel_set avx2_set = KERNEL_SET("avx2", _avx2);
 #endif
 
-/* The fastest set this CPU runs. __builtin_cpu_supports("avx2") includes the check that the OS
- * saves the 256-bit registers; F16C comes from cpuid (clang's __builtin_cpu_supports does not know
- * it). */
+#if defined(REDUCE_AVX2)
+/* AVX2 and F16C, asked of cpuid directly: the CPU has them (leaf 7 EBX, leaf 1 ECX) and the OS saves
+ * the 256-bit registers (OSXSAVE, then XCR0's SSE and AVX state bits). __builtin_cpu_supports would
+ * need the compiler runtime's CPU model, which not every toolchain links (Zig's for macOS). */
+static int cpu_runs_avx2_f16c(void)
+{
+    unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+        return 0;
+    unsigned need1 = bit_OSXSAVE | bit_AVX | bit_F16C;
+    if ((ecx & need1) != need1)
+        return 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0_lo & 0x6) != 0x6)
+        return 0;
+    return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & bit_AVX2);
+}
+#endif
+
+/* The fastest set this CPU runs. */
 static const kernel_set *best_set(void)
 {
 #if defined(REDUCE_AVX2)
-    unsigned eax, ebx, ecx, edx;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) &&
-        (ecx & bit_F16C))
+    if (cpu_runs_avx2_f16c())
         return &avx2_set;
 #endif
     return &portable_set;

@@ -75,11 +75,20 @@ static void emit(const tether__out_stream *s, const char *lines, size_t len)
     free(out);
 }
 
+/* The last newline of buf[0..len), or NULL (memrchr is a GNU extension). */
+static char *last_newline(char *buf, size_t len)
+{
+    while (len > 0)
+        if (buf[--len] == '\n')
+            return buf + len;
+    return NULL;
+}
+
 /* Emit every complete line in the buffer. A line that reached TETHER_LINE_MAX without a newline
  * is cut there (and given one), so memory stays bounded. final: flush the rest as a line too. */
 static void emit_lines(tether__out_stream *s, int final)
 {
-    char *last_nl = s->len ? memrchr(s->buf, '\n', s->len) : NULL;
+    char *last_nl = last_newline(s->buf, s->len);
     size_t whole = last_nl ? (size_t)(last_nl - s->buf) + 1 : 0;
     if (whole)
         emit(s, s->buf, whole);

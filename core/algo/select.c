@@ -19,9 +19,9 @@
 #include <stdint.h> /* SIZE_MAX */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h> /* environ */
 
 #include "core/algo/algo.h"
+#include "core/platform.h"
 
 static const char *const algo_names[TETHER_ALGO_COUNT] = {
     [TETHER_ALGO_AUTO] = "auto",     [TETHER_ALGO_RING] = "ring",
@@ -82,7 +82,7 @@ static const char *after(const char *s, const char *p, size_t len)
 static void allreduce_env(const char **algo, const char **below)
 {
     *algo = *below = NULL;
-    for (char **e = environ; e && *e; e++) {
+    for (char **e = tether__environ; e && *e; e++) {
         const char *rest = AFTER(*e, "TETHER_"), *v;
         if (!rest)
             continue;
