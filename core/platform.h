@@ -3,8 +3,8 @@
  * TETHER_LINUX is 1 where the Linux-only fast paths are compiled in: the same-host memory path
  * (process_vm_readv), Linux socket options, /proc and /sys readers, prctl. It is 0 on every other
  * system and in the portable build (cmake -DTETHER_PORTABLE=ON), which therefore compiles on Linux
- * the code macOS runs, and runs the whole suite over it. docs/architecture.md lists every place that
- * tests TETHER_LINUX or __APPLE__. */
+ * the code macOS runs, and runs the whole suite over it. docs/architecture.md lists every place
+ * that tests TETHER_LINUX or __APPLE__. */
 #ifndef TETHER_CORE_PLATFORM_H
 #define TETHER_CORE_PLATFORM_H
 

@@ -464,9 +464,10 @@ static const kernel_set avx2_set = KERNEL_SET("avx2", _avx2);
 #endif
 
 #if defined(REDUCE_AVX2)
-/* AVX2 and F16C, asked of cpuid directly: the CPU has them (leaf 7 EBX, leaf 1 ECX) and the OS saves
- * the 256-bit registers (OSXSAVE, then XCR0's SSE and AVX state bits). __builtin_cpu_supports would
- * need the compiler runtime's CPU model, which not every toolchain links (Zig's for macOS). */
+/* AVX2 and F16C, asked of cpuid directly: the CPU has them (leaf 7 EBX, leaf 1 ECX) and the OS
+ * saves the 256-bit registers (OSXSAVE, then XCR0's SSE and AVX state bits). __builtin_cpu_supports
+ * would need the compiler runtime's CPU model, which not every toolchain links (Zig's for macOS).
+ */
 static int cpu_runs_avx2_f16c(void)
 {
     unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;

@@ -57,7 +57,8 @@ static int pick_free_port(tether_hostaddr *a, int *fd)
     }
     /* FD_CLOEXEC set apart (POSIX; macOS has no SOCK_CLOEXEC): the launcher has one thread. */
     *fd = socket(ai->ai_family, SOCK_STREAM, 0);
-    if (*fd < 0 || fcntl(*fd, F_SETFD, FD_CLOEXEC) != 0 || bind(*fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+    if (*fd < 0 || fcntl(*fd, F_SETFD, FD_CLOEXEC) != 0 ||
+        bind(*fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
         getsockname(*fd, (struct sockaddr *)&ss, &len) != 0) {
         tether__launch_say("cannot pick a free port on %s: %s", a->host, strerror(errno));
         freeaddrinfo(ai);

@@ -1,14 +1,16 @@
-/* backends/rdma/absent.c - the rdma entry of a build made without <infiniband/verbs.h>: the backend is
- * known by name (so "rdma" is an error that says why, not an unknown backend) but never usable.
- * CMakeLists.txt compiles this file instead of the rest of backends/rdma/ when TETHER_RDMA is off. */
+/* backends/rdma/absent.c - the rdma entry of a build made without <infiniband/verbs.h>: the backend
+ * is known by name (so "rdma" is an error that says why, not an unknown backend) but never usable.
+ * CMakeLists.txt compiles this file instead of the rest of backends/rdma/ when TETHER_RDMA is off.
+ */
 #include <stdio.h>
 
 #include "rdma.h"
 
 static int absent(char *why, size_t why_len)
 {
-    snprintf(why, why_len, "this build has no RDMA: built without infiniband/verbs.h; the macOS 26.2 "
-                           "SDK has it (libibverbs-dev on Linux)");
+    snprintf(why, why_len,
+             "this build has no RDMA: built without infiniband/verbs.h; the macOS 26.2 "
+             "SDK has it (libibverbs-dev on Linux)");
     return 0;
 }
 
