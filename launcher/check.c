@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "commands.h"
+#include "core/platform.h"
 #include "core/transport.h"
 #include "tether.h"
 
@@ -140,7 +141,7 @@ static int forwarded(const char *opt)
 /* This program's path, for the ranks to run on every host. */
 static const char *self_path(char *buf, size_t len)
 {
-#if defined(__linux__)
+#if TETHER_LINUX
     ssize_t n = readlink("/proc/self/exe", buf, len - 1);
     if (n > 0) {
         buf[n] = '\0';

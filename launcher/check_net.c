@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/platform.h"
 
 #define MAX_ADDRS 128
 
@@ -144,7 +145,7 @@ static void list_interfaces(tether__hostcheck_report *r, const v4addr *a, int n,
                                       "the bridge and give it its own address",
                                       a[i].iface, master);
     }
-#if !defined(__linux__) && !defined(__APPLE__)
+#if !TETHER_LINUX && !defined(__APPLE__)
     tether__sb_add(&r->text, "  (Thunderbolt interfaces are recognised on Linux and macOS only)\n");
 #endif
 }

@@ -2,13 +2,14 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
-#if defined(__linux__)
+#if TETHER_LINUX
 #include <sys/prctl.h>
 #endif
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "core/platform.h"
 #include "launch.h"
 
 void tether__launch_say(const char *fmt, ...)
@@ -92,7 +93,7 @@ int tether_cmd_launch(int argc, char **argv)
     int rc = tether__launch_parse(argc, argv, &o), sigfd;
     if (rc == 0) {
         ensure_std_fds();
-#if defined(__linux__)
+#if TETHER_LINUX
         /* Orphans of a rank's tree become our children, so we reap them at once and a stopped
          * rank's process group empties without waiting on init. */
         prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -9,10 +9,11 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#if defined(__linux__)
+#if TETHER_LINUX
 #include <sys/random.h>
 #endif
 
+#include "core/platform.h"
 #include "socket.h"
 #include "wire.h"
 
@@ -27,7 +28,7 @@ static pthread_once_t cookie_once = PTHREAD_ONCE_INIT;
 
 static void cookie_init(void)
 {
-#if defined(__linux__)
+#if TETHER_LINUX
     if (getrandom(&cookie, sizeof cookie, GRND_NONBLOCK) == (ssize_t)sizeof cookie && cookie)
         return;
 #endif
@@ -37,7 +38,7 @@ static void cookie_init(void)
 int tether__cma_min(uint64_t *out)
 {
     long v;
-#if defined(__linux__)
+#if TETHER_LINUX
     TRY(tether__env_long("TETHER_TCP_CMA_MIN", CMA_MIN_DEFAULT, 0, 1L << 40, &v));
 #else
     v = 0; /* no process_vm_readv: every message goes through the socket */
@@ -201,7 +202,7 @@ int tether__cma_wants_input(const tether__link *l)
 
 /* ---- the reader's side ---- */
 
-#if defined(__linux__)
+#if TETHER_LINUX
 /* Read n bytes at addr of the peer's memory into dst; 0, or the errno. */
 static int read_peer(pid_t pid, void *dst, uint64_t addr, uint64_t n, uint64_t max_io)
 {
@@ -227,7 +228,7 @@ static int take_offer(tether__tcp_ep *ep, tether__link *l)
     int yes = 0, e = ENOSYS;
     int64_t pid = (int64_t)tether__get_u64(l->cma_buf);
     l->cma_expected = 0;
-#if defined(__linux__)
+#if TETHER_LINUX
     uint64_t seen = 0, want = tether__get_u64(l->cma_buf + 16);
     e = l->cma_hdr.len == 0 ? EPERM /* nothing offered */
         : ep->cma_min ? read_peer((pid_t)pid, &seen, tether__get_u64(l->cma_buf + 8), sizeof seen,
@@ -260,7 +261,7 @@ static int copy_stripe(tether__tcp_ep *ep, tether__link *l, void *dst, uint64_t 
                        const unsigned char *desc)
 {
     const tether__link *l0 = &ep->links[l->peer][0];
-#if defined(__linux__)
+#if TETHER_LINUX
     uint64_t epoch = 0;
     int e = read_peer((pid_t)l0->cma_pid, dst, tether__get_u64(desc), n, ep->max_io);
     /* the epoch even after a failed read: a sender that withdrew may have freed the buffer since

@@ -14,16 +14,21 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
+#if TETHER_LINUX
 #include <linux/sockios.h> /* SIOCINQ, SIOCOUTQ */
 #endif
 
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/platform.h"
 
-#ifndef SOCK_CLOEXEC /* macOS: sockets get FD_CLOEXEC from set_nonblock instead */
-#define SOCK_CLOEXEC 0
+/* Close-on-exec from socket() itself on Linux; macOS has no SOCK_CLOEXEC, and its sockets get
+ * FD_CLOEXEC from set_nonblock (or are closed before any exec) instead. */
+#if TETHER_LINUX
+#define SOCK_CX SOCK_CLOEXEC
+#else
+#define SOCK_CX 0
 #endif
 
 /* Socket buffers we ask for: enough for a few milliseconds of a 40 Gb/s Thunderbolt link. */
@@ -106,7 +111,7 @@ int tether__tcp_listen(const char *host, int port, int *fd_out, int *bound_port)
     int rc;
     snprintf(what, sizeof what, "%s:%d", host, port);
     TRY(tether__tcp_resolve(host, port, &ss, &len));
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CX, 0);
     if (fd < 0)
         return tether__fail(TETHER_ENET, "socket() to listen on %s: %s", what, strerror(errno));
     TRY_GOTO(rc, set_opt(fd, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", what), fail);
@@ -148,7 +153,7 @@ fail:
 int tether__tcp_connect_start(const struct sockaddr_storage *ss, socklen_t len, const char *what,
                               int *fd_out)
 {
-    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CX, 0);
     if (fd < 0)
         return tether__fail(TETHER_ENET, "socket() to connect to %s: %s", what, strerror(errno));
     int rc = set_nonblock(fd, what);
@@ -198,7 +203,7 @@ int tether__tcp_connect_result(int fd)
     return err;
 }
 
-#ifdef __linux__
+#if TETHER_LINUX
 /* Linux grows socket buffers by itself up to tcp_rmem/tcp_wmem (often 4-6 MiB); an explicit
  * SO_RCVBUF switches that off and is capped at rmem_max (often 208 KiB), which would shrink the
  * buffers. So ask only when the cap allows what we want. */
@@ -223,7 +228,7 @@ static int sockbuf_allowed(const char *proc_file)
 
 long tether__tcp_local_sndbuf_default(void)
 {
-#if defined(__linux__) && defined(_SC_LEVEL2_CACHE_SIZE)
+#if TETHER_LINUX && defined(_SC_LEVEL2_CACHE_SIZE)
     long half = sysconf(_SC_LEVEL2_CACHE_SIZE) / 2;
     if (half <= 0)
         half = 512L << 10; /* the L2 unknown: half of a common 1 MiB */
@@ -242,7 +247,7 @@ long tether__tcp_local_sndbuf_default(void)
  * autotuning on, so set it to bytes and back to 1 (reads return as soon as anything arrived). */
 static int open_rcvwin(int fd, long bytes, const char *what)
 {
-#if defined(__linux__) && defined(SO_RCVLOWAT)
+#if TETHER_LINUX && defined(SO_RCVLOWAT)
     TRY(set_opt(fd, SOL_SOCKET, SO_RCVLOWAT, (int)bytes, "SO_RCVLOWAT", what));
     return set_opt(fd, SOL_SOCKET, SO_RCVLOWAT, 1, "SO_RCVLOWAT", what);
 #else
@@ -261,7 +266,7 @@ static int get_opt(int fd, int name)
 int tether__tcp_set_local_bufs(int fd, long bytes, const char *what)
 {
     long asked = bytes;
-#ifdef __linux__
+#if TETHER_LINUX
     asked /= 2; /* Linux doubles what it is given (half is its bookkeeping) */
 #endif
     TRY(set_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)asked, "SO_SNDBUF", what));
@@ -294,7 +299,7 @@ static int set_congestion(int fd, const char *what)
     const char *cc = tether__env("TETHER_TCP_CONGESTION", NULL);
     if (!cc)
         return TETHER_OK;
-#ifdef TCP_CONGESTION
+#if TETHER_LINUX && defined(TCP_CONGESTION)
     if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) == 0)
         return TETHER_OK;
     int e = errno;
@@ -322,7 +327,7 @@ int tether__tcp_tune(int fd, const char *what)
         TRY(set_opt(fd, SOL_SOCKET, SO_SNDBUF, WANT_SOCKBUF, "SO_SNDBUF", what));
     if (sockbuf_allowed("/proc/sys/net/core/rmem_max"))
         TRY(set_opt(fd, SOL_SOCKET, SO_RCVBUF, WANT_SOCKBUF, "SO_RCVBUF", what));
-#ifdef TCP_QUICKACK
+#if TETHER_LINUX && defined(TCP_QUICKACK)
     TRY(set_opt(fd, IPPROTO_TCP, TCP_QUICKACK, 1, "TCP_QUICKACK", what));
 #endif
 #ifdef SO_NOSIGPIPE /* macOS has no MSG_NOSIGNAL: a write to a closed peer must not kill us */
@@ -397,7 +402,7 @@ int tether__tcp_route_addr(const char *host, int port, char *out, size_t n)
     TRY(tether__tcp_resolve(host, port, &ss, &len));
     /* connect() on a UDP socket only looks up the route, and getsockname() then tells the source
      * address the kernel picked. */
-    int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CX, 0);
     if (fd < 0)
         return tether__fail(TETHER_ENET, "socket() to find the route to %s: %s", what,
                             strerror(errno));
@@ -466,19 +471,19 @@ int tether__tcp_same_host(int fd)
 void tether__tcp_queued(int fd, size_t *in, size_t *out)
 {
     int i = 0, o = 0;
-#if defined(__linux__)
+#if TETHER_LINUX
     if (ioctl(fd, SIOCINQ, &i) < 0)
         i = 0;
     if (ioctl(fd, SIOCOUTQ, &o) < 0)
         o = 0;
-#elif defined(__APPLE__)
-    socklen_t len = sizeof o;
+#else
     if (ioctl(fd, FIONREAD, &i) < 0)
         i = 0;
+#if defined(SO_NWRITE) /* macOS: bytes not yet acknowledged; other systems say nothing */
+    socklen_t len = sizeof o;
     if (getsockopt(fd, SOL_SOCKET, SO_NWRITE, &o, &len) < 0)
         o = 0;
-#else
-    (void)fd;
+#endif
 #endif
     *in = i > 0 ? (size_t)i : 0;
     *out = o > 0 ? (size_t)o : 0;
