@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test sanitize tsan install clean format
+.PHONY: all deps configure build run test sanitize tsan portable cross-macos install clean format
 
 all: build
 
@@ -31,6 +31,18 @@ sanitize:
 tsan:
 	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DTETHER_SANITIZE=thread"
 
+# The portable build: Linux compiles and runs the code macOS runs (core/platform.h). Its suite is the
+# whole suite less the tests of the Linux-only paths, which it names first.
+portable:
+	$(MAKE) build BUILD=build-portable CMAKE_FLAGS="-DTETHER_PORTABLE=ON"
+	@echo "portable build: the tests of the Linux-only paths are left out:"
+	@ctest --test-dir build-portable -N -L linux-only | sed -n 's/^ *Test *#[0-9]*: /  /p'
+	ctest --test-dir build-portable --output-on-failure -j $(JOBS) --timeout 300 -LE linux-only
+
+# Cross-build everything for macOS (arm64 and x86_64) and check what comes out (Linux only).
+cross-macos:
+	scripts/cross-macos.sh
+
 install: build
 	cmake --install $(BUILD)
 
@@ -38,4 +50,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-portable build-nordma build-macos-*

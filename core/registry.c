@@ -1,4 +1,5 @@
-/* core/registry.c - tether_init: choose a backend from the table in backends/table.c and form the world. */
+/* core/registry.c - tether_init: choose a backend from the table in backends/table.c and form the
+ * world. */
 #include <stdio.h>
 #include <string.h>
 
@@ -59,7 +60,8 @@ static int init_any(int strict, const tether_config *cfg, tether_group **out)
         char why[256] = "";
         size_t used = strlen(lacks);
         if (!ready(ops, cfg, why, sizeof why)) {
-            snprintf(lacks + used, sizeof lacks - used, "%s%s: %s", used ? "; " : "", ops->name, why);
+            snprintf(lacks + used, sizeof lacks - used, "%s%s: %s", used ? "; " : "", ops->name,
+                     why);
             continue;
         }
         int rc = tether__world_open(ops, cfg, out);
@@ -90,14 +92,16 @@ int tether_init(const char *backend, int strict, tether_group **out)
     if (!backend)
         backend = "any";
     if (!known_name(backend))
-        return tether__fail(TETHER_EINVAL,
-                            "tether_init: unknown backend \"%s\"; expected any, ring, mesh, rdma or singleton",
-                            backend);
+        return tether__fail(
+            TETHER_EINVAL,
+            "tether_init: unknown backend \"%s\"; expected any, ring, mesh, rdma or singleton",
+            backend);
     const char *env = tether__env("TETHER_BACKEND", NULL);
     if (strcmp(backend, "any") == 0 && env) {
         if (!known_name(env))
-            return tether__fail(TETHER_ECONFIG,
-                                "TETHER_BACKEND=\"%s\": expected any, ring, mesh, rdma or singleton", env);
+            return tether__fail(
+                TETHER_ECONFIG,
+                "TETHER_BACKEND=\"%s\": expected any, ring, mesh, rdma or singleton", env);
         backend = env;
     }
     TRY(tether__config_load(&cfg));
@@ -120,8 +124,11 @@ int tether_is_available(const char *backend)
     if (tether__config_load(&cfg) != TETHER_OK)
         return 0;
     for (int i = 0; tether_backends[i]; i++)
-        if ((strcmp(backend, "any") == 0 || strcmp(backend, tether_backends[i]->name) == 0) &&
-            ready(tether_backends[i], &cfg, why, sizeof why))
-            return 1;
+        if (strcmp(backend, "any") == 0 || strcmp(backend, tether_backends[i]->name) == 0) {
+            if (ready(tether_backends[i], &cfg, why, sizeof why))
+                return 1;
+            tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not available: %s",
+                         tether_backends[i]->name, why);
+        }
     return 0;
 }

@@ -77,7 +77,8 @@ typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT 
 TETHER_API int tether_init(const char *backend, int strict, tether_group **out);
 
 /* 1 if the named backend could form a group here (its configuration is present and its libraries
- * load), else 0. "singleton" is always available. */
+ * load), else 0 and tether_last_error() says why (e.g. a build without RDMA, or TETHER_IBV_DEVICES
+ * unset). "singleton" is always available. */
 TETHER_API int tether_is_available(const char *backend);
 
 /* This process's rank in g (0..size-1), and the number of ranks. */

@@ -1,6 +1,7 @@
 /* launcher/check.c - `tether check`: this machine's report, or, with hosts, every host's report
  * and the links between them measured by a launched job of `tether check` ranks. */
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +10,6 @@
 
 #include "check.h"
 #include "commands.h"
-#include "core/platform.h"
 #include "core/transport.h"
 #include "tether.h"
 
@@ -138,18 +138,27 @@ static int forwarded(const char *opt)
     return 0;
 }
 
-/* This program's path, for the ranks to run on every host. */
+/* This program's path, for the ranks to run on every host: how it was started (argv[0]) made
+ * absolute, found on PATH when it holds no '/'. POSIX has no call for it (/proc/self/exe is
+ * Linux's), and this way every system runs the same code. "tether" when nothing is found. */
 static const char *self_path(char *buf, size_t len)
 {
-#if TETHER_LINUX
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-    if (n > 0) {
-        buf[n] = '\0';
-        return buf;
+    char cand[PATH_MAX], abs[PATH_MAX];
+    const char *path = getenv("PATH");
+    if (strchr(tether__argv0, '/')) {
+        if (realpath(tether__argv0, abs) && snprintf(buf, len, "%s", abs) < (int)len)
+            return buf;
+        return "tether";
     }
-#endif
-    (void)buf;
-    (void)len;
+    for (const char *d = path ? path : ""; *d;) {
+        size_t n = strcspn(d, ":");
+        if (snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? d : ".", tether__argv0) <
+                (int)sizeof cand &&
+            access(cand, X_OK) == 0 && realpath(cand, abs) &&
+            snprintf(buf, len, "%s", abs) < (int)len)
+            return buf;
+        d += n + (d[n] == ':');
+    }
     return "tether";
 }
 

@@ -10,4 +10,8 @@ int tether_cmd_config(int argc, char **argv);   /* config_tool/ */
 int tether_cmd_hostfile(int argc, char **argv); /* config_tool/: `tether hostfile check F` */
 int tether_cmd_bench(int argc, char **argv);    /* bench/ */
 
+/* The path the tether command was started by (main's argv[0]), for subcommands that run it again.
+ */
+extern const char *tether__argv0;
+
 #endif

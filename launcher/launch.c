@@ -2,15 +2,16 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
-#if TETHER_LINUX
-#include <sys/prctl.h>
-#endif
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "core/platform.h"
 #include "launch.h"
+
+#if TETHER_LINUX
+#include <sys/prctl.h>
+#endif
 
 void tether__launch_say(const char *fmt, ...)
 {

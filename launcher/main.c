@@ -30,8 +30,12 @@ static void usage(FILE *f)
                "version.\n");
 }
 
+const char *tether__argv0 = "tether";
+
 int main(int argc, char **argv)
 {
+    if (argc > 0 && argv[0] && *argv[0])
+        tether__argv0 = argv[0];
     if (argc < 2) {
         usage(stderr);
         return 2;

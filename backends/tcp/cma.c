@@ -9,13 +9,14 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#if TETHER_LINUX
-#include <sys/random.h>
-#endif
 
 #include "core/platform.h"
 #include "socket.h"
 #include "wire.h"
+
+#if TETHER_LINUX
+#include <sys/random.h>
+#endif
 
 #define CMA_MIN_DEFAULT 262144L /* below it, the read notice costs more than the copy saves */
 

@@ -14,14 +14,15 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
-#if TETHER_LINUX
-#include <linux/sockios.h> /* SIOCINQ, SIOCOUTQ */
-#endif
 
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/platform.h"
+
+#if TETHER_LINUX
+#include <linux/sockios.h> /* SIOCINQ, SIOCOUTQ */
+#endif
 
 /* Close-on-exec from socket() itself on Linux; macOS has no SOCK_CLOEXEC, and its sockets get
  * FD_CLOEXEC from set_nonblock (or are closed before any exec) instead. */
