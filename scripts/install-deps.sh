@@ -11,12 +11,18 @@ run() { echo "+ $*" >&2; "$@"; }
 
 case "$(uname -s)" in
 Darwin)
+    command -v brew >/dev/null 2>&1 || {
+        echo "install-deps: Homebrew is needed (https://brew.sh), or install cmake, pkg-config, jansson and cmocka by hand" >&2
+        exit 1
+    }
     pkgs=(cmake pkg-config jansson cmocka)
+    [ $with_tests = 1 ] && pkgs+=(python numpy pytest)
     missing=()
     for p in "${pkgs[@]}"; do brew list --versions "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ ${#missing[@]} -gt 0 ]; then run brew install "${missing[@]}"; fi
     # macOS has no libibverbs-dev: the RDMA backend builds against the header shipped in the SDK
-    # with macOS 26.2+, or is left out with a message from CMake.
+    # with macOS 26.2+, or is left out with a message from CMake (docs/macos.md). The torch tests
+    # need PyTorch from pip (pip3 install torch); without it they are skipped.
     ;;
 Linux)
     pkgs=(build-essential cmake pkg-config libjansson-dev libibverbs-dev librdmacm-dev)
