@@ -151,6 +151,8 @@ check_outputs() { # ARCH BUILD
     fi
     [ $fails -eq 0 ] || die "$arch: $fails check(s) failed"
     echo "== $arch: $n binaries checked, all Mach-O $want"
+    echo "   not built for macOS: the RDMA backend (needs the macOS 26.2 SDK's infiniband/verbs.h; this"
+    echo "   toolchain has an older SDK) and so the verbs emulator, a Linux test fixture"
 }
 
 host_tools
