@@ -14,12 +14,13 @@
 #include <stdint.h>
 
 #include "hostfile/hostfile.h"
+#include "launcher/netcmd_text.h" /* tether__next_line, and the macOS ports and ifconfig text */
 
 #define CT_MAX_HOSTS 64
 #define CT_MAX_PORTS 16     /* Thunderbolt ports per host */
 #define CT_MAX_PEERS 8      /* hosts seen behind one port (hubs) */
 #define CT_MAX_ADDRS 64     /* IPv4 addresses per host */
-#define CT_MAX_ROUTES 128   /* routes per host (Linux) */
+#define CT_MAX_ROUTES 512   /* routes per host (a VPN may push hundreds) */
 #define CT_MAX_IFACES 32    /* interfaces with a name worth keeping per host */
 #define CT_MAX_CABLES 256
 #define CT_UUID_MAX 64
@@ -164,6 +165,12 @@ typedef struct ct_section {
 } ct_section;
 
 int ct_parse_macos(ct_host *h, const ct_section *secs, int nsecs);
+/* A destination as macOS's netstat -rn prints it, host being whether its flags have H: the
+ * address without its trailing zero octets, and no mask when it is the address's class mask
+ * (netstat.tproj/route.c, netname and domask): "10.8/16" is 10.8.0.0/16, "192.168.50"
+ * 192.168.50.0/24, "127" 127.0.0.0/8, "224.0.0/4" 224.0.0.0/4; "10.1&0xffff00ff" has a
+ * non-contiguous mask. 0, or -1 when s is none of these. */
+int ct_parse_bsd_dest(const char *s, int host, uint32_t *net, uint32_t *mask);
 int ct_parse_linux(ct_host *h, const ct_section *secs, int nsecs);
 const ct_section *ct_section_find(const ct_section *secs, int nsecs, const char *name);
 
@@ -171,9 +178,8 @@ const ct_section *ct_section_find(const ct_section *secs, int nsecs, const char 
 int ct_parse_ipv4(const char *s, uint32_t *out);        /* 0 or -1 */
 void ct_format_ipv4(uint32_t a, char *buf, size_t len);  /* buf >= 16 */
 int ct_mask_bits(uint32_t mask);
+uint32_t ct_prefix_mask(int bits);                       /* 24 -> 0xffffff00 */
 double ct_parse_gbps(const char *s);                     /* "80 Gb/s" -> 80; 0 when none */
-/* Copy line n of text (from *pos) into buf; returns 0 at the end of text. */
-int ct_next_line(const char *text, size_t len, size_t *pos, char *buf, size_t buflen);
 ct_iface *ct_iface_get(ct_host *h, const char *name); /* found or added; NULL when full */
 int ct_add_net(ct_net *nets, int *n, int max, const char *iface, uint32_t addr, uint32_t mask);
 

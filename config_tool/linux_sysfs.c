@@ -8,11 +8,6 @@
 
 #define CT_LINE_MAX 512
 
-static uint32_t prefix_mask(int bits)
-{
-    return bits <= 0 ? 0 : bits >= 32 ? 0xffffffffu : ~0u << (32 - bits);
-}
-
 /* "4: eth0    inet 192.0.2.2/24 brd ... scope global eth0" */
 static int parse_addrs(ct_host *h, const ct_section *sec)
 {
@@ -21,10 +16,10 @@ static int parse_addrs(ct_host *h, const ct_section *sec)
     uint32_t addr;
     int bits;
 
-    while (ct_next_line(sec->text, sec->len, &pos, line, sizeof line))
+    while (tether__next_line(sec->text, sec->len, &pos, line, sizeof line))
         if (sscanf(line, "%*d: %31s inet %63[0-9.]/%d", ifname, a, &bits) == 3 &&
             ct_parse_ipv4(a, &addr) == 0 &&
-            ct_add_net(h->addrs, &h->naddrs, CT_MAX_ADDRS, ifname, addr, prefix_mask(bits)) != 0) {
+            ct_add_net(h->addrs, &h->naddrs, CT_MAX_ADDRS, ifname, addr, ct_prefix_mask(bits)) != 0) {
             snprintf(h->error, sizeof h->error, "ip addr: more IPv4 addresses than tether config "
                      "keeps (%d)", CT_MAX_ADDRS);
             return -1;
@@ -41,7 +36,7 @@ static int parse_routes(ct_host *h, const ct_section *sec, char *def, size_t def
     uint32_t addr;
     int bits;
 
-    while (ct_next_line(sec->text, sec->len, &pos, line, sizeof line)) {
+    while (tether__next_line(sec->text, sec->len, &pos, line, sizeof line)) {
         if (sscanf(line, "%63s", dst) != 1)
             continue;
         dev = strstr(line, " dev ");
@@ -55,7 +50,7 @@ static int parse_routes(ct_host *h, const ct_section *sec, char *def, size_t def
         snprintf(ifname, sizeof ifname, "%.*s", dev ? (int)strcspn(dev + 5, " ") : 0,
                  dev ? dev + 5 : "");
         if (ct_parse_ipv4(dst, &addr) == 0 &&
-            ct_add_net(h->routes, &h->nroutes, CT_MAX_ROUTES, ifname, addr, prefix_mask(bits)) != 0) {
+            ct_add_net(h->routes, &h->nroutes, CT_MAX_ROUTES, ifname, addr, ct_prefix_mask(bits)) != 0) {
             snprintf(h->error, sizeof h->error, "ip route: more routes than tether config keeps "
                      "(%d)", CT_MAX_ROUTES);
             return -1;
@@ -83,7 +78,7 @@ static int parse_tbnet(ct_host *h, const ct_section *sec)
     ct_iface *f;
     double rx, tx;
 
-    while (ct_next_line(sec->text, sec->len, &pos, line, sizeof line))
+    while (tether__next_line(sec->text, sec->len, &pos, line, sizeof line))
         for (int k = 0; k < 8; k++)
             if (strncmp(line, keys[k], strlen(keys[k])) == 0 && line[strlen(keys[k])] == '=')
                 snprintf(v[k], sizeof v[k], "%.*s", CT_UUID_MAX - 1, line + strlen(keys[k]) + 1);

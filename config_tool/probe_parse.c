@@ -42,17 +42,9 @@ double ct_parse_gbps(const char *s)
     return *s && strstr(s, "Gb/s") ? strtod(s, NULL) : 0;
 }
 
-int ct_next_line(const char *text, size_t len, size_t *pos, char *buf, size_t buflen)
+uint32_t ct_prefix_mask(int bits)
 {
-    size_t start = *pos, end = start;
-
-    if (start >= len)
-        return 0;
-    while (end < len && text[end] != '\n')
-        end++;
-    snprintf(buf, buflen, "%.*s", (int)(end - start), text + start);
-    *pos = end + 1;
-    return 1;
+    return bits <= 0 ? 0 : bits >= 32 ? 0xffffffffu : ~0u << (32 - bits);
 }
 
 ct_iface *ct_iface_get(ct_host *h, const char *name)

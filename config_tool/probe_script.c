@@ -17,6 +17,7 @@
     "s thunderbolt; system_profiler SPThunderboltDataType -json; "                                \
     "s ports; networksetup -listallhardwareports; "                                               \
     "s ifconfig; ifconfig; "                                                                      \
+    "s netstat; netstat -rn -f inet; "                                                            \
     "s ibv_devices; ibv_devices 2>&1; "                                                           \
     "s rdma_ctl; rdma_ctl status 2>&1; "                                                          \
     "networksetup -listallhardwareports | while read -r k v; do "                                 \

@@ -3,7 +3,9 @@
 #ifndef TETHER_LAUNCHER_CHECK_H
 #define TETHER_LAUNCHER_CHECK_H
 
+#include <net/if.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/config.h"
 #include "launch.h"
@@ -19,6 +21,25 @@ void tether__hostcheck_problem(tether__hostcheck_report *r, const char *fmt, ...
 
 /* Interfaces, Thunderbolt, the interface filter, RDMA devices and their problems. */
 void tether__hostcheck_net(tether__hostcheck_report *r, const tether_config *cfg);
+
+/* An IPv4 address of this machine, as the report lists it. */
+typedef struct tether__hostcheck_addr {
+    char iface[IF_NAMESIZE];
+    uint32_t addr, mask; /* host byte order */
+    int loopback, up;
+    int thunderbolt;          /* a Thunderbolt port's interface (not the Thunderbolt Bridge) */
+    char master[IF_NAMESIZE]; /* the bridge (or bond) it is a member of, "" when none */
+} tether__hostcheck_addr;
+
+/* macOS: set thunderbolt and master of each of a[n] from what `networksetup
+ * -listallhardwareports` and `ifconfig -a` printed. Pure, so that every platform builds and tests
+ * it; check_net.c runs the commands on macOS. */
+void tether__hostcheck_macos_ports(tether__hostcheck_addr *a, int n, const char *hwports,
+                                   const char *ifconfig);
+
+/* The "interfaces (IPv4):" section, and a problem for each Thunderbolt interface in a bridge. */
+void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether_config *cfg,
+                                  const tether__hostcheck_addr *a, int n);
 
 /* This machine's whole report: version, backends, network, environment, then its problems. */
 void tether__hostcheck_local(tether__hostcheck_report *r);

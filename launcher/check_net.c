@@ -6,59 +6,64 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "core/platform.h"
+#include "launcher/netcmd_text.h"
 
 #define MAX_ADDRS 128
 
-typedef struct v4addr {
-    char iface[IF_NAMESIZE];
-    uint32_t addr, mask; /* host byte order */
-    int loopback, up;
-} v4addr;
+void tether__hostcheck_macos_ports(tether__hostcheck_addr *a, int n, const char *hwports,
+                                   const char *ifconfig)
+{
+    for (int i = 0; i < n; i++) {
+        tether__hwport port;
+        tether__ifc_line l = {0};
+        size_t pos = 0;
+        a[i].thunderbolt = 0;
+        a[i].master[0] = '\0';
+        while (!a[i].thunderbolt && tether__hwport_next(hwports, strlen(hwports), &pos, &port))
+            a[i].thunderbolt = port.receptacle > 0 && strcmp(port.device, a[i].iface) == 0;
+        pos = 0;
+        while (!a[i].master[0] && tether__ifconfig_next(ifconfig, strlen(ifconfig), &pos, &l))
+            if (l.kind == TETHER__IFC_MEMBER && strcmp(l.member, a[i].iface) == 0)
+                snprintf(a[i].master, sizeof a[i].master, "%.*s", IF_NAMESIZE - 1, l.iface);
+    }
+}
 
 #if defined(__APPLE__)
-/* macOS: `networksetup -listallhardwareports` names each port ("Hardware Port: Thunderbolt 1")
- * above its device ("Device: en2"). */
-static int is_thunderbolt(const char *iface)
+/* What cmd prints (malloc'd), "" when it cannot run. */
+static char *command_output(const char *cmd)
 {
-    char line[256], port[128] = "";
-    int found = 0;
-    FILE *p = popen("networksetup -listallhardwareports 2>/dev/null", "r");
-    if (!p)
-        return 0;
-    while (!found && fgets(line, sizeof line, p)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (strncmp(line, "Hardware Port: ", 15) == 0)
-            snprintf(port, sizeof port, "%s", line + 15);
-        else if (strncmp(line, "Device: ", 8) == 0)
-            found = strcmp(line + 8, iface) == 0 && strncmp(port, "Thunderbolt ", 12) == 0;
+    tether__strbuf b = {0};
+    char chunk[4096];
+    size_t got;
+    FILE *p = popen(cmd, "r");
+
+    tether__sb_add(&b, "");
+    while (p && (got = fread(chunk, 1, sizeof chunk - 1, p)) > 0) {
+        chunk[got] = '\0';
+        tether__sb_add(&b, chunk);
     }
-    pclose(p);
-    return found;
+    if (p)
+        pclose(p);
+    return tether__sb_take(&b, "a command's output");
 }
 
-/* macOS: the bridge listing iface as a "member:" in `ifconfig` (the Thunderbolt Bridge is
- * bridge0), "" when none. */
-static void master_of(const char *iface, char *out, size_t len)
+/* macOS: networksetup names each Thunderbolt port's interface; ifconfig lists bridge members. */
+static void mark_ports(tether__hostcheck_addr *a, int n)
 {
-    char line[256], cur[64] = "", member[64];
-    FILE *p = popen("ifconfig -a 2>/dev/null", "r");
-    out[0] = '\0';
-    if (!p)
-        return;
-    while (!out[0] && fgets(line, sizeof line, p)) {
-        if (line[0] != '\t' && line[0] != ' ')
-            sscanf(line, "%63[^:]", cur);
-        else if (sscanf(line, " member: %63s", member) == 1 && strcmp(member, iface) == 0)
-            snprintf(out, len, "%s", cur);
-    }
-    pclose(p);
+    char *ports = command_output("networksetup -listallhardwareports 2>/dev/null");
+    char *ifc = command_output("ifconfig -a 2>/dev/null");
+
+    tether__hostcheck_macos_ports(a, n, ports ? ports : "", ifc ? ifc : "");
+    free(ports);
+    free(ifc);
 }
-#else
+#elif TETHER_LINUX
 /* Basename of the symlink at path, "" when it is not one. */
 static void link_name(const char *path, char *out, size_t len)
 {
@@ -75,23 +80,25 @@ static void link_name(const char *path, char *out, size_t len)
 }
 
 /* Linux: a Thunderbolt network interface is driven by thunderbolt-net ("thunderbolt_net" in
- * sysfs). */
-static int is_thunderbolt(const char *iface)
+ * sysfs); /sys/class/net/IF/master names the bridge (or bond) it is enslaved to. */
+static void mark_ports(tether__hostcheck_addr *a, int n)
 {
-    char path[256], driver[128];
-    if (snprintf(path, sizeof path, "/sys/class/net/%s/device/driver", iface) >= (int)sizeof path)
-        return 0;
-    link_name(path, driver, sizeof driver);
-    return strstr(driver, "thunderbolt") != NULL;
+    for (int i = 0; i < n; i++) {
+        char path[256], driver[128];
+        if (snprintf(path, sizeof path, "/sys/class/net/%s/device/driver", a[i].iface) <
+            (int)sizeof path) {
+            link_name(path, driver, sizeof driver);
+            a[i].thunderbolt = strstr(driver, "thunderbolt") != NULL;
+        }
+        if (snprintf(path, sizeof path, "/sys/class/net/%s/master", a[i].iface) < (int)sizeof path)
+            link_name(path, a[i].master, sizeof a[i].master);
+    }
 }
-
-/* The bridge (or bond) an interface is enslaved to, "" when none. */
-static void master_of(const char *iface, char *out, size_t len)
+#else
+static void mark_ports(tether__hostcheck_addr *a, int n)
 {
-    char path[256];
-    out[0] = '\0';
-    if (snprintf(path, sizeof path, "/sys/class/net/%s/master", iface) < (int)sizeof path)
-        link_name(path, out, len);
+    (void)a; /* no way to tell Thunderbolt interfaces here (the report says so) */
+    (void)n;
 }
 #endif
 
@@ -103,7 +110,7 @@ static int prefix_len(uint32_t mask)
     return n;
 }
 
-static int collect_v4(v4addr *out, int max)
+static int collect_v4(tether__hostcheck_addr *out, int max)
 {
     struct ifaddrs *ifs, *i;
     int n = 0;
@@ -112,6 +119,7 @@ static int collect_v4(v4addr *out, int max)
     for (i = ifs; i && n < max; i = i->ifa_next) {
         if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask)
             continue;
+        memset(&out[n], 0, sizeof out[n]);
         snprintf(out[n].iface, sizeof out[n].iface, "%s", i->ifa_name);
         out[n].addr = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
         out[n].mask = ntohl(((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr);
@@ -123,27 +131,26 @@ static int collect_v4(v4addr *out, int max)
     return n;
 }
 
-static void list_interfaces(tether__hostcheck_report *r, const v4addr *a, int n,
-                            const tether_config *cfg)
+void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether_config *cfg,
+                                  const tether__hostcheck_addr *a, int n)
 {
     tether__sb_add(&r->text, "interfaces (IPv4):\n");
     for (int i = 0; i < n; i++) {
-        char ip[INET_ADDRSTRLEN], master[64];
+        char ip[INET_ADDRSTRLEN];
         struct in_addr in = {.s_addr = htonl(a[i].addr)};
-        int tb = is_thunderbolt(a[i].iface);
         inet_ntop(AF_INET, &in, ip, sizeof ip);
-        master_of(a[i].iface, master, sizeof master);
         tether__sb_addf(
             &r->text, "  %-14s %s/%d%s%s%s%s\n", a[i].iface, ip, prefix_len(a[i].mask),
-            a[i].up ? "" : "  down", a[i].loopback ? "  loopback" : "", tb ? "  thunderbolt" : "",
+            a[i].up ? "" : "  down", a[i].loopback ? "  loopback" : "",
+            a[i].thunderbolt ? "  thunderbolt" : "",
             cfg->nprefixes == 0             ? ""
             : tether__addr_allowed(cfg, ip) ? "  passes TETHER_IFACE_PRIORITY"
                                             : "  filtered out by TETHER_IFACE_PRIORITY");
-        if (tb && master[0])
+        if (a[i].thunderbolt && a[i].master[0])
             tether__hostcheck_problem(r,
                                       "%s is a Thunderbolt interface in bridge %s: take it out of "
                                       "the bridge and give it its own address",
-                                      a[i].iface, master);
+                                      a[i].iface, a[i].master);
     }
 #if !TETHER_LINUX && !defined(__APPLE__)
     tether__sb_add(&r->text, "  (Thunderbolt interfaces are recognised on Linux and macOS only)\n");
@@ -152,7 +159,7 @@ static void list_interfaces(tether__hostcheck_report *r, const v4addr *a, int n,
 
 /* Two interfaces in one IPv4 subnet: the kernel sends that subnet's traffic through one of
  * them only, so the other cable carries nothing. */
-static void check_subnets(tether__hostcheck_report *r, const v4addr *a, int n)
+static void check_subnets(tether__hostcheck_report *r, const tether__hostcheck_addr *a, int n)
 {
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
@@ -169,7 +176,7 @@ static void check_subnets(tether__hostcheck_report *r, const v4addr *a, int n)
         }
 }
 
-static int has_v4(const v4addr *a, int n, const char *iface)
+static int has_v4(const tether__hostcheck_addr *a, int n, const char *iface)
 {
     for (int i = 0; i < n; i++)
         if (strcmp(a[i].iface, iface) == 0)
@@ -195,7 +202,7 @@ static int count_gids(const char *port_dir)
 }
 
 /* One RDMA device: its ports with state and GIDs, and the network interface behind it. */
-static void rdma_device(tether__hostcheck_report *r, const char *dev, const v4addr *a, int n)
+static void rdma_device(tether__hostcheck_report *r, const char *dev, const tether__hostcheck_addr *a, int n)
 {
     char path[512], state[64] = "";
     struct dirent *e;
@@ -223,7 +230,7 @@ static void rdma_device(tether__hostcheck_report *r, const char *dev, const v4ad
     closedir(d);
 }
 
-static void list_rdma(tether__hostcheck_report *r, const v4addr *a, int n)
+static void list_rdma(tether__hostcheck_report *r, const tether__hostcheck_addr *a, int n)
 {
     DIR *d = opendir("/sys/class/infiniband");
     struct dirent *e;
@@ -242,13 +249,14 @@ static void list_rdma(tether__hostcheck_report *r, const v4addr *a, int n)
 
 void tether__hostcheck_net(tether__hostcheck_report *r, const tether_config *cfg)
 {
-    v4addr a[MAX_ADDRS];
+    tether__hostcheck_addr a[MAX_ADDRS];
     int n = collect_v4(a, MAX_ADDRS);
     if (n < 0) {
         tether__hostcheck_problem(r, "cannot list network interfaces (getifaddrs failed)");
         return;
     }
-    list_interfaces(r, a, n, cfg);
+    mark_ports(a, n);
+    tether__hostcheck_interfaces(r, cfg, a, n);
     check_subnets(r, a, n);
     list_rdma(r, a, n);
 }
