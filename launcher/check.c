@@ -138,6 +138,10 @@ static int forwarded(const char *opt)
     return 0;
 }
 
+/* Set by main(); defined here, with its one reader, so the unit tests that link the command's parts
+ * (not main.c) link check.c too. */
+const char *tether__argv0 = "tether";
+
 /* This program's path, for the ranks to run on every host: how it was started (argv[0]) made
  * absolute, found on PATH when it holds no '/'. POSIX has no call for it (/proc/self/exe is
  * Linux's), and this way every system runs the same code. "tether" when nothing is found. */

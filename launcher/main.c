@@ -30,8 +30,6 @@ static void usage(FILE *f)
                "version.\n");
 }
 
-const char *tether__argv0 = "tether";
-
 int main(int argc, char **argv)
 {
     if (argc > 0 && argv[0] && *argv[0])
