@@ -11,7 +11,6 @@
 #include "launcher/ssh_command.h"
 
 #define CT_DEFAULT_SSH "ssh -o BatchMode=yes -o ConnectTimeout=5"
-#define CT_DEFAULT_POOL "192.168.200.0/22" /* 256 cables; rarely a home or office LAN */
 #define CT_DEFAULT_TIMEOUT_S 60             /* system_profiler alone can take seconds */
 
 static const char usage_text[] =
@@ -29,7 +28,8 @@ static const char usage_text[] =
     "  --output FILE          write the hostfile there (default: print it)\n"
     "  --env K=V              put K=V in the hostfile's \"envs\" (repeatable)\n"
     "  --ignore-unreachable   leave out hosts that do not answer\n"
-    "  --subnet CIDR          pool for the cable /30s (default " CT_DEFAULT_POOL ")\n"
+    "  --subnet CIDR          pool for the cable /30s (default " CT_DEFAULT_POOL ", then\n"
+    "                         " CT_FALLBACK_POOL_1 " and " CT_FALLBACK_POOL_2 " when your networks fill it)\n"
     "  --ssh-command CMD      run CMD HOST SCRIPT, through sh (default \"" CT_DEFAULT_SSH "\")\n"
     "  --timeout S            seconds each ssh session may take (default 60)\n"
     "  --verbose              say what is being done\n";
@@ -143,7 +143,8 @@ static int option_value(ct_options *o, int c, char *arg, char **ssh, tether_laun
         o->ethernet = strcmp(arg, "ethernet") == 0;
         return 0;
     case 'n':
-        if (ct_parse_cidr(arg, &o->pool_net, &o->pool_mask) < 0) {
+        o->npools = 1;
+        if (ct_parse_cidr(arg, &o->pools[0].net, &o->pools[0].mask) < 0) {
             ct_say("--subnet %s: expected an IPv4 network A.B.C.D/N with N 8-30 and no host bits "
                    "set, e.g. " CT_DEFAULT_POOL, arg);
             return -1;
@@ -174,10 +175,12 @@ static const struct option long_opts[] = {
 /* 0: go on; 1: help printed; 2: bad usage (said why). */
 static int parse_options(int argc, char **argv, ct_options *o, char **ssh, tether_launch_hosts *hf)
 {
-    static char pool[] = CT_DEFAULT_POOL;
+    static const char *const pools[CT_MAX_POOLS] = {CT_DEFAULT_POOL, CT_FALLBACK_POOL_1,
+                                                     CT_FALLBACK_POOL_2};
     int c;
 
-    ct_parse_cidr(pool, &o->pool_net, &o->pool_mask);
+    for (o->npools = 0; o->npools < CT_MAX_POOLS; o->npools++)
+        ct_parse_cidr(pools[o->npools], &o->pools[o->npools].net, &o->pools[o->npools].mask);
     o->timeout_s = CT_DEFAULT_TIMEOUT_S;
     optind = 1;
     opterr = 0;

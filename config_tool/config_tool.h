@@ -105,6 +105,20 @@ typedef struct ct_cable_addr {
 
 #define CT_MAX_ENVS 64
 
+/* The pool of cable /30s without --subnet, then where the plan moves on, in order, when every /30
+ * of it is on a host's network or route (a VPN or a lab network reached through the LAN): private
+ * /16s clear of what home routers, OpenVPN (10.8), Kubernetes (10.96/12, 10.244/16), Docker's first
+ * networks (172.17-172.2x) and AWS's default VPC (172.31) take, one in 10/8 and one in 172.16/12
+ * so that a VPN routing either whole range leaves the other. */
+#define CT_DEFAULT_POOL "192.168.200.0/22" /* 256 cables; rarely a home or office LAN */
+#define CT_FALLBACK_POOL_1 "10.213.0.0/16"
+#define CT_FALLBACK_POOL_2 "172.27.0.0/16"
+#define CT_MAX_POOLS 3
+
+typedef struct ct_pool {
+    uint32_t net, mask;
+} ct_pool;
+
 typedef struct ct_options {
     const char *hosts[CT_MAX_HOSTS];
     int nhosts;
@@ -114,7 +128,8 @@ typedef struct ct_options {
     const char *output;       /* --output FILE, or NULL */
     const char *envs[CT_MAX_ENVS]; /* --env K=V, in order */
     int nenvs;
-    uint32_t pool_net, pool_mask; /* --subnet */
+    ct_pool pools[CT_MAX_POOLS]; /* --subnet; without it the default pool, then its fallbacks */
+    int npools;
     const char *ssh_command;  /* --ssh-command, run through /bin/sh (launcher/ssh_command.h) */
     int timeout_s;            /* per ssh session */
 } ct_options;
