@@ -50,6 +50,8 @@ twice() {
 
 twice triangle mac1,mac2,mac3
 twice linux2 l1,l2
+# The default pool is routed: the addresses come from the fallback, and a second run keeps them.
+twice labfull f1,f2
 
 # No password-less sudo on mac2: nothing runs, the commands are printed, exit 1.
 cp -a "$HERE/fixtures/sets/triangle" "$WORK/nosudo"
