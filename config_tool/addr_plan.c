@@ -175,7 +175,7 @@ static void why_full(const ct_run *run, const ct_pool *pool, char *buf, size_t l
 
 int ct_plan_addresses(ct_run *run)
 {
-    char pool[20], used[20], why[512];
+    char pool[20], used[20], skipped[20], why[512];
     int failed = 0;
 
     /* Reuse first, so a kept block is not handed to an earlier cable. */
@@ -188,9 +188,12 @@ int ct_plan_addresses(ct_run *run)
             if (p > 0) {
                 pool_text(&run->opt.pools[0], pool, sizeof pool);
                 pool_text(&run->opt.pools[p], used, sizeof used);
+                pool_text(&run->opt.pools[1], skipped, sizeof skipped);
                 why_full(run, &run->opt.pools[0], why, sizeof why);
                 ct_say("the default pool %s has no room for the cables (%s): they get addresses "
-                       "from %s instead (--subnet chooses the pool)", pool, why, used);
+                       "from %s instead%s%s%s (--subnet chooses the pool)",
+                       pool, why, used, p > 1 ? ", as " : "", p > 1 ? skipped : "",
+                       p > 1 ? " has none either" : "");
             }
             return 0;
         }
@@ -198,13 +201,13 @@ int ct_plan_addresses(ct_run *run)
     pool_text(&run->opt.pools[0], pool, sizeof pool);
     if (run->opt.npools == 1) {
         ct_say("%s has no /30 left for cable %d of %d (blocks on a host's networks or given to "
-               "another cable are skipped); pass --subnet with a larger or other range", pool,
-               failed, run->topo.ncables);
+               "another cable are skipped); pass --subnet with a larger or other range",
+               pool, failed, run->topo.ncables);
     } else {
         ct_say("no /30 left for cable %d of %d in the default pool %s nor in %s or %s (blocks on "
                "a host's networks or given to another cable are skipped); pass --subnet with a "
-               "range none of your networks uses", failed, run->topo.ncables, pool,
-               CT_FALLBACK_POOL_1, CT_FALLBACK_POOL_2);
+               "range none of your networks uses",
+               failed, run->topo.ncables, pool, CT_FALLBACK_POOL_1, CT_FALLBACK_POOL_2);
     }
     return -1;
 }
