@@ -1,4 +1,5 @@
-/* config_tool/cmd_config.c - `tether config`: options, then probe, topology, plan, setup, output. */
+/* config_tool/cmd_config.c - `tether config`: options, then probe, topology, plan, setup, output.
+ */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include "launcher/ssh_command.h"
 
 #define CT_DEFAULT_SSH "ssh -o BatchMode=yes -o ConnectTimeout=5"
-#define CT_DEFAULT_TIMEOUT_S 60             /* system_profiler alone can take seconds */
+#define CT_DEFAULT_TIMEOUT_S 60 /* system_profiler alone can take seconds */
 
 static const char usage_text[] =
     "usage: tether config --hosts H1,H2,... | --hostfile F [options]\n"
@@ -29,7 +30,8 @@ static const char usage_text[] =
     "  --env K=V              put K=V in the hostfile's \"envs\" (repeatable)\n"
     "  --ignore-unreachable   leave out hosts that do not answer\n"
     "  --subnet CIDR          pool for the cable /30s (default " CT_DEFAULT_POOL ", then\n"
-    "                         " CT_FALLBACK_POOL_1 " and " CT_FALLBACK_POOL_2 " when your networks fill it)\n"
+    "                         " CT_FALLBACK_POOL_1 " and " CT_FALLBACK_POOL_2
+    " when your networks fill it)\n"
     "  --ssh-command CMD      run CMD HOST SCRIPT, through sh (default \"" CT_DEFAULT_SSH "\")\n"
     "  --timeout S            seconds each ssh session may take (default 60)\n"
     "  --verbose              say what is being done\n";
@@ -123,11 +125,18 @@ static int option_value(ct_options *o, int c, char *arg, char **ssh, tether_laun
     char *end;
 
     switch (c) {
-    case 'H': return hosts_from_list(o, arg);
-    case 'f': return hosts_from_file(o, arg, hf);
-    case 'b': return parse_backend(arg, &o->backend);
-    case 'o': o->output = arg; return 0;
-    case 's': *ssh = arg; return 0;
+    case 'H':
+        return hosts_from_list(o, arg);
+    case 'f':
+        return hosts_from_file(o, arg, hf);
+    case 'b':
+        return parse_backend(arg, &o->backend);
+    case 'o':
+        o->output = arg;
+        return 0;
+    case 's':
+        *ssh = arg;
+        return 0;
     case 'e':
         if (!strchr(arg, '=') || arg[0] == '=' || o->nenvs == CT_MAX_ENVS) {
             ct_say("--env %s: expected KEY=VALUE (at most %d of them)", arg, CT_MAX_ENVS);
@@ -146,7 +155,8 @@ static int option_value(ct_options *o, int c, char *arg, char **ssh, tether_laun
         o->npools = 1;
         if (ct_parse_cidr(arg, &o->pools[0].net, &o->pools[0].mask) < 0) {
             ct_say("--subnet %s: expected an IPv4 network A.B.C.D/N with N 8-30 and no host bits "
-                   "set, e.g. " CT_DEFAULT_POOL, arg);
+                   "set, e.g. " CT_DEFAULT_POOL,
+                   arg);
             return -1;
         }
         return 0;
@@ -162,13 +172,20 @@ static int option_value(ct_options *o, int c, char *arg, char **ssh, tether_laun
 }
 
 static const struct option long_opts[] = {
-    {"hosts", required_argument, 0, 'H'},      {"hostfile", required_argument, 0, 'f'},
-    {"over", required_argument, 0, 'O'},       {"backend", required_argument, 0, 'b'},
-    {"auto-setup", no_argument, 0, 'a'},       {"dot", no_argument, 0, 'd'},
-    {"output", required_argument, 0, 'o'},     {"env", required_argument, 0, 'e'},
-    {"ignore-unreachable", no_argument, 0, 'i'}, {"subnet", required_argument, 0, 'n'},
-    {"ssh-command", required_argument, 0, 's'}, {"timeout", required_argument, 0, 't'},
-    {"verbose", no_argument, 0, 'v'},          {"help", no_argument, 0, 'h'},
+    {"hosts", required_argument, 0, 'H'},
+    {"hostfile", required_argument, 0, 'f'},
+    {"over", required_argument, 0, 'O'},
+    {"backend", required_argument, 0, 'b'},
+    {"auto-setup", no_argument, 0, 'a'},
+    {"dot", no_argument, 0, 'd'},
+    {"output", required_argument, 0, 'o'},
+    {"env", required_argument, 0, 'e'},
+    {"ignore-unreachable", no_argument, 0, 'i'},
+    {"subnet", required_argument, 0, 'n'},
+    {"ssh-command", required_argument, 0, 's'},
+    {"timeout", required_argument, 0, 't'},
+    {"verbose", no_argument, 0, 'v'},
+    {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
 
@@ -176,7 +193,7 @@ static const struct option long_opts[] = {
 static int parse_options(int argc, char **argv, ct_options *o, char **ssh, tether_launch_hosts *hf)
 {
     static const char *const pools[CT_MAX_POOLS] = {CT_DEFAULT_POOL, CT_FALLBACK_POOL_1,
-                                                     CT_FALLBACK_POOL_2};
+                                                    CT_FALLBACK_POOL_2};
     int c;
 
     for (o->npools = 0; o->npools < CT_MAX_POOLS; o->npools++)
@@ -195,10 +212,18 @@ static int parse_options(int argc, char **argv, ct_options *o, char **ssh, tethe
             return 2;
         }
         switch (c) {
-        case 'a': o->auto_setup = 1; break;
-        case 'd': o->dot = 1; break;
-        case 'i': o->ignore_unreachable = 1; break;
-        case 'v': o->verbose = 1; break;
+        case 'a':
+            o->auto_setup = 1;
+            break;
+        case 'd':
+            o->dot = 1;
+            break;
+        case 'i':
+            o->ignore_unreachable = 1;
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
         default:
             if (option_value(o, c, optarg, ssh, hf) < 0)
                 return 2;

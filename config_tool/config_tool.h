@@ -17,11 +17,11 @@
 #include "launcher/netcmd_text.h" /* tether__next_line, and the macOS ports and ifconfig text */
 
 #define CT_MAX_HOSTS 64
-#define CT_MAX_PORTS 16     /* Thunderbolt ports per host */
-#define CT_MAX_PEERS 8      /* hosts seen behind one port (hubs) */
-#define CT_MAX_ADDRS 64     /* IPv4 addresses per host */
-#define CT_MAX_ROUTES 512   /* routes per host (a VPN may push hundreds) */
-#define CT_MAX_IFACES 32    /* interfaces with a name worth keeping per host */
+#define CT_MAX_PORTS 16   /* Thunderbolt ports per host */
+#define CT_MAX_PEERS 8    /* hosts seen behind one port (hubs) */
+#define CT_MAX_ADDRS 64   /* IPv4 addresses per host */
+#define CT_MAX_ROUTES 512 /* routes per host (a VPN may push hundreds) */
+#define CT_MAX_IFACES 32  /* interfaces with a name worth keeping per host */
 #define CT_MAX_CABLES 256
 #define CT_UUID_MAX 64
 #define CT_IF_MAX 32
@@ -33,13 +33,13 @@
 typedef enum { CT_OS_UNKNOWN, CT_OS_MACOS, CT_OS_LINUX } ct_os;
 
 typedef struct ct_port {
-    char uuid[CT_UUID_MAX];               /* this port's Thunderbolt domain UUID */
+    char uuid[CT_UUID_MAX];                /* this port's Thunderbolt domain UUID */
     char peers[CT_MAX_PEERS][CT_UUID_MAX]; /* domain UUIDs of hosts behind it, any depth */
     int npeers;
-    int receptacle;                       /* macOS receptacle number ("Thunderbolt N"); 0 on Linux */
-    char iface[CT_IF_MAX];                /* enX / thunderboltN; "" when none was found */
-    char speed[48];                       /* as reported, e.g. "80 Gb/s" or "20.0 Gb/s x 2" */
-    double gbps;                          /* current link speed; 0 when unknown */
+    int receptacle;        /* macOS receptacle number ("Thunderbolt N"); 0 on Linux */
+    char iface[CT_IF_MAX]; /* enX / thunderboltN; "" when none was found */
+    char speed[48];        /* as reported, e.g. "80 Gb/s" or "20.0 Gb/s x 2" */
+    double gbps;           /* current link speed; 0 when unknown */
 } ct_port;
 
 /* An IPv4 network on a host: an interface address or a route. Host byte order. */
@@ -53,17 +53,17 @@ typedef struct ct_iface {
     char name[CT_IF_MAX];
     char hwport[48]; /* macOS hardware port ("Thunderbolt 1", "Wi-Fi"); "" on Linux */
     int mtu;
-    int up;          /* Linux operstate up / macOS flags UP */
+    int up;                 /* Linux operstate up / macOS flags UP */
     char bridge[CT_IF_MAX]; /* the macOS bridge it is a member of (Thunderbolt Bridge), or "" */
 } ct_iface;
 
 typedef struct ct_host {
     char name[TETHER_HOST_MAX]; /* what ssh is given */
     int reachable;
-    char error[512];            /* why the probe failed: the ssh error or the malformed part */
+    char error[512]; /* why the probe failed: the ssh error or the malformed part */
     ct_os os;
-    char os_version[32];        /* sw_vers -productVersion; kernel release on Linux */
-    char model[64];             /* sysctl hw.model on macOS */
+    char os_version[32]; /* sw_vers -productVersion; kernel release on Linux */
+    char model[64];      /* sysctl hw.model on macOS */
     ct_port ports[CT_MAX_PORTS];
     int nports;
     ct_iface ifaces[CT_MAX_IFACES];
@@ -75,8 +75,8 @@ typedef struct ct_host {
     char lan_ip[TETHER_HOST_MAX]; /* address of the default-route (or first non-TB) interface */
     char rdma_devs[CT_MAX_PORTS][CT_IF_MAX]; /* ibv_devices */
     int nrdma_devs;
-    int rdma_enabled;           /* rdma_ctl status says enabled */
-    int sudo_ok;                /* sudo -n true succeeded */
+    int rdma_enabled; /* rdma_ctl status says enabled */
+    int sudo_ok;      /* sudo -n true succeeded */
 } ct_host;
 
 typedef struct ct_cable {
@@ -122,16 +122,16 @@ typedef struct ct_pool {
 typedef struct ct_options {
     const char *hosts[CT_MAX_HOSTS];
     int nhosts;
-    int ethernet;             /* --over ethernet */
+    int ethernet; /* --over ethernet */
     ct_backend backend;
     int auto_setup, dot, verbose, ignore_unreachable;
-    const char *output;       /* --output FILE, or NULL */
+    const char *output;            /* --output FILE, or NULL */
     const char *envs[CT_MAX_ENVS]; /* --env K=V, in order */
     int nenvs;
     ct_pool pools[CT_MAX_POOLS]; /* --subnet; without it the default pool, then its fallbacks */
     int npools;
-    const char *ssh_command;  /* --ssh-command, run through /bin/sh (launcher/ssh_command.h) */
-    int timeout_s;            /* per ssh session */
+    const char *ssh_command; /* --ssh-command, run through /bin/sh (launcher/ssh_command.h) */
+    int timeout_s;           /* per ssh session */
 } ct_options;
 
 /* The whole run: options, hosts, topology, plan. */
@@ -140,13 +140,13 @@ typedef struct ct_run {
     ct_host hosts[CT_MAX_HOSTS];
     int nhosts;
     ct_topology topo;
-    ct_backend backend;       /* chosen */
+    ct_backend backend; /* chosen */
     char backend_why[512];
     ct_cable_addr plan[CT_MAX_CABLES];
 } ct_run;
 
 /* ---- messages (cmd_config.c) ---- */
-void ct_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));      /* stderr */
+void ct_say(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* stderr */
 void ct_verbose(const ct_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- probing ---- */
@@ -155,9 +155,9 @@ const char *ct_probe_command(void);
 
 /* One ssh session's result. */
 typedef struct ct_session {
-    char *out;      /* stdout, NUL-terminated (malloc'd) */
-    char *err;      /* stderr */
-    int status;     /* exit status; -1 when it timed out or could not start */
+    char *out;  /* stdout, NUL-terminated (malloc'd) */
+    char *err;  /* stderr */
+    int status; /* exit status; -1 when it timed out or could not start */
     int timed_out;
 } ct_session;
 
@@ -191,10 +191,10 @@ const ct_section *ct_section_find(const ct_section *secs, int nsecs, const char 
 
 /* Shared text helpers. */
 int ct_parse_ipv4(const char *s, uint32_t *out);        /* 0 or -1 */
-void ct_format_ipv4(uint32_t a, char *buf, size_t len);  /* buf >= 16 */
+void ct_format_ipv4(uint32_t a, char *buf, size_t len); /* buf >= 16 */
 int ct_mask_bits(uint32_t mask);
-uint32_t ct_prefix_mask(int bits);                       /* 24 -> 0xffffff00 */
-double ct_parse_gbps(const char *s);                     /* "80 Gb/s" -> 80; 0 when none */
+uint32_t ct_prefix_mask(int bits);                    /* 24 -> 0xffffff00 */
+double ct_parse_gbps(const char *s);                  /* "80 Gb/s" -> 80; 0 when none */
 ct_iface *ct_iface_get(ct_host *h, const char *name); /* found or added; NULL when full */
 int ct_add_net(ct_net *nets, int *n, int max, const char *iface, uint32_t addr, uint32_t mask);
 

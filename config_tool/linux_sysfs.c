@@ -19,9 +19,12 @@ static int parse_addrs(ct_host *h, const ct_section *sec)
     while (tether__next_line(sec->text, sec->len, &pos, line, sizeof line))
         if (sscanf(line, "%*d: %31s inet %63[0-9.]/%d", ifname, a, &bits) == 3 &&
             ct_parse_ipv4(a, &addr) == 0 &&
-            ct_add_net(h->addrs, &h->naddrs, CT_MAX_ADDRS, ifname, addr, ct_prefix_mask(bits)) != 0) {
-            snprintf(h->error, sizeof h->error, "ip addr: more IPv4 addresses than tether config "
-                     "keeps (%d)", CT_MAX_ADDRS);
+            ct_add_net(h->addrs, &h->naddrs, CT_MAX_ADDRS, ifname, addr, ct_prefix_mask(bits)) !=
+                0) {
+            snprintf(h->error, sizeof h->error,
+                     "ip addr: more IPv4 addresses than tether config "
+                     "keeps (%d)",
+                     CT_MAX_ADDRS);
             return -1;
         }
     return 0;
@@ -49,10 +52,12 @@ static int parse_routes(ct_host *h, const ct_section *sec, char *def, size_t def
         dst[strcspn(dst, "/")] = '\0';
         snprintf(ifname, sizeof ifname, "%.*s", dev ? (int)strcspn(dev + 5, " ") : 0,
                  dev ? dev + 5 : "");
-        if (ct_parse_ipv4(dst, &addr) == 0 &&
-            ct_add_net(h->routes, &h->nroutes, CT_MAX_ROUTES, ifname, addr, ct_prefix_mask(bits)) != 0) {
-            snprintf(h->error, sizeof h->error, "ip route: more routes than tether config keeps "
-                     "(%d)", CT_MAX_ROUTES);
+        if (ct_parse_ipv4(dst, &addr) == 0 && ct_add_net(h->routes, &h->nroutes, CT_MAX_ROUTES,
+                                                         ifname, addr, ct_prefix_mask(bits)) != 0) {
+            snprintf(h->error, sizeof h->error,
+                     "ip route: more routes than tether config keeps "
+                     "(%d)",
+                     CT_MAX_ROUTES);
             return -1;
         }
     }
@@ -71,8 +76,8 @@ static double link_gbps(const char *speed, const char *lanes)
 static int parse_tbnet(ct_host *h, const ct_section *sec)
 {
     char line[CT_LINE_MAX], v[8][CT_UUID_MAX] = {{0}};
-    static const char *const keys[8] = {"local", "remote", "rx_speed", "rx_lanes", "tx_speed",
-                                        "tx_lanes", "mtu", "operstate"};
+    static const char *const keys[8] = {"local",    "remote",   "rx_speed", "rx_lanes",
+                                        "tx_speed", "tx_lanes", "mtu",      "operstate"};
     size_t pos = 0;
     ct_port *p;
     ct_iface *f;
@@ -83,8 +88,10 @@ static int parse_tbnet(ct_host *h, const ct_section *sec)
             if (strncmp(line, keys[k], strlen(keys[k])) == 0 && line[strlen(keys[k])] == '=')
                 snprintf(v[k], sizeof v[k], "%.*s", CT_UUID_MAX - 1, line + strlen(keys[k]) + 1);
     if (!v[0][0] || !v[1][0]) {
-        snprintf(h->error, sizeof h->error, "%s: no Thunderbolt unique_id for the %s end under "
-                 "sysfs (is the thunderbolt module loaded?)", sec->arg, v[0][0] ? "remote" : "local");
+        snprintf(h->error, sizeof h->error,
+                 "%s: no Thunderbolt unique_id for the %s end under "
+                 "sysfs (is the thunderbolt module loaded?)",
+                 sec->arg, v[0][0] ? "remote" : "local");
         return -1;
     }
     if (h->nports == CT_MAX_PORTS || !(f = ct_iface_get(h, sec->arg)))

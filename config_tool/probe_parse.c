@@ -139,8 +139,10 @@ int ct_probe_parse(ct_host *h, const char *out)
         snprintf(h->error, sizeof h->error, "probe output has more than %d sections",
                  CT_MAX_SECTIONS);
     else if (!os || !ct_section_find(secs, n, "end"))
-        snprintf(h->error, sizeof h->error, "probe output is %s (no \"@@tether %s\" line); is "
-                 "sh on the host's PATH?", n ? "truncated" : "missing", os ? "end" : "uname");
+        snprintf(h->error, sizeof h->error,
+                 "probe output is %s (no \"@@tether %s\" line); is "
+                 "sh on the host's PATH?",
+                 n ? "truncated" : "missing", os ? "end" : "uname");
     else if (strncmp(os->text, "Darwin", 6) == 0)
         rc = ct_parse_macos(h, secs, n);
     else if (strncmp(os->text, "Linux", 5) == 0)

@@ -139,13 +139,13 @@ void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether_conf
         char ip[INET_ADDRSTRLEN];
         struct in_addr in = {.s_addr = htonl(a[i].addr)};
         inet_ntop(AF_INET, &in, ip, sizeof ip);
-        tether__sb_addf(
-            &r->text, "  %-14s %s/%d%s%s%s%s\n", a[i].iface, ip, prefix_len(a[i].mask),
-            a[i].up ? "" : "  down", a[i].loopback ? "  loopback" : "",
-            a[i].thunderbolt ? "  thunderbolt" : "",
-            cfg->nprefixes == 0             ? ""
-            : tether__addr_allowed(cfg, ip) ? "  passes TETHER_IFACE_PRIORITY"
-                                            : "  filtered out by TETHER_IFACE_PRIORITY");
+        tether__sb_addf(&r->text, "  %-14s %s/%d%s%s%s%s\n", a[i].iface, ip, prefix_len(a[i].mask),
+                        a[i].up ? "" : "  down", a[i].loopback ? "  loopback" : "",
+                        a[i].thunderbolt ? "  thunderbolt" : "",
+                        cfg->nprefixes == 0 ? ""
+                        : tether__addr_allowed(cfg, ip)
+                            ? "  passes TETHER_IFACE_PRIORITY"
+                            : "  filtered out by TETHER_IFACE_PRIORITY");
         if (a[i].thunderbolt && a[i].master[0])
             tether__hostcheck_problem(r,
                                       "%s is a Thunderbolt interface in bridge %s: take it out of "
@@ -202,7 +202,8 @@ static int count_gids(const char *port_dir)
 }
 
 /* One RDMA device: its ports with state and GIDs, and the network interface behind it. */
-static void rdma_device(tether__hostcheck_report *r, const char *dev, const tether__hostcheck_addr *a, int n)
+static void rdma_device(tether__hostcheck_report *r, const char *dev,
+                        const tether__hostcheck_addr *a, int n)
 {
     char path[512], state[64] = "";
     struct dirent *e;
