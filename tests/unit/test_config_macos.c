@@ -14,30 +14,7 @@
 #include <cmocka.h>
 
 #include "config_tool/config_tool.h"
-
-static char *slurp(const char *name)
-{
-    char path[1024];
-    const char *dir = getenv("TETHER_TEST_DATA");
-    FILE *f;
-    long n;
-    char *text;
-
-    assert_non_null(dir);
-    snprintf(path, sizeof path, "%s/macos/%s", dir, name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
+#include "tests/unit/test_data.h"
 
 static void destinations(void **state)
 {
@@ -116,67 +93,55 @@ static void routes_text(const ct_host *h, char *buf, size_t len)
     }
 }
 
-static void routing_table(void **state)
+/* The routes ct_probe_parse reads from a probe answer with this netstat text, as "IFACE NET/BITS"
+ * lines. */
+static void routes_of(const char *netstat, char *got, size_t len)
 {
-    char *text = slurp("netstat-rn-f-inet.txt"), *out = probe_output(text), got[4096];
+    char *out = probe_output(netstat);
     ct_host *h = calloc(1, sizeof *h);
 
-    (void)state;
     assert_non_null(h);
     assert_int_equal(ct_probe_parse(h, out), 0);
-    routes_text(h, got, sizeof got);
-    /* Not the default routes, nor those cloned from another (W: ARP entries, the multicast
-     * group); the rest with their interface. */
-    assert_string_equal(got, "utun4 0.0.0.0/1\n"
-                             "utun4 10.8.0.0/16\n"
-                             "utun4 10.9.9.9/32\n"
-                             "utun4 10.66.66.2/32\n"
-                             "en3 10.213.0.4/30\n"
-                             "lo0 127.0.0.0/8\n"
-                             "lo0 127.0.0.1/32\n"
-                             "utun4 128.0.0.0/1\n"
-                             "bridge0 169.254.0.0/16\n"
-                             "en0 172.16.111.0/24\n"
-                             "en0 192.168.1.0/24\n"
-                             "en0 192.168.1.1/32\n"
-                             "en0 192.168.1.23/32\n"
-                             "en0 192.168.50.0/24\n"
-                             "en0 192.168.60.0/24\n"
-                             "en0 224.0.0.0/4\n"
-                             "en0 255.255.255.255/32\n");
-    free(text);
+    routes_text(h, got, len);
     free(out);
     free(h);
 }
 
-static void routing_table_before_11_3(void **state)
+/* Both layouts of the table: macOS 11.3 and later, and before it with Refs and Use between Flags
+ * and Netif (the header says where the interface is). Left out: the default routes, the routes
+ * cloned from another (flag W: ARP entries, the multicast groups) and Internet6. */
+static void routing_tables(void **state)
 {
-    char *text = slurp("netstat-rn-f-inet-refs-use.txt"), *out = probe_output(text), got[1024];
-    ct_host *h = calloc(1, sizeof *h);
+    static const struct {
+        const char *file, *routes;
+    } tables[] = {
+        {"macos/netstat-rn-f-inet.txt",
+         "utun4 0.0.0.0/1\nutun4 10.8.0.0/16\nutun4 10.9.9.9/32\nutun4 10.66.66.2/32\n"
+         "en3 10.213.0.4/30\nlo0 127.0.0.0/8\nlo0 127.0.0.1/32\nutun4 128.0.0.0/1\n"
+         "bridge0 169.254.0.0/16\nen0 172.16.111.0/24\nen0 192.168.1.0/24\nen0 192.168.1.1/32\n"
+         "en0 192.168.1.23/32\nen0 192.168.50.0/24\nen0 192.168.60.0/24\nen0 224.0.0.0/4\n"
+         "en0 255.255.255.255/32\n"},
+        {"macos/netstat-rn-f-inet-refs-use.txt",
+         "en0 10.20.30.0/24\nen0 10.20.30.1/32\nlo0 127.0.0.0/8\nlo0 127.0.0.1/32\n"
+         "en0 172.20.0.0/16\nvmnet8 192.168.220.0/24\n"},
+    };
 
     (void)state;
-    assert_non_null(h);
-    assert_int_equal(ct_probe_parse(h, out), 0);
-    routes_text(h, got, sizeof got);
-    /* The interface is the Netif column wherever the header puts it; Internet6 is not read. */
-    assert_string_equal(got, "en0 10.20.30.0/24\n"
-                             "en0 10.20.30.1/32\n"
-                             "lo0 127.0.0.0/8\n"
-                             "lo0 127.0.0.1/32\n"
-                             "en0 172.20.0.0/16\n"
-                             "vmnet8 192.168.220.0/24\n");
-    free(text);
-    free(out);
-    free(h);
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        char *text = test_data_read(tables[i].file), got[4096];
+        routes_of(text, got, sizeof got);
+        if (strcmp(got, tables[i].routes) != 0)
+            fail_msg("%s: routes\n%sexpected\n%s", tables[i].file, got, tables[i].routes);
+        free(text);
+    }
 }
 
 static void routing_table_malformed(void **state)
 {
     /* Rows before the header, rows too short, bad destinations, IPv6 rows, a header with no Netif
      * column (whose rows say nothing), a line far longer than any: none crashes or is read. */
-    char longline[2000], *out;
+    char longline[2000], text[4096], got[256], *out;
     ct_host *h = calloc(1, sizeof *h);
-    char text[4096], got[256];
 
     (void)state;
     assert_non_null(h);
@@ -192,14 +157,10 @@ static void routing_table_malformed(void **state)
              "fe80::%%lo0/64 fe80::1%%lo0 UcI lo0\n%s\n"
              "10.7/16 192.168.1.1 UGSc en0\n",
              longline);
-    out = probe_output(text);
-    assert_int_equal(ct_probe_parse(h, out), 0);
-    routes_text(h, got, sizeof got);
+    routes_of(text, got, sizeof got);
     assert_string_equal(got, "en0 10.7.0.0/16\n");
-    free(out);
 
     /* A probe without the netstat part is refused, as one without ifconfig is. */
-    memset(h, 0, sizeof *h);
     out = probe_output("");
     memcpy(strstr(out, "@@tether netstat"), "@@tether netstax", 16);
     assert_int_equal(ct_probe_parse(h, out), -1);
@@ -301,8 +262,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(destinations),
-        cmocka_unit_test(routing_table),
-        cmocka_unit_test(routing_table_before_11_3),
+        cmocka_unit_test(routing_tables),
         cmocka_unit_test(routing_table_malformed),
         cmocka_unit_test(plan_around_routes),
         cmocka_unit_test(plan_with_subnet_stays_in_it),

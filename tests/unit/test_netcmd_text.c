@@ -14,31 +14,7 @@
 
 #include "launcher/check.h"
 #include "launcher/netcmd_text.h"
-
-/* The whole of data file name (malloc'd, NUL-terminated). */
-static char *slurp(const char *name)
-{
-    char path[1024];
-    const char *dir = getenv("TETHER_TEST_DATA");
-    FILE *f;
-    long n;
-    char *text;
-
-    assert_non_null(dir);
-    snprintf(path, sizeof path, "%s/macos/%s", dir, name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
+#include "tests/unit/test_data.h"
 
 static void lines_are_cut_not_split(void **state)
 {
@@ -71,7 +47,7 @@ static void hardware_ports(void **state)
                 {"Thunderbolt 1", "en2", 1},
                 {"Thunderbolt 2", "en3", 2},
                 {"Thunderbolt 3", "en4", 3}};
-    char *text = slurp("networksetup-listallhardwareports.txt");
+    char *text = test_data_read("macos/networksetup-listallhardwareports.txt");
     tether__hwport port;
     size_t pos = 0, n = 0;
 
@@ -114,7 +90,7 @@ static void hardware_ports_malformed(void **state)
 
 static void ifconfig_lines(void **state)
 {
-    char *text = slurp("ifconfig-a.txt");
+    char *text = test_data_read("macos/ifconfig-a.txt");
     char seen[1024] = "", item[96];
     tether__ifc_line l = {0};
     size_t pos = 0;
@@ -166,8 +142,8 @@ static void ifconfig_malformed(void **state)
  * (Thunderbolt 2, out of the bridge) is fine; bridge0 is no Thunderbolt port itself. */
 static void check_marks_thunderbolt_in_bridge(void **state)
 {
-    char *ports = slurp("networksetup-listallhardwareports.txt");
-    char *ifc = slurp("ifconfig-a.txt");
+    char *ports = test_data_read("macos/networksetup-listallhardwareports.txt");
+    char *ifc = test_data_read("macos/ifconfig-a.txt");
     tether__hostcheck_addr a[] = {
         {.iface = "lo0", .addr = 0x7f000001, .mask = 0xff000000, .loopback = 1, .up = 1},
         {.iface = "en0", .addr = 0xc0a80117, .mask = 0xffffff00, .up = 1},
