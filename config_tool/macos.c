@@ -23,8 +23,7 @@ static void collect_peers(const json_t *items, ct_port *p)
     size_t i;
     const json_t *it;
 
-    json_array_foreach(items, i, it)
-    {
+    json_array_foreach(items, i, it) {
         const char *uuid = json_string_value(json_object_get(it, "domain_uuid_key"));
         if (uuid && p->npeers < CT_MAX_PEERS)
             snprintf(p->peers[p->npeers++], CT_UUID_MAX, "%s", uuid);
@@ -38,8 +37,7 @@ static void read_receptacle(const json_t *bus, ct_port *p)
     const char *key;
     const json_t *val;
 
-    json_object_foreach((json_t *)bus, key, val)
-    {
+    json_object_foreach((json_t *)bus, key, val) {
         const char *id = json_string_value(json_object_get(val, "receptacle_id_key"));
         const char *speed = json_string_value(json_object_get(val, "current_speed_key"));
         if (strncmp(key, "receptacle_", 11) != 0 || !id)
@@ -70,8 +68,7 @@ static int parse_thunderbolt(ct_host *h, const ct_section *sec)
         return fail(h, "system_profiler SPThunderboltDataType -json: no \"SPThunderboltDataType\" "
                        "list");
     }
-    json_array_foreach(buses, i, bus)
-    {
+    json_array_foreach(buses, i, bus) {
         const char *uuid = json_string_value(json_object_get(bus, "domain_uuid_key"));
         ct_port *p;
         if (!uuid || h->nports == CT_MAX_PORTS)
@@ -219,9 +216,7 @@ static int parse_netstat(ct_host *h, const ct_section *sec)
             continue;
         if (ct_add_net(h->routes, &h->nroutes, CT_MAX_ROUTES, netif, addr, mask) != 0) {
             snprintf(h->error, sizeof h->error,
-                     "netstat -rn: more routes than tether config "
-                     "keeps (%d)",
-                     CT_MAX_ROUTES);
+                     "netstat -rn: more routes than tether config keeps (%d)", CT_MAX_ROUTES);
             return -1;
         }
     }
