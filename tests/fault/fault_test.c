@@ -1,10 +1,18 @@
-/* tests/fault/fault_test.c - faults across real ranks: a rank killed or stopped mid-collective, ranks
- * calling mismatched collectives, a broken hostfile. The parent forks the ranks itself (tether launch
- * would stop the survivors when one dies) and checks how each survivor failed and how fast.
- * splitstop: the victim stops before tether_group_split; the survivors' errors must name that call
- * (the library's own all-gather inside it is not the user's).
- * Usage: fault_test kill|stop|splitstop|mismatch|badhostfile N [backend]
- * Exit 0 when every survivor saw the expected error within the limit. */
+/* tests/fault/fault_test.c - faults across real ranks: a rank killed or stopped mid-collective,
+ * ranks calling mismatched collectives, a broken hostfile. The parent forks the ranks itself
+ * (tether launch would stop the survivors when one dies) and checks how each survivor failed and
+ * how fast. splitstop: the victim stops before tether_group_split; the survivors' errors must name
+ * that call (the library's own all-gather inside it is not the user's). Broadcasts that disagree
+ * (the data flows from the root only, so nobody would hear of it without the agreement on the
+ * signature): bcastroot (rank 1 passes root 1, the others root 0; 4 KiB, the binomial tree),
+ * bcastroot16m (the same over 16 MiB, the pipelined chain), bcastcount (the last rank, a leaf,
+ * passes one element more; 16 MiB, so the root and forwarders must hear of it) and bcastdtype (the
+ * last rank passes int32 for float32: same bytes): every rank, root and forwarders included, must
+ * fail that very call with TETHER_EMISMATCH (or EPEER) within seconds. bcastleak: 50
+ * root-mismatched 4 MiB broadcasts: each fails, and the rank's resident memory stays flat (within
+ * 64 MiB of where it started). Usage: fault_test
+ * kill|stop|splitstop|mismatch|badhostfile|bcast*|... N [backend] Exit 0 when every survivor saw
+ * the expected error within the limit. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -19,9 +27,9 @@
 #include "tether.h"
 
 #define VICTIM 1
-#define LIMIT_S 5.0          /* survivors must fail within this many seconds of the fault */
-#define STOP_TIMEOUT_S 3     /* TETHER_TIMEOUT in the "stop" scenario */
-#define OVERALL_S 30         /* the parent kills everything after this */
+#define LIMIT_S 5.0      /* survivors must fail within this many seconds of the fault */
+#define STOP_TIMEOUT_S 3 /* TETHER_TIMEOUT in the "stop" scenario */
+#define OVERALL_S 30     /* the parent kills everything after this */
 
 static double now_s(void)
 {
@@ -35,7 +43,8 @@ static int free_port(void)
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || getsockname(fd, (struct sockaddr *)&a, &len)) {
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
+        getsockname(fd, (struct sockaddr *)&a, &len)) {
         perror("fault_test: free port");
         exit(2);
     }
@@ -57,17 +66,19 @@ static void write_hostfile(const char *path, int n, int broken)
     fclose(f);
 }
 
-/* A survivor's verdict: the call failed with one of the accepted codes within limit seconds, and the
- * group stays broken (the next call fails at once with the same code). */
-static int judge(tether_group *g, int rank, int rc, double elapsed, double limit, const int *ok_codes)
+/* A survivor's verdict: the call failed with one of the accepted codes within limit seconds, and
+ * the group stays broken (the next call fails at once with the same code). */
+static int judge(tether_group *g, int rank, int rc, double elapsed, double limit,
+                 const int *ok_codes)
 {
     int accepted = 0;
     for (const int *c = ok_codes; *c; c++)
         accepted |= rc == *c;
-    printf("rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), elapsed, tether_last_error());
+    printf("rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), elapsed,
+           tether_last_error());
     if (!accepted || elapsed > limit) {
-        fprintf(stderr, "rank %d: expected an error within %.1f s, got %s after %.2f s\n", rank, limit,
-                tether_err_name(rc), elapsed);
+        fprintf(stderr, "rank %d: expected an error within %.1f s, got %s after %.2f s\n", rank,
+                limit, tether_err_name(rc), elapsed);
         return 1;
     }
     double t0 = now_s();
@@ -78,10 +89,63 @@ static int judge(tether_group *g, int rank, int rc, double elapsed, double limit
         return 1;
     }
     if (now_s() - t0 > 0.5) {
-        fprintf(stderr, "rank %d: the broken group took %.2f s to fail the next call\n", rank, now_s() - t0);
+        fprintf(stderr, "rank %d: the broken group took %.2f s to fail the next call\n", rank,
+                now_s() - t0);
         return 1;
     }
     return 0;
+}
+
+/* Resident memory of this process in MiB (Linux; 0 elsewhere). */
+static long rss_mib(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+            rss = 0;
+        fclose(f);
+    }
+    return rss * sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+/* The broadcast scenarios: this rank's root, count and dtype, from the mode. */
+static int bcast_case(const char *mode, int rank, int size, size_t *count, tether_dtype *dt)
+{
+    int root = 0;
+    *dt = TETHER_FLOAT32;
+    *count = !strcmp(mode, "bcastroot") || !strcmp(mode, "bcastdtype") ? 1024 : 4u << 20;
+    if (!strncmp(mode, "bcastroot", 9) && rank == VICTIM)
+        root = VICTIM;
+    if (!strcmp(mode, "bcastleak")) {
+        *count = 1u << 20;
+        root = rank == VICTIM ? VICTIM : 0;
+    }
+    if (!strcmp(mode, "bcastcount") && rank == size - 1)
+        (*count)++;
+    if (!strcmp(mode, "bcastdtype") && rank == size - 1)
+        *dt = TETHER_INT32;
+    return root;
+}
+
+/* 50 mismatched broadcasts: every one an error, memory flat. */
+static int bcast_leak(tether_group *g, int rank, float *buf)
+{
+    size_t count;
+    tether_dtype dt;
+    int root = bcast_case("bcastleak", rank, tether_group_size(g), &count, &dt);
+    long before = rss_mib();
+    for (int i = 0; i < 50; i++) {
+        int rc = tether_broadcast(g, buf, count, dt, root);
+        if (rc == TETHER_OK) {
+            fprintf(stderr, "rank %d: mismatched broadcast %d returned TETHER_OK\n", rank, i);
+            return 1;
+        }
+    }
+    long after = rss_mib();
+    printf("rank %d: resident memory %ld MiB before, %ld MiB after 50 mismatched broadcasts\n",
+           rank, before, after);
+    return after - before > 64;
 }
 
 static int rank_main(const char *mode, const char *backend)
@@ -97,7 +161,8 @@ static int rank_main(const char *mode, const char *backend)
         return 1;
     }
     int rank = tether_group_rank(g), size = tether_group_size(g);
-    size_t count = 8u << 20; /* 32 MiB of float32: the survivors are inside it when the fault comes */
+    size_t count =
+        8u << 20; /* 32 MiB of float32: the survivors are inside it when the fault comes */
     float *buf = calloc(count, sizeof *buf);
     if (!buf)
         return 1;
@@ -134,8 +199,20 @@ static int rank_main(const char *mode, const char *backend)
     }
     if (!strcmp(mode, "mismatch") && rank == 0)
         count = 1000; /* the others use 32 MiB */
+    if (!strcmp(mode, "bcastleak")) {
+        int verdict = bcast_leak(g, rank, buf);
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
     double t0 = now_s();
-    rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
+    if (!strncmp(mode, "bcast", 5)) {
+        tether_dtype dt;
+        int root = bcast_case(mode, rank, size, &count, &dt);
+        rc = tether_broadcast(g, buf, count, dt, root);
+    } else {
+        rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
+    }
     double elapsed = now_s() - t0;
     static const int peer_codes[] = {TETHER_EPEER, TETHER_ENET, 0};
     static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
@@ -155,7 +232,8 @@ static int rank_main(const char *mode, const char *backend)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile N [backend]\n");
+        fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
+                        "bcastroot16m|bcastcount|bcastdtype|bcastleak N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -193,7 +271,7 @@ int main(int argc, char **argv)
             int st;
             if (pids[r] <= 0 || waitpid(pids[r], &st, WNOHANG) <= 0)
                 continue;
-            int victim = r == VICTIM && strcmp(mode, "mismatch") && strcmp(mode, "badhostfile");
+            int victim = r == VICTIM && (!strcmp(mode, "kill") || strstr(mode, "stop"));
             if (!victim && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
                 fprintf(stderr, "fault_test: rank %d failed the %s scenario\n", r, mode);
                 failures++;
