@@ -63,6 +63,8 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
         return run_local(c);
     c->wire_bf16 = c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     c->algo = tether__algo_select(g, c);
+    if (c->algo == TETHER_ALGO_AUTO) /* a setting made malformed since init: nothing moved yet */
+        return tether__algo_env_check();
     g->cur_seq = g->seq++;
     g->cur_sig = signature(c);
     g->cur_name = name;

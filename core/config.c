@@ -164,12 +164,7 @@ int tether__config_load(tether_config *cfg)
         return tether__fail(TETHER_ECONFIG, "TETHER_WIRE_DTYPE=\"%s\": expected bf16 or fp32",
                             wire);
     cfg->wire_bf16 = wire && (!strcmp(wire, "bf16") || !strcmp(wire, "bfloat16"));
-    const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
-    if (algo && tether__algo_parse(algo) < 0)
-        return tether__fail(
-            TETHER_ECONFIG,
-            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct", algo);
-    return TETHER_OK;
+    return tether__algo_env_check();
 }
 
 int tether__addr_allowed(const tether_config *cfg, const char *addr)

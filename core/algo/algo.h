@@ -187,7 +187,7 @@ int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f
 #define TETHER_AGREE_STEP 0x40000000u
 int tether__disseminate(tether_group *g, uint32_t step0);
 
-/* TETHER_TREE_BELOW in bytes, dflt when it is unset (or malformed: warned once). */
-size_t tether__tree_below(size_t dflt);
+/* TETHER_TREE_BELOW in bytes into *out, dflt when it is unset; -1 when malformed. */
+int tether__tree_below(size_t dflt, size_t *out);
 
 #endif
