@@ -1,5 +1,6 @@
 /* core/coll.c - the public collectives: clear the error, check arguments, run locally on a group of
- * size 1, else sign the call, pick the algorithm and run it; a failure after bytes moved breaks the group. */
+ * size 1, else sign the call, pick the algorithm and run it; a failure after bytes moved breaks the
+ * group. */
 #include <string.h>
 
 #include "argcheck.h"
@@ -9,9 +10,9 @@
 size_t tether_dtype_size(tether_dtype dt)
 {
     static const size_t sizes[TETHER_DTYPE_COUNT] = {
-        [TETHER_BOOL] = 1,    [TETHER_INT8] = 1,    [TETHER_UINT8] = 1,    [TETHER_INT16] = 2,
-        [TETHER_UINT16] = 2,  [TETHER_INT32] = 4,   [TETHER_UINT32] = 4,   [TETHER_INT64] = 8,
-        [TETHER_UINT64] = 8,  [TETHER_FLOAT16] = 2, [TETHER_BFLOAT16] = 2, [TETHER_FLOAT32] = 4,
+        [TETHER_BOOL] = 1,    [TETHER_INT8] = 1,      [TETHER_UINT8] = 1,    [TETHER_INT16] = 2,
+        [TETHER_UINT16] = 2,  [TETHER_INT32] = 4,     [TETHER_UINT32] = 4,   [TETHER_INT64] = 8,
+        [TETHER_UINT64] = 8,  [TETHER_FLOAT16] = 2,   [TETHER_BFLOAT16] = 2, [TETHER_FLOAT32] = 4,
         [TETHER_FLOAT64] = 8, [TETHER_COMPLEX64] = 8,
     };
     return ((int)dt >= 0 && dt < TETHER_DTYPE_COUNT) ? sizes[dt] : 0;
@@ -24,8 +25,9 @@ size_t tether_dtype_size(tether_dtype dt)
  * calls that differ in one field always differ before the fold. */
 static uint32_t signature(const tether_coll *c)
 {
-    uint64_t words[7] = {(uint64_t)c->kind, (uint64_t)c->count, (uint64_t)c->dt, (uint64_t)c->op,
-                         (uint64_t)(uint32_t)c->root, (uint64_t)c->algo, (uint64_t)c->wire_bf16};
+    uint64_t words[7] = {(uint64_t)c->kind,     (uint64_t)c->count,          (uint64_t)c->dt,
+                         (uint64_t)c->op,       (uint64_t)(uint32_t)c->root, (uint64_t)c->algo,
+                         (uint64_t)c->wire_bf16};
     uint64_t h = 14695981039346656037u;
     for (int i = 0; i < 7; i++) {
         h ^= words[i];
@@ -61,7 +63,8 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     c->esize = tether_dtype_size(c->dt);
     if (g->size == 1)
         return run_local(c);
-    c->wire_bf16 = c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
+    c->wire_bf16 =
+        c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     c->algo = tether__algo_select(g, c);
     if (c->algo == TETHER_ALGO_AUTO) /* a setting made malformed since init: nothing moved yet */
         return tether__algo_env_check();
@@ -91,12 +94,35 @@ static int check_buffers(const char *call, tether_group *g, const void *send, co
     return tether__check_size(call, count, whole ? 1 : (size_t)g->size, tether_dtype_size(dt));
 }
 
+/* This rank's block of a buffer of one block of count elements per rank (NULL for NULL). */
+static const void *own_block(const tether_group *g, const void *buf, size_t count, tether_dtype dt)
+{
+    return buf ? (const char *)buf + (size_t)g->rank * count * tether_dtype_size(dt) : NULL;
+}
+
+/* After check_buffers: send and recv span one block of count elements, or one per rank
+ * (send_blocks, recv_blocks), and overlap only where the call runs in place. */
+static int check_overlap(const char *call, const tether_group *g, const void *send,
+                         const void *recv, size_t count, tether_dtype dt, int send_blocks,
+                         int recv_blocks, int in_place, const char *in_place_rule)
+{
+    size_t block = count * tether_dtype_size(dt), n = (size_t)g->size;
+    return tether__check_overlap(call, send, send_blocks ? block * n : block, recv,
+                                 recv_blocks ? block * n : block, in_place, in_place_rule);
+}
+
 int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt,
                       tether_op op)
 {
     TRY(check_buffers("tether_all_reduce", g, send, recv, count, 1, dt, op));
-    tether_coll c = {.kind = TETHER_COLL_ALL_REDUCE, .send = send, .recv = recv, .count = count,
-                     .dt = dt, .op = op};
+    TRY(check_overlap("tether_all_reduce", g, send, recv, count, dt, 0, 0, send == recv,
+                      "in place, send must be recv itself"));
+    tether_coll c = {.kind = TETHER_COLL_ALL_REDUCE,
+                     .send = send,
+                     .recv = recv,
+                     .count = count,
+                     .dt = dt,
+                     .op = op};
     return collective(g, &c, "all_reduce");
 }
 
@@ -104,7 +130,11 @@ int tether__all_gather_as(tether_group *g, const void *send, void *recv, size_t 
                           tether_dtype dt, const char *name)
 {
     TRY(check_buffers("tether_all_gather", g, send, recv, count, 0, dt, TETHER_SUM));
-    tether_coll c = {.kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count, .dt = dt};
+    TRY(check_overlap("tether_all_gather", g, send, recv, count, dt, 0, 1,
+                      send == own_block(g, recv, count, dt),
+                      "in place, send must be this rank's block of recv"));
+    tether_coll c = {
+        .kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count, .dt = dt};
     return collective(g, &c, name);
 }
 
@@ -117,8 +147,15 @@ int tether_reduce_scatter(tether_group *g, const void *send, void *recv, size_t 
                           tether_dtype dt, tether_op op)
 {
     TRY(check_buffers("tether_reduce_scatter", g, send, recv, recv_count, 0, dt, op));
-    tether_coll c = {.kind = TETHER_COLL_REDUCE_SCATTER, .send = send, .recv = recv, .count = recv_count,
-                     .dt = dt, .op = op};
+    TRY(check_overlap("tether_reduce_scatter", g, send, recv, recv_count, dt, 1, 0,
+                      recv == own_block(g, send, recv_count, dt),
+                      "in place, recv must be this rank's block of send"));
+    tether_coll c = {.kind = TETHER_COLL_REDUCE_SCATTER,
+                     .send = send,
+                     .recv = recv,
+                     .count = recv_count,
+                     .dt = dt,
+                     .op = op};
     return collective(g, &c, "reduce_scatter");
 }
 
@@ -131,7 +168,11 @@ int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
     TRY(tether__check_buf(call, "buf", buf, count));
     TRY(tether__check_rank(call, "root", root, g->size, g->rank, 1));
     TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
-    tether_coll c = {.kind = TETHER_COLL_BROADCAST, .send = buf, .recv = buf, .count = count, .dt = dt,
+    tether_coll c = {.kind = TETHER_COLL_BROADCAST,
+                     .send = buf,
+                     .recv = buf,
+                     .count = count,
+                     .dt = dt,
                      .root = root};
     return collective(g, &c, "broadcast");
 }
@@ -143,8 +184,12 @@ int tether_all_to_all(tether_group *g, const void *send, void *recv, size_t coun
     if (count_per_peer && send == recv)
         return tether__fail(TETHER_EINVAL, "tether_all_to_all: send and recv are the same buffer; "
                                            "all_to_all is not in place");
-    tether_coll c = {.kind = TETHER_COLL_ALL_TO_ALL, .send = send, .recv = recv,
-                     .count = count_per_peer, .dt = dt};
+    TRY(check_overlap("tether_all_to_all", g, send, recv, count_per_peer, dt, 1, 1, 0, NULL));
+    tether_coll c = {.kind = TETHER_COLL_ALL_TO_ALL,
+                     .send = send,
+                     .recv = recv,
+                     .count = count_per_peer,
+                     .dt = dt};
     return collective(g, &c, "all_to_all");
 }
 
@@ -158,8 +203,8 @@ int tether_barrier(tether_group *g)
 
 /* Point to point: tagged with a per-pair message number so messages between a pair match in order
  * and never collide with collectives; the signature carries count and dtype. */
-static int p2p(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt, int peer,
-               int sending)
+static int p2p(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
+               int peer, int sending)
 {
     tether__clear_error();
     TRY(tether__check_group(call, g));
@@ -175,7 +220,8 @@ static int p2p(const char *call, tether_group *g, void *buf, size_t count, tethe
     g->cur_sig = signature(&c);
     g->cur_name = sending ? "send" : "recv";
     tether_req *r = NULL;
-    int rc = sending ? tether__isend(g, peer, buf, bytes, 0, &r) : tether__irecv(g, peer, buf, bytes, 0, &r);
+    int rc = sending ? tether__isend(g, peer, buf, bytes, 0, &r)
+                     : tether__irecv(g, peer, buf, bytes, 0, &r);
     if (rc == TETHER_OK)
         rc = tether__waitall(g, &r, 1);
     if (rc < 0)

@@ -148,6 +148,57 @@ static int bcast_leak(tether_group *g, int rank, float *buf)
     return after - before > 64;
 }
 
+static int expect_einval(int rank, int rc, const char *what)
+{
+    if (rc == TETHER_EINVAL && strstr(tether_last_error(), "overlap"))
+        return 0;
+    fprintf(stderr, "rank %d: %s: expected TETHER_EINVAL naming the overlap, got %s: %s\n", rank,
+            what, tether_err_name(rc), tether_last_error());
+    return 1;
+}
+
+/* Every partial overlap refused, the in-place forms right. */
+static int overlap_checks(tether_group *g, int rank, int n)
+{
+    enum { C = 1000 };
+    float *b = calloc((size_t)(n + 1) * C, sizeof *b);
+    int bad = 0;
+    if (!b)
+        return 1;
+    bad |= expect_einval(rank, tether_all_reduce(g, b, b + 1, C, TETHER_FLOAT32, TETHER_SUM),
+                         "all_reduce recv = send + 1");
+    bad |= expect_einval(rank, tether_all_reduce(g, b + 1, b, C, TETHER_FLOAT32, TETHER_SUM),
+                         "all_reduce send = recv + 1");
+    bad |= expect_einval(rank, tether_all_gather(g, b + (size_t)rank * C + 1, b, C, TETHER_FLOAT32),
+                         "all_gather send = own block + 1");
+    bad |= expect_einval(
+        rank, tether_reduce_scatter(g, b, b + (size_t)rank * C + 1, C, TETHER_FLOAT32, TETHER_SUM),
+        "reduce_scatter recv = own block + 1");
+    bad |= expect_einval(rank, tether_all_to_all(g, b, b + 1, C / n, TETHER_FLOAT32),
+                         "all_to_all recv = send + 1");
+    /* the group is still usable, and the in-place forms give the right elements */
+    for (int i = 0; i < C; i++)
+        b[i] = (float)(rank + i);
+    bad |= tether_all_reduce(g, b, b, C, TETHER_FLOAT32, TETHER_SUM) != TETHER_OK;
+    for (int i = 0; i < C && !bad; i++)
+        bad |= b[i] != (float)(n * (n - 1) / 2 + n * i);
+    for (int i = 0; i < C; i++)
+        b[(size_t)rank * C + i] = (float)(rank * C + i);
+    bad |= tether_all_gather(g, b + (size_t)rank * C, b, C, TETHER_FLOAT32) != TETHER_OK;
+    for (int i = 0; i < n * C && !bad; i++)
+        bad |= b[i] != (float)i;
+    for (int i = 0; i < n * C; i++)
+        b[i] = (float)(rank + i);
+    bad |= tether_reduce_scatter(g, b, b + (size_t)rank * C, C, TETHER_FLOAT32, TETHER_SUM) !=
+           TETHER_OK;
+    for (int i = 0; i < C && !bad; i++)
+        bad |= b[(size_t)rank * C + i] != (float)(n * (n - 1) / 2 + n * (rank * C + i));
+    if (bad)
+        fprintf(stderr, "rank %d: overlap: %s\n", rank, tether_last_error());
+    free(b);
+    return bad;
+}
+
 static int rank_main(const char *mode, const char *backend)
 {
     tether_group *g = NULL;
@@ -199,6 +250,12 @@ static int rank_main(const char *mode, const char *backend)
     }
     if (!strcmp(mode, "mismatch") && rank == 0)
         count = 1000; /* the others use 32 MiB */
+    if (!strcmp(mode, "overlap")) {
+        int verdict = overlap_checks(g, rank, size) || tether_barrier(g) != TETHER_OK;
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
     if (!strcmp(mode, "bcastleak")) {
         int verdict = bcast_leak(g, rank, buf);
         free(buf);
@@ -233,7 +290,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
-                        "bcastroot16m|bcastcount|bcastdtype|bcastleak N [backend]\n");
+                        "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
