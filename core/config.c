@@ -167,6 +167,14 @@ int tether__config_load(tether_config *cfg)
     return tether__algo_env_check();
 }
 
+void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX])
+{
+    const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
+    const char *below = tether__env("TETHER_TREE_BELOW", NULL);
+    snprintf(out, TETHER_AGREED_MAX, "wire=%s algo=%.10s tree_below=%.24s",
+             cfg->wire_bf16 ? "bf16" : "fp32", algo ? algo : "auto", below ? below : "default");
+}
+
 int tether__addr_allowed(const tether_config *cfg, const char *addr)
 {
     if (cfg->nprefixes == 0)

@@ -181,6 +181,10 @@ static int check_answer(setup *s, conn *c)
                     "this port?)");
         return TETHER_OK;
     }
+    if (h.status == TETHER__HS_BAD_SETTINGS &&
+        tether__hello_check(&h, &s->mine, why, sizeof why) == TETHER__HS_BAD_SETTINGS)
+        return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: it has %s",
+                            s->p->rank, c->what, why);
     if (h.status != TETHER__HS_OK)
         return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
                             s->p->rank, c->what, tether__hs_status_text(h.status));
@@ -228,8 +232,8 @@ static int check_hello(setup *s, conn *c)
             return TETHER_OK;
         }
         return tether__fail(TETHER_EPEER,
-                            "rank %d: connection from rank %d (%s) in the same job: %s", s->p->rank,
-                            h.rank, c->what, why);
+                            "rank %d: connection from rank %d (%s) in the same job: it has %s",
+                            s->p->rank, h.rank, c->what, why);
     }
     c->peer = h.rank;
     c->link = h.link;
@@ -468,6 +472,8 @@ static void init_hello(setup *s)
     s->mine.rank = p->rank;
     s->mine.size = p->size;
     snprintf(s->mine.token, sizeof s->mine.token, "%s", p->token ? p->token : "");
+    snprintf(s->mine.backend, sizeof s->mine.backend, "%s", p->backend ? p->backend : "");
+    snprintf(s->mine.settings, sizeof s->mine.settings, "%s", p->settings);
     if (p->announce_host) {
         snprintf(s->mine.announce_host, sizeof s->mine.announce_host, "%s", p->announce_host);
         s->mine.announce_port = p->announce_port;
@@ -503,6 +509,7 @@ int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_
     p->size = size;
     p->token = cfg->job_token;
     p->timeout_ms = cfg->timeout_ms;
+    tether__config_agreed(cfg, p->settings);
     p->out_links = calloc((size_t)size, sizeof *p->out_links);
     p->in_links = calloc((size_t)size, sizeof *p->in_links);
     p->naddrs = calloc((size_t)size, sizeof *p->naddrs);

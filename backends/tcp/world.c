@@ -105,6 +105,7 @@ int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int 
 int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether__tcp_ep **out)
 {
     tether__tcp_links links = {0};
+    w->plan.backend = backend;
     TRY(tether__tcp_setup(&w->plan, &links));
     int rc = tether__tcp_ep_create(&links, w->rank, backend, out);
     tether__tcp_links_free(&links);

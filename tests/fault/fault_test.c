@@ -199,8 +199,31 @@ static int overlap_checks(tether_group *g, int rank, int n)
     return bad;
 }
 
+/* Init with settings that differ on rank 1: it must fail on every rank; rank 1's error names the
+ * other rank's value and its own. */
+static int mixed_init(const char *mode, const char *backend)
+{
+    int victim = atoi(getenv("TETHER_RANK")) == VICTIM, wire = !strcmp(mode, "mixedwire");
+    tether_group *g = NULL;
+    if (victim && wire)
+        setenv("TETHER_WIRE_DTYPE", "bf16", 1);
+    int rc = tether_init(victim && !wire ? "ring" : backend, 1, &g);
+    const char *e = tether_last_error();
+    printf("rank %s init: %s: %s\n", getenv("TETHER_RANK"), tether_err_name(rc), e);
+    if (rc == TETHER_OK) {
+        tether_group_free(g);
+        return 1;
+    }
+    if (!victim)
+        return 0;
+    return wire ? !(strstr(e, "wire=bf16") && strstr(e, "wire=fp32"))
+                : !(strstr(e, "\"ring\"") && strstr(e, "\"mesh\""));
+}
+
 static int rank_main(const char *mode, const char *backend)
 {
+    if (!strncmp(mode, "mixed", 5))
+        return mixed_init(mode, backend);
     tether_group *g = NULL;
     int rc = tether_init(backend, 1, &g);
     if (!strcmp(mode, "badhostfile")) {
@@ -290,7 +313,8 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
-                        "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap N [backend]\n");
+                        "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap|mixedbackend|"
+                        "mixedwire N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -315,7 +339,7 @@ int main(int argc, char **argv)
             setenv("TETHER_SIZE", ns, 1);
             setenv("TETHER_HOSTFILE", path, 1);
             setenv("TETHER_JOB_TOKEN", "fault-test-token", 1);
-            if (!strcmp(mode, "stop") || !strcmp(mode, "splitstop"))
+            if (!strcmp(mode, "stop") || !strcmp(mode, "splitstop") || !strncmp(mode, "mixed", 5))
                 setenv("TETHER_TIMEOUT", "3", 1);
             execv("/proc/self/exe", argv);
             _exit(127);
