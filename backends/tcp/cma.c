@@ -409,6 +409,10 @@ void tether__cma_unblock(tether__tcp_ep *ep)
                 continue;
             }
             uint64_t n = stripe_len(l, m->msglen);
+            if (!tether__rxcache_admits(&ep->rxcache, m->msglen)) {
+                tether__tcp_too_long(ep, l, m->msglen);
+                return;
+            }
             if (!(copy = tether__rxcache_get(&ep->rxcache, n))) {
                 tether__tcp_break(ep, TETHER_ENOMEM,
                                   "out of memory buffering %llu bytes from rank %d",
