@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -230,6 +231,39 @@ static int run_strays(void)
     return failed;
 }
 
+/* Rank 1 runs with 64 file descriptors and 200 idle connections on its port: it sheds them (the
+ * oldest that said nothing first) instead of failing init with "accept(): Too many open files",
+ * and forms the mesh with rank 0. */
+static int flood_body(const rank_ctx *ctx)
+{
+    if (ctx->rank == 1) {
+        struct rlimit lim = {.rlim_cur = 64, .rlim_max = 64};
+        CHECK(setrlimit(RLIMIT_NOFILE, &lim) == 0, "setrlimit");
+    }
+    return strays_body(ctx);
+}
+
+static int run_flood(void)
+{
+    enum { IDLE = 200 };
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    int idle[IDLE], failed = 0, pids[2];
+    setenv("TETHER_JOB_TOKEN", "right-token", 1);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    pids[1] = harness_spawn(&ctx, flood_body);
+    for (int i = 0; i < IDLE; i++)
+        idle[i] = harness_connect(ctx.ports[1]);
+    ctx.rank = 0;
+    pids[0] = harness_spawn(&ctx, flood_body);
+    for (int r = 0; r < 2; r++)
+        failed |= harness_reap(pids[r], r);
+    for (int i = 0; i < IDLE; i++)
+        close(idle[i]);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
 /* A peer with the job's token announces an 8 GiB message nobody asked for: the rank must not
  * allocate it, and fails at once naming the peer and the length (the fuzzer's frames made it
  * allocate 4-21 GB and wait). */
@@ -359,10 +393,12 @@ int main(int argc, char **argv)
         return run_iface_refused();
     if (!strcmp(t, "huge_frame"))
         return run_huge_frame();
+    if (!strcmp(t, "flood"))
+        return run_flood();
     fprintf(
         stderr,
         "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused|"
-        "huge_frame\n",
+        "huge_frame|flood\n",
         argv[0]);
     return 2;
 }
