@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "token.h"
 
 static int load_hostfile(const tether_config *cfg, tether__tcp_world *w)
 {
@@ -72,6 +73,10 @@ int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, te
     memset(w, 0, sizeof *w);
     TRY(locate(cfg, allow_coordinator, w));
     TRY(tether__tcp_plan_init(&w->plan, w->rank, w->size, cfg));
+    if (!cfg->job_token[0] && cfg->hostfile) {
+        TRY(tether__tcp_token_from_file(cfg->hostfile, w->token, sizeof w->token));
+        w->plan.token = w->token;
+    }
     w->plan.nlisten = w->nlisten;
     w->plan.listen_fds = w->listen_fds;
     return TETHER_OK;

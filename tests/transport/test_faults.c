@@ -144,7 +144,7 @@ static int cma_withdraw_body(const rank_ctx *ctx)
 /* A hello with another job's token. With read_answer, check the rank answers "wrong job token";
  * else reset the connection at once, so the rank's answer meets a closed socket (EPIPE, which
  * must not become a SIGPIPE killing the rank). */
-static void wrong_token(int port, int read_answer)
+static void wrong_token_as(int port, int read_answer, const char *token)
 {
     tether__hello h;
     unsigned char b[TETHER__HELLO_SIZE];
@@ -153,7 +153,11 @@ static void wrong_token(int port, int read_answer)
     h.rank = 0;
     h.size = 2;
     h.nlinks = 1;
-    strcpy(h.token, "another-job");
+    strcpy(h.token, token);
+    strcpy(h.backend, "mesh"); /* else only the token differs from a rank's hello */
+    tether_config cfg;
+    CHECK_OK(tether__config_load(&cfg));
+    tether__config_agreed(&cfg, h.settings);
     tether__hello_encode(&h, b);
     int fd = harness_connect(port);
     CHECK(write(fd, b, sizeof b) == (ssize_t)sizeof b, "write");
@@ -172,6 +176,11 @@ static void wrong_token(int port, int read_answer)
     CHECK(tether__hello_decode(b, &h) == 0 && h.status == TETHER__HS_BAD_TOKEN, "answer status %u",
           h.status);
     close(fd);
+}
+
+static void wrong_token(int port, int read_answer)
+{
+    wrong_token_as(port, read_answer, "another-job");
 }
 
 static int strays_body(const rank_ctx *ctx)
@@ -260,6 +269,27 @@ static int run_flood(void)
         failed |= harness_reap(pids[r], r);
     for (int i = 0; i < IDLE; i++)
         close(idle[i]);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* Ranks started by hand without TETHER_JOB_TOKEN: a local process that claims rank 0 without a
+ * token is refused (it was accepted as rank 0), and the real rank 0, reading the same hostfile,
+ * forms the mesh with rank 1. */
+static int run_no_token(void)
+{
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    int pids[2], failed = 0;
+    unsetenv("TETHER_JOB_TOKEN");
+    setenv("TETHER_TIMEOUT", "20", 1);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    pids[1] = harness_spawn(&ctx, strays_body);
+    wrong_token_as(ctx.ports[1], 1, "");
+    ctx.rank = 0;
+    pids[0] = harness_spawn(&ctx, strays_body);
+    for (int r = 0; r < 2; r++)
+        failed |= harness_reap(pids[r], r);
     unlink(ctx.hostfile);
     return failed;
 }
@@ -395,10 +425,12 @@ int main(int argc, char **argv)
         return run_huge_frame();
     if (!strcmp(t, "flood"))
         return run_flood();
+    if (!strcmp(t, "no_token"))
+        return run_no_token();
     fprintf(
         stderr,
         "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused|"
-        "huge_frame|flood\n",
+        "huge_frame|flood|no_token\n",
         argv[0]);
     return 2;
 }

@@ -1,0 +1,17 @@
+/* backends/tcp/token.h - the job token when TETHER_JOB_TOKEN is unset (token.c). */
+#ifndef TETHER_TCP_TOKEN_H
+#define TETHER_TCP_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+
+/* A token from the contents of the hostfile at path, into out (n bytes): the same file gives the
+ * same token on every rank. ECONFIG when it cannot be read. */
+int tether__tcp_token_from_file(const char *path, char *out, size_t n);
+
+/* Coordinator bootstrap without TETHER_JOB_TOKEN: warn that the job is unauthenticated. */
+void tether__tcp_token_warn_unset(const tether_config *cfg);
+
+#endif
