@@ -6,10 +6,12 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "hostfile/hostfile.h"
 
-/* A token from the contents of the hostfile at path, into out (n bytes): the same file gives the
- * same token on every rank. ECONFIG when it cannot be read. */
-int tether__tcp_token_from_file(const char *path, char *out, size_t n);
+/* A token from the rank table t (read from the hostfile path), into out (n bytes): the same table
+ * gives the same token on every rank. */
+void tether__tcp_token_from_table(const tether_rank_hosts *t, const char *path, char *out,
+                                  size_t n);
 
 /* Coordinator bootstrap without TETHER_JOB_TOKEN: warn that the job is unauthenticated. */
 void tether__tcp_token_warn_unset(const tether_config *cfg);

@@ -74,7 +74,7 @@ int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, te
     TRY(locate(cfg, allow_coordinator, w));
     TRY(tether__tcp_plan_init(&w->plan, w->rank, w->size, cfg));
     if (!cfg->job_token[0] && cfg->hostfile) {
-        TRY(tether__tcp_token_from_file(cfg->hostfile, w->token, sizeof w->token));
+        tether__tcp_token_from_table(&w->table, cfg->hostfile, w->token, sizeof w->token);
         w->plan.token = w->token;
     }
     w->plan.nlisten = w->nlisten;
