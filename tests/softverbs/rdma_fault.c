@@ -7,6 +7,8 @@
  * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
  * stop the survivors when one dies) and judges their exit codes:
  *   kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
+ *   stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3: every survivor fails
+ *            (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s.
  *   drop     each rank's 7th frame is lost (SOFTVERBS_DROP_NTH): on uc some rank must fail and no
  *            rank may see a wrong element; on rc the QP retransmits and every rank must finish.
  *   mismatch rank 0 all-reduces one element more: every rank fails with EMISMATCH.
@@ -48,7 +50,7 @@ static double now_s(void)
 }
 
 /* Rounds of all-reduce with every element checked; how the first failure looked decides. */
-static int run_rounds(tether_group *g, int victim)
+static int run_rounds(tether_group *g, int victim, int sig)
 {
     int rank = tether_group_rank(g), n = tether_group_size(g);
     float *v = malloc(COUNT * sizeof *v);
@@ -56,11 +58,11 @@ static int run_rounds(tether_group *g, int victim)
         double t0 = now_s();
         int rc;
         if (rank == victim && round == 20)
-            raise(SIGKILL);
+            raise(sig);
         for (int i = 0; i < COUNT; i++)
             v[i] = (float)(rank + round + i % 5);
         if ((rc = tether_all_reduce(g, v, v, COUNT, TETHER_FLOAT32, TETHER_SUM)) != TETHER_OK) {
-            fprintf(stderr, "rank %d, round %d: %s after %.1f s: %s\n", rank, round,
+            fprintf(stderr, "rank %d, round %d: %s after %.2f s: %s\n", rank, round,
                     tether_err_name(rc), now_s() - t0, tether_last_error());
             free(v);
             return now_s() - t0 > LIMIT_S ? SLOW : SAW_ERROR;
@@ -160,7 +162,8 @@ static int rank_main(const char *mode)
     else if (!strcmp(mode, "idle"))
         rc = idle_forwarders(g);
     else
-        rc = run_rounds(g, !strcmp(mode, "kill") ? 1 : -1);
+        rc = run_rounds(g, !strcmp(mode, "kill") || !strcmp(mode, "stop") ? 1 : -1,
+                        !strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
     tether_group_free(g);
     return rc;
 }
@@ -210,7 +213,7 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     snprintf(v, sizeof v, "%d", n);
     setenv("TETHER_SIZE", v, 1);
     setenv("TETHER_JOB_TOKEN", "rdma-fault-test", 1);
-    setenv("TETHER_TIMEOUT", "4", 1);
+    setenv("TETHER_TIMEOUT", !strcmp(mode, "stop") ? "3" : "4", 1);
     setenv("TETHER_RDMA_QP", qp, 1);
     setenv("TETHER_IBV_DEVICES", devs, 1);
     setenv("SOFTVERBS_DIR", dir, 1);
@@ -239,8 +242,10 @@ static void run_ranks(const char *mode, int n, int *codes)
             _exit(rank_main(mode));
         }
     }
-    for (int r = 0; r < n; r++) {
-        int status;
+    for (int k = 0; k < n; k++) { /* rank 1 last: in "stop" it never exits, so kill it then */
+        int r = k < n - 1 ? (k == 0 ? 0 : k + 1) : 1, status;
+        if (r == 1 && !strcmp(mode, "stop"))
+            kill(pids[r], SIGKILL);
         while (waitpid(pids[r], &status, WNOHANG) == 0) {
             if (now_s() > deadline) {
                 fprintf(stderr, "rank %d still running after %d s: killed\n", r, OVERALL_S);
@@ -260,7 +265,7 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
     for (int r = 0; r < n; r++) {
         if (codes[r] == WRONG_DATA || codes[r] == SETUP_FAILED || codes[r] == SLOW)
             return 1;
-        if (!strcmp(mode, "kill") && r != 1 && codes[r] != SAW_ERROR)
+        if ((!strcmp(mode, "kill") || !strcmp(mode, "stop")) && r != 1 && codes[r] != SAW_ERROR)
             return 1;
         if (((!strcmp(mode, "drop") && !strcmp(qp, "rc")) || !strcmp(mode, "idle")) &&
             codes[r] != FINISHED)
@@ -272,7 +277,7 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
         return !strcmp(qp, "uc") && errors == 0;
     if (!strcmp(mode, "idle"))
         return 0;
-    return strcmp(mode, "kill") && errors != n;
+    return strcmp(mode, "kill") && strcmp(mode, "stop") && errors != n;
 }
 
 int main(int argc, char **argv)
@@ -281,10 +286,11 @@ int main(int argc, char **argv)
     int n, codes[16], bad, ring = argc == 5 && !strcmp(argv[4], "ring");
     if ((argc != 4 && !ring) || (n = atoi(argv[2])) < 2 || n > 6 ||
         (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
-        fprintf(stderr, "usage: rdma_fault "
-                        "kill|drop|mismatch|bcastroot|bcastcount|nodev|nogid|qplimit|idle N(2-6) "
-                        "uc|rc "
-                        "[ring]\n");
+        fprintf(stderr,
+                "usage: rdma_fault "
+                "kill|stop|drop|mismatch|bcastroot|bcastcount|nodev|nogid|qplimit|idle N(2-6) "
+                "uc|rc "
+                "[ring]\n");
         return 2;
     }
     if (!mkdtemp(dir)) {
