@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/platform.h"
 #include "launch.h"
 
-#if defined(__linux__)
+#if TETHER_LINUX
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 
