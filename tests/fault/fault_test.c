@@ -309,8 +309,8 @@ static int rank_main(const char *mode, const char *backend)
         int root = bcast_case(mode, rank, size, &count, &dt);
         rc = tether_broadcast(g, buf, count, dt, root);
     } else if (!strcmp(mode, "rscount") || !strcmp(mode, "a2acount")) {
-        size_t block = (count / 2) / (size_t)size + (rank == VICTIM); /* one element more */
-        float *out = buf + count / 2 + 64; /* clear of the send blocks, one more included */
+        size_t block = count / 4 / (size_t)size + (rank == VICTIM); /* one element more */
+        float *out = buf + count / 2; /* send and recv: a quarter of buf each, apart */
         rc = !strcmp(mode, "rscount")
                  ? tether_reduce_scatter(g, buf, out, block, TETHER_FLOAT32, TETHER_SUM)
                  : tether_all_to_all(g, buf, out, block, TETHER_FLOAT32);
