@@ -1,5 +1,6 @@
 /* core/coll.c - the public collectives: clear the error, check arguments, run locally on a group of
- * size 1, else sign the call, pick the algorithm and run it; a failure after bytes moved breaks the group. */
+ * size 1, else sign the call, pick the algorithm and run it; a failure after bytes moved breaks the
+ * group. */
 #include <string.h>
 
 #include "argcheck.h"
@@ -9,9 +10,9 @@
 size_t tether_dtype_size(tether_dtype dt)
 {
     static const size_t sizes[TETHER_DTYPE_COUNT] = {
-        [TETHER_BOOL] = 1,    [TETHER_INT8] = 1,    [TETHER_UINT8] = 1,    [TETHER_INT16] = 2,
-        [TETHER_UINT16] = 2,  [TETHER_INT32] = 4,   [TETHER_UINT32] = 4,   [TETHER_INT64] = 8,
-        [TETHER_UINT64] = 8,  [TETHER_FLOAT16] = 2, [TETHER_BFLOAT16] = 2, [TETHER_FLOAT32] = 4,
+        [TETHER_BOOL] = 1,    [TETHER_INT8] = 1,      [TETHER_UINT8] = 1,    [TETHER_INT16] = 2,
+        [TETHER_UINT16] = 2,  [TETHER_INT32] = 4,     [TETHER_UINT32] = 4,   [TETHER_INT64] = 8,
+        [TETHER_UINT64] = 8,  [TETHER_FLOAT16] = 2,   [TETHER_BFLOAT16] = 2, [TETHER_FLOAT32] = 4,
         [TETHER_FLOAT64] = 8, [TETHER_COMPLEX64] = 8,
     };
     return ((int)dt >= 0 && dt < TETHER_DTYPE_COUNT) ? sizes[dt] : 0;
@@ -24,8 +25,9 @@ size_t tether_dtype_size(tether_dtype dt)
  * calls that differ in one field always differ before the fold. */
 static uint32_t signature(const tether_coll *c)
 {
-    uint64_t words[7] = {(uint64_t)c->kind, (uint64_t)c->count, (uint64_t)c->dt, (uint64_t)c->op,
-                         (uint64_t)(uint32_t)c->root, (uint64_t)c->algo, (uint64_t)c->wire_bf16};
+    uint64_t words[7] = {(uint64_t)c->kind,     (uint64_t)c->count,          (uint64_t)c->dt,
+                         (uint64_t)c->op,       (uint64_t)(uint32_t)c->root, (uint64_t)c->algo,
+                         (uint64_t)c->wire_bf16};
     uint64_t h = 14695981039346656037u;
     for (int i = 0; i < 7; i++) {
         h ^= words[i];
@@ -61,8 +63,11 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     c->esize = tether_dtype_size(c->dt);
     if (g->size == 1)
         return run_local(c);
-    c->wire_bf16 = c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
+    c->wire_bf16 =
+        c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     c->algo = tether__algo_select(g, c);
+    if (c->algo == TETHER_ALGO_AUTO) /* a setting made malformed since init: nothing moved yet */
+        return tether__algo_env_check();
     g->cur_seq = g->seq++;
     g->cur_sig = signature(c);
     g->cur_name = name;
@@ -74,36 +79,84 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     return TETHER_OK;
 }
 
-/* The checks every send/recv-buffer collective shares, after clearing the thread's error. whole:
- * count is the whole vector (all_reduce), else a per-rank block of a size-times larger one.
- * reducing collectives pass their op; the others pass TETHER_SUM, which every dtype has. */
-static int check_buffers(const char *call, tether_group *g, const void *send, const void *recv,
-                         size_t count, int whole, tether_dtype dt, tether_op op)
+/* Where a collective with send and recv buffers runs in place, if anywhere. */
+typedef enum {
+    IN_PLACE_NONE,     /* all_to_all: the buffers must not overlap at all */
+    IN_PLACE_SAME,     /* all_reduce: send == recv */
+    IN_PLACE_OWN_RECV, /* all_gather: send is this rank's block of recv */
+    IN_PLACE_OWN_SEND, /* reduce_scatter: recv is this rank's block of send */
+} in_place_form;
+
+/* How such a collective lays out its buffers: one block of count elements, or one per rank. */
+typedef struct buffer_layout {
+    const char *call; /* "tether_all_reduce", for messages */
+    int send_blocks, recv_blocks;
+    in_place_form in_place;
+} buffer_layout;
+
+/* This rank's block of a buffer of one block of count elements per rank (NULL for NULL). */
+static const void *own_block(const tether_group *g, const void *buf, size_t count, tether_dtype dt)
 {
+    return buf ? (const char *)buf + (size_t)g->rank * count * tether_dtype_size(dt) : NULL;
+}
+
+/* send and recv overlap only in the layout's in-place form. */
+static int check_overlap(const tether_group *g, const tether_coll *c, const buffer_layout *l)
+{
+    static const char *const rules[] = {
+        [IN_PLACE_NONE] = NULL,
+        [IN_PLACE_SAME] = "in place, send must be recv itself",
+        [IN_PLACE_OWN_RECV] = "in place, send must be this rank's block of recv",
+        [IN_PLACE_OWN_SEND] = "in place, recv must be this rank's block of send",
+    };
+    size_t block = c->count * tether_dtype_size(c->dt), n = (size_t)g->size;
+    int in_place =
+        (l->in_place == IN_PLACE_SAME && c->send == c->recv) ||
+        (l->in_place == IN_PLACE_OWN_RECV && c->send == own_block(g, c->recv, c->count, c->dt)) ||
+        (l->in_place == IN_PLACE_OWN_SEND && c->recv == own_block(g, c->send, c->count, c->dt));
+    return tether__check_overlap(l->call, c->send, l->send_blocks ? block * n : block, c->recv,
+                                 l->recv_blocks ? block * n : block, in_place, rules[l->in_place]);
+}
+
+/* A collective with send and recv buffers: after clearing the thread's error, the checks they all
+ * share (count is the whole vector when neither buffer holds one block per rank; collectives
+ * without an op pass TETHER_SUM, which every dtype has), then the call. */
+static int buffer_collective(tether_group *g, tether_coll *c, const buffer_layout *l,
+                             const char *name)
+{
+    const char *call = l->call;
+    int whole = !l->send_blocks && !l->recv_blocks;
     tether__clear_error();
     TRY(tether__check_group(call, g));
-    TRY(tether__check_dtype(call, dt));
-    TRY(tether__check_op(call, dt, op));
-    TRY(tether__check_buf(call, "send", send, count));
-    TRY(tether__check_buf(call, "recv", recv, count));
-    return tether__check_size(call, count, whole ? 1 : (size_t)g->size, tether_dtype_size(dt));
+    TRY(tether__check_dtype(call, c->dt));
+    TRY(tether__check_op(call, c->dt, c->op));
+    TRY(tether__check_buf(call, "send", c->send, c->count));
+    TRY(tether__check_buf(call, "recv", c->recv, c->count));
+    TRY(tether__check_size(call, c->count, whole ? 1 : (size_t)g->size, tether_dtype_size(c->dt)));
+    if (c->kind == TETHER_COLL_ALL_TO_ALL && c->count && c->send == c->recv)
+        return tether__fail(TETHER_EINVAL, "tether_all_to_all: send and recv are the same buffer; "
+                                           "all_to_all is not in place");
+    TRY(check_overlap(g, c, l));
+    return collective(g, c, name);
 }
 
 int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt,
                       tether_op op)
 {
-    TRY(check_buffers("tether_all_reduce", g, send, recv, count, 1, dt, op));
-    tether_coll c = {.kind = TETHER_COLL_ALL_REDUCE, .send = send, .recv = recv, .count = count,
-                     .dt = dt, .op = op};
-    return collective(g, &c, "all_reduce");
+    static const buffer_layout l = {"tether_all_reduce", 0, 0, IN_PLACE_SAME};
+    tether_coll c = {.kind = TETHER_COLL_ALL_REDUCE, .send = send, .recv = recv, .count = count};
+    c.dt = dt;
+    c.op = op;
+    return buffer_collective(g, &c, &l, "all_reduce");
 }
 
 int tether__all_gather_as(tether_group *g, const void *send, void *recv, size_t count,
                           tether_dtype dt, const char *name)
 {
-    TRY(check_buffers("tether_all_gather", g, send, recv, count, 0, dt, TETHER_SUM));
-    tether_coll c = {.kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count, .dt = dt};
-    return collective(g, &c, name);
+    static const buffer_layout l = {"tether_all_gather", 0, 1, IN_PLACE_OWN_RECV};
+    tether_coll c = {.kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count};
+    c.dt = dt;
+    return buffer_collective(g, &c, &l, name);
 }
 
 int tether_all_gather(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt)
@@ -114,10 +167,12 @@ int tether_all_gather(tether_group *g, const void *send, void *recv, size_t coun
 int tether_reduce_scatter(tether_group *g, const void *send, void *recv, size_t recv_count,
                           tether_dtype dt, tether_op op)
 {
-    TRY(check_buffers("tether_reduce_scatter", g, send, recv, recv_count, 0, dt, op));
-    tether_coll c = {.kind = TETHER_COLL_REDUCE_SCATTER, .send = send, .recv = recv, .count = recv_count,
-                     .dt = dt, .op = op};
-    return collective(g, &c, "reduce_scatter");
+    static const buffer_layout l = {"tether_reduce_scatter", 1, 0, IN_PLACE_OWN_SEND};
+    tether_coll c = {.kind = TETHER_COLL_REDUCE_SCATTER, .send = send, .recv = recv};
+    c.count = recv_count;
+    c.dt = dt;
+    c.op = op;
+    return buffer_collective(g, &c, &l, "reduce_scatter");
 }
 
 int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, int root)
@@ -129,7 +184,11 @@ int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
     TRY(tether__check_buf(call, "buf", buf, count));
     TRY(tether__check_rank(call, "root", root, g->size, g->rank, 1));
     TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
-    tether_coll c = {.kind = TETHER_COLL_BROADCAST, .send = buf, .recv = buf, .count = count, .dt = dt,
+    tether_coll c = {.kind = TETHER_COLL_BROADCAST,
+                     .send = buf,
+                     .recv = buf,
+                     .count = count,
+                     .dt = dt,
                      .root = root};
     return collective(g, &c, "broadcast");
 }
@@ -137,13 +196,11 @@ int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
 int tether_all_to_all(tether_group *g, const void *send, void *recv, size_t count_per_peer,
                       tether_dtype dt)
 {
-    TRY(check_buffers("tether_all_to_all", g, send, recv, count_per_peer, 0, dt, TETHER_SUM));
-    if (count_per_peer && send == recv)
-        return tether__fail(TETHER_EINVAL, "tether_all_to_all: send and recv are the same buffer; "
-                                           "all_to_all is not in place");
-    tether_coll c = {.kind = TETHER_COLL_ALL_TO_ALL, .send = send, .recv = recv,
-                     .count = count_per_peer, .dt = dt};
-    return collective(g, &c, "all_to_all");
+    static const buffer_layout l = {"tether_all_to_all", 1, 1, IN_PLACE_NONE};
+    tether_coll c = {.kind = TETHER_COLL_ALL_TO_ALL, .send = send, .recv = recv};
+    c.count = count_per_peer;
+    c.dt = dt;
+    return buffer_collective(g, &c, &l, "all_to_all");
 }
 
 int tether_barrier(tether_group *g)
@@ -156,8 +213,8 @@ int tether_barrier(tether_group *g)
 
 /* Point to point: tagged with a per-pair message number so messages between a pair match in order
  * and never collide with collectives; the signature carries count and dtype. */
-static int p2p(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt, int peer,
-               int sending)
+static int p2p(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
+               int peer, int sending)
 {
     tether__clear_error();
     TRY(tether__check_group(call, g));
@@ -173,7 +230,8 @@ static int p2p(const char *call, tether_group *g, void *buf, size_t count, tethe
     g->cur_sig = signature(&c);
     g->cur_name = sending ? "send" : "recv";
     tether_req *r = NULL;
-    int rc = sending ? tether__isend(g, peer, buf, bytes, 0, &r) : tether__irecv(g, peer, buf, bytes, 0, &r);
+    int rc = sending ? tether__isend(g, peer, buf, bytes, 0, &r)
+                     : tether__irecv(g, peer, buf, bytes, 0, &r);
     if (rc == TETHER_OK)
         rc = tether__waitall(g, &r, 1);
     if (rc < 0)

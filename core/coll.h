@@ -62,6 +62,9 @@ tether_algo tether__algo_select(const tether_group *g, const tether_coll *c);
 const char *tether__algo_name(tether_algo a);
 /* Parse "auto|ring|tree|butterfly|direct"; -1 if unknown. */
 int tether__algo_parse(const char *s);
+/* TETHER_ECONFIG naming the variable when TETHER_ALLREDUCE_ALGO or TETHER_TREE_BELOW is malformed
+ * (checked at init, and on a call that finds one changed since), else TETHER_OK. */
+int tether__algo_env_check(void);
 
 /* The algorithms, one file each in core/algo. Each runs c on g with g->size >= 2. */
 int tether__allreduce_ring(tether_group *g, const tether_coll *c);

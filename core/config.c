@@ -20,7 +20,8 @@ const tether_env_var tether__env_table[] = {
      "per-rank hostfile: JSON list of [\"ip:port\", ...] per rank"},
     {"TETHER_COORDINATOR", "MLX_JACCL_COORDINATOR, MASTER_ADDR:MASTER_PORT", "",
      "host:port of rank 0 for bootstrap without a hostfile"},
-    {"TETHER_JOB_TOKEN", "", "", "secret every connection must present (set by tether launch)"},
+    {"TETHER_JOB_TOKEN", "", "derived from the hostfile's ranks",
+     "secret every connection must present (set by tether launch)"},
     {"TETHER_IFACE_PRIORITY", "", "", "comma-separated address prefixes: the only addresses used"},
     {"TETHER_TIMEOUT", "", "120",
      "seconds in which no request finishes and no data moves before TETHER_ETIMEDOUT"},
@@ -164,12 +165,15 @@ int tether__config_load(tether_config *cfg)
         return tether__fail(TETHER_ECONFIG, "TETHER_WIRE_DTYPE=\"%s\": expected bf16 or fp32",
                             wire);
     cfg->wire_bf16 = wire && (!strcmp(wire, "bf16") || !strcmp(wire, "bfloat16"));
+    return tether__algo_env_check();
+}
+
+void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX])
+{
     const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
-    if (algo && tether__algo_parse(algo) < 0)
-        return tether__fail(
-            TETHER_ECONFIG,
-            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct", algo);
-    return TETHER_OK;
+    const char *below = tether__env("TETHER_TREE_BELOW", NULL);
+    snprintf(out, TETHER_AGREED_MAX, "wire=%s algo=%.10s tree_below=%.24s",
+             cfg->wire_bf16 ? "bf16" : "fp32", algo ? algo : "auto", below ? below : "default");
 }
 
 int tether__addr_allowed(const tether_config *cfg, const char *addr)

@@ -5,26 +5,32 @@
 #include <stddef.h>
 
 #define TETHER_TOKEN_MAX 128
+#define TETHER_AGREED_MAX 96
 #define TETHER_MAX_PREFIXES 16
 
 typedef struct tether_config {
-    int rank;                 /* TETHER_RANK / MLX_RANK / RANK; -1 when unset */
-    int size;                 /* TETHER_SIZE / WORLD_SIZE; -1 when unset */
-    const char *hostfile;     /* TETHER_HOSTFILE / MLX_HOSTFILE; NULL when unset */
-    const char *coordinator;  /* TETHER_COORDINATOR, or MASTER_ADDR:MASTER_PORT; NULL when unset */
+    int rank;                /* TETHER_RANK / MLX_RANK / RANK; -1 when unset */
+    int size;                /* TETHER_SIZE / WORLD_SIZE; -1 when unset */
+    const char *hostfile;    /* TETHER_HOSTFILE / MLX_HOSTFILE; NULL when unset */
+    const char *coordinator; /* TETHER_COORDINATOR, or MASTER_ADDR:MASTER_PORT; NULL when unset */
     char coordinator_buf[300];
-    const char *ibv_devices;  /* TETHER_IBV_DEVICES / MLX_IBV_DEVICES; NULL when unset */
+    const char *ibv_devices;          /* TETHER_IBV_DEVICES / MLX_IBV_DEVICES; NULL when unset */
     char job_token[TETHER_TOKEN_MAX]; /* TETHER_JOB_TOKEN; "" when unset */
-    int nprefixes;            /* TETHER_IFACE_PRIORITY, split at commas; 0 = no filter */
+    int nprefixes;                    /* TETHER_IFACE_PRIORITY, split at commas; 0 = no filter */
     char prefixes[TETHER_MAX_PREFIXES][64];
-    int timeout_ms;           /* TETHER_TIMEOUT seconds * 1000; default 120 s */
-    int verbose;              /* TETHER_VERBOSE */
-    int wire_bf16;            /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */
-    int spin_us;              /* TETHER_SPIN_US: how long a wait may spin before it sleeps */
+    int timeout_ms; /* TETHER_TIMEOUT seconds * 1000; default 120 s */
+    int verbose;    /* TETHER_VERBOSE */
+    int wire_bf16;  /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */
+    int spin_us;    /* TETHER_SPIN_US: how long a wait may spin before it sleeps */
 } tether_config;
 
 /* Read the environment. TETHER_ECONFIG naming the variable when a value is malformed. */
 int tether__config_load(tether_config *cfg);
+
+/* The settings every rank must share, as text for the handshake to compare and name: those that
+ * go into a collective's signature (TETHER_WIRE_DTYPE, TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW),
+ * so ranks that differ fail at init naming both values rather than at their first call. */
+void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX]);
 
 /* 1 if addr (dotted IPv4 or a host name) passes TETHER_IFACE_PRIORITY (always 1 without it). */
 int tether__addr_allowed(const tether_config *cfg, const char *addr);

@@ -9,6 +9,9 @@
 /* Longest single sleep: bounds how late a thread notices a request another thread completed for it
  * (groups of one world may wait on one endpoint from several threads). */
 #define SLEEP_SLICE_MS 10
+/* How often a sleeping wait reads the transport's moved() counter (a lock and a system call per
+ * link): the timeout then runs from the last time data was seen moving, within this much. */
+#define MOVED_SAMPLE_US 100000
 /* The least a wait spins, as a fraction of TETHER_SPIN_US: enough to notice that replies come
  * quickly again, little enough that a rank waiting for busy peers hardly uses its core. */
 #define SPIN_FLOOR_DIV 16
@@ -141,11 +144,13 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
     int64_t since = now_us();  /* the last progress, or the start */
     int64_t spin_from = since; /* start of the current spin period */
     stream_probe probe = {0, 0, 0};
-    int64_t alive = since; /* since, or when data was last seen moving (checked at the deadline) */
-    /* moved_of() as the wait first went to sleep: taken there, not here, since it costs a lock and
-     * system calls that a short wait (a small message) must not pay */
+    int64_t alive = since; /* since, or when data was last seen moving */
+    /* moved_of() when last read, from the wait's first sleep on (not before: it costs a lock and
+     * system calls that a short wait, a small message, must not pay), and when that was. Waiting
+     * on from the deadline while anything had moved in the whole window, instead, let a stopped
+     * peer go unnoticed for twice TETHER_TIMEOUT: its peers' own exchanges had moved early on. */
     uint64_t moved = 0;
-    int have_moved = 0;
+    int64_t sampled = 0;
     /* how the wait since then went: only progress after an empty test says how long replies take
      * (a send that completes at once does not) */
     enum { FRESH, SPUN, SLEPT } waited = FRESH;
@@ -164,13 +169,15 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
                 return TETHER_OK;
             since = alive = spin_from = now;
             waited = FRESH;
-            have_moved = 0;
             probe.t = 0;
             continue;
         }
-        if (now - alive >= timeout_us && have_moved && moved != moved_of(w)) { /* slow, going */
-            moved = moved_of(w);
-            alive = now;
+        if (waited == SLEPT && now - sampled >= MOVED_SAMPLE_US) { /* slow, going? */
+            uint64_t m = moved_of(w);
+            if (m != moved)
+                alive = now;
+            moved = m;
+            sampled = now;
         }
         if (now - alive >= timeout_us)
             return tether__fail(TETHER_ETIMEDOUT,
@@ -186,14 +193,14 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
             continue;
         }
         if (waited == SPUN && streaming(w, &probe, now)) {
-            spin_from = now;
+            spin_from = alive = now;
             continue;
         }
-        waited = SLEPT;
-        if (!have_moved) {
+        if (waited != SLEPT) {
             moved = probe.t ? probe.moved : moved_of(w);
-            have_moved = 1;
+            sampled = now;
         }
+        waited = SLEPT;
         int64_t left_ms = (timeout_us - (now - alive)) / 1000 + 1;
         TRY(w->ops->wait(w->ep, (int)(left_ms < SLEEP_SLICE_MS ? left_ms : SLEEP_SLICE_MS)));
     }

@@ -49,8 +49,10 @@ static int init_named(const char *name, int strict, const tether_config *cfg, te
     return tether__world_open(ops, cfg, out);
 }
 
-/* "any": the first configured backend whose group forms. A configuration that is present but fails
- * to form is an error, never a quiet size 1. */
+/* "any": the first configured backend whose libraries load. A configuration that is present but
+ * fails to form is that backend's error, never a quiet size 1 nor a second try by the next backend
+ * (mesh and ring read the same hostfile: that took twice TETHER_TIMEOUT and said it twice); only
+ * a backend that turns out unavailable (EUNAVAIL) hands over to the next. */
 static int init_any(int strict, const tether_config *cfg, tether_group **out)
 {
     char lacks[1024] = "", failed[TETHER_ERRMSG_MAX] = "";
@@ -67,6 +69,8 @@ static int init_any(int strict, const tether_config *cfg, tether_group **out)
         int rc = tether__world_open(ops, cfg, out);
         if (rc == TETHER_OK)
             return TETHER_OK;
+        if (rc != TETHER_EUNAVAIL) /* the configuration is there and broken: the next backend */
+            return rc;             /* would read it too, and wait out the timeout again */
         size_t fused = strlen(failed);
         snprintf(failed + fused, sizeof failed - fused, "%s%s: %s", fused ? "; " : "", ops->name,
                  tether_last_error());

@@ -33,15 +33,16 @@ extern "C" {
 
 /* Status codes. Fixed values, never renumbered. */
 #define TETHER_OK 0
-#define TETHER_EINVAL (-1)     /* bad argument (NULL buffer, dtype, op, root or peer out of range) */
-#define TETHER_ECONFIG (-2)    /* malformed configuration: hostfile, environment variable */
-#define TETHER_EUNAVAIL (-3)   /* backend not available here (not configured, library missing) */
-#define TETHER_ENET (-4)       /* socket or device error (connect, send, receive) */
-#define TETHER_ETIMEDOUT (-5)  /* nothing finished or moved for TETHER_TIMEOUT seconds */
-#define TETHER_EPEER (-6)      /* a peer closed its connection or reported a failure */
-#define TETHER_EMISMATCH (-7)  /* ranks called different collectives, counts, dtypes, ops or roots */
-#define TETHER_ENOMEM (-8)     /* out of memory */
-#define TETHER_EINTERNAL (-9)  /* a bug in tether: please report it with TETHER_VERBOSE=1 output */
+#define TETHER_EINVAL (-1)    /* bad argument (NULL buffer, dtype, op, root or peer out of range) */
+#define TETHER_ECONFIG (-2)   /* malformed configuration: hostfile, environment variable */
+#define TETHER_EUNAVAIL (-3)  /* backend not available here (not configured, library missing) */
+#define TETHER_ENET (-4)      /* socket or device error (connect, send, receive) */
+#define TETHER_ETIMEDOUT (-5) /* nothing finished or moved for TETHER_TIMEOUT seconds */
+#define TETHER_EPEER (-6)     /* a peer closed its connection or reported a failure */
+#define TETHER_EMISMATCH (-7) /* ranks called different collectives, counts, dtypes, ops or roots  \
+                               */
+#define TETHER_ENOMEM (-8)    /* out of memory */
+#define TETHER_EINTERNAL (-9) /* a bug in tether: please report it with TETHER_VERBOSE=1 output */
 
 typedef struct tether_group tether_group;
 
@@ -68,9 +69,9 @@ typedef enum {
 typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT } tether_op;
 
 /* Form the group this process belongs to.
- * backend: "any", "ring", "mesh", "rdma" or "singleton"; unknown -> TETHER_EINVAL. TETHER_BACKEND in
- * the environment replaces "any". "any" takes the first backend whose configuration is present, in
- * the order rdma, mesh, ring. With no configuration at all, strict=0 gives a size-1 group and
+ * backend: "any", "ring", "mesh", "rdma" or "singleton"; unknown -> TETHER_EINVAL. TETHER_BACKEND
+ * in the environment replaces "any". "any" takes the first backend whose configuration is present,
+ * in the order rdma, mesh, ring. With no configuration at all, strict=0 gives a size-1 group and
  * strict=1 returns TETHER_EUNAVAIL naming what each backend lacked. A configuration that is present
  * but broken is always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
  * On success *out owns the group; free it with tether_group_free(). */
@@ -109,20 +110,24 @@ TETHER_API const char *tether_err_name(int status);
 TETHER_API const char *tether_last_error(void);
 
 /* Element-wise reduction of every rank's send into every rank's recv (count elements each).
- * In place when send == recv. */
+ * In place when send == recv; any other overlap of send and recv is TETHER_EINVAL (as in every
+ * collective with both: only the in-place form named for each may overlap). */
 TETHER_API int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count,
                                  tether_dtype dt, tether_op op);
 
-/* Every rank's count elements, concatenated in rank order into recv (count * size elements). */
+/* Every rank's count elements, concatenated in rank order into recv (count * size elements).
+ * In place when send is this rank's block of recv (recv + rank * count elements). */
 TETHER_API int tether_all_gather(tether_group *g, const void *send, void *recv, size_t count,
                                  tether_dtype dt);
 
-/* Reduce send (recv_count * size elements) across ranks; rank r gets block r in recv. */
+/* Reduce send (recv_count * size elements) across ranks; rank r gets block r in recv. In place
+ * when recv is this rank's block of send (send + rank * recv_count elements). */
 TETHER_API int tether_reduce_scatter(tether_group *g, const void *send, void *recv,
                                      size_t recv_count, tether_dtype dt, tether_op op);
 
 /* Copy root's buf (count elements) into every other rank's buf. */
-TETHER_API int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, int root);
+TETHER_API int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt,
+                                int root);
 
 /* Block j (count_per_peer elements) of send goes to rank j; block i of recv came from rank i.
  * send and recv hold count_per_peer * size elements and must not overlap. */
@@ -134,7 +139,8 @@ TETHER_API int tether_all_to_all(tether_group *g, const void *send, void *recv,
  * tether_send may return before the peer has received; a message larger than the socket buffers
  * may also wait until the peer posts the matching tether_recv (two ranks that both send first still
  * complete, a little more slowly). dst/src == own rank -> TETHER_EINVAL. */
-TETHER_API int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst);
+TETHER_API int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt,
+                           int dst);
 TETHER_API int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src);
 
 /* Returns once every rank of g has entered the barrier. */

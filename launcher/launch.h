@@ -240,11 +240,29 @@ struct tether__rank_proc {
     pid_t pid;            /* local child: the rank itself, or its ssh client */
     int in_fd;            /* write end of its stdin (handed to the broadcast) */
     tether__out_stream out, err;
-    int reaped; /* pid has been waited for */
+    int waited;      /* pid has been waited for: wstatus holds its fate */
+    int ended_alone; /* ...and it ended before the supervisor told it to stop */
+    int reaped;      /* ...and the supervisor has dealt with it */
     int wstatus;
-    int stop;             /* TETHER_STOP_*: how far stopping it has gone */
-    long long kill_at_ms; /* monotonic time of SIGKILL once SIGTERM was sent */
+    int pidfd;                   /* Linux: its pidfd in the exit order's set, else -1 */
+    unsigned long long exit_seq; /* 1, 2, ...: its place in the order the ranks ended; 0 unknown */
+    long long ended_ms;          /* when the order noted it */
+    int stop;                    /* TETHER_STOP_*: how far stopping it has gone */
+    long long kill_at_ms;        /* monotonic time of SIGKILL once SIGTERM was sent */
 };
+
+/* The order the ranks' processes ended in (exit_order.c): on Linux from the kernel (their output
+ * pipes' hang-ups and pidfds in one epoll set), whatever order waitpid reports them in. note sets
+ * exit_seq of every rank that ended since the last call (call it before closing a rank's pipes);
+ * ranks it cannot order keep 0. */
+typedef struct tether__exit_order {
+    int epfd;
+    unsigned long long next;
+} tether__exit_order;
+
+void tether__exit_order_open(tether__exit_order *o, tether__rank_proc *ranks, int n);
+void tether__exit_order_note(tether__exit_order *o, tether__rank_proc *ranks);
+void tether__exit_order_close(tether__exit_order *o, tether__rank_proc *ranks, int n);
 
 /* ---- supervisor (supervise.c) ---- */
 

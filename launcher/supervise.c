@@ -1,6 +1,7 @@
 /* launcher/supervise.c - watch a job's ranks until all are gone: one poll() over their output,
- * their stdin, the launcher's stdin and its signals; report the first failure and stop the rest
- * (SIGTERM, then SIGKILL after a grace period). */
+ * their stdin, the launcher's stdin and its signals; report the first failure in time (ranks found
+ * dead together are taken in the order they ended, exit_order.c) and stop the rest (SIGTERM, then
+ * SIGKILL after a grace period); ranks that then fail on their own are named as following it. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,7 +26,9 @@ typedef struct sup {
     int n;
     tether__bcast *in;
     int sigfd;
-    int status;            /* the job's exit status once decided; -1 while all is well */
+    int status; /* the job's exit status once decided; -1 while all is well */
+    int first;  /* the rank whose failure decided it; -1 before, or the launcher's */
+    tether__exit_order order;
     int stopping;          /* every rank has been told to stop */
     long long drain_until; /* 0 until every rank is reaped and stopped */
     struct pollfd *pfds;
@@ -48,7 +51,7 @@ static int count_running(const sup *s)
 {
     int running = 0;
     for (int i = 0; i < s->n; i++)
-        running += !s->ranks[i].reaped;
+        running += !s->ranks[i].waited;
     return running;
 }
 
@@ -78,22 +81,24 @@ static void stop_all(sup *s, int sig)
 
 static void report_failure(const sup *s, const tether__rank_proc *p)
 {
-    char others[64] = "";
+    char others[64] = "", how[160];
     int running = count_running(s);
     if (running > 0)
         snprintf(others, sizeof others, "; stopping the other %d rank%s", running,
                  running == 1 ? "" : "s");
     if (WIFSIGNALED(p->wstatus))
-        tether__launch_say("rank %d%s was killed by signal %d (%s)%s", p->rank, p->where,
-                           WTERMSIG(p->wstatus), strsignal(WTERMSIG(p->wstatus)), others);
+        snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(p->wstatus),
+                 strsignal(WTERMSIG(p->wstatus)));
     else
-        tether__launch_say("rank %d%s exited with status %d%s%s", p->rank, p->where,
-                           WEXITSTATUS(p->wstatus),
-                           p->host && WEXITSTATUS(p->wstatus) == 255
-                               ? " (ssh's status: the host could not be reached or the connection "
-                                 "was lost; ssh's message is above)"
-                               : "",
-                           others);
+        snprintf(how, sizeof how, "exited with status %d%s", WEXITSTATUS(p->wstatus),
+                 p->host && WEXITSTATUS(p->wstatus) == 255
+                     ? " (ssh's status: the host could not be reached or the connection was "
+                       "lost; ssh's message is above)"
+                     : "");
+    if (s->first != p->rank) /* failed on its own after the first: most likely because of it */
+        tether__launch_say("rank %d%s %s, after rank %d failed", p->rank, p->where, how, s->first);
+    else
+        tether__launch_say("rank %d%s %s%s", p->rank, p->where, how, others);
 }
 
 /* Rank p's main process has exited. Its last output goes out before anything we say about it;
@@ -108,8 +113,11 @@ static void on_rank_exit(sup *s, tether__rank_proc *p, int wstatus)
     tether__bcast_close(s->in, p->rank);
     if (exit_code(wstatus) != 0 && s->status < 0) {
         s->status = exit_code(wstatus);
+        s->first = p->rank;
         report_failure(s, p);
         stop_all(s, SIGTERM);
+    } else if (exit_code(wstatus) != 0 && p->ended_alone && s->first >= 0) {
+        report_failure(s, p); /* a follow-on failure, not one we caused by stopping it */
     }
     if (p->stop == TETHER_STOP_NONE)
         stop_rank(p, SIGTERM);
@@ -118,29 +126,87 @@ static void on_rank_exit(sup *s, tether__rank_proc *p, int wstatus)
 static tether__rank_proc *rank_of_pid(sup *s, pid_t pid)
 {
     for (int i = 0; i < s->n; i++)
-        if (s->ranks[i].pid == pid && !s->ranks[i].reaped)
+        if (s->ranks[i].pid == pid && !s->ranks[i].waited)
             return &s->ranks[i];
     return NULL;
 }
 
+/* A rank that exited with a failing status may only be following another's failure, and the
+ * kernel's order cannot always tell: a rank killed mid-collective has its memory torn down before
+ * its descriptors close, and peers that read its memory (process_vm_readv: ESRCH) fail and exit
+ * first. So before such a rank decides the job's status, it waits up to HOLD_MS for the ranks
+ * still running: one killed by a signal in that time failed first. */
+#define HOLD_MS 300
+
+static int killed(const tether__rank_proc *p)
+{
+    return WIFSIGNALED(p->wstatus) && p->ended_alone; /* not by us */
+}
+
+/* Whether p goes before q: before the job's status is decided, ranks killed by a signal first;
+ * then the order they ended in (unknown last). */
+static int before(const sup *s, const tether__rank_proc *p, const tether__rank_proc *q)
+{
+    if (s->status < 0 && killed(p) != killed(q))
+        return killed(p);
+    unsigned long long op = p->exit_seq ? p->exit_seq : ~0ull;
+    unsigned long long oq = q->exit_seq ? q->exit_seq : ~0ull;
+    return op < oq;
+}
+
+/* p, a failure with a status, would decide the job: hold it while another rank may yet turn out
+ * to have been killed first. */
+static int hold(const sup *s, const tether__rank_proc *p)
+{
+    if (s->status >= 0 || exit_code(p->wstatus) == 0 || killed(p))
+        return 0;
+    if (tether__now_ms() - p->ended_ms >= HOLD_MS)
+        return 0;
+    for (int i = 0; i < s->n; i++)
+        if (!s->ranks[i].waited)
+            return 1;
+    return 0;
+}
+
 /* Reap every child that has exited: ranks, and (as subreaper, see launch.c) the orphans of their
- * trees, which would otherwise stay zombies in the rank's process group until init reaps them. */
+ * trees, which would otherwise stay zombies in the rank's process group until init reaps them.
+ * The ranks go through on_rank_exit in the order they ended, a rank killed by a signal first (see
+ * hold): the first failure in time decides the job's status and is named first. */
 static void reap(sup *s)
 {
     int wstatus;
     pid_t pid;
     while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
         tether__rank_proc *p = rank_of_pid(s, pid);
-        if (p)
-            on_rank_exit(s, p, wstatus);
+        if (p) {
+            p->waited = 1;
+            p->ended_alone = p->stop == TETHER_STOP_NONE;
+            p->wstatus = wstatus;
+            if (!p->exit_seq)
+                p->ended_ms = tether__now_ms();
+        }
     }
     if (pid < 0 && errno == ECHILD) {
         for (int i = 0; i < s->n; i++) {
-            if (!s->ranks[i].reaped) { /* someone else reaped it: should not happen */
+            if (!s->ranks[i].waited) { /* someone else reaped it: should not happen */
                 tether__launch_say("rank %d: its process %d vanished", i, (int)s->ranks[i].pid);
-                on_rank_exit(s, &s->ranks[i], 1 << 8); /* unknown fate: count it as status 1 */
+                s->ranks[i].waited = 1;
+                s->ranks[i].ended_alone = 1;
+                s->ranks[i].wstatus = 1 << 8; /* unknown fate: count it as status 1 */
             }
         }
+    }
+    tether__exit_order_note(&s->order, s->ranks);
+    for (;;) {
+        tether__rank_proc *next = NULL;
+        for (int i = 0; i < s->n; i++) {
+            tether__rank_proc *p = &s->ranks[i];
+            if (p->waited && !p->reaped && (!next || before(s, p, next)))
+                next = p;
+        }
+        if (!next || hold(s, next))
+            return;
+        on_rank_exit(s, next, next->wstatus);
     }
 }
 
@@ -214,6 +280,9 @@ static int poll_timeout(const sup *s)
     }
     if (s->drain_until)
         t = t < s->drain_until - now ? t : s->drain_until - now;
+    for (int i = 0; i < s->n; i++) /* a rank held back for one that ended before it */
+        if (s->ranks[i].waited && !s->ranks[i].reaped)
+            t = t < POLL_STOPPING_MS ? t : POLL_STOPPING_MS;
     return t > 0 ? (int)t : 0;
 }
 
@@ -267,10 +336,11 @@ static void dispatch(sup *s, int nfds)
 
 int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int sigfd, int failed)
 {
-    sup s = {.ranks = ranks, .n = n, .in = in, .sigfd = sigfd, .status = failed};
+    sup s = {.ranks = ranks, .n = n, .in = in, .sigfd = sigfd, .status = failed, .first = -1};
     int nmax = 2 + NKINDS * n;
     s.pfds = malloc((size_t)nmax * sizeof *s.pfds);
     s.who = malloc((size_t)nmax * sizeof *s.who);
+    tether__exit_order_open(&s.order, ranks, n);
     if (!s.pfds || !s.who) {
         tether__launch_say("out of memory watching %d ranks; killing them", n);
         s.status = TETHER_LAUNCH_EXIT_FAILED;
@@ -278,9 +348,10 @@ int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int si
     } else if (failed >= 0) {
         stop_all(&s, SIGTERM);
     }
-    while (s.pfds && !finished(&s)) {
+    while (s.pfds && s.who && !finished(&s)) {
         int nfds = build_pollfds(&s);
         int r = poll(s.pfds, (nfds_t)nfds, poll_timeout(&s));
+        tether__exit_order_note(&s.order, ranks); /* before dispatch closes pipes at their end */
         if (r > 0)
             dispatch(&s, nfds);
         else if (r < 0 && errno != EINTR) {
@@ -294,12 +365,14 @@ int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int si
     for (int i = 0; i < n; i++) {
         if (!ranks[i].reaped) { /* only after an out-of-memory or poll failure */
             ranks[i].spawner->signal(&ranks[i], SIGKILL);
-            waitpid(ranks[i].pid, NULL, 0);
+            if (!ranks[i].waited)
+                waitpid(ranks[i].pid, NULL, 0);
             s.status = s.status < 0 ? TETHER_LAUNCH_EXIT_FAILED : s.status;
         }
         tether__out_close(&ranks[i].out);
         tether__out_close(&ranks[i].err);
     }
+    tether__exit_order_close(&s.order, ranks, n);
     free(s.pfds);
     free(s.who);
     return s.status < 0 ? 0 : s.status;

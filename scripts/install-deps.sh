@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh - install what tether needs to build and test, only what is missing.
 # Debian/Ubuntu: apt-get (as root, or with sudo). macOS: Homebrew. Says every command it runs.
-# Usage: scripts/install-deps.sh [--with-tests]   (--with-tests adds ssh server, numpy, pytest, iperf3)
+# Usage: scripts/install-deps.sh [--with-tests]   (--with-tests adds ssh server, numpy, pytest, iperf3,
+# and on Linux clang with its libFuzzer runtime for tests/fuzz)
 set -euo pipefail
 
 with_tests=0
@@ -28,6 +29,7 @@ Linux)
     pkgs=(build-essential cmake pkg-config libjansson-dev libibverbs-dev librdmacm-dev)
     if [ $with_tests = 1 ]; then
         pkgs+=(libcmocka-dev openssh-server openssh-client iproute2 python3 python3-numpy python3-pytest python3-torch libtorch-dev pybind11-dev)
+        pkgs+=(clang libclang-rt-dev) # tests/fuzz: libFuzzer
     fi
     missing=()
     for p in "${pkgs[@]}"; do

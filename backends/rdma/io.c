@@ -1,4 +1,5 @@
-/* backends/rdma/io.c - the data path: frames out under credits, completions in, matching, credit returns.
+/* backends/rdma/io.c - the data path: frames out under credits, completions in, matching, credit
+ * returns.
  *
  * A send is cut into frames of at most SLOT_PAYLOAD bytes, copied into send slots and posted, one
  * frame per credit; it is done once its last frame is posted (the slots hold the bytes). A frame
@@ -61,15 +62,17 @@ static int links_to(const rdma_ep *ep, int peer)
 
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot)
 {
-    struct ibv_sge sge = {.addr = (uintptr_t)tether__rdma_slot(l, slot), .length = SLOT_SIZE,
+    struct ibv_sge sge = {.addr = (uintptr_t)tether__rdma_slot(l, slot),
+                          .length = SLOT_SIZE,
                           .lkey = l->dev->mr->lkey};
-    struct ibv_recv_wr wr = {.wr_id = wr_id(l, WR_RECV, slot), .sg_list = &sge,
-                             .num_sge = 1};
+    struct ibv_recv_wr wr = {.wr_id = wr_id(l, WR_RECV, slot), .sg_list = &sge, .num_sge = 1};
     struct ibv_recv_wr *bad = NULL;
     int rc = ibv_post_recv(l->qp, &wr, &bad);
     if (rc)
-        return tether__rdma_break(ep, TETHER_ENET, "rdma: ibv_post_recv for rank %d on %s failed: "
-                                  "%s", l->peer, l->dev->name, strerror(rc));
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: ibv_post_recv for rank %d on %s failed: "
+                                  "%s",
+                                  l->peer, l->dev->name, strerror(rc));
     return TETHER_OK;
 }
 
@@ -77,9 +80,15 @@ int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot)
 static rdma_hdr header(rdma_link *l, uint32_t type, const struct tether_req *r, uint64_t off)
 {
     static const tether_tag none;
-    rdma_hdr h = {.type = type, .seq = l->tx_seq, .credits = l->pending,
-                  .ctrl_seen = l->ctrl_seen, .tag = r ? r->tag : none, .msglen = r ? r->len : 0,
-                  .offset = off, .src = r ? r->src : 0, .dst = r ? r->dst : 0};
+    rdma_hdr h = {.type = type,
+                  .seq = l->tx_seq,
+                  .credits = l->pending,
+                  .ctrl_seen = l->ctrl_seen,
+                  .tag = r ? r->tag : none,
+                  .msglen = r ? r->len : 0,
+                  .offset = off,
+                  .src = r ? r->src : 0,
+                  .dst = r ? r->dst : 0};
     l->pending = 0;
     return h;
 }
@@ -90,18 +99,22 @@ static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *
     unsigned char *p = tether__rdma_slot(l, slot);
     size_t len = sizeof *h + n;
     struct ibv_sge sge = {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = l->dev->mr->lkey};
-    struct ibv_send_wr wr = {.wr_id = wr_id(l, WR_SEND, slot), .sg_list = &sge,
-                             .num_sge = 1, .opcode = IBV_WR_SEND,
-                             .send_flags = IBV_SEND_SIGNALED |
-                                           (len <= l->max_inline ? IBV_SEND_INLINE : 0)};
+    struct ibv_send_wr wr = {.wr_id = wr_id(l, WR_SEND, slot),
+                             .sg_list = &sge,
+                             .num_sge = 1,
+                             .opcode = IBV_WR_SEND,
+                             .send_flags =
+                                 IBV_SEND_SIGNALED | (len <= l->max_inline ? IBV_SEND_INLINE : 0)};
     struct ibv_send_wr *bad = NULL;
     int rc;
     memcpy(p, h, sizeof *h);
     if (n)
         memcpy(p + sizeof *h, payload, n);
     if ((rc = ibv_post_send(l->qp, &wr, &bad)) != 0)
-        return tether__rdma_break(ep, TETHER_ENET, "rdma: ibv_post_send of %zu bytes to rank %d "
-                                  "on %s failed: %s", len, l->peer, l->dev->name, strerror(rc));
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: ibv_post_send of %zu bytes to rank %d "
+                                  "on %s failed: %s",
+                                  len, l->peer, l->dev->name, strerror(rc));
     l->tx_seq++;
     return TETHER_OK;
 }
@@ -186,9 +199,10 @@ int tether__rdma_sends_left(rdma_ep *ep)
 
 static int protocol_error(rdma_ep *ep, const rdma_link *l, const char *what)
 {
-    return tether__rdma_break(ep, TETHER_ENET, "rdma: rank %d sent a malformed frame on %s (%s): "
-                              "is it running a different tether version?", l->peer, l->dev->name,
-                              what);
+    return tether__rdma_break(ep, TETHER_ENET,
+                              "rdma: rank %d sent a malformed frame on %s (%s): "
+                              "is it running a different tether version?",
+                              l->peer, l->dev->name, what);
 }
 
 static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, tether_tag want,
@@ -198,9 +212,10 @@ static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, teth
                               "rank %d sent %llu bytes with signature %08x for group %08x seq %08x "
                               "step %u, but rank %d expects %llu bytes with signature %08x (step "
                               "%u): the ranks called different collectives or with different "
-                              "counts, dtypes, ops or roots", src,
-                              (unsigned long long)got_len, got.sig, got.group, got.seq, got.step,
-                              ep->rank, (unsigned long long)want_len, want.sig, want.step);
+                              "counts, dtypes, ops or roots",
+                              src, (unsigned long long)got_len, got.sig, got.group, got.seq,
+                              got.step, ep->rank, (unsigned long long)want_len, want.sig,
+                              want.step);
 }
 
 /* The queue index of a message from src arriving on l: its own link's, or the first (forwarded). */
@@ -230,10 +245,18 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
+        if (!tether__rxcache_admits(&ep->rxcache, h->msglen))
+            return tether__rdma_break(ep, TETHER_ENET,
+                                      "rdma: rank %u announced a message of %llu bytes for rank %u "
+                                      "that no receive has asked for; this rank buffers at most "
+                                      "%llu (twice its largest message, at least 1 GiB)",
+                                      h->src, (unsigned long long)h->msglen, h->dst,
+                                      (unsigned long long)tether__rxcache_limit(&ep->rxcache));
         if (!(m = tether__rxcache_get(&ep->rxcache, n)))
-            return tether__rdma_break(ep, TETHER_ENOMEM, "rdma: out of memory keeping %llu bytes "
-                                      "from rank %u for rank %u", (unsigned long long)n, h->src,
-                                      h->dst);
+            return tether__rdma_break(ep, TETHER_ENOMEM,
+                                      "rdma: out of memory keeping %llu bytes "
+                                      "from rank %u for rank %u",
+                                      (unsigned long long)n, h->src, h->dst);
         m->tag = h->tag;
         m->msglen = h->msglen;
         if (!transit)
@@ -288,10 +311,11 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
     if (h.type != FRAME_DATA && h.type != FRAME_CREDIT)
         return protocol_error(ep, l, "unknown frame type");
     if (h.seq != l->rx_seq)
-        return tether__rdma_break(ep, TETHER_ENET, "rdma: frame %u from rank %d on %s arrived where "
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: frame %u from rank %d on %s arrived where "
                                   "frame %u was due: a message was lost or reordered on the way "
-                                  "(%s QPs do not retransmit), so its data is not used", h.seq,
-                                  l->peer, l->dev->name, l->rx_seq, ep->uc ? "UC" : "RC");
+                                  "(%s QPs do not retransmit), so its data is not used",
+                                  h.seq, l->peer, l->dev->name, l->rx_seq, ep->uc ? "UC" : "RC");
     l->rx_seq++;
     l->credits += (int)h.credits;
     if ((int32_t)(h.ctrl_seen - l->ctrl_acked) > 0)
@@ -313,8 +337,10 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
     rdma_peer *pe;
     rdma_link *l;
     if (peer < 0 || peer >= ep->size || peer == ep->rank || lane >= ep->peers[peer].nlinks)
-        return tether__rdma_break(ep, TETHER_EINTERNAL, "rdma: a completion for unknown work "
-                                  "request %llx", (unsigned long long)wc->wr_id);
+        return tether__rdma_break(ep, TETHER_EINTERNAL,
+                                  "rdma: a completion for unknown work "
+                                  "request %llx",
+                                  (unsigned long long)wc->wr_id);
     pe = &ep->peers[peer];
     l = &pe->link[lane];
     if (wc->status != IBV_WC_SUCCESS) {
@@ -323,12 +349,13 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
         TRY(tether__rdma_side_read(ep, pe, peer));
         if (pe->bye) /* it closed normally: frames still on their way to it may fail */
             return TETHER_OK;
-        return tether__rdma_break(ep, gone ? TETHER_EPEER : TETHER_ENET, "rdma: a %s rank %d on %s "
-                                  "failed: %s (status %d, vendor error 0x%x)%s",
-                                  kind == WR_SEND ? "send to" : "receive from", l->peer,
-                                  l->dev->name, ep->ibv.wc_status_str(wc->status),
-                                  (int)wc->status, wc->vendor_err,
-                                  gone ? "; the peer or the link is gone: see the peer's output" : "");
+        return tether__rdma_break(
+            ep, gone ? TETHER_EPEER : TETHER_ENET,
+            "rdma: a %s rank %d on %s "
+            "failed: %s (status %d, vendor error 0x%x)%s",
+            kind == WR_SEND ? "send to" : "receive from", l->peer, l->dev->name,
+            ep->ibv.wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
+            gone ? "; the peer or the link is gone: see the peer's output" : "");
     }
     atomic_fetch_add_explicit(&ep->moved, 1, memory_order_relaxed);
     if (kind == WR_SEND) {
@@ -347,7 +374,8 @@ int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l)
     int own_cur = l->cur && (int)l->cur_src == l->peer;
     if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || (!pe->posted[l->lane].head && !own_cur))
         return TETHER_OK;
-    return tether__rdma_break(ep, TETHER_EPEER, "rank %d closed its endpoint (its program freed the "
+    return tether__rdma_break(ep, TETHER_EPEER,
+                              "rank %d closed its endpoint (its program freed the "
                               "group or is exiting) while rank %d still expects a message from it",
                               l->peer, ep->rank);
 }
@@ -362,8 +390,10 @@ int tether__rdma_progress(rdma_ep *ep, int *moved)
         do {
             n = ibv_poll_cq(ep->devs[d].cq, POLL_BATCH, wc);
             if (n < 0)
-                return tether__rdma_break(ep, TETHER_ENET, "rdma: ibv_poll_cq(%s) failed: the CQ is "
-                                          "broken (overrun?)", ep->devs[d].name);
+                return tether__rdma_break(ep, TETHER_ENET,
+                                          "rdma: ibv_poll_cq(%s) failed: the CQ is "
+                                          "broken (overrun?)",
+                                          ep->devs[d].name);
             for (int i = 0; i < n; i++)
                 TRY(completion(ep, &wc[i]));
             *moved += n;
@@ -412,9 +442,11 @@ int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf)
         if (!part_bounds(r->len, k, nlinks, &lo, &n))
             continue;
         lane[r->nparts] = k;
-        r->part[r->nparts++] = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n,
-                                           .rx = {.tag = r->tag, .msglen = r->len, .len = n,
-                                                  .buf = buf + lo, .req = r}};
+        r->part[r->nparts++] = (rdma_part){
+            .req = r,
+            .lo = (size_t)lo,
+            .len = (size_t)n,
+            .rx = {.tag = r->tag, .msglen = r->len, .len = n, .buf = buf + lo, .req = r}};
     }
     r->parts_left = r->nparts; /* all counted first: a part may finish as soon as it is claimed */
     for (int i = 0; i < r->nparts; i++)

@@ -1,4 +1,5 @@
-/* backends/rdma/rdma.c - the RDMA backend over ibverbs: configuration, open, the transport calls, close.
+/* backends/rdma/rdma.c - the RDMA backend over ibverbs: configuration, open, the transport calls,
+ * close.
  *
  * Links follow TETHER_IBV_DEVICES (MLX's N x N matrix): one QP per device named for a pair (a list
  * is several cables, striped). Every entry set is a full mesh; entries set only between ring
@@ -17,16 +18,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rdma.h"
 #include "backends/tcp/socket.h"
 #include "hostfile/hostfile.h"
+#include "rdma.h"
 #include "rdma_impl.h"
 
 #define CLOSE_DRAIN_MS 2000 /* how long close() waits for its last frames to leave */
 #define RING_LINGER_MS 2000 /* how long a closing ring rank keeps passing on others' messages */
 
 #if defined(__APPLE__)
-#define NO_DEVICE_HINT "macOS 26.2+: run `rdma_ctl enable` in Recovery; `ibv_devices` lists rdma_en*"
+#define NO_DEVICE_HINT                                                                             \
+    "macOS 26.2+: run `rdma_ctl enable` in Recovery; `ibv_devices` lists rdma_en*"
 #else
 #define NO_DEVICE_HINT "`ibv_devices` lists none: is the NIC's RDMA driver loaded (rdma link show)?"
 #endif
@@ -54,9 +56,9 @@ static int rdma_configured(const tether_config *cfg, char *why, size_t why_len)
 {
     if (cfg->ibv_devices && cfg->coordinator)
         return 1;
-    snprintf(why, why_len, "%s", !cfg->ibv_devices
-                                     ? "TETHER_IBV_DEVICES (or MLX_IBV_DEVICES) is unset"
-                                     : "TETHER_COORDINATOR is unset (the RDMA side channel needs it)");
+    snprintf(why, why_len, "%s",
+             !cfg->ibv_devices ? "TETHER_IBV_DEVICES (or MLX_IBV_DEVICES) is unset"
+                               : "TETHER_COORDINATOR is unset (the RDMA side channel needs it)");
     return 0;
 }
 
@@ -112,9 +114,10 @@ static int device_for(rdma_ep *ep, struct ibv_device **list, int n, const char *
             o += (size_t)snprintf(have + o, sizeof have - o, "%s%s", i ? ", " : "",
                                   ep->ibv.get_device_name(list[i]));
     }
-    return tether__fail(TETHER_ECONFIG, "rdma: %s (entry [%d][%d] of %s) is not a device of this "
-                        "machine, which has: %s (see `ibv_devices`)", name, ep->rank, peer, file,
-                        n ? have : "none");
+    return tether__fail(TETHER_ECONFIG,
+                        "rdma: %s (entry [%d][%d] of %s) is not a device of this "
+                        "machine, which has: %s (see `ibv_devices`)",
+                        name, ep->rank, peer, file, n ? have : "none");
 }
 
 static int count_devices(char **list)
@@ -144,16 +147,22 @@ static int check_entry(rdma_ep *ep, const tether_device_matrix *m, int p, const 
 {
     int k = count_devices(m->devs[ep->rank][p]), back = count_devices(m->devs[p][ep->rank]);
     if (k == 0 && !ep->ring)
-        return tether__fail(TETHER_ECONFIG, "rdma: entry [%d][%d] of %s is null: the device matrix "
+        return tether__fail(TETHER_ECONFIG,
+                            "rdma: entry [%d][%d] of %s is null: the device matrix "
                             "must link every pair (full mesh) or each rank to exactly its two ring "
-                            "neighbours (ring mode, 4 or more ranks)", ep->rank, p, file);
+                            "neighbours (ring mode, 4 or more ranks)",
+                            ep->rank, p, file);
     if (k > MAX_CABLES)
-        return tether__fail(TETHER_ECONFIG, "rdma: entry [%d][%d] of %s lists %d devices; at most "
-                            "%d cables per pair are used", ep->rank, p, file, k, MAX_CABLES);
+        return tether__fail(TETHER_ECONFIG,
+                            "rdma: entry [%d][%d] of %s lists %d devices; at most "
+                            "%d cables per pair are used",
+                            ep->rank, p, file, k, MAX_CABLES);
     if (k != back)
-        return tether__fail(TETHER_ECONFIG, "rdma: entry [%d][%d] of %s lists %d device(s) but "
+        return tether__fail(TETHER_ECONFIG,
+                            "rdma: entry [%d][%d] of %s lists %d device(s) but "
                             "entry [%d][%d] lists %d: both ends of a pair need the same number of "
-                            "cables", ep->rank, p, file, k, p, ep->rank, back);
+                            "cables",
+                            ep->rank, p, file, k, p, ep->rank, back);
     return TETHER_OK;
 }
 
@@ -189,7 +198,8 @@ static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *
 static uint32_t initial_psn(const rdma_link *l, int rank)
 {
     return (uint32_t)(tether__tcp_now_ms() * 2654435761u ^ (uint64_t)rank << 12 ^
-                      (uint64_t)l->peer << 4 ^ (uint64_t)l->lane) & 0xffffff;
+                      (uint64_t)l->peer << 4 ^ (uint64_t)l->lane) &
+           0xffffff;
 }
 
 /* Trade QP details with every peer, link by link in peer order (the same order on both sides, so
@@ -200,8 +210,11 @@ static int connect_links(rdma_ep *ep, int64_t deadline)
     char ready = 'R', theirs_ready;
     int rc = TETHER_OK;
     for (RDMA_EACH_LINK(ep, l)) {
-        rdma_qp_info mine = {.qpn = l->qp->qp_num, .psn = initial_psn(l, ep->rank),
-                             .gid = l->dev->gid, .mtu = (uint32_t)l->dev->mtu}, theirs;
+        rdma_qp_info mine = {.qpn = l->qp->qp_num,
+                             .psn = initial_psn(l, ep->rank),
+                             .gid = l->dev->gid,
+                             .mtu = (uint32_t)l->dev->mtu},
+                     theirs;
         if (rc == TETHER_OK)
             rc = tether__rdma_side_swap(ep, &ep->peers[l->peer], l->peer, &mine, &theirs,
                                         sizeof mine, deadline);
@@ -227,8 +240,10 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
         return tether__fail(TETHER_EUNAVAIL, "rdma: %s", why);
     TRY(tether_hostfile_load_devices(cfg->ibv_devices, &m));
     if (m.n != ep->size)
-        rc = tether__fail(TETHER_ECONFIG, "rdma: %s is a %d x %d device matrix but the job has %d "
-                          "ranks", cfg->ibv_devices, m.n, m.n, ep->size);
+        rc = tether__fail(TETHER_ECONFIG,
+                          "rdma: %s is a %d x %d device matrix but the job has %d "
+                          "ranks",
+                          cfg->ibv_devices, m.n, m.n, ep->size);
     else
         rc = open_devices(ep, &m, cfg->ibv_devices);
     tether_device_matrix_free(&m);
@@ -243,8 +258,10 @@ static int rdma_open(const tether_config *cfg, tether_ep **out, int *rank, int *
     rdma_ep *ep;
     int rc;
     if (cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size)
-        return tether__fail(TETHER_ECONFIG, "rdma: TETHER_RANK=%d and TETHER_SIZE=%d: the coordinator "
-                            "bootstrap needs both, with 0 <= rank < size", cfg->rank, cfg->size);
+        return tether__fail(TETHER_ECONFIG,
+                            "rdma: TETHER_RANK=%d and TETHER_SIZE=%d: the coordinator "
+                            "bootstrap needs both, with 0 <= rank < size",
+                            cfg->rank, cfg->size);
     ep = calloc(1, sizeof *ep);
     if (!ep || !(ep->peers = calloc((size_t)cfg->size, sizeof *ep->peers)) ||
         !(ep->devs = calloc((size_t)cfg->size * MAX_CABLES, sizeof *ep->devs))) {
@@ -335,12 +352,14 @@ static int rdma_isend(tether_ep *tep, int peer, const void *buf, size_t len, tet
     int rc;
     pthread_mutex_lock(&ep->mu);
     if ((r = req_new(ep, peer, tag, &rc)) != NULL) {
+        tether__rxcache_note(&ep->rxcache, len);
         r->is_send = 1;
         r->buf = buf;
         r->len = len;
         r->src = (uint32_t)ep->rank;
         r->dst = (uint32_t)peer;
-        rc = ep->peers[peer].bye ? tether__rdma_break(ep, TETHER_EPEER, "rank %d closed its "
+        rc = ep->peers[peer].bye ? tether__rdma_break(ep, TETHER_EPEER,
+                                                      "rank %d closed its "
                                                       "endpoint while rank %d still sends to it",
                                                       peer, ep->rank)
                                  : tether__rdma_send(ep, r);
@@ -358,6 +377,7 @@ static int rdma_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_ta
     int rc;
     pthread_mutex_lock(&ep->mu);
     if ((r = req_new(ep, peer, tag, &rc)) != NULL) {
+        tether__rxcache_note(&ep->rxcache, len);
         r->len = len;
         rc = tether__rdma_recv(ep, r, buf);
         *out = r;

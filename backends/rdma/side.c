@@ -1,4 +1,5 @@
-/* backends/rdma/side.c - the TCP side channel of each link: set-up exchange, then liveness, abort and bye.
+/* backends/rdma/side.c - the TCP side channel of each link: set-up exchange, then liveness, abort
+ * and bye.
  *
  * The links form like the mesh backend's (coordinator bootstrap, lower rank connects, the usual
  * handshake), then carry the QP numbers, PSNs and GIDs before RTR. Afterwards they stay open: a
@@ -67,10 +68,18 @@ int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
         sp.naddrs[p] = 1;
         sp.addrs[p] = table.addrs[p];
     }
-    tether__tcp_plan plan = {.rank = ep->rank, .size = ep->size, .token = cfg->job_token,
-                             .timeout_ms = cfg->timeout_ms, .nlisten = 1, .listen_fds = &listen_fd,
-                             .out_links = sp.out, .in_links = sp.in, .naddrs = sp.naddrs,
-                             .addrs = sp.addrs};
+    tether__tcp_plan plan = {.rank = ep->rank,
+                             .size = ep->size,
+                             .token = cfg->job_token,
+                             .timeout_ms = cfg->timeout_ms,
+                             .nlisten = 1,
+                             .listen_fds = &listen_fd,
+                             .out_links = sp.out,
+                             .in_links = sp.in,
+                             .naddrs = sp.naddrs,
+                             .addrs = sp.addrs,
+                             .backend = "rdma"};
+    tether__config_agreed(cfg, plan.settings);
     TRY_GOTO(rc, tether__tcp_setup(&plan, &links), done);
     for (int p = 0; p < ep->size; p++) {
         if (p == ep->rank)
@@ -110,8 +119,10 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     memcpy(h, l->side_buf, sizeof h);
     if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT) ||
         (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])))
-        return tether__rdma_break(ep, TETHER_ENET, "rdma: rank %d (%s) sent a malformed side-channel "
-                                  "message (type %u)", peer, l->addr, h[0]);
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: rank %d (%s) sent a malformed side-channel "
+                                  "message (type %u)",
+                                  peer, l->addr, h[0]);
     whole = SIDE_HDR + h[3];
     if (l->side_len < whole)
         return 0;
@@ -130,8 +141,8 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
 int tether__rdma_side_read(rdma_ep *ep, rdma_peer *l, int peer)
 {
     while (!ep->err && !l->eof) {
-        ssize_t n = recv(l->fd, l->side_buf + l->side_len, sizeof l->side_buf - l->side_len,
-                         MSG_DONTWAIT);
+        ssize_t n =
+            recv(l->fd, l->side_buf + l->side_len, sizeof l->side_buf - l->side_len, MSG_DONTWAIT);
         if (n > 0) {
             int rc;
             l->side_len += (size_t)n;
@@ -150,9 +161,10 @@ int tether__rdma_side_read(rdma_ep *ep, rdma_peer *l, int peer)
                 TRY(tether__rdma_gone_check(ep, &l->link[k]));
             return TETHER_OK;
         }
-        return tether__rdma_break(ep, TETHER_EPEER, "rank %d (%s) closed its side channel%s%s: it "
-                                  "probably exited, see its output", peer, l->addr,
-                                  n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+        return tether__rdma_break(ep, TETHER_EPEER,
+                                  "rank %d (%s) closed its side channel%s%s: it "
+                                  "probably exited, see its output",
+                                  peer, l->addr, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
     }
     return ep->err;
 }

@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "setup.h"
+#include "token.h"
 #include "wire.h"
 
 /* A table larger than this is not one we sent: 1 << 20 ranks would not fit in a hello anyway. */
@@ -175,6 +176,7 @@ int tether__tcp_bootstrap(const tether_config *cfg, tether_rank_hosts *table, in
     memset(table, 0, sizeof *table);
     TRY(tether_hostaddr_parse(cfg->coordinator, "TETHER_COORDINATOR", &coord));
     TRY(check_env(cfg));
+    tether__tcp_token_warn_unset(cfg);
     TRY(tether__tcp_route_addr(coord.host, coord.port, self.host, sizeof self.host));
     if (!tether__addr_allowed(cfg, self.host))
         return tether__fail(TETHER_ECONFIG,

@@ -274,8 +274,8 @@ static int copy_stripe(tether__tcp_ep *ep, tether__link *l, void *dst, uint64_t 
                                  "rank %d (%s) failed or closed while this rank read a message "
                                  "from its memory; what was read is discarded",
                                  l->peer, ep->addr[l->peer]);
-    if (!e)
-        e = e_epoch;
+    if (!e || e_epoch == ESRCH) /* ...or it exited since: then that is what to report */
+        e = e_epoch ? e_epoch : e;
     if (e)
         return tether__tcp_break(ep, e == ESRCH ? TETHER_EPEER : TETHER_ENET,
                                  "reading %llu bytes of a message from the memory of rank %d (%s, "
@@ -409,6 +409,10 @@ void tether__cma_unblock(tether__tcp_ep *ep)
                 continue;
             }
             uint64_t n = stripe_len(l, m->msglen);
+            if (!tether__rxcache_admits(&ep->rxcache, m->msglen)) {
+                tether__tcp_too_long(ep, l, m->msglen);
+                return;
+            }
             if (!(copy = tether__rxcache_get(&ep->rxcache, n))) {
                 tether__tcp_break(ep, TETHER_ENOMEM,
                                   "out of memory buffering %llu bytes from rank %d",

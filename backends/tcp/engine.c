@@ -253,6 +253,7 @@ int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len,
     struct tether_req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 1, &r));
+    tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
         return end(ep, r, tether__tcp_route_send(ep, r, buf, len, tag), out);
     if (ep->links[peer][0].bye)
@@ -285,6 +286,7 @@ int tether__tcp_irecv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tethe
     struct tether_req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 0, &r));
+    tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
         return end(ep, r, tether__tcp_route_recv(ep, r, buf, len, tag), out);
     for (int k = 0; k < ep->nlinks[peer]; k++) { /* count first: a part may finish while posting */

@@ -160,3 +160,21 @@ void tether__rxcache_clear(tether__rxcache *c)
         c->slot[i] = NULL;
     }
 }
+
+void tether__rxcache_note(tether__rxcache *c, uint64_t len)
+{
+    if (len > c->largest)
+        c->largest = len;
+}
+
+uint64_t tether__rxcache_limit(const tether__rxcache *c)
+{
+    if (c->largest > UINT64_MAX / 2)
+        return UINT64_MAX;
+    return 2 * c->largest > TETHER__UNEXPECTED_FLOOR ? 2 * c->largest : TETHER__UNEXPECTED_FLOOR;
+}
+
+int tether__rxcache_admits(const tether__rxcache *c, uint64_t len)
+{
+    return len <= tether__rxcache_limit(c);
+}

@@ -104,7 +104,20 @@ void tether__rxq_push(tether__rxq *q, tether__rxmsg *m);
 #define TETHER__RXCACHE_KEEP_MAX ((uint64_t)4 << 20) /* larger blocks are freed, not kept */
 typedef struct tether__rxcache {
     tether__rxmsg *slot[TETHER__RXCACHE_SLOTS];
+    uint64_t largest; /* the largest message the endpoint has posted (sent or received) */
 } tether__rxcache;
+
+/* What a peer may make this rank buffer. A message that arrives before its receive carries its
+ * length in its header, and buffering it means allocating that much: a corrupt or hostile header
+ * (a fuzzed one announced 4-21 GB) must not. A call cuts what it sends from the buffers its
+ * ranks pass, and every rank of a call passes the same sizes, so a message no receive claims yet
+ * may be at most TETHER__UNEXPECTED_FLOOR or twice the largest message this endpoint has posted
+ * (a later call may be larger than any before), whichever is more; a longer one fails the link.
+ * note: a message of len was posted. admits: 1 if a message of len may be buffered. */
+#define TETHER__UNEXPECTED_FLOOR ((uint64_t)1 << 30)
+void tether__rxcache_note(tether__rxcache *c, uint64_t len);
+int tether__rxcache_admits(const tether__rxcache *c, uint64_t len);
+uint64_t tether__rxcache_limit(const tether__rxcache *c);
 
 /* A zeroed message with heap = 1 and buf/len/cap set for len payload bytes (plus one byte for a
  * terminator); NULL when out of memory. */

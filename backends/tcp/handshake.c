@@ -6,7 +6,7 @@
 
 #include "wire.h"
 
-/* Offsets in the 224-byte hello. */
+/* Offsets in the hello. */
 enum {
     OFF_MAGIC = 0,
     OFF_VERSION = 4,
@@ -18,9 +18,11 @@ enum {
     OFF_PORT = 28,
     OFF_HOST = 32,
     OFF_TOKEN = OFF_HOST + TETHER__ANNOUNCE_MAX,
+    OFF_BACKEND = OFF_TOKEN + TETHER_TOKEN_MAX,
+    OFF_SETTINGS = OFF_BACKEND + TETHER__BACKEND_MAX,
 };
 
-_Static_assert(OFF_TOKEN + TETHER_TOKEN_MAX == TETHER__HELLO_SIZE, "hello layout");
+_Static_assert(OFF_SETTINGS + TETHER_AGREED_MAX == TETHER__HELLO_SIZE, "hello layout");
 
 void tether__hello_encode(const tether__hello *h, unsigned char out[TETHER__HELLO_SIZE])
 {
@@ -35,6 +37,8 @@ void tether__hello_encode(const tether__hello *h, unsigned char out[TETHER__HELL
     tether__put_u32(out + OFF_PORT, (uint32_t)h->announce_port);
     memcpy(out + OFF_HOST, h->announce_host, strnlen(h->announce_host, TETHER__ANNOUNCE_MAX - 1));
     memcpy(out + OFF_TOKEN, h->token, strnlen(h->token, TETHER_TOKEN_MAX - 1));
+    memcpy(out + OFF_BACKEND, h->backend, strnlen(h->backend, TETHER__BACKEND_MAX - 1));
+    memcpy(out + OFF_SETTINGS, h->settings, strnlen(h->settings, TETHER_AGREED_MAX - 1));
 }
 
 int tether__hello_decode(const unsigned char in[TETHER__HELLO_SIZE], tether__hello *h)
@@ -52,6 +56,8 @@ int tether__hello_decode(const unsigned char in[TETHER__HELLO_SIZE], tether__hel
     /* the last byte of each text field stays 0, so a hostile hello cannot unterminate them */
     memcpy(h->announce_host, in + OFF_HOST, TETHER__ANNOUNCE_MAX - 1);
     memcpy(h->token, in + OFF_TOKEN, TETHER_TOKEN_MAX - 1);
+    memcpy(h->backend, in + OFF_BACKEND, TETHER__BACKEND_MAX - 1);
+    memcpy(h->settings, in + OFF_SETTINGS, TETHER_AGREED_MAX - 1);
     return 0;
 }
 
@@ -89,6 +95,18 @@ tether__hs_status tether__hello_check(const tether__hello *got, const tether__he
                  got->size, mine->size);
         return TETHER__HS_BAD_SIZE;
     }
+    if (strcmp(got->backend, mine->backend)) {
+        snprintf(why, why_len,
+                 "backend \"%s\", this rank \"%s\": every rank must run the same backend "
+                 "(TETHER_BACKEND, the backend passed to tether_init)",
+                 got->backend, mine->backend);
+        return TETHER__HS_BAD_SETTINGS;
+    }
+    if (strcmp(got->settings, mine->settings)) {
+        snprintf(why, why_len, "settings \"%s\", this rank \"%s\": every rank must use the same",
+                 got->settings, mine->settings);
+        return TETHER__HS_BAD_SETTINGS;
+    }
     return TETHER__HS_OK;
 }
 
@@ -105,6 +123,8 @@ const char *tether__hs_status_text(uint32_t status)
         return "another world size";
     case TETHER__HS_BAD_LINK:
         return "a rank or link it does not expect from us";
+    case TETHER__HS_BAD_SETTINGS:
+        return "another backend or settings";
     }
     return "an unknown status";
 }

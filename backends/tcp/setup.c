@@ -2,6 +2,7 @@
 #include "setup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -50,6 +51,8 @@ typedef struct setup {
     int npfd, npfd_cap;
     /* why the latest outgoing attempt failed, for the timeout message */
     char last_err[TETHER__ADDR_TEXT + 160];
+    int spare_fd; /* held back to accept-and-close one connection when out of descriptors */
+    int shed;     /* stray connections closed for want of descriptors, for one warning */
 } setup;
 
 /* The slot of a link in its pair's numbering (setup.h): the lower rank's links come first. */
@@ -119,6 +122,26 @@ static void drop(conn *c, int warn, const char *why)
     c->st = C_GONE;
 }
 
+/* Out of file descriptors: close the oldest incoming connection that has not said its hello (a
+ * stray of a flood, or a peer that will try again). 0 when there is none. */
+static int shed_stray(setup *s)
+{
+    conn *oldest = NULL;
+    for (int i = 0; i < s->nc; i++) {
+        conn *c = &s->c[i];
+        if (!c->outgoing && c->st == C_RECV && (!oldest || c->at < oldest->at))
+            oldest = c;
+    }
+    if (!oldest)
+        return 0;
+    if (!s->shed++)
+        TLOG_WARN("rank %d: out of file descriptors (ulimit -n) with connections that have not "
+                  "identified themselves: closing the oldest ones, as long as it lasts",
+                  s->p->rank);
+    drop(oldest, 0, "closed for want of file descriptors before it said its hello");
+    return 1;
+}
+
 static int start_connect(setup *s, conn *c)
 {
     const tether_hostaddr *a = &s->p->addrs[c->peer][c->cand];
@@ -129,6 +152,8 @@ static int start_connect(setup *s, conn *c)
     int rc = tether__tcp_connect_start(&ss, len, c->what, &c->fd);
     if (rc < 0)
         return rc;
+    if (rc > 0 && tether__tcp_out_of_fds(rc))
+        shed_stray(s); /* room for the next attempt */
     if (rc > 0)
         retry_later(s, c, strerror(rc));
     else
@@ -181,6 +206,10 @@ static int check_answer(setup *s, conn *c)
                     "this port?)");
         return TETHER_OK;
     }
+    if (h.status == TETHER__HS_BAD_SETTINGS &&
+        tether__hello_check(&h, &s->mine, why, sizeof why) == TETHER__HS_BAD_SETTINGS)
+        return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: it has %s",
+                            s->p->rank, c->what, why);
     if (h.status != TETHER__HS_OK)
         return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
                             s->p->rank, c->what, tether__hs_status_text(h.status));
@@ -228,8 +257,8 @@ static int check_hello(setup *s, conn *c)
             return TETHER_OK;
         }
         return tether__fail(TETHER_EPEER,
-                            "rank %d: connection from rank %d (%s) in the same job: %s", s->p->rank,
-                            h.rank, c->what, why);
+                            "rank %d: connection from rank %d (%s) in the same job: it has %s",
+                            s->p->rank, h.rank, c->what, why);
     }
     c->peer = h.rank;
     c->link = h.link;
@@ -290,11 +319,33 @@ static int step(setup *s, conn *c, short revents, int64_t now)
     return r > 0 ? hello_moved(s, c, now) : TETHER_OK;
 }
 
+/* Out of descriptors with no stray to shed: accept one connection into the spare descriptor and
+ * close it, so the listener's queue moves (else poll would report it ready forever). */
+static void refuse_one(setup *s, int lfd)
+{
+    int fd;
+    char what[TETHER__ADDR_TEXT];
+    if (s->spare_fd >= 0)
+        close(s->spare_fd);
+    if (tether__tcp_accept(lfd, &fd, what, sizeof what) == 1) {
+        TLOG_INFO("closed a connection from %s at once: out of file descriptors", what);
+        close(fd);
+    }
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static int accept_all(setup *s, int lfd)
 {
     int fd, got;
     char what[TETHER__ADDR_TEXT];
     while ((got = tether__tcp_accept(lfd, &fd, what, sizeof what)) > 0) {
+        if (got == 2) { /* out of descriptors: a flood must not fail the rank */
+            if (!shed_stray(s)) {
+                refuse_one(s, lfd);
+                return TETHER_OK;
+            }
+            continue;
+        }
         conn *c = conn_add(s);
         if (!c) {
             close(fd);
@@ -468,6 +519,8 @@ static void init_hello(setup *s)
     s->mine.rank = p->rank;
     s->mine.size = p->size;
     snprintf(s->mine.token, sizeof s->mine.token, "%s", p->token ? p->token : "");
+    snprintf(s->mine.backend, sizeof s->mine.backend, "%s", p->backend ? p->backend : "");
+    snprintf(s->mine.settings, sizeof s->mine.settings, "%s", p->settings);
     if (p->announce_host) {
         snprintf(s->mine.announce_host, sizeof s->mine.announce_host, "%s", p->announce_host);
         s->mine.announce_port = p->announce_port;
@@ -481,6 +534,7 @@ int tether__tcp_setup(const tether__tcp_plan *plan, tether__tcp_links *out)
     memset(&s, 0, sizeof s);
     s.p = plan;
     s.out = out;
+    s.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     init_hello(&s);
     TRY_GOTO(rc, alloc_result(plan, out), done);
     TRY_GOTO(rc, plan_outgoing(&s), done);
@@ -491,6 +545,8 @@ done:
             close(s.c[i].fd);
     free(s.c);
     free(s.pfd);
+    if (s.spare_fd >= 0)
+        close(s.spare_fd);
     if (rc < 0)
         tether__tcp_links_free(out);
     return rc;
@@ -503,6 +559,7 @@ int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_
     p->size = size;
     p->token = cfg->job_token;
     p->timeout_ms = cfg->timeout_ms;
+    tether__config_agreed(cfg, p->settings);
     p->out_links = calloc((size_t)size, sizeof *p->out_links);
     p->in_links = calloc((size_t)size, sizeof *p->in_links);
     p->naddrs = calloc((size_t)size, sizeof *p->naddrs);

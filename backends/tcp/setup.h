@@ -29,9 +29,11 @@ typedef struct tether__tcp_plan {
     tether_hostaddr **addrs;
     const char *announce_host; /* NULL, or an address to send in every hello (bootstrap) */
     int announce_port;
+    const char *backend;              /* sent in every hello; NULL in the bootstrap */
+    char settings[TETHER_AGREED_MAX]; /* tether__config_agreed: sent in every hello */
 } tether__tcp_plan;
 
-/* A plan for rank of size ranks with no links yet, the token and timeout taken from cfg. */
+/* A plan for rank of size ranks with no links yet, the token, timeout and settings from cfg. */
 int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_config *cfg);
 
 /* Append a copy of a to the addresses tried for peer. */

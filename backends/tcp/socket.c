@@ -155,6 +155,8 @@ int tether__tcp_connect_start(const struct sockaddr_storage *ss, socklen_t len, 
                               int *fd_out)
 {
     int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CX, 0);
+    if (fd < 0 && tether__tcp_out_of_fds(errno))
+        return errno; /* the caller sheds a stray connection and retries */
     if (fd < 0)
         return tether__fail(TETHER_ENET, "socket() to connect to %s: %s", what, strerror(errno));
     int rc = set_nonblock(fd, what);
@@ -181,6 +183,8 @@ int tether__tcp_accept(int lfd, int *fd_out, char *peer_text, size_t n)
             continue; /* a client that gave up before we got to it */
         if (fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
+        if (fd < 0 && tether__tcp_out_of_fds(errno))
+            return 2;
         if (fd < 0)
             return tether__fail(TETHER_ENET, "accept(): %s", strerror(errno));
         tether__tcp_addr_text((struct sockaddr *)&ss, peer_text, n);
@@ -193,6 +197,11 @@ int tether__tcp_accept(int lfd, int *fd_out, char *peer_text, size_t n)
         *fd_out = fd;
         return 1;
     }
+}
+
+int tether__tcp_out_of_fds(int err)
+{
+    return err == EMFILE || err == ENFILE;
 }
 
 int tether__tcp_connect_result(int fd)

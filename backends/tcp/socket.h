@@ -45,8 +45,12 @@ int tether__tcp_connect_start(const struct sockaddr_storage *ss, socklen_t len, 
                               int *fd);
 
 /* Accept one connection on a non-blocking listener: 1 and a non-blocking *fd (its peer's address
- * in text), 0 when none is waiting, or ENET. */
+ * in text), 0 when none is waiting, 2 when this process is out of file descriptors (EMFILE,
+ * ENFILE: the caller sheds connections, a flood must not fail the rank), or ENET. */
 int tether__tcp_accept(int lfd, int *fd, char *peer_text, size_t n);
+
+/* 1 for the errno of a process or system out of file descriptors (EMFILE, ENFILE). */
+int tether__tcp_out_of_fds(int err);
 
 /* errno of a finished non-blocking connect (0: connected). */
 int tether__tcp_connect_result(int fd);

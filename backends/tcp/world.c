@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "token.h"
 
 static int load_hostfile(const tether_config *cfg, tether__tcp_world *w)
 {
@@ -72,6 +73,10 @@ int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, te
     memset(w, 0, sizeof *w);
     TRY(locate(cfg, allow_coordinator, w));
     TRY(tether__tcp_plan_init(&w->plan, w->rank, w->size, cfg));
+    if (!cfg->job_token[0] && cfg->hostfile) {
+        tether__tcp_token_from_table(&w->table, cfg->hostfile, w->token, sizeof w->token);
+        w->plan.token = w->token;
+    }
     w->plan.nlisten = w->nlisten;
     w->plan.listen_fds = w->listen_fds;
     return TETHER_OK;
@@ -105,6 +110,7 @@ int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int 
 int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether__tcp_ep **out)
 {
     tether__tcp_links links = {0};
+    w->plan.backend = backend;
     TRY(tether__tcp_setup(&w->plan, &links));
     int rc = tether__tcp_ep_create(&links, w->rank, backend, out);
     tether__tcp_links_free(&links);

@@ -13,11 +13,13 @@ typedef struct tether__tcp_world {
     int nlisten;
     int *listen_fds;
     tether__tcp_plan plan; /* no links yet: the backend fills out_links, in_links and addresses */
+    char token[TETHER_TOKEN_MAX]; /* derived from the hostfile when TETHER_JOB_TOKEN is unset */
 } tether__tcp_world;
 
 /* The table and listeners from the hostfile (rank r listens on every address of its entry, each
  * allowed by TETHER_IFACE_PRIORITY) or, when allow_coordinator and no hostfile is set, from the
- * coordinator. Then an empty plan over the listeners. ECONFIG names the file and field. */
+ * coordinator. Then an empty plan over the listeners, whose token, when TETHER_JOB_TOKEN is unset,
+ * comes from the hostfile's contents (token.h). ECONFIG names the file and field. */
 int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, tether__tcp_world *w);
 
 /* Add peer's allowed addresses to the plan, those in the subnet of one of ours first when

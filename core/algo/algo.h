@@ -179,7 +179,15 @@ int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f,
 int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
                      char *scratch, char *stage, uint32_t step);
 
-/* TETHER_TREE_BELOW in bytes, dflt when it is unset (or malformed: warned once). */
-size_t tether__tree_below(size_t dflt);
+/* Dissemination rounds of empty messages tagged with the running call (barrier_dissemination.c),
+ * steps step0, step0 + 1, ...: a barrier, and for a collective whose data flows one way (broadcast)
+ * the agreement that every rank called it with the same signature; the root and every forwarder
+ * learn of a rank that disagrees within the call. Steps from TETHER_AGREE_STEP on are the
+ * agreement's, above any segment number. */
+#define TETHER_AGREE_STEP 0x40000000u
+int tether__disseminate(tether_group *g, uint32_t step0);
+
+/* TETHER_TREE_BELOW in bytes into *out, dflt when it is unset; -1 when malformed. */
+int tether__tree_below(size_t dflt, size_t *out);
 
 #endif

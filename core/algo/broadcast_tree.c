@@ -48,6 +48,22 @@ static tree_shape shape_of(const tether_group *g, const tether_coll *c)
     return t;
 }
 
+/* Post segment k to every child. */
+static int send_segment(tether_group *g, const tether_coll *c, const tree_shape *t, size_t nseg,
+                        size_t k, tether_req **sends)
+{
+    size_t off, len, es = c->esize;
+    tether__part(c->count, nseg, k, &off, &len);
+    for (int i = 0; i < t->nchildren; i++)
+        TRY(tether__isend(g, t->children[i], tether__at(c->recv, off * es), len * es, (uint32_t)k,
+                          &sends[(size_t)i * nseg + k]));
+    return TETHER_OK;
+}
+
+/* The data flows from the root only, so no rank would hear of another that passed another root,
+ * count or dtype (the root would return TETHER_OK with its peers' messages left unmatched): the
+ * ranks agree on the signature first (tether__disseminate), while the root's segments and the
+ * receives are already on their way; forwarders pass segments on once it is agreed. */
 static int run(tether_group *g, const tether_coll *c, const tree_shape *t, size_t nseg,
                tether_req **recvs, tether_req **sends)
 {
@@ -58,14 +74,12 @@ static int run(tether_group *g, const tether_coll *c, const tree_shape *t, size_
         TRY(tether__irecv(g, t->parent, tether__at(c->recv, off * es), len * es, (uint32_t)k,
                           &recvs[k]));
     }
-    for (size_t k = 0; k < nseg; k++) {
-        size_t off, len;
-        tether__part(c->count, nseg, k, &off, &len);
-        if (t->parent >= 0)
-            TRY(tether__waitall(g, &recvs[k], 1));
-        for (int i = 0; i < t->nchildren; i++)
-            TRY(tether__isend(g, t->children[i], tether__at(c->recv, off * es), len * es,
-                              (uint32_t)k, &sends[(size_t)i * nseg + k]));
+    for (size_t k = 0; k < nseg && t->parent < 0; k++)
+        TRY(send_segment(g, c, t, nseg, k, sends));
+    TRY(tether__disseminate(g, TETHER_AGREE_STEP));
+    for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
+        TRY(tether__waitall(g, &recvs[k], 1));
+        TRY(send_segment(g, c, t, nseg, k, sends));
     }
     return tether__waitall(g, sends, t->nchildren * (int)nseg);
 }

@@ -41,10 +41,7 @@ int tether__coll_run(tether_group *g, tether_coll *c)
     if (c->algo == TETHER_ALGO_AUTO)
         c->algo = tether__algo_select(g, c);
     if (c->algo == TETHER_ALGO_AUTO)
-        return tether__fail(TETHER_ECONFIG,
-                            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, "
-                            "butterfly or direct",
-                            getenv("TETHER_ALLREDUCE_ALGO"));
+        return tether__algo_env_check();
     algo_fn fn =
         ((int)c->algo > 0 && c->algo < TETHER_ALGO_COUNT) ? lookup(c->kind, c->algo) : NULL;
     if (!fn)

@@ -44,28 +44,41 @@ int tether__algo_parse(const char *s)
     return -1;
 }
 
-/* TETHER_TREE_BELOW's text as a byte count; NULL or empty is dflt. A malformed value is reported
- * once and dflt used. */
-static size_t parse_tree_below(const char *v, size_t dflt)
+/* TETHER_TREE_BELOW's text as a byte count in *out; NULL or empty is dflt. -1 when malformed
+ * (docs/env.md: TETHER_ECONFIG, never the default in its place). */
+static int parse_tree_below(const char *v, size_t dflt, size_t *out)
 {
-    static _Thread_local int warned;
+    *out = dflt;
     if (!v || !*v)
-        return dflt;
+        return 0;
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (errno || end == v || *end || v[0] == '-') {
-        if (!warned++)
-            TLOG_WARN("TETHER_TREE_BELOW=\"%s\": expected a number of bytes; using %zu", v, dflt);
-        return dflt;
-    }
-    return (size_t)x;
+    if (errno || end == v || *end || v[0] == '-' || x > SIZE_MAX)
+        return -1;
+    *out = (size_t)x;
+    return 0;
 }
 
 /* Read on every call (so a program, or a test, can change it between calls). */
-size_t tether__tree_below(size_t dflt)
+int tether__tree_below(size_t dflt, size_t *out)
 {
-    return parse_tree_below(getenv("TETHER_TREE_BELOW"), dflt);
+    return parse_tree_below(getenv("TETHER_TREE_BELOW"), dflt, out);
+}
+
+int tether__algo_env_check(void)
+{
+    const char *algo = getenv("TETHER_ALLREDUCE_ALGO"), *below = getenv("TETHER_TREE_BELOW");
+    size_t x;
+    if (tether__algo_parse(algo) < 0)
+        return tether__fail(
+            TETHER_ECONFIG,
+            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct", algo);
+    if (parse_tree_below(below, 0, &x) < 0)
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_TREE_BELOW=\"%s\": expected a number of bytes (0 or more)",
+                            below);
+    return TETHER_OK;
 }
 
 /* s past prefix p (of len bytes), or NULL when s does not start with it. */
@@ -151,6 +164,7 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
 {
     size_t bytes = c->count * c->esize;
     const char *algo, *below;
+    size_t tree_below;
     int forced;
     switch (c->kind) {
     case TETHER_COLL_ALL_REDUCE:
@@ -158,15 +172,18 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
         forced = tether__algo_parse(algo);
         if (forced < 0)
             return TETHER_ALGO_AUTO;
-        return forced != TETHER_ALGO_AUTO
-                   ? (tether_algo)forced
-                   : allreduce_auto(g, bytes, parse_tree_below(below, TETHER_TREE_BELOW_DEFAULT));
+        if (forced != TETHER_ALGO_AUTO)
+            return (tether_algo)forced;
+        if (parse_tree_below(below, TETHER_TREE_BELOW_DEFAULT, &tree_below) < 0)
+            return TETHER_ALGO_AUTO;
+        return allreduce_auto(g, bytes, tree_below);
     case TETHER_COLL_ALL_GATHER:
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
-        return bytes < tether__tree_below(bcast_tree_below(g, bytes)) ? TETHER_ALGO_TREE
-                                                                      : TETHER_ALGO_RING;
+        if (tether__tree_below(bcast_tree_below(g, bytes), &tree_below) < 0)
+            return TETHER_ALGO_AUTO;
+        return bytes < tree_below ? TETHER_ALGO_TREE : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL:
         return TETHER_ALGO_DIRECT;
     case TETHER_COLL_BARRIER:
@@ -177,7 +194,8 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
     return TETHER_ALGO_TREE;
 }
 
-/* AUTO back means TETHER_ALLREDUCE_ALGO is malformed: tether__coll_run reports it. */
+/* AUTO back means TETHER_ALLREDUCE_ALGO or TETHER_TREE_BELOW is malformed:
+ * tether__algo_env_check says which. */
 tether_algo tether__algo_select(const tether_group *g, const tether_coll *c)
 {
     return log_choice(c, choose(g, c));

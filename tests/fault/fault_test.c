@@ -1,10 +1,18 @@
-/* tests/fault/fault_test.c - faults across real ranks: a rank killed or stopped mid-collective, ranks
- * calling mismatched collectives, a broken hostfile. The parent forks the ranks itself (tether launch
- * would stop the survivors when one dies) and checks how each survivor failed and how fast.
- * splitstop: the victim stops before tether_group_split; the survivors' errors must name that call
- * (the library's own all-gather inside it is not the user's).
- * Usage: fault_test kill|stop|splitstop|mismatch|badhostfile N [backend]
- * Exit 0 when every survivor saw the expected error within the limit. */
+/* tests/fault/fault_test.c - faults across real ranks: a rank killed or stopped mid-collective,
+ * ranks calling mismatched collectives, a broken hostfile. The parent forks the ranks itself
+ * (tether launch would stop the survivors when one dies) and checks how each survivor failed and
+ * how fast. splitstop: the victim stops before tether_group_split; the survivors' errors must name
+ * that call (the library's own all-gather inside it is not the user's). Broadcasts that disagree
+ * (the data flows from the root only, so nobody would hear of it without the agreement on the
+ * signature): bcastroot (rank 1 passes root 1, the others root 0; 4 KiB, the binomial tree),
+ * bcastroot16m (the same over 16 MiB, the pipelined chain), bcastcount (the last rank, a leaf,
+ * passes one element more; 16 MiB, so the root and forwarders must hear of it) and bcastdtype (the
+ * last rank passes int32 for float32: same bytes): every rank, root and forwarders included, must
+ * fail that very call with TETHER_EMISMATCH (or EPEER) within seconds. bcastleak: 50
+ * root-mismatched 4 MiB broadcasts: each fails, and the rank's resident memory stays flat (within
+ * 64 MiB of where it started). Usage: fault_test
+ * kill|stop|splitstop|mismatch|badhostfile|bcast*|... N [backend] Exit 0 when every survivor saw
+ * the expected error within the limit. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -19,9 +27,10 @@
 #include "tether.h"
 
 #define VICTIM 1
-#define LIMIT_S 5.0          /* survivors must fail within this many seconds of the fault */
-#define STOP_TIMEOUT_S 3     /* TETHER_TIMEOUT in the "stop" scenario */
-#define OVERALL_S 30         /* the parent kills everything after this */
+#define LIMIT_S 5.0      /* survivors must fail within this many seconds of the fault */
+#define STOP_TIMEOUT_S 3 /* TETHER_TIMEOUT in the "stop" scenario */
+#define STOP_SLACK_S 1.5 /* ...detected within this much more (it took twice the timeout) */
+#define OVERALL_S 30     /* the parent kills everything after this */
 
 static double now_s(void)
 {
@@ -35,7 +44,8 @@ static int free_port(void)
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || getsockname(fd, (struct sockaddr *)&a, &len)) {
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
+        getsockname(fd, (struct sockaddr *)&a, &len)) {
         perror("fault_test: free port");
         exit(2);
     }
@@ -57,17 +67,19 @@ static void write_hostfile(const char *path, int n, int broken)
     fclose(f);
 }
 
-/* A survivor's verdict: the call failed with one of the accepted codes within limit seconds, and the
- * group stays broken (the next call fails at once with the same code). */
-static int judge(tether_group *g, int rank, int rc, double elapsed, double limit, const int *ok_codes)
+/* A survivor's verdict: the call failed with one of the accepted codes within limit seconds, and
+ * the group stays broken (the next call fails at once with the same code). */
+static int judge(tether_group *g, int rank, int rc, double elapsed, double limit,
+                 const int *ok_codes)
 {
     int accepted = 0;
     for (const int *c = ok_codes; *c; c++)
         accepted |= rc == *c;
-    printf("rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), elapsed, tether_last_error());
+    printf("rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), elapsed,
+           tether_last_error());
     if (!accepted || elapsed > limit) {
-        fprintf(stderr, "rank %d: expected an error within %.1f s, got %s after %.2f s\n", rank, limit,
-                tether_err_name(rc), elapsed);
+        fprintf(stderr, "rank %d: expected an error within %.1f s, got %s after %.2f s\n", rank,
+                limit, tether_err_name(rc), elapsed);
         return 1;
     }
     double t0 = now_s();
@@ -78,14 +90,158 @@ static int judge(tether_group *g, int rank, int rc, double elapsed, double limit
         return 1;
     }
     if (now_s() - t0 > 0.5) {
-        fprintf(stderr, "rank %d: the broken group took %.2f s to fail the next call\n", rank, now_s() - t0);
+        fprintf(stderr, "rank %d: the broken group took %.2f s to fail the next call\n", rank,
+                now_s() - t0);
         return 1;
     }
     return 0;
 }
 
+/* Resident memory of this process in MiB (Linux; 0 elsewhere). */
+static long rss_mib(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+            rss = 0;
+        fclose(f);
+    }
+    return rss * sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+/* The broadcast scenarios: this rank's root, count and dtype, from the mode. */
+static int bcast_case(const char *mode, int rank, int size, size_t *count, tether_dtype *dt)
+{
+    int root = 0;
+    *dt = TETHER_FLOAT32;
+    *count = !strcmp(mode, "bcastroot") || !strcmp(mode, "bcastdtype") ? 1024 : 4u << 20;
+    if (!strncmp(mode, "bcastroot", 9) && rank == VICTIM)
+        root = VICTIM;
+    if (!strcmp(mode, "bcastleak")) {
+        *count = 1u << 20;
+        root = rank == VICTIM ? VICTIM : 0;
+    }
+    if (!strcmp(mode, "bcastcount") && rank == size - 1)
+        (*count)++;
+    if (!strcmp(mode, "bcastdtype") && rank == size - 1)
+        *dt = TETHER_INT32;
+    return root;
+}
+
+/* 50 mismatched broadcasts: every one an error, memory flat. */
+static int bcast_leak(tether_group *g, int rank, float *buf)
+{
+    size_t count;
+    tether_dtype dt;
+    int root = bcast_case("bcastleak", rank, tether_group_size(g), &count, &dt);
+    long before = rss_mib();
+    for (int i = 0; i < 50; i++) {
+        int rc = tether_broadcast(g, buf, count, dt, root);
+        if (rc == TETHER_OK) {
+            fprintf(stderr, "rank %d: mismatched broadcast %d returned TETHER_OK\n", rank, i);
+            return 1;
+        }
+    }
+    long after = rss_mib();
+    printf("rank %d: resident memory %ld MiB before, %ld MiB after 50 mismatched broadcasts\n",
+           rank, before, after);
+    return after - before > 64;
+}
+
+static int expect_einval(int rank, int rc, const char *what)
+{
+    if (rc == TETHER_EINVAL && strstr(tether_last_error(), "overlap"))
+        return 0;
+    fprintf(stderr, "rank %d: %s: expected TETHER_EINVAL naming the overlap, got %s: %s\n", rank,
+            what, tether_err_name(rc), tether_last_error());
+    return 1;
+}
+
+/* Every partial overlap refused, the in-place forms right. */
+static int overlap_checks(tether_group *g, int rank, int n)
+{
+    enum { C = 1000 };
+    float *b = calloc((size_t)(n + 1) * C, sizeof *b);
+    int bad = 0;
+    if (!b)
+        return 1;
+    bad |= expect_einval(rank, tether_all_reduce(g, b, b + 1, C, TETHER_FLOAT32, TETHER_SUM),
+                         "all_reduce recv = send + 1");
+    bad |= expect_einval(rank, tether_all_reduce(g, b + 1, b, C, TETHER_FLOAT32, TETHER_SUM),
+                         "all_reduce send = recv + 1");
+    bad |= expect_einval(rank, tether_all_gather(g, b + (size_t)rank * C + 1, b, C, TETHER_FLOAT32),
+                         "all_gather send = own block + 1");
+    bad |= expect_einval(
+        rank, tether_reduce_scatter(g, b, b + (size_t)rank * C + 1, C, TETHER_FLOAT32, TETHER_SUM),
+        "reduce_scatter recv = own block + 1");
+    bad |= expect_einval(rank, tether_all_to_all(g, b, b + 1, C / n, TETHER_FLOAT32),
+                         "all_to_all recv = send + 1");
+    /* the group is still usable, and the in-place forms give the right elements */
+    for (int i = 0; i < C; i++)
+        b[i] = (float)(rank + i);
+    bad |= tether_all_reduce(g, b, b, C, TETHER_FLOAT32, TETHER_SUM) != TETHER_OK;
+    for (int i = 0; i < C && !bad; i++)
+        bad |= b[i] != (float)(n * (n - 1) / 2 + n * i);
+    for (int i = 0; i < C; i++)
+        b[(size_t)rank * C + i] = (float)(rank * C + i);
+    bad |= tether_all_gather(g, b + (size_t)rank * C, b, C, TETHER_FLOAT32) != TETHER_OK;
+    for (int i = 0; i < n * C && !bad; i++)
+        bad |= b[i] != (float)i;
+    for (int i = 0; i < n * C; i++)
+        b[i] = (float)(rank + i);
+    bad |= tether_reduce_scatter(g, b, b + (size_t)rank * C, C, TETHER_FLOAT32, TETHER_SUM) !=
+           TETHER_OK;
+    for (int i = 0; i < C && !bad; i++)
+        bad |= b[(size_t)rank * C + i] != (float)(n * (n - 1) / 2 + n * (rank * C + i));
+    if (bad)
+        fprintf(stderr, "rank %d: overlap: %s\n", rank, tether_last_error());
+    free(b);
+    return bad;
+}
+
+/* Init with settings that differ on rank 1: it must fail on every rank; rank 1's error names the
+ * other rank's value and its own. */
+static int mixed_init(const char *mode, const char *backend)
+{
+    int victim = atoi(getenv("TETHER_RANK")) == VICTIM, wire = !strcmp(mode, "mixedwire");
+    tether_group *g = NULL;
+    if (victim && wire)
+        setenv("TETHER_WIRE_DTYPE", "bf16", 1);
+    int rc = tether_init(victim && !wire ? "ring" : backend, 1, &g);
+    const char *e = tether_last_error();
+    printf("rank %s init: %s: %s\n", getenv("TETHER_RANK"), tether_err_name(rc), e);
+    if (rc == TETHER_OK) {
+        tether_group_free(g);
+        return 1;
+    }
+    if (!victim)
+        return 0;
+    return wire ? !(strstr(e, "wire=bf16") && strstr(e, "wire=fp32"))
+                : !(strstr(e, "\"ring\"") && strstr(e, "\"mesh\""));
+}
+
+/* anyalone: rank 0 alone of 2, backend "any": init fails once, within the timeout and a little,
+ * naming one backend (it tried mesh, then ring: twice the timeout, the message twice). */
+static int any_alone(void)
+{
+    tether_group *g = NULL;
+    double t0 = now_s();
+    int rc = tether_init("any", 1, &g);
+    double elapsed = now_s() - t0;
+    const char *e = tether_last_error();
+    printf("rank 0 init: %s after %.2f s: %s\n", tether_err_name(rc), elapsed, e);
+    const char *once = strstr(e, "links still missing");
+    return rc != TETHER_ETIMEDOUT || elapsed > STOP_TIMEOUT_S + STOP_SLACK_S || !once ||
+           strstr(once + 1, "links still missing") != NULL;
+}
+
 static int rank_main(const char *mode, const char *backend)
 {
+    if (!strncmp(mode, "mixed", 5))
+        return mixed_init(mode, backend);
+    if (!strcmp(mode, "anyalone"))
+        return any_alone();
     tether_group *g = NULL;
     int rc = tether_init(backend, 1, &g);
     if (!strcmp(mode, "badhostfile")) {
@@ -97,7 +253,8 @@ static int rank_main(const char *mode, const char *backend)
         return 1;
     }
     int rank = tether_group_rank(g), size = tether_group_size(g);
-    size_t count = 8u << 20; /* 32 MiB of float32: the survivors are inside it when the fault comes */
+    size_t count =
+        8u << 20; /* 32 MiB of float32: the survivors are inside it when the fault comes */
     float *buf = calloc(count, sizeof *buf);
     if (!buf)
         return 1;
@@ -127,15 +284,41 @@ static int rank_main(const char *mode, const char *backend)
                     tether_last_error());
             return 1;
         }
-        int verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + LIMIT_S, stop_codes);
+        int verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + STOP_SLACK_S, stop_codes);
         free(buf);
         tether_group_free(g);
         return verdict;
     }
     if (!strcmp(mode, "mismatch") && rank == 0)
         count = 1000; /* the others use 32 MiB */
+    if (!strcmp(mode, "overlap")) {
+        int verdict = overlap_checks(g, rank, size) || tether_barrier(g) != TETHER_OK;
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
+    if (!strcmp(mode, "bcastleak")) {
+        int verdict = bcast_leak(g, rank, buf);
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
     double t0 = now_s();
-    rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
+    if (!strncmp(mode, "bcast", 5)) {
+        tether_dtype dt;
+        int root = bcast_case(mode, rank, size, &count, &dt);
+        rc = tether_broadcast(g, buf, count, dt, root);
+    } else if (!strcmp(mode, "rscount") || !strcmp(mode, "a2acount")) {
+        size_t block = count / 4 / (size_t)size + (rank == VICTIM); /* one element more */
+        float *out = buf + count / 2; /* send and recv: a quarter of buf each, apart */
+        rc = !strcmp(mode, "rscount")
+                 ? tether_reduce_scatter(g, buf, out, block, TETHER_FLOAT32, TETHER_SUM)
+                 : tether_all_to_all(g, buf, out, block, TETHER_FLOAT32);
+    } else if (!strcmp(mode, "kind") && rank == VICTIM) {
+        rc = tether_broadcast(g, buf, count, TETHER_FLOAT32, 0);
+    } else {
+        rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
+    }
     double elapsed = now_s() - t0;
     static const int peer_codes[] = {TETHER_EPEER, TETHER_ENET, 0};
     static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
@@ -143,7 +326,7 @@ static int rank_main(const char *mode, const char *backend)
     if (!strcmp(mode, "kill"))
         verdict = judge(g, rank, rc, elapsed, LIMIT_S, peer_codes);
     else if (stop)
-        verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + LIMIT_S, stop_codes);
+        verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + STOP_SLACK_S, stop_codes);
     else
         verdict = judge(g, rank, rc, elapsed, LIMIT_S, mismatch_codes);
     (void)size;
@@ -155,7 +338,9 @@ static int rank_main(const char *mode, const char *backend)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile N [backend]\n");
+        fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
+                        "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap|mixedbackend|"
+                        "mixedwire N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -169,7 +354,13 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/hosts.json", dir);
     write_hostfile(path, n, !strcmp(mode, "badhostfile"));
     pid_t pids[64];
+    int failures = 0, left = n;
     for (int r = 0; r < n; r++) {
+        if (r > 0 && !strcmp(mode, "anyalone")) { /* rank 0 alone: its peers never come */
+            pids[r] = 0;
+            left--;
+            continue;
+        }
         pids[r] = fork();
         if (pids[r] == 0) {
             char rs[16], ns[16];
@@ -180,20 +371,20 @@ int main(int argc, char **argv)
             setenv("TETHER_SIZE", ns, 1);
             setenv("TETHER_HOSTFILE", path, 1);
             setenv("TETHER_JOB_TOKEN", "fault-test-token", 1);
-            if (!strcmp(mode, "stop") || !strcmp(mode, "splitstop"))
+            if (!strcmp(mode, "stop") || !strcmp(mode, "splitstop") || !strncmp(mode, "mixed", 5) ||
+                !strcmp(mode, "anyalone"))
                 setenv("TETHER_TIMEOUT", "3", 1);
             execv("/proc/self/exe", argv);
             _exit(127);
         }
     }
-    int failures = 0, left = n;
     double deadline = now_s() + OVERALL_S;
     while (left > 0 && now_s() < deadline) {
         for (int r = 0; r < n; r++) {
             int st;
             if (pids[r] <= 0 || waitpid(pids[r], &st, WNOHANG) <= 0)
                 continue;
-            int victim = r == VICTIM && strcmp(mode, "mismatch") && strcmp(mode, "badhostfile");
+            int victim = r == VICTIM && (!strcmp(mode, "kill") || strstr(mode, "stop"));
             if (!victim && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
                 fprintf(stderr, "fault_test: rank %d failed the %s scenario\n", r, mode);
                 failures++;

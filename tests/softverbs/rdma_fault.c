@@ -1,4 +1,5 @@
-/* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never wrong data.
+/* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never
+ * wrong data.
  *
  * Usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit|idle N uc|rc [ring]
  * (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours only,
@@ -6,9 +7,14 @@
  * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
  * stop the survivors when one dies) and judges their exit codes:
  *   kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
+ *   stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3: every survivor fails
+ *            (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s.
  *   drop     each rank's 7th frame is lost (SOFTVERBS_DROP_NTH): on uc some rank must fail and no
  *            rank may see a wrong element; on rc the QP retransmits and every rank must finish.
  *   mismatch rank 0 all-reduces one element more: every rank fails with EMISMATCH.
+ *   bcastroot, bcastcount: rank 1 broadcasts from root 1 where the others name root 0, or the
+ *            last rank (a leaf) one element more: every rank fails that call with EMISMATCH,
+ *            root and forwarders included.
  *   nodev    no devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL).
  *   nogid    devices without an IPv4-mapped GID: ECONFIG naming the fix.
  *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit.
@@ -32,8 +38,9 @@ enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 }
 #define ROUNDS 60
 #define LIMIT_S 5.0
 #define OVERALL_S 40
-#define ADDRESSED "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1," \
-                  "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1"
+#define ADDRESSED                                                                                  \
+    "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1,"                 \
+    "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1"
 
 static double now_s(void)
 {
@@ -43,7 +50,7 @@ static double now_s(void)
 }
 
 /* Rounds of all-reduce with every element checked; how the first failure looked decides. */
-static int run_rounds(tether_group *g, int victim)
+static int run_rounds(tether_group *g, int victim, int sig)
 {
     int rank = tether_group_rank(g), n = tether_group_size(g);
     float *v = malloc(COUNT * sizeof *v);
@@ -51,19 +58,19 @@ static int run_rounds(tether_group *g, int victim)
         double t0 = now_s();
         int rc;
         if (rank == victim && round == 20)
-            raise(SIGKILL);
+            raise(sig);
         for (int i = 0; i < COUNT; i++)
             v[i] = (float)(rank + round + i % 5);
         if ((rc = tether_all_reduce(g, v, v, COUNT, TETHER_FLOAT32, TETHER_SUM)) != TETHER_OK) {
-            fprintf(stderr, "rank %d, round %d: %s after %.1f s: %s\n", rank, round,
+            fprintf(stderr, "rank %d, round %d: %s after %.2f s: %s\n", rank, round,
                     tether_err_name(rc), now_s() - t0, tether_last_error());
             free(v);
             return now_s() - t0 > LIMIT_S ? SLOW : SAW_ERROR;
         }
         for (int i = 0; i < COUNT; i++)
             if (v[i] != (float)(n * (n - 1) / 2 + n * (round + i % 5))) {
-                fprintf(stderr, "rank %d, round %d: element %d is %g: WRONG DATA\n", rank, round,
-                        i, (double)v[i]);
+                fprintf(stderr, "rank %d, round %d: element %d is %g: WRONG DATA\n", rank, round, i,
+                        (double)v[i]);
                 free(v);
                 return WRONG_DATA;
             }
@@ -73,12 +80,15 @@ static int run_rounds(tether_group *g, int victim)
 }
 
 /* Rank 0 passes one element more than the others. */
-static int mismatched_call(tether_group *g)
+static int mismatched_call(tether_group *g, const char *mode)
 {
-    int rank = tether_group_rank(g);
-    size_t count = COUNT + (rank == 0);
+    int rank = tether_group_rank(g), last = tether_group_size(g) - 1;
+    size_t count = COUNT + (!strcmp(mode, "mismatch") ? rank == 0 : 4 * COUNT + (rank == last));
     float *v = calloc(count, sizeof *v);
-    int rc = tether_all_reduce(g, v, v, count, TETHER_FLOAT32, TETHER_SUM);
+    int rc =
+        !strcmp(mode, "mismatch") ? tether_all_reduce(g, v, v, count, TETHER_FLOAT32, TETHER_SUM)
+        : !strcmp(mode, "bcastcount") ? tether_broadcast(g, v, count, TETHER_FLOAT32, 0)
+                                      : tether_broadcast(g, v, count, TETHER_FLOAT32, rank == 1);
     fprintf(stderr, "rank %d: %s: %s\n", rank, tether_err_name(rc), tether_last_error());
     free(v);
     return rc == TETHER_EMISMATCH ? SAW_ERROR : rc == TETHER_OK ? FINISHED : SETUP_FAILED;
@@ -115,7 +125,9 @@ static int idle_forwarders(tether_group *g)
     if (rc == TETHER_OK)
         rc = tether_barrier(g);
     fprintf(stderr, "rank %d: %s after %.2f s\n", rank, tether_err_name(rc), took);
-    return rc != TETHER_OK ? SAW_ERROR : rank % 2 == 0 && took > IDLE_SLEEP_S / 2.0 ? SLOW : FINISHED;
+    return rc != TETHER_OK                              ? SAW_ERROR
+           : rank % 2 == 0 && took > IDLE_SLEEP_S / 2.0 ? SLOW
+                                                        : FINISHED;
 }
 
 /* Init must fail with code and a message containing words. */
@@ -135,7 +147,8 @@ static int rank_main(const char *mode)
     tether_group *g;
     int rc;
     if (!strcmp(mode, "nodev"))
-        return tether_is_available("rdma") ? SETUP_FAILED : init_fails(TETHER_EUNAVAIL, "no RDMA device");
+        return tether_is_available("rdma") ? SETUP_FAILED
+                                           : init_fails(TETHER_EUNAVAIL, "no RDMA device");
     if (!strcmp(mode, "nogid"))
         return init_fails(TETHER_ECONFIG, "IPv4-mapped GID");
     if (!strcmp(mode, "qplimit"))
@@ -144,12 +157,13 @@ static int rank_main(const char *mode)
         fprintf(stderr, "init: %s: %s\n", tether_err_name(rc), tether_last_error());
         return SETUP_FAILED;
     }
-    if (!strcmp(mode, "mismatch"))
-        rc = mismatched_call(g);
+    if (!strcmp(mode, "mismatch") || !strncmp(mode, "bcast", 5))
+        rc = mismatched_call(g, mode);
     else if (!strcmp(mode, "idle"))
         rc = idle_forwarders(g);
     else
-        rc = run_rounds(g, !strcmp(mode, "kill") ? 1 : -1);
+        rc = run_rounds(g, !strcmp(mode, "kill") || !strcmp(mode, "stop") ? 1 : -1,
+                        !strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
     tether_group_free(g);
     return rc;
 }
@@ -199,14 +213,16 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     snprintf(v, sizeof v, "%d", n);
     setenv("TETHER_SIZE", v, 1);
     setenv("TETHER_JOB_TOKEN", "rdma-fault-test", 1);
-    setenv("TETHER_TIMEOUT", "4", 1);
+    setenv("TETHER_TIMEOUT", !strcmp(mode, "stop") ? "3" : "4", 1);
     setenv("TETHER_RDMA_QP", qp, 1);
     setenv("TETHER_IBV_DEVICES", devs, 1);
     setenv("SOFTVERBS_DIR", dir, 1);
     setenv("SOFTVERBS_PROFILE", "apple", 1);
-    setenv("SOFTVERBS_DEVICES", !strcmp(mode, "nodev") ? ""
-                                : !strcmp(mode, "nogid") ? "rdma_en0,rdma_en1,rdma_en2,rdma_en3"
-                                                          : ADDRESSED, 1);
+    setenv("SOFTVERBS_DEVICES",
+           !strcmp(mode, "nodev")   ? ""
+           : !strcmp(mode, "nogid") ? "rdma_en0,rdma_en1,rdma_en2,rdma_en3"
+                                    : ADDRESSED,
+           1);
     if (!strcmp(mode, "drop"))
         setenv("SOFTVERBS_DROP_NTH", "7", 1);
     if (!strcmp(mode, "qplimit"))
@@ -226,8 +242,10 @@ static void run_ranks(const char *mode, int n, int *codes)
             _exit(rank_main(mode));
         }
     }
-    for (int r = 0; r < n; r++) {
-        int status;
+    for (int k = 0; k < n; k++) { /* rank 1 last: in "stop" it never exits, so kill it then */
+        int r = k < n - 1 ? (k == 0 ? 0 : k + 1) : 1, status;
+        if (r == 1 && !strcmp(mode, "stop"))
+            kill(pids[r], SIGKILL);
         while (waitpid(pids[r], &status, WNOHANG) == 0) {
             if (now_s() > deadline) {
                 fprintf(stderr, "rank %d still running after %d s: killed\n", r, OVERALL_S);
@@ -247,7 +265,7 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
     for (int r = 0; r < n; r++) {
         if (codes[r] == WRONG_DATA || codes[r] == SETUP_FAILED || codes[r] == SLOW)
             return 1;
-        if (!strcmp(mode, "kill") && r != 1 && codes[r] != SAW_ERROR)
+        if ((!strcmp(mode, "kill") || !strcmp(mode, "stop")) && r != 1 && codes[r] != SAW_ERROR)
             return 1;
         if (((!strcmp(mode, "drop") && !strcmp(qp, "rc")) || !strcmp(mode, "idle")) &&
             codes[r] != FINISHED)
@@ -259,7 +277,7 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
         return !strcmp(qp, "uc") && errors == 0;
     if (!strcmp(mode, "idle"))
         return 0;
-    return strcmp(mode, "kill") && errors != n;
+    return strcmp(mode, "kill") && strcmp(mode, "stop") && errors != n;
 }
 
 int main(int argc, char **argv)
@@ -268,7 +286,10 @@ int main(int argc, char **argv)
     int n, codes[16], bad, ring = argc == 5 && !strcmp(argv[4], "ring");
     if ((argc != 4 && !ring) || (n = atoi(argv[2])) < 2 || n > 6 ||
         (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
-        fprintf(stderr, "usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit|idle N(2-6) uc|rc "
+        fprintf(stderr,
+                "usage: rdma_fault "
+                "kill|stop|drop|mismatch|bcastroot|bcastcount|nodev|nogid|qplimit|idle N(2-6) "
+                "uc|rc "
                 "[ring]\n");
         return 2;
     }

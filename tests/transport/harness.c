@@ -10,6 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/tcp/frame.h"
+#include "backends/tcp/handshake.h"
+
 #define RANK_LIMIT_S 60
 #define WAIT_LIMIT_MS 20000
 
@@ -175,4 +178,68 @@ int harness_verify(const unsigned char *buf, size_t len, uint32_t seed)
             return -1;
         }
     return 0;
+}
+
+int harness_connect(int port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int i = 0; i < 500; i++) { /* the rank may not listen yet */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(fd >= 0, "socket");
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            return fd;
+        close(fd);
+        usleep(10 * 1000);
+    }
+    CHECK(0, "cannot connect to port %d", port);
+    return -1;
+}
+
+static void write_all(int fd, const void *buf, size_t len)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t n = write(fd, (const char *)buf + done, len - done);
+        CHECK(n > 0, "write to a rank");
+        done += (size_t)n;
+    }
+}
+
+void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int32_t code)
+{
+    unsigned char b[TETHER__FRAME_SIZE];
+    tether__frame f = {.tag = tag, .len = len, .type = type, .code = code};
+    tether__frame_encode(&f, b);
+    write_all(fd, b, sizeof b);
+}
+
+int harness_fake_peer(int port, int rank, int size, const char *token)
+{
+    tether_config cfg;
+    tether__hello h;
+    unsigned char b[TETHER__HELLO_SIZE];
+    CHECK_OK(tether__config_load(&cfg));
+    memset(&h, 0, sizeof h);
+    h.version = TETHER__PROTO_VERSION;
+    h.rank = rank;
+    h.size = size;
+    h.nlinks = 1;
+    snprintf(h.token, sizeof h.token, "%s", token);
+    snprintf(h.backend, sizeof h.backend, "mesh");
+    tether__config_agreed(&cfg, h.settings);
+    tether__hello_encode(&h, b);
+    int fd = harness_connect(port);
+    write_all(fd, b, sizeof b);
+    for (size_t got = 0; got < sizeof b;) {
+        ssize_t n = read(fd, b + got, sizeof b - got);
+        CHECK(n > 0, "no answer to the fake peer's hello");
+        got += (size_t)n;
+    }
+    CHECK(tether__hello_decode(b, &h) == 0 && h.status == TETHER__HS_OK, "hello refused: %u",
+          h.status);
+    tether_tag none = {0};
+    harness_send_frame(fd, TETHER__FRAME_CMA_OFFER, none, 0, 0);  /* empty: not on this host */
+    harness_send_frame(fd, TETHER__FRAME_CMA_ANSWER, none, 0, 0); /* no to the rank's offer */
+    return fd;
 }

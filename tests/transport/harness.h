@@ -65,6 +65,17 @@ int harness_wait(tether_ep *ep, tether_req *r);
 int harness_send(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag);
 int harness_recv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag);
 
+/* A loopback connection to port, retried for 5 s while nothing listens there yet. */
+int harness_connect(int port);
+
+/* Join the rank listening on port as rank `rank` of size (token: the job's): connect, pass the
+ * hello, send the empty cross-memory offer and the answer to the rank's own (backends/tcp/cma.h),
+ * so that its endpoint forms and reads whatever comes next as frames. Returns the socket. */
+int harness_fake_peer(int port, int rank, int size, const char *token);
+
+/* Send a frame header (backends/tcp/frame.h) on fd. */
+void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int32_t code);
+
 /* Fill / check a buffer with a pattern that depends on (seed, offset). */
 void harness_fill(unsigned char *buf, size_t len, uint32_t seed);
 int harness_verify(const unsigned char *buf, size_t len, uint32_t seed);

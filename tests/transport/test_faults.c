@@ -5,9 +5,11 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "backends/tcp/frame.h"
 #include "backends/tcp/handshake.h"
 #include "harness.h"
 
@@ -139,27 +141,10 @@ static int cma_withdraw_body(const rank_ctx *ctx)
     return 0;
 }
 
-static int connect_to(int port)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    for (int i = 0; i < 500; i++) { /* the rank may not listen yet */
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        CHECK(fd >= 0, "socket");
-        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
-            return fd;
-        close(fd);
-        usleep(10 * 1000);
-    }
-    CHECK(0, "cannot connect to port %d", port);
-    return -1;
-}
-
 /* A hello with another job's token. With read_answer, check the rank answers "wrong job token";
  * else reset the connection at once, so the rank's answer meets a closed socket (EPIPE, which
  * must not become a SIGPIPE killing the rank). */
-static void wrong_token(int port, int read_answer)
+static void wrong_token_as(int port, int read_answer, const char *token)
 {
     tether__hello h;
     unsigned char b[TETHER__HELLO_SIZE];
@@ -168,9 +153,13 @@ static void wrong_token(int port, int read_answer)
     h.rank = 0;
     h.size = 2;
     h.nlinks = 1;
-    strcpy(h.token, "another-job");
+    strcpy(h.token, token);
+    strcpy(h.backend, "mesh"); /* else only the token differs from a rank's hello */
+    tether_config cfg;
+    CHECK_OK(tether__config_load(&cfg));
+    tether__config_agreed(&cfg, h.settings);
     tether__hello_encode(&h, b);
-    int fd = connect_to(port);
+    int fd = harness_connect(port);
     CHECK(write(fd, b, sizeof b) == (ssize_t)sizeof b, "write");
     if (!read_answer) {
         struct linger reset = {.l_onoff = 1, .l_linger = 0};
@@ -187,6 +176,11 @@ static void wrong_token(int port, int read_answer)
     CHECK(tether__hello_decode(b, &h) == 0 && h.status == TETHER__HS_BAD_TOKEN, "answer status %u",
           h.status);
     close(fd);
+}
+
+static void wrong_token(int port, int read_answer)
+{
+    wrong_token_as(port, read_answer, "another-job");
 }
 
 static int strays_body(const rank_ctx *ctx)
@@ -216,7 +210,9 @@ static int run_strays(void)
         "0123456789012345678901234567890123456789012345678901234567890123456789"
         "0123456789012345678901234567890123456789012345678901234567890123456789"
         "0123456789012345678901234567890123456789012345678901234567890123456789"
-        "01234567890123456789012345678901234567890123456789";
+        "01234567890123456789012345678901234567890123456789"
+        "0123456789012345678901234567890123456789012345678901234567890123456789"
+        "0123456789012345678901234567890123456789012345678901234567890123456789";
     _Static_assert(sizeof garbage > TETHER__HELLO_SIZE, "garbage shorter than a hello");
     for (int i = 0; env[i]; i++)
         putenv((char *)env[i]);
@@ -224,12 +220,12 @@ static int run_strays(void)
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     ctx.rank = 1;
     pids[1] = harness_spawn(&ctx, strays_body);
-    int g = connect_to(ctx.ports[1]);
+    int g = harness_connect(ctx.ports[1]);
     CHECK(write(g, garbage, sizeof garbage) == (ssize_t)sizeof garbage, "write garbage");
     wrong_token(ctx.ports[1], 0);
     wrong_token(ctx.ports[1], 1);
-    int silent = connect_to(ctx.ports[1]);
-    close(connect_to(ctx.ports[1]));
+    int silent = harness_connect(ctx.ports[1]);
+    close(harness_connect(ctx.ports[1]));
     ctx.rank = 0;
     pids[0] = harness_spawn(&ctx, strays_body);
     for (int r = 0; r < 2; r++)
@@ -240,6 +236,93 @@ static int run_strays(void)
     CHECK(poll(&p, 1, 5000) == 1 && read(g, &c, 1) <= 0, "garbage connection not closed");
     close(g);
     close(silent);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* Rank 1 runs with 64 file descriptors and 200 idle connections on its port: it sheds them (the
+ * oldest that said nothing first) instead of failing init with "accept(): Too many open files",
+ * and forms the mesh with rank 0. */
+static int flood_body(const rank_ctx *ctx)
+{
+    if (ctx->rank == 1) {
+        struct rlimit lim = {.rlim_cur = 64, .rlim_max = 64};
+        CHECK(setrlimit(RLIMIT_NOFILE, &lim) == 0, "setrlimit");
+    }
+    return strays_body(ctx);
+}
+
+static int run_flood(void)
+{
+    enum { IDLE = 200 };
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    int idle[IDLE], failed = 0, pids[2];
+    setenv("TETHER_JOB_TOKEN", "right-token", 1);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    pids[1] = harness_spawn(&ctx, flood_body);
+    for (int i = 0; i < IDLE; i++)
+        idle[i] = harness_connect(ctx.ports[1]);
+    ctx.rank = 0;
+    pids[0] = harness_spawn(&ctx, flood_body);
+    for (int r = 0; r < 2; r++)
+        failed |= harness_reap(pids[r], r);
+    for (int i = 0; i < IDLE; i++)
+        close(idle[i]);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* Ranks started by hand without TETHER_JOB_TOKEN: a local process that claims rank 0 without a
+ * token is refused (it was accepted as rank 0), and the real rank 0, reading the same hostfile,
+ * forms the mesh with rank 1. */
+static int run_no_token(void)
+{
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    int pids[2], failed = 0;
+    unsetenv("TETHER_JOB_TOKEN");
+    setenv("TETHER_TIMEOUT", "20", 1);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    pids[1] = harness_spawn(&ctx, strays_body);
+    wrong_token_as(ctx.ports[1], 1, "");
+    ctx.rank = 0;
+    pids[0] = harness_spawn(&ctx, strays_body);
+    for (int r = 0; r < 2; r++)
+        failed |= harness_reap(pids[r], r);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* A peer with the job's token announces an 8 GiB message nobody asked for: the rank must not
+ * allocate it, and fails at once naming the peer and the length (the fuzzer's frames made it
+ * allocate 4-21 GB and wait). */
+static int huge_frame_body(const rank_ctx *ctx)
+{
+    tether_ep *ep = harness_open(ctx);
+    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    int x = 0;
+    int rc = harness_recv(ep, 0, &x, sizeof x, t);
+    CHECK(rc == TETHER_ENET, "got %s: %s", tether_err_name(rc), tether_last_error());
+    CHECK_MSG("8589934592 bytes");
+    CHECK_MSG("rank 0");
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
+static int run_huge_frame(void)
+{
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    setenv("TETHER_JOB_TOKEN", "fault-test", 1);
+    setenv("TETHER_TIMEOUT", "5", 1); /* before the fix it waited for the 8 GiB this long */
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    int pid = harness_spawn(&ctx, huge_frame_body);
+    int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test");
+    tether_tag t = {.group = 0, .seq = 2, .step = 0, .sig = 1}; /* not the one it waits for */
+    harness_send_frame(fd, TETHER__FRAME_DATA, t, (uint64_t)8 << 30, 0);
+    int failed = harness_reap(pid, 1);
+    close(fd);
     unlink(ctx.hostfile);
     return failed;
 }
@@ -338,9 +421,16 @@ int main(int argc, char **argv)
         return run_bad_rank();
     if (!strcmp(t, "iface_refused"))
         return run_iface_refused();
+    if (!strcmp(t, "huge_frame"))
+        return run_huge_frame();
+    if (!strcmp(t, "flood"))
+        return run_flood();
+    if (!strcmp(t, "no_token"))
+        return run_no_token();
     fprintf(
         stderr,
-        "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused\n",
+        "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused|"
+        "huge_frame|flood|no_token\n",
         argv[0]);
     return 2;
 }

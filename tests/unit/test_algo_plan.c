@@ -85,11 +85,21 @@ static void test_overrides(void **state)
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 99, 0), TETHER_ALGO_TREE);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 100, 0), TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 100, 0), TETHER_ALGO_RING); /* sets both */
-    setenv("TETHER_TREE_BELOW", "lots", 1); /* malformed: warned once, default used */
-    assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT), TETHER_TREE_BELOW_DEFAULT);
-    setenv("TETHER_TREE_BELOW", "-5", 1);
-    assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT), TETHER_TREE_BELOW_DEFAULT);
+    size_t below = 0;
+    assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT, &below), 0);
+    assert_int_equal(below, 100);
+    /* malformed: no default in its place; the call reports TETHER_ECONFIG naming it */
+    static const char *const bad[] = {"lots", "-5", "12abc", "99999999999999999999999", NULL};
+    for (const char *const *v = bad; *v; v++) {
+        setenv("TETHER_TREE_BELOW", *v, 1);
+        assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT, &below), -1);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_AUTO);
+        assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 10, 0), TETHER_ALGO_AUTO);
+        assert_int_equal(tether__algo_env_check(), TETHER_ECONFIG);
+        assert_non_null(strstr(tether_last_error(), "TETHER_TREE_BELOW"));
+    }
     unsetenv("TETHER_TREE_BELOW");
+    assert_int_equal(tether__algo_env_check(), TETHER_OK);
 }
 
 static void test_partition(void **state)

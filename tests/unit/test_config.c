@@ -17,7 +17,8 @@ static const char *const vars[] = {"TETHER_RANK", "MLX_RANK", "RANK", "TETHER_SI
                                    "TETHER_HOSTFILE", "MLX_HOSTFILE", "TETHER_COORDINATOR",
                                    "MLX_JACCL_COORDINATOR", "MASTER_ADDR", "MASTER_PORT",
                                    "TETHER_TIMEOUT", "TETHER_IFACE_PRIORITY", "TETHER_WIRE_DTYPE",
-                                   "TETHER_JOB_TOKEN", "TETHER_BACKEND", "TETHER_ALLREDUCE_ALGO", NULL};
+                                   "TETHER_JOB_TOKEN", "TETHER_BACKEND", "TETHER_ALLREDUCE_ALGO",
+                                   "TETHER_TREE_BELOW", NULL};
 
 static int clean_env(void **state)
 {
@@ -65,7 +66,9 @@ static void malformed_values_name_the_variable(void **state)
     (void)state;
     tether_config cfg;
     const char *bad[][2] = {{"TETHER_RANK", "two"}, {"TETHER_RANK", "-1"}, {"TETHER_TIMEOUT", "0"},
-                            {"TETHER_TIMEOUT", "5s"}, {"TETHER_WIRE_DTYPE", "fp8"}, {"TETHER_ALLREDUCE_ALGO", "fastest"}, {"WORLD_SIZE", ""}};
+                            {"TETHER_TIMEOUT", "5s"}, {"TETHER_WIRE_DTYPE", "fp8"}, {"TETHER_ALLREDUCE_ALGO", "fastest"},
+                            {"TETHER_TREE_BELOW", "abc"}, {"TETHER_TREE_BELOW", "-1"},
+                            {"TETHER_TREE_BELOW", "64k"}, {"WORLD_SIZE", ""}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         clean_env(NULL);
         setenv(bad[i][0], bad[i][1], 1);

@@ -264,6 +264,32 @@ static void test_ranks_names_and_ipv6(void **state)
     tether_rank_hosts_free(&h);
 }
 
+/* A hostfile of 200,000 ranks is checked for duplicates in linear-ish time (pairwise it took 92 s
+ * at 190,000; ctest's timeout fails that), and the duplicate named is the first in the file. */
+static void test_ranks_many(void **state)
+{
+    enum { N = 200000 };
+    size_t cap = (size_t)N * 32 + 64, len = 0;
+    char *json = malloc(cap);
+    tether_rank_hosts h;
+
+    (void)state;
+    assert_non_null(json);
+    len += (size_t)snprintf(json + len, cap - len, "[");
+    for (int r = 0; r < N; r++)
+        len += (size_t)snprintf(json + len, cap - len, "%s[\"10.%d.%d.1:%d\"]", r ? "," : "",
+                                r / 60000, (r / 250) % 240, 1000 + r % 60000);
+    snprintf(json + len, cap - len, "]");
+    assert_int_equal(tether_hostfile_parse_ranks(json, NULL, &h), TETHER_OK);
+    assert_int_equal(h.nranks, N);
+    tether_rank_hosts_free(&h);
+    /* rank N takes rank 7's address, and rank N + 1 repeats rank 3's: rank N is named */
+    len += (size_t)snprintf(json + len, cap - len, ",[\"10.0.0.1:1007\"],[\"10.0.0.1:1003\"]]");
+    expect_error(tether_hostfile_parse_ranks(json, NULL, &h), TETHER_ECONFIG,
+                 "rank 200000, address 0: \"10.0.0.1:1007\" is also rank 7, address 0");
+    free(json);
+}
+
 /* What write produces is MLX's format, byte for byte, and reads back to the same table. */
 static void test_ranks_write_round_trip(void **state)
 {
@@ -491,6 +517,7 @@ int main(void)
     const struct CMUnitTest good[] = {
         cmocka_unit_test(test_ranks_mlx_file),
         cmocka_unit_test(test_ranks_names_and_ipv6),
+        cmocka_unit_test(test_ranks_many),
         cmocka_unit_test(test_ranks_write_round_trip),
         cmocka_unit_test(test_ranks_write_rejects_bad_table),
         cmocka_unit_test(test_load_missing_file),

@@ -215,6 +215,22 @@ static void test_hello_garbage_and_checks(void **state)
     assert_non_null(strstr(why, "5"));
     h.version = TETHER__PROTO_VERSION + 1;
     assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_BAD_VERSION);
+    /* backend and settings travel, and differing ones are refused naming both values */
+    h = hello(1, 4, "secret");
+    strcpy(h.backend, "ring");
+    strcpy(mine.backend, "mesh");
+    tether__hello_encode(&h, b);
+    assert_int_equal(tether__hello_decode(b, &g), 0);
+    assert_string_equal(g.backend, "ring");
+    assert_int_equal(tether__hello_check(&g, &mine, why, sizeof why), TETHER__HS_BAD_SETTINGS);
+    assert_non_null(strstr(why, "\"ring\""));
+    assert_non_null(strstr(why, "\"mesh\""));
+    strcpy(h.backend, "mesh");
+    strcpy(h.settings, "wire=bf16");
+    strcpy(mine.settings, "wire=fp32");
+    assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_BAD_SETTINGS);
+    assert_non_null(strstr(why, "wire=bf16"));
+    assert_non_null(strstr(why, "wire=fp32"));
 }
 
 /* Unexpected-frame blocks: reused when they fit, the smallest first, the larger kept when full,

@@ -1,0 +1,193 @@
+/* tests/fuzz/fuzz_tcp_link.c - libFuzzer harness: the TCP engine's hello and frame decoders, fed
+ * through a real loopback link. A mesh rank 1 of 2 opens in a thread of this process; the harness
+ * is rank 0. The first byte picks what the input is:
+ * - even: the first bytes of a connection (a hello, or garbage): the rank must drop or refuse it
+ *   and still form with the proper connection that follows;
+ * - odd: whatever rank 0 sends once the link is up (frames): the rank, waiting for a message,
+ *   must end with TETHER_OK or an error, never crash, and free what it kept.
+ * The rank's endpoint is closed after every input. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "backends/mesh/mesh.h"
+#include "backends/tcp/frame.h"
+#include "backends/tcp/handshake.h"
+#include "core/config.h"
+#include "core/errors.h"
+
+#define TOKEN "fuzz-token"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int port1;
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
+        getsockname(fd, (struct sockaddr *)&a, &len))
+        abort();
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    static char path[] = "/tmp/tether-fuzz-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        abort();
+    port1 = free_port();
+    dprintf(fd, "[[\"127.0.0.1:%d\"], [\"127.0.0.1:%d\"]]", free_port(), port1);
+    close(fd);
+    setenv("TETHER_HOSTFILE", path, 1);
+    setenv("TETHER_RANK", "1", 1);
+    setenv("TETHER_JOB_TOKEN", TOKEN, 1);
+    setenv("TETHER_TIMEOUT", "2", 1);
+    setenv("TETHER_TCP_CMA_MIN", "0", 1);
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+typedef struct rank1 {
+    pthread_t thread;
+    tether_ep *ep;
+    int rc;
+} rank1;
+
+static void *open_rank1(void *arg)
+{
+    rank1 *r = arg;
+    tether_config cfg;
+    int rank, size;
+    r->rc = tether__config_load(&cfg);
+    if (r->rc == TETHER_OK)
+        r->rc = tether_mesh_ops.open(&cfg, &r->ep, &rank, &size);
+    return NULL;
+}
+
+static int connect_rank1(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port1),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int i = 0; i < 2000; i++) { /* until rank 1 listens (or, done, no more) */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            return fd;
+        close(fd);
+        usleep(1000);
+    }
+    return -1;
+}
+
+static void send_all(int fd, const void *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = send(fd, p, n, 0); /* SIGPIPE is ignored (LLVMFuzzerInitialize) */
+        if (k <= 0)
+            return; /* the rank dropped us: what it does next is what is tested */
+        p = (const char *)p + k;
+        n -= (size_t)k;
+    }
+}
+
+static void send_frame(int fd, uint32_t type)
+{
+    unsigned char b[TETHER__FRAME_SIZE];
+    tether__frame f = {.type = type};
+    tether__frame_encode(&f, b);
+    send_all(fd, b, sizeof b);
+}
+
+/* Rank 0's proper connection: hello, answer, the empty cross-memory offer and its answer. */
+static int join_as_rank0(void)
+{
+    tether_config cfg;
+    tether__hello h;
+    unsigned char b[TETHER__HELLO_SIZE];
+    if (tether__config_load(&cfg))
+        abort();
+    memset(&h, 0, sizeof h);
+    h.version = TETHER__PROTO_VERSION;
+    h.rank = 0;
+    h.size = 2;
+    h.nlinks = 1;
+    snprintf(h.token, sizeof h.token, "%s", TOKEN);
+    snprintf(h.backend, sizeof h.backend, "mesh");
+    tether__config_agreed(&cfg, h.settings);
+    tether__hello_encode(&h, b);
+    int fd = connect_rank1();
+    if (fd < 0) /* the input's own hello formed the link: this one is not needed */
+        return -1;
+    send_all(fd, b, sizeof b);
+    for (size_t got = 0; got < sizeof b;) {
+        ssize_t n = recv(fd, b + got, sizeof b - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    send_frame(fd, TETHER__FRAME_CMA_OFFER);
+    send_frame(fd, TETHER__FRAME_CMA_ANSWER);
+    return fd;
+}
+
+/* Rank 1 waits for a 64-byte message (group 0, call 1) until it comes or the link fails. */
+static void receive_one(tether_ep *ep)
+{
+    unsigned char buf[64];
+    tether_req *r = NULL;
+    tether_tag tag = {.group = 0, .seq = 1, .step = 0, .sig = 7};
+    if (tether_mesh_ops.irecv(ep, 0, buf, sizeof buf, tag, &r) != TETHER_OK)
+        return;
+    for (int done = 0; !done;) {
+        if (tether_mesh_ops.test(ep, r, &done) < 0)
+            return; /* released by test */
+        if (!done)
+            tether_mesh_ops.wait(ep, 10);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    rank1 r = {.ep = NULL};
+    if (pthread_create(&r.thread, NULL, open_rank1, &r))
+        abort();
+    int stray = -1;
+    if (!(data[0] & 1)) { /* a connection that starts with the input, then the real one */
+        if ((stray = connect_rank1()) < 0)
+            abort();
+        send_all(stray, data + 1, size - 1);
+        shutdown(stray, SHUT_WR);
+    }
+    int fd = join_as_rank0();
+    pthread_join(r.thread, NULL);
+    if (r.rc == TETHER_OK && fd >= 0 && (data[0] & 1)) {
+        send_all(fd, data + 1, size - 1);
+        shutdown(fd, SHUT_WR); /* then the end of the stream: the wait ends either way */
+        receive_one(r.ep);
+    }
+    if (r.ep)
+        tether_mesh_ops.close(r.ep);
+    if (fd >= 0)
+        close(fd);
+    if (stray >= 0)
+        close(stray);
+    tether__clear_error();
+    return 0;
+}

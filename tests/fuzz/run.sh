@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# tests/fuzz/run.sh - build the libFuzzer harnesses (clang, ASan+UBSan) and run each for a bounded
+# time from its seed corpus (tests/fuzz/corpus/NAME; what the fuzzer adds goes to the build
+# directory, never into the tree). A crash, leak or timeout fails the run and leaves the
+# reproducer in BUILD/fuzz-out/NAME-crash-*; replay it with BUILD/tests/fuzz/NAME FILE.
+# Usage: tests/fuzz/run.sh [BUILD_DIR]      (default build-fuzz)
+#        FUZZ_SECONDS=N  seconds per harness (default 25); FUZZ_ONLY=NAME  one harness
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build-fuzz}
+secs=${FUZZ_SECONDS:-25}
+harnesses=(fuzz_hostfile fuzz_tcp_link fuzz_rdma_side fuzz_probe)
+[ -n "${FUZZ_ONLY:-}" ] && harnesses=("$FUZZ_ONLY")
+
+CC=${FUZZ_CC:-clang} cmake -S . -B "$build" -DTETHER_FUZZ=ON -DTETHER_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target "${harnesses[@]}" >/dev/null
+
+out=$build/fuzz-out
+mkdir -p "$out"
+failed=0
+for h in "${harnesses[@]}"; do
+    work=$out/corpus-$h
+    mkdir -p "$work"
+    echo "== fuzz $h for ${secs}s"
+    if ! "$build/tests/fuzz/$h" -max_total_time="$secs" -timeout=20 -print_final_stats=1 \
+        -artifact_prefix="$out/$h-" "$work" "tests/fuzz/corpus/$h" >"$out/$h.log" 2>&1; then
+        tail -n 40 "$out/$h.log"
+        echo "fuzz: $h FAILED; reproducer: $(ls "$out/$h-"* 2>/dev/null | head -1)" >&2
+        failed=1
+        continue
+    fi
+    # the last status line (executions, coverage, corpus) and the executions per second
+    grep -E '^#[0-9]+[[:space:]]+DONE' "$out/$h.log" | tail -1 || tail -n 3 "$out/$h.log"
+    grep -E 'stat::(number_of_executed_units|average_exec_per_sec)' "$out/$h.log" || true
+done
+exit $failed
