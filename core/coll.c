@@ -57,12 +57,26 @@ static int run_local(const tether_coll *c)
     return TETHER_OK;
 }
 
+/* A backend with collectives of its own (MPI) runs the whole call; the signature goes along, for
+ * a backend that can check that every rank made the same call. */
+static int run_in_backend(tether_group *g, const tether_coll *c, const char *name)
+{
+    tether_world *w = g->world;
+    g->cur_name = name;
+    int rc = w->ops->run(w->ep, g->comm, c, signature(c));
+    if (rc < 0)
+        return tether__group_break(g, rc);
+    return TETHER_OK;
+}
+
 static int collective(tether_group *g, tether_coll *c, const char *name)
 {
     TRY(tether__group_check(g));
     c->esize = tether_dtype_size(c->dt);
     if (g->size == 1)
         return run_local(c);
+    if (g->world->ops->run)
+        return run_in_backend(g, c, name);
     c->wire_bf16 =
         c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     c->algo = tether__algo_select(g, c);
@@ -223,8 +237,15 @@ static int p2p(const char *call, tether_group *g, void *buf, size_t count, tethe
     TRY(tether__check_rank(call, sending ? "dst" : "src", peer, g->size, g->rank, 0));
     TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
     TRY(tether__group_check(g));
-    tether_coll c = {.kind = TETHER_COLL_SEND_RECV, .count = count, .dt = dt};
-    size_t bytes = count * tether_dtype_size(dt);
+    tether_coll c = {
+        .kind = TETHER_COLL_SEND_RECV, .count = count, .dt = dt, .esize = tether_dtype_size(dt)};
+    if (g->world->ops->run) {
+        c.root = peer; /* not in the transports' signature: the two ends name each other */
+        c.sending = sending;
+        c.send = c.recv = buf;
+        return run_in_backend(g, &c, sending ? "send" : "recv");
+    }
+    size_t bytes = count * c.esize;
     uint32_t *counter = sending ? &g->p2p_sent[peer] : &g->p2p_recvd[peer];
     g->cur_seq = TETHER_TAG_P2P | ((*counter)++ & ~(TETHER_TAG_P2P | TETHER_TAG_CTRL));
     g->cur_sig = signature(&c);

@@ -40,6 +40,7 @@ typedef struct tether_coll {
     size_t esize;
     tether_algo algo; /* resolved by tether__algo_select, never AUTO when an algorithm runs */
     int wire_bf16;    /* float32 payload travels as bfloat16 (TETHER_WIRE_DTYPE=bf16) */
+    int sending;      /* SEND_RECV: 1 for tether_send, 0 for tether_recv */
 } tether_coll;
 
 /* Messages between group ranks, tagged with the running collective and step. Errors are sticky

@@ -13,7 +13,7 @@
  * follow this table. */
 const tether_env_var tether__env_table[] = {
     {"TETHER_BACKEND", "", "any",
-     "backend when tether_init is given \"any\": ring, mesh, rdma, singleton"},
+     "backend when tether_init is given \"any\": mpi, ring, mesh, rdma, singleton"},
     {"TETHER_RANK", "MLX_RANK, RANK", "", "this process's rank"},
     {"TETHER_SIZE", "WORLD_SIZE", "", "number of ranks (coordinator bootstrap)"},
     {"TETHER_HOSTFILE", "MLX_HOSTFILE", "",
@@ -43,6 +43,10 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)"},
     {"TETHER_RDMA_QP", "", "uc on macOS, rc on Linux", "RDMA queue pair type: uc or rc"},
     {"TETHER_IBVERBS_LIB", "", "libibverbs.so.1", "path of the verbs library to load"},
+    {"TETHER_MPI_PLUGIN", "", "libtether-mpi-<flavour>.so beside libtether",
+     "path of the MPI plugin to load (backend mpi)"},
+    {"TETHER_MPI_CHECK", "", "0",
+     "1: every collective of the mpi backend first checks that all ranks made the same call"},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -177,12 +177,57 @@ static int split_order(const void *a, const void *b)
     return x->parent_rank - y->parent_rank;
 }
 
+/* A child that shares the parent's world: one more reference on it. */
+static void world_retain(tether_world *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->refs++;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Split by the backend itself (ops->split: MPI_Comm_split), which also orders the members. */
+static int split_in_backend(tether_group *g, int color, int key, tether_group **out)
+{
+    tether_world *w = g->world;
+    TRY(tether__group_check(g));
+    int *members = malloc(sizeof *members * (size_t)g->size), rank = -1, size = 0;
+    void *comm = NULL;
+    if (!members)
+        return tether__fail(TETHER_ENOMEM, "tether_group_split: out of memory for %d ranks",
+                            g->size);
+    int rc = w->ops->split(w->ep, g->comm, color, key, &comm, &rank, &size, members);
+    if (rc < 0) {
+        free(members);
+        return tether__group_break(g, rc);
+    }
+    g->nsplits++;
+    tether_group *c = comm ? group_alloc(w, rank, size) : NULL;
+    if (comm && !c) {
+        w->ops->comm_free(w->ep, comm);
+        free(members);
+        return tether__fail(TETHER_ENOMEM, "tether_group_split: out of memory for a group of %d",
+                            size);
+    }
+    if (c) {
+        memcpy(c->world_ranks, members, sizeof *members * (size_t)size);
+        c->comm = comm;
+        c->id = child_id(g, color);
+        world_retain(w);
+        TLOG_INFO("split: colour %d -> rank %d of %d", color, rank, size);
+    }
+    free(members);
+    *out = c;
+    return TETHER_OK;
+}
+
 int tether_group_split(tether_group *g, int color, int key, tether_group **out)
 {
     tether__clear_error();
     if (!g || !out)
         return tether__fail(TETHER_EINVAL, "tether_group_split: %s is NULL", g ? "out" : "group");
     *out = NULL;
+    if (g->world->ops && g->world->ops->split)
+        return split_in_backend(g, color, key, out);
     int32_t mine[2] = {color, key}, *all = malloc(sizeof(int32_t) * 2 * (size_t)g->size);
     split_entry *members = malloc(sizeof *members * (size_t)g->size);
     int rc = TETHER_ENOMEM;
@@ -216,9 +261,7 @@ int tether_group_split(tether_group *g, int color, int key, tether_group **out)
     for (int i = 0; i < n; i++)
         c->world_ranks[i] = g->world_ranks[members[i].parent_rank];
     c->id = child_id(g, color);
-    pthread_mutex_lock(&g->world->lock);
-    g->world->refs++;
-    pthread_mutex_unlock(&g->world->lock);
+    world_retain(g->world);
     TLOG_INFO("split: colour %d -> rank %d of %d (group id %08x)", color, myrank, n, c->id);
     *out = c;
     rc = TETHER_OK;
@@ -233,6 +276,8 @@ void tether_group_free(tether_group *g)
     if (!g)
         return;
     tether_world *w = g->world;
+    if (g->comm)
+        w->ops->comm_free(w->ep, g->comm);
     tether__pool_clear(&g->scratch);
     free(g->world_ranks);
     free(g->p2p_sent);

@@ -25,6 +25,8 @@ struct tether_group {
     tether_world *world;
     int rank, size;
     int *world_ranks;    /* group rank -> world rank */
+    void *comm;          /* the backend's handle for this group when it runs whole collectives
+                            (ops->run: an MPI communicator); NULL for the world and otherwise */
     uint32_t id;         /* tag group id */
     uint32_t seq;        /* collectives issued so far */
     uint32_t nsplits;    /* splits issued so far (child ids depend on it) */

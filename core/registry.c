@@ -5,7 +5,7 @@
 
 #include "group.h"
 
-static const char *const known[] = {"any", "ring", "mesh", "rdma", "singleton", NULL};
+static const char *const known[] = {"any", "mpi", "ring", "mesh", "rdma", "singleton", NULL};
 
 static const tether_transport_ops *find_backend(const char *name)
 {
@@ -23,12 +23,14 @@ static int known_name(const char *name)
     return 0;
 }
 
-/* 1 when ops can run here and its configuration is present; else 0 with why. */
+/* 1 when ops's configuration is present and it can run here; 0 when it is not configured, -1
+ * when it is but cannot run (its library does not load), with why. The configuration comes
+ * first: a backend nobody configured loads nothing (the MPI plugin only under mpirun). */
 static int ready(const tether_transport_ops *ops, const tether_config *cfg, char *why, size_t len)
 {
-    if (ops->usable && !ops->usable(why, len))
+    if (!ops->configured(cfg, why, len))
         return 0;
-    return ops->configured(cfg, why, len);
+    return !ops->usable || ops->usable(why, len) ? 1 : -1;
 }
 
 /* One named backend. Not configured: strict -> EUNAVAIL, else the singleton. */
@@ -38,14 +40,14 @@ static int init_named(const char *name, int strict, const tether_config *cfg, te
     const tether_transport_ops *ops = find_backend(name);
     if (!ops)
         return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not part of this build", name);
-    if (ops->usable && !ops->usable(why, sizeof why))
-        return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" cannot run here: %s", name, why);
     if (!ops->configured(cfg, why, sizeof why)) {
         if (strict)
             return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not configured: %s", name, why);
         TLOG_INFO("backend %s not configured (%s): running as a group of size 1", name, why);
         return tether__singleton_open(out);
     }
+    if (ops->usable && !ops->usable(why, sizeof why))
+        return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" cannot run here: %s", name, why);
     return tether__world_open(ops, cfg, out);
 }
 
@@ -55,15 +57,17 @@ static int init_named(const char *name, int strict, const tether_config *cfg, te
  * a backend that turns out unavailable (EUNAVAIL) hands over to the next. */
 static int init_any(int strict, const tether_config *cfg, tether_group **out)
 {
-    char lacks[1024] = "", failed[TETHER_ERRMSG_MAX] = "";
+    char lacks[2048] = "", failed[TETHER_ERRMSG_MAX] = "";
     int first_rc = 0;
     for (int i = 0; tether_backends[i]; i++) {
         const tether_transport_ops *ops = tether_backends[i];
-        char why[256] = "";
+        char why[1024] = "";
         size_t used = strlen(lacks);
-        if (!ready(ops, cfg, why, sizeof why)) {
-            snprintf(lacks + used, sizeof lacks - used, "%s%s: %s", used ? "; " : "", ops->name,
-                     why);
+        int state = ready(ops, cfg, why, sizeof why);
+        if (state < 0) /* a job meant for it, e.g. mpirun without a plugin: never quietly */
+            TLOG_WARN("backend %s is configured but cannot run here: %s", ops->name, why);
+        if (state <= 0) {
+            snprintf(lacks + used, sizeof lacks - used, "%s%s: %s", used ? "; " : "", ops->name, why);
             continue;
         }
         int rc = tether__world_open(ops, cfg, out);
@@ -81,7 +85,8 @@ static int init_any(int strict, const tether_config *cfg, tether_group **out)
     if (first_rc)
         return tether__fail(first_rc, "no configured backend formed a group: %s", failed);
     if (strict)
-        return tether__fail(TETHER_EUNAVAIL, "no backend is configured (%s)", lacks);
+        return tether__fail(TETHER_EUNAVAIL, "no backend is configured and able to run here (%s)",
+                            lacks);
     TLOG_INFO("no backend configured (%s): running as a group of size 1", lacks);
     return tether__singleton_open(out);
 }
@@ -98,14 +103,14 @@ int tether_init(const char *backend, int strict, tether_group **out)
     if (!known_name(backend))
         return tether__fail(
             TETHER_EINVAL,
-            "tether_init: unknown backend \"%s\"; expected any, ring, mesh, rdma or singleton",
+            "tether_init: unknown backend \"%s\"; expected any, mpi, ring, mesh, rdma or singleton",
             backend);
     const char *env = tether__env("TETHER_BACKEND", NULL);
     if (strcmp(backend, "any") == 0 && env) {
         if (!known_name(env))
             return tether__fail(
                 TETHER_ECONFIG,
-                "TETHER_BACKEND=\"%s\": expected any, ring, mesh, rdma or singleton", env);
+                "TETHER_BACKEND=\"%s\": expected any, mpi, ring, mesh, rdma or singleton", env);
         backend = env;
     }
     TRY(tether__config_load(&cfg));
@@ -119,7 +124,7 @@ int tether_init(const char *backend, int strict, tether_group **out)
 int tether_is_available(const char *backend)
 {
     tether_config cfg;
-    char why[512];
+    char why[1024];
     tether__clear_error();
     if (!backend)
         return 0;
@@ -129,7 +134,7 @@ int tether_is_available(const char *backend)
         return 0;
     for (int i = 0; tether_backends[i]; i++)
         if (strcmp(backend, "any") == 0 || strcmp(backend, tether_backends[i]->name) == 0) {
-            if (ready(tether_backends[i], &cfg, why, sizeof why))
+            if (ready(tether_backends[i], &cfg, why, sizeof why) > 0)
                 return 1;
             tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not available: %s",
                          tether_backends[i]->name, why);

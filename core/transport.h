@@ -35,6 +35,7 @@
 
 typedef struct tether_ep tether_ep;   /* a backend's endpoint: its connections to the world */
 typedef struct tether_req tether_req; /* one posted send or receive, owned by the backend */
+struct tether_coll;                   /* one checked call (core/coll.h) */
 
 #define TETHER_TAG_P2P 0x80000000u  /* seq bit: point-to-point message, seq counts per pair */
 #define TETHER_TAG_CTRL 0x40000000u /* seq bit: core's own control traffic (split) */
@@ -62,14 +63,16 @@ typedef struct tether_tag {
 #define TETHER_CAP_READS_MEMORY 4u
 
 typedef struct tether_transport_ops {
-    const char *name; /* "mesh", "ring", "rdma" */
+    const char *name; /* "mpi", "mesh", "ring", "rdma" */
 
     /* 1 if cfg holds this backend's configuration (what "any" looks for); else 0 and why says
      * what is missing, e.g. "TETHER_HOSTFILE and TETHER_COORDINATOR are unset". */
     int (*configured)(const tether_config *cfg, char *why, size_t why_len);
 
     /* 1 if the backend can run on this machine at all (its libraries load); else 0 and why.
-     * NULL means always usable. */
+     * On success why may say what was found (tether check prints it). NULL means always usable.
+     * The registry asks only a backend that is configured, so nothing is loaded for "any" unless
+     * its configuration is present. */
     int (*usable)(char *why, size_t why_len);
 
     /* Form the world: blocks at most cfg->timeout_ms. Sets *rank and *size. Errors: ECONFIG (bad
@@ -104,6 +107,21 @@ typedef struct tether_transport_ops {
 
     /* Close the endpoint and free it, with every request still pending. */
     void (*close)(tether_ep *ep);
+
+    /* Whole collectives, for a backend that brings its own (MPI: the site's library already has
+     * tuned collectives, communicators and its own matching). NULL for the others; when set,
+     * isend/irecv/test/wait/moved/caps may be NULL, since core then runs no algorithm of its own.
+     * comm is the group's handle from split() (NULL: the world). run() performs one checked call
+     * c (kind SEND_RECV: root is the peer's group rank, sending the direction, send = recv = buf)
+     * whose signature is sig, and returns a TETHER_E* code with the failure recorded. */
+    int (*run)(tether_ep *ep, void *comm, const struct tether_coll *c, uint32_t sig);
+    /* Collective over comm's group: this rank's child for color (color < 0: none, *child NULL),
+     * its rank and size there, and each member's world rank (world_ranks holds size entries of
+     * the parent, enough for any child). */
+    int (*split)(tether_ep *ep, void *comm, int color, int key, void **child, int *rank, int *size,
+                 int *world_ranks);
+    /* Release a handle split() returned. */
+    void (*comm_free)(tether_ep *ep, void *comm);
 } tether_transport_ops;
 
 /* The table of backends: defined in backends/table.c, NULL-terminated, in "any" order. */

@@ -50,11 +50,13 @@ static void check_backends(tether__hostcheck_report *r, const tether_config *cfg
     tether__sb_add(&r->text, "backends:\n");
     for (int i = 0; tether_backends[i]; i++) {
         const tether_transport_ops *b = tether_backends[i];
-        char why[512] = "";
+        char why[1024] = "";
         if (b->usable && !b->usable(why, sizeof why)) {
             tether__sb_addf(&r->text, "  %-10s not usable here: %s\n", b->name, why);
             continue;
         }
+        if (why[0]) /* what it found: the MPI plugin's file and MPI */
+            tether__sb_addf(&r->text, "  %-10s %s\n", b->name, why);
         why[0] = '\0';
         if (b->configured(cfg, why, sizeof why))
             tether__sb_addf(&r->text, "  %-10s usable, configured\n", b->name);
