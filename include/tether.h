@@ -69,11 +69,13 @@ typedef enum {
 typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT } tether_op;
 
 /* Form the group this process belongs to.
- * backend: "any", "ring", "mesh", "rdma" or "singleton"; unknown -> TETHER_EINVAL. TETHER_BACKEND
- * in the environment replaces "any". "any" takes the first backend whose configuration is present,
- * in the order rdma, mesh, ring. With no configuration at all, strict=0 gives a size-1 group and
- * strict=1 returns TETHER_EUNAVAIL naming what each backend lacked. A configuration that is present
- * but broken is always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
+ * backend: "any", "mpi", "ring", "mesh", "rdma" or "singleton"; unknown -> TETHER_EINVAL.
+ * TETHER_BACKEND in the environment replaces "any". "any" takes the first backend whose
+ * configuration is present and whose libraries load, in the order mpi (only under an MPI launcher
+ * such as mpirun, through the MPI plugin: docs/mpi.md), rdma, mesh, ring. With no configuration at
+ * all, strict=0 gives a size-1 group and strict=1 returns TETHER_EUNAVAIL naming what each backend
+ * lacked. A configuration that is present but broken is always an error (TETHER_ECONFIG,
+ * TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
  * On success *out owns the group; free it with tether_group_free(). */
 TETHER_API int tether_init(const char *backend, int strict, tether_group **out);
 
@@ -86,7 +88,7 @@ TETHER_API int tether_is_available(const char *backend);
 TETHER_API int tether_group_rank(const tether_group *g);
 TETHER_API int tether_group_size(const tether_group *g);
 
-/* "mesh", "ring", "rdma" or "singleton": the transport the group runs on. */
+/* "mpi", "mesh", "ring", "rdma" or "singleton": the transport the group runs on. */
 TETHER_API const char *tether_group_backend(const tether_group *g);
 
 /* Collective: every rank of g calls it. Ranks with the same color form one new group, ordered by

@@ -2,7 +2,9 @@
 # scripts/install-deps.sh - install what tether needs to build and test, only what is missing.
 # Debian/Ubuntu: apt-get (as root, or with sudo). macOS: Homebrew. Says every command it runs.
 # Usage: scripts/install-deps.sh [--with-tests]   (--with-tests adds ssh server, numpy, pytest, iperf3,
-# and on Linux clang with its libFuzzer runtime for tests/fuzz)
+# torch, on Linux clang with its libFuzzer runtime for tests/fuzz, and the MPIs the mpi backend's
+# plugins are built and tested against: Open MPI, plus MPICH on Debian, which installs beside it and
+# leaves mpirun to Open MPI)
 set -euo pipefail
 
 with_tests=0
@@ -17,7 +19,7 @@ Darwin)
         exit 1
     }
     pkgs=(cmake pkg-config jansson cmocka)
-    [ $with_tests = 1 ] && pkgs+=(python numpy pytest)
+    [ $with_tests = 1 ] && pkgs+=(python numpy pytest open-mpi)
     missing=()
     for p in "${pkgs[@]}"; do brew list --versions "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ ${#missing[@]} -gt 0 ]; then run brew install "${missing[@]}"; fi
@@ -30,6 +32,7 @@ Linux)
     if [ $with_tests = 1 ]; then
         pkgs+=(libcmocka-dev openssh-server openssh-client iproute2 python3 python3-numpy python3-pytest python3-torch libtorch-dev pybind11-dev)
         pkgs+=(clang libclang-rt-dev) # tests/fuzz: libFuzzer
+        pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev) # tests/mpi: a plugin for each
     fi
     missing=()
     for p in "${pkgs[@]}"; do

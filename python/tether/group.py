@@ -38,7 +38,7 @@ class Group:
 
     @property
     def backend(self):
-        """The transport the group runs on: "mesh", "ring", "rdma" or "singleton"."""
+        """The transport the group runs on: "mpi", "mesh", "ring", "rdma" or "singleton"."""
         return self._backend
 
     @property
@@ -78,8 +78,8 @@ class Group:
 def init(backend="any", strict=False):
     """Join the job this process was launched in and return its world group.
 
-    backend: "any", "ring", "mesh", "rdma" or "singleton" (TETHER_BACKEND in the environment
-    replaces "any"). Without any configuration in the environment the group has size 1, or
+    backend: "any", "mpi", "ring", "mesh", "rdma" or "singleton" (TETHER_BACKEND in the
+    environment replaces "any"; under mpirun "any" is "mpi", docs/mpi.md). Without any configuration in the environment the group has size 1, or
     TetherError(TETHER_EUNAVAIL) when strict. As in mx.distributed, the first group formed
     becomes the default one: init() / init("any") then return it again, and collectives called
     without group= use it.

@@ -4,8 +4,12 @@
     dist.init_process_group(backend="tether")
 
 Ranks find each other the way the tether C library does: TETHER_HOSTFILE (set by `tether launch`),
-TETHER_COORDINATOR, or, under torchrun, a coordinator that rank 0 opens on MASTER_ADDR at a free
-port it publishes through torch's store (MASTER_PORT itself is taken by that store).
+TETHER_COORDINATOR, an MPI launcher (mpirun, mpiexec, srun: tether runs over the site's MPI,
+docs/mpi.md), or, under torchrun, a coordinator that rank 0 opens on MASTER_ADDR at a free port it
+publishes through torch's store (MASTER_PORT itself is taken by that store).
+
+Under an MPI launcher, RANK, WORLD_SIZE and LOCAL_RANK default to the launcher's own numbers when
+this module is imported, so torch's env:// rendezvous needs only MASTER_ADDR and MASTER_PORT.
 """
 import os
 import socket
@@ -22,6 +26,22 @@ BACKEND = "tether"
 # Any of these means tether already knows where the ranks are; torch's store is not needed.
 _CONFIGURED_BY = ("TETHER_HOSTFILE", "MLX_HOSTFILE", "TETHER_COORDINATOR", "MLX_JACCL_COORDINATOR")
 _COORDINATOR_KEY = "tether_torch/coordinator"
+# What an MPI launcher sets in every rank (the C library's list, backends/mpi/mpi_backend.c).
+_MPI_LAUNCHED_BY = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MPI_LOCALNRANKS")
+# Rank, size and local rank as Open MPI's mpirun and MPICH's hydra name them.
+_MPI_NUMBERS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+                ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"))
+
+
+def _numbers_from_mpi_launcher(environ=os.environ):
+    """RANK, WORLD_SIZE, LOCAL_RANK from the MPI launcher's variables, only where they are unset."""
+    for rank, size, local in _MPI_NUMBERS:
+        if rank in environ and size in environ:
+            environ.setdefault("RANK", environ[rank])
+            environ.setdefault("WORLD_SIZE", environ[size])
+            if local in environ:
+                environ.setdefault("LOCAL_RANK", environ[local])
+            return
 
 
 def _free_port():
@@ -35,7 +55,7 @@ def _rendezvous(store, rank, size):
     """Point the C library at this job: torch's rank and size, and a coordinator if none is set."""
     os.environ["TETHER_RANK"] = str(rank)
     os.environ["TETHER_SIZE"] = str(size)
-    if size == 1 or any(os.environ.get(v) for v in _CONFIGURED_BY):
+    if size == 1 or any(os.environ.get(v) for v in _CONFIGURED_BY + _MPI_LAUNCHED_BY):
         return
     master = os.environ.get("MASTER_ADDR")
     if not master:
@@ -62,4 +82,5 @@ def _register():
         dist.Backend.register_backend(BACKEND, _create)
 
 
+_numbers_from_mpi_launcher()
 _register()
