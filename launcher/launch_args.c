@@ -110,6 +110,9 @@ static int check_backend(const char *b)
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(b, known[i]) == 0)
             return 0;
+    if (strcmp(b, "mpi") == 0) /* MPI's own launcher starts those ranks */
+        return usage_error("--backend mpi: start the ranks with the MPI's launcher instead, e.g. "
+                           "'mpirun -n 4 ./prog' (docs/mpi.md)");
     return usage_error("--backend: expected ring, mesh, rdma or any, got '%s'", b);
 }
 
