@@ -89,7 +89,8 @@ static int mpi_open(const tether_config *cfg, tether_ep **out, int *rank, int *s
     if (!plugin)
         return tether__fail(TETHER_EUNAVAIL, "mpi: %s", why);
     void *world = NULL;
-    int rc = plugin->init(&host, &world, rank, size, err, sizeof err);
+    int multiple = 0;
+    int rc = plugin->init(&host, &world, rank, size, &multiple, err, sizeof err);
     if (rc < 0)
         return tether__fail(rc, "mpi: %s (plugin %s, built for %s)", err, path, plugin->built_for);
     /* A plugin for another MPI than the launcher's starts every rank as a world of its own. */
@@ -104,6 +105,9 @@ static int mpi_open(const tether_config *cfg, tether_ep **out, int *rank, int *s
             "TETHER_MPI_PLUGIN names another plugin",
             expected, var, *size, path, plugin->built_for);
     }
+    if (!multiple) /* the program initialised MPI itself, with less */
+        TLOG_WARN("mpi: MPI runs calls from one thread at a time only (not MPI_THREAD_MULTIPLE): "
+                  "use this world's groups from one thread at a time");
     mpi_ep *ep = calloc(1, sizeof *ep);
     if (!ep) {
         plugin->free(world);

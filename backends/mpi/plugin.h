@@ -62,9 +62,10 @@ typedef struct tether_mpi_plugin {
     void (*library)(char *buf, size_t len);
 
     /* Initialise MPI (MPI_THREAD_MULTIPLE asked; an MPI the program initialised itself is used
-     * as it is) and return the world's handle, this rank and the size. */
-    int (*init)(const tether_mpi_host *host, void **world, int *rank, int *size, char *err,
-                size_t len);
+     * as it is) and return the world's handle, this rank and the size; *multiple = 1 when MPI
+     * runs calls from several threads at once (MPI_THREAD_MULTIPLE). */
+    int (*init)(const tether_mpi_host *host, void **world, int *rank, int *size, int *multiple,
+                char *err, size_t len);
 
     /* MPI_Comm_split of comm: *child NULL when color < 0. world_ranks gets each member's rank
      * in the world, in child rank order. */

@@ -202,8 +202,10 @@ static int start_mpi(char *err, size_t len)
     MPI_Initialized(&started);
     if (!started) {
         int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
-        if (rc != MPI_SUCCESS)
-            return mpi_fail(rc, "MPI_Init_thread", MPI_COMM_SELF, err, len);
+        if (rc != MPI_SUCCESS) { /* no other MPI call is defined now, not even its error string */
+            snprintf(err, len, "MPI_Init_thread failed with error %d", rc);
+            return TETHER_EUNAVAIL;
+        }
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         atexit(finalize_at_exit);
     }
@@ -241,8 +243,8 @@ static int wrap(MPI_Comm comm, void **out, char *err, size_t len)
     return TETHER_OK;
 }
 
-static int plugin_init(const tether_mpi_host *h, void **world, int *rank, int *size, char *err,
-                       size_t len)
+static int plugin_init(const tether_mpi_host *h, void **world, int *rank, int *size, int *multiple,
+                       char *err, size_t len)
 {
     pthread_mutex_lock(&init_lock);
     host = h;
@@ -258,6 +260,9 @@ static int plugin_init(const tether_mpi_host *h, void **world, int *rank, int *s
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm, rank);
     MPI_Comm_size(comm, size);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    *multiple = level == MPI_THREAD_MULTIPLE;
     return wrap(comm, world, err, len);
 }
 
