@@ -5,6 +5,11 @@
  * MPI_LOCALNRANKS. The file is looked for beside the module holding libtether (libtether.so, or a
  * program linked with the static library), then by name on the loader's search path, as an
  * installed plugin sits beside an installed libtether. */
+/* dladdr is an extension every system tether runs on has (glibc declares it only for GNU
+ * sources; the portable build asks for POSIX + defaults). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
 #include "load.h"
 
 #include <dlfcn.h>
