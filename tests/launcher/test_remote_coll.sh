@@ -9,9 +9,10 @@ cat >"$WORK/hosts.json" <<JSON
 [{"ssh": "node1", "ips": ["127.0.0.1"]}, {"ssh": "node2", "ips": ["127.0.0.2"]},
  {"ssh": "node3", "ips": ["127.0.0.3"]}]
 JSON
-# The backends `tether check` calls usable here (not "not usable here: ..."), singleton aside.
+# The backends `tether check` calls usable here (not "not usable here: ..."), singleton aside, and
+# mpi, whose ranks MPI's own launcher starts (tests/mpi).
 backends=$("$TETHER" check | awk '/^backends:/ { on = 1; next }
-    on && /^  / { if ($1 != "singleton" && $2 ~ /^usable/) print $1; next } { on = 0 }')
+    on && /^  / { if ($1 != "singleton" && $1 != "mpi" && $2 ~ /^usable/) print $1; next } { on = 0 }')
 for b in $backends; do
     launch --hostfile "$WORK/hosts.json" -n 2 --backend "$b" --ssh-command "$SSH_CMD" --timeout 60 \
         --starting-port "$(free_port_base 8)" -- "$ALL_SUM"
