@@ -327,6 +327,32 @@ static int recv_exact(const tether_mpi_call *c, MPI_Datatype t, MPI_Comm comm, c
     return TETHER_EMISMATCH;
 }
 
+/* Bytes before this rank's block of a buffer of count-element blocks, one per rank: where the
+ * in-place forms of all-gather (send in recv) and reduce-scatter (recv in send) put it. */
+static size_t own_block(MPI_Comm comm, MPI_Datatype t, size_t count)
+{
+    int rank = 0, esize = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Type_size(t, &esize);
+    return (size_t)rank * count * (size_t)esize;
+}
+
+/* Reduce-scatter; in place, recv is this rank's block of send: MPI's in-place form reduces the
+ * whole send buffer (which the caller lets tether write) and leaves the result at its start. */
+static int reduce_scatter(const tether_mpi_call *c, MPI_Datatype t, MPI_Comm comm)
+{
+    MPI_Op op = mpi_op(c->dtype, c->op);
+    size_t at = own_block(comm, t, c->count);
+    if ((const char *)c->recv != (const char *)c->send + at)
+        return MPI_Reduce_scatter_block(c->send, c->recv, (int)c->count, t, op, comm);
+    int esize = 0,
+        rc = MPI_Reduce_scatter_block(MPI_IN_PLACE, (void *)c->send, (int)c->count, t, op, comm);
+    MPI_Type_size(t, &esize);
+    if (rc == MPI_SUCCESS && at)
+        memmove(c->recv, c->send, c->count * (size_t)esize);
+    return rc;
+}
+
 static int plugin_run(void *handle, const tether_mpi_call *c, char *err, size_t len)
 {
     MPI_Comm comm = ((plugin_comm *)handle)->comm;
@@ -337,28 +363,25 @@ static int plugin_run(void *handle, const tether_mpi_call *c, char *err, size_t 
                  c->count, INT_MAX);
         return TETHER_EINVAL;
     }
-    int n = (int)c->count, rank = 0, esize = 0, rc = MPI_SUCCESS;
+    int n = (int)c->count, rc = MPI_SUCCESS;
     MPI_Datatype t = mpi_type(c->dtype);
-    const void *in = c->send == c->recv ? MPI_IN_PLACE : c->send;
     const char *what = "";
     switch (c->kind) {
     case TETHER_MPI_ALL_REDUCE:
         what = "MPI_Allreduce";
-        rc = MPI_Allreduce(in, c->recv, n, t, mpi_op(c->dtype, c->op), comm);
+        rc = MPI_Allreduce(c->send == c->recv ? MPI_IN_PLACE : c->send, c->recv, n, t,
+                           mpi_op(c->dtype, c->op), comm);
         break;
-    case TETHER_MPI_ALL_GATHER:
-        /* in place: this rank's block already sits at its place in recv */
-        MPI_Comm_rank(comm, &rank);
-        MPI_Type_size(t, &esize);
-        in = c->send == (const char *)c->recv + (size_t)rank * c->count * (size_t)esize
-                 ? MPI_IN_PLACE
-                 : c->send;
+    case TETHER_MPI_ALL_GATHER: /* in place: this rank's block already sits at its place in recv */
         what = "MPI_Allgather";
-        rc = MPI_Allgather(in, n, t, c->recv, n, t, comm);
+        rc = MPI_Allgather(c->send == (const char *)c->recv + own_block(comm, t, c->count)
+                               ? MPI_IN_PLACE
+                               : c->send,
+                           n, t, c->recv, n, t, comm);
         break;
     case TETHER_MPI_REDUCE_SCATTER:
         what = "MPI_Reduce_scatter_block";
-        rc = MPI_Reduce_scatter_block(in, c->recv, n, t, mpi_op(c->dtype, c->op), comm);
+        rc = reduce_scatter(c, t, comm);
         break;
     case TETHER_MPI_BROADCAST:
         what = "MPI_Bcast";
