@@ -10,15 +10,7 @@
 
 #include "backends/rdma/rdma_impl.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    return 0; /* nothing to set up (replay.c calls it for every harness) */
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

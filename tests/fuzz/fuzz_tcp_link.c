@@ -25,7 +25,6 @@
 
 #define TOKEN "fuzz-token"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int port1;
@@ -42,10 +41,10 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+/* Once per process, before the first input (not LLVMFuzzerInitialize: replay.c would need a weak
+ * reference to it, which does not link for macOS). */
+static void set_up(void)
 {
-    (void)argc;
-    (void)argv;
     static char path[] = "/tmp/tether-fuzz-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)
@@ -59,7 +58,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     setenv("TETHER_TIMEOUT", "2", 1);
     setenv("TETHER_TCP_CMA_MIN", "0", 1);
     signal(SIGPIPE, SIG_IGN);
-    return 0;
 }
 
 typedef struct rank1 {
@@ -97,7 +95,7 @@ static int connect_rank1(void)
 static void send_all(int fd, const void *p, size_t n)
 {
     while (n > 0) {
-        ssize_t k = send(fd, p, n, 0); /* SIGPIPE is ignored (LLVMFuzzerInitialize) */
+        ssize_t k = send(fd, p, n, 0); /* SIGPIPE is ignored (set_up) */
         if (k <= 0)
             return; /* the rank dropped us: what it does next is what is tested */
         p = (const char *)p + k;
@@ -163,6 +161,8 @@ static void receive_one(tether_ep *ep)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, set_up);
     if (size < 1)
         return 0;
     rank1 r = {.ep = NULL};

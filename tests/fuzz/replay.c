@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
@@ -63,7 +62,6 @@ static int run_path(const char *path, int *count)
 int main(int argc, char **argv)
 {
     int bad = 0, count = 0;
-    LLVMFuzzerInitialize(&argc, &argv);
     for (int i = 1; i < argc; i++)
         bad |= run_path(argv[i], &count);
     printf("%s: %d inputs replayed\n", argv[0], count);
