@@ -186,6 +186,10 @@ int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f
  * agreement's, above any segment number. */
 #define TETHER_AGREE_STEP 0x40000000u
 int tether__disseminate(tether_group *g, uint32_t step0);
+/* The same in two halves, so a call can move its data meanwhile: start posts round 0 into
+ * round0; finish waits for it and runs the other rounds. */
+int tether__disseminate_start(tether_group *g, uint32_t step0, tether_req *round0[2]);
+int tether__disseminate_finish(tether_group *g, uint32_t step0, tether_req *round0[2]);
 
 /* TETHER_TREE_BELOW in bytes into *out, dflt when it is unset; -1 when malformed. */
 int tether__tree_below(size_t dflt, size_t *out);

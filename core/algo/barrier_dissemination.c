@@ -14,15 +14,32 @@
  * the same call (a receive it waits for meets the other signature, or the abort). */
 #include "core/algo/algo.h"
 
-int tether__disseminate(tether_group *g, uint32_t step0)
+/* Empty messages still need a valid address; nothing is ever written there. */
+static char token;
+
+int tether__disseminate_start(tether_group *g, uint32_t step0, tether_req *round0[2])
 {
     int n = g->size;
-    char token = 0; /* empty messages still need a valid address */
-    uint32_t round = 0;
-    for (int dist = 1; dist < n; dist <<= 1, round++)
+    TRY(tether__irecv(g, tether__mod(g->rank - 1, n), &token, 0, step0, &round0[0]));
+    return tether__isend(g, (g->rank + 1) % n, &token, 0, step0, &round0[1]);
+}
+
+int tether__disseminate_finish(tether_group *g, uint32_t step0, tether_req *round0[2])
+{
+    int n = g->size;
+    uint32_t round = 1;
+    TRY(tether__waitall(g, round0, 2));
+    for (int dist = 2; dist < n; dist <<= 1, round++)
         TRY(tether__sendrecv(g, (g->rank + dist) % n, &token, 0, tether__mod(g->rank - dist, n),
                              &token, 0, step0 + round));
     return TETHER_OK;
+}
+
+int tether__disseminate(tether_group *g, uint32_t step0)
+{
+    tether_req *round0[2] = {NULL, NULL};
+    TRY(tether__disseminate_start(g, step0, round0));
+    return tether__disseminate_finish(g, step0, round0);
 }
 
 int tether__barrier_dissemination(tether_group *g, const tether_coll *c)
