@@ -3,8 +3,33 @@
 
 #include <utility>
 
+#include <Python.h>
+
 namespace tether_torch
 {
+
+namespace
+{
+
+/* Releases the GIL for its lifetime when this thread holds it (a group dropped from Python), and
+ * does nothing otherwise (dropped from a C++ thread, or after the interpreter finalised). */
+class NoGil
+{
+  public:
+    NoGil() : state_(Py_IsInitialized() && PyGILState_Check() ? PyEval_SaveThread() : nullptr) {}
+    ~NoGil()
+    {
+        if (state_)
+            PyEval_RestoreThread(state_);
+    }
+    NoGil(const NoGil &) = delete;
+    NoGil &operator=(const NoGil &) = delete;
+
+  private:
+    PyThreadState *state_;
+};
+
+} // namespace
 
 ProgressThread::ProgressThread() : thread_([this] { run(); }) {}
 
@@ -15,16 +40,24 @@ ProgressThread::~ProgressThread()
         stopping_ = true;
     }
     ready_.notify_one();
-    thread_.join();
+    {
+        /* A task may end in a Python callback (a future's then()) that needs the GIL. */
+        NoGil nogil;
+        thread_.join();
+    }
+    finished_.clear(); /* here, with the GIL held again if the caller held it */
 }
 
 void ProgressThread::post(std::function<void()> task)
 {
+    std::vector<std::function<void()>> done;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         tasks_.push_back(std::move(task));
+        done.swap(finished_);
     }
     ready_.notify_one();
+    /* done is dropped here, outside the lock, on the caller's thread. */
 }
 
 void ProgressThread::run()
@@ -41,6 +74,8 @@ void ProgressThread::run()
             tasks_.pop_front();
         }
         task();
+        std::lock_guard<std::mutex> lock(mutex_);
+        finished_.push_back(std::move(task));
     }
 }
 
