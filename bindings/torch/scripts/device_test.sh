@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # bindings/torch/scripts/device_test.sh - build tether and tether_torch against the PyTorch of a
-# machine that lacks jansson (and perhaps pytest), then run the torch tests there. Made for a GPU
-# machine with a pip PyTorch 2.x (Ubuntu 24.04, no network): what it lacks travels as Debian .debs.
-#
-#   scripts here:   mkdir -p DEBS && (cd DEBS && apt-get download libjansson4 libjansson-dev \
-#                     python3-pytest python3-pluggy python3-iniconfig python3-py python3-attr \
-#                     python3-exceptiongroup python3-packaging)
-#   there:          DEBS=/path/to/DEBS bindings/torch/scripts/device_test.sh [ctest -R regex]
-#
-# Run from the source root. Builds into build-device/; the .debs are unpacked into /tmp/tether-deps
-# (never into /). TETHER_DEVICE_TESTS (default: the torch tests) picks what ctest runs.
+# machine that lacks jansson and cmocka (and perhaps pytest), then run the torch tests there. Made
+# for a GPU machine with a pip PyTorch 2.x (Ubuntu 24.04, no network): what it lacks travels as
+# Debian 12 .debs, fetched here with
+#   mkdir -p DEBS && cd DEBS && apt-get download libjansson4 libjansson-dev libcmocka0 \
+#     libcmocka-dev python3-pytest python3-pluggy python3-iniconfig python3-py python3-attr \
+#     python3-exceptiongroup python3-packaging
+# and used there, from the source root:
+#   DEBS=/path/to/DEBS bindings/torch/scripts/device_test.sh [CTEST_REGEX]
+# The .debs are unpacked into /tmp/tether-deps (never into /); the build goes to build-device/.
+# CTEST_REGEX picks the tests (default: every torch test).
 set -euo pipefail
 : "${DEBS:?set DEBS to the folder of .debs}"
 tests="${1:-^torch\.}"
