@@ -46,7 +46,7 @@ class Decoder(nn.Module):
         self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), 1))
 
     def forward(self, idx):
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
         for b in self.blocks:
             x = b(x, self.mask)
         return self.ln(x) @ self.tok.weight.t()

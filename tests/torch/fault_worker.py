@@ -4,6 +4,7 @@ DDP training over tether; the last rank SIGKILLs itself in the middle of step KI
 writing the time to FAULT_DIR. Every other rank must raise from a tether call: it prints how long
 after the kill that happened. Survivors ignore the launcher's SIGTERM (it stops the remaining
 ranks when one dies, SIGKILL 3 s later) so that the raise, not the launcher, ends them.
+TETHER_TEST_DEVICE (default cpu) is where the model and batches live.
 """
 import os
 import signal
@@ -27,11 +28,13 @@ def main():
     victim = size - 1
     stamp = os.path.join(os.environ["FAULT_DIR"], "killed_at")
     torch.manual_seed(0)
-    net = DDP(nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 8)), bucket_cap_mb=0.1)
+    device = torch.device(os.environ.get("TETHER_TEST_DEVICE", "cpu"))
+    net = DDP(nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 8)).to(device),
+              bucket_cap_mb=0.1)
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
     try:
         for step in range(STEPS):
-            loss = net(torch.randn(16, 64)).square().mean()
+            loss = net(torch.randn(16, 64, device=device)).square().mean()
             if rank == victim and step == KILL_STEP:
                 with open(stamp, "w") as f:
                     f.write(repr(time.time()))

@@ -1,19 +1,23 @@
 """Every collective of the tether backend against a reference computed locally with torch.
 
 Rank r's input is made by data(r, ...), so every rank can build all inputs and compute what the
-collective must give without communicating.
+collective must give without communicating. TETHER_TEST_DEVICE (default cpu; cuda, mps) is where
+every tensor lives: accelerator tensors are staged through host memory by the backend.
 """
+import os
+
 import pytest
 import torch
 import torch.distributed as dist
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
           torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
+DEVICE = torch.device(os.environ.get("TETHER_TEST_DEVICE", "cpu"))
 OPS = {dist.ReduceOp.SUM: "sum", dist.ReduceOp.PRODUCT: "prod", dist.ReduceOp.MIN: "min",
        dist.ReduceOp.MAX: "max", dist.ReduceOp.AVG: "avg"}
 
 
-def data(rank, n, dtype, salt=0):
+def host_data(rank, n, dtype, salt=0):
     """Small values so sums and products stay exact in every dtype (bool: a pattern)."""
     g = torch.Generator().manual_seed(1000 * rank + salt)
     if dtype == torch.bool:
@@ -23,6 +27,15 @@ def data(rank, n, dtype, salt=0):
                              torch.randint(-2, 3, (n,), generator=g).float())
     low = 0 if dtype == torch.uint8 else -2
     return torch.randint(low, 3, (n,), generator=g).to(dtype)
+
+
+def data(rank, n, dtype, salt=0):
+    """Rank rank's input of n elements, on DEVICE."""
+    return host_data(rank, n, dtype, salt).to(DEVICE)
+
+
+def empty(*shape, dtype=torch.float32):
+    return torch.empty(*shape, dtype=dtype, device=DEVICE)
 
 
 def reduce_ref(xs, op):
@@ -55,6 +68,8 @@ def applicable(dtype, op):
 
 
 def close(got, want):
+    assert got.device == DEVICE, f"result on {got.device}, expected {DEVICE}"
+    got, want = got.cpu(), want.cpu()
     if got.dtype in (torch.float16, torch.bfloat16):
         torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-2)
     else:
@@ -86,7 +101,7 @@ def test_all_reduce_non_contiguous(world):
 
 
 def test_all_reduce_empty(world):
-    t = torch.zeros(0)
+    t = empty(0)
     dist.all_reduce(t)
     assert t.numel() == 0
 
@@ -145,7 +160,7 @@ def test_reduce(world, dtype, op):
 def test_gather(world):
     rank, size = world
     for root in range(size):
-        out = [torch.empty(3, 2, dtype=torch.int64) for _ in range(size)] if rank == root else None
+        out = [empty(3, 2, dtype=torch.int64) for _ in range(size)] if rank == root else None
         dist.gather(data(rank, 6, torch.int64, salt=root).view(3, 2), out, dst=root)
         if rank == root:
             for r in range(size):
@@ -156,14 +171,14 @@ def test_scatter(world):
     rank, size = world
     for root in range(size):
         ins = [data(r, 5, torch.float64, salt=root) for r in range(size)] if rank == root else None
-        t = torch.empty(5, dtype=torch.float64)
+        t = empty(5, dtype=torch.float64)
         dist.scatter(t, ins, src=root)
         close(t, data(rank, 5, torch.float64, salt=root))
 
 
 def test_all_gather(world):
     rank, size = world
-    out = [torch.empty(2, 3, dtype=torch.int32) for _ in range(size)]
+    out = [empty(2, 3, dtype=torch.int32) for _ in range(size)]
     dist.all_gather(out, data(rank, 6, torch.int32).view(2, 3))
     for r in range(size):
         close(out[r], data(r, 6, torch.int32).view(2, 3))
@@ -171,7 +186,7 @@ def test_all_gather(world):
 
 def test_all_gather_into_tensor(world):
     rank, size = world
-    out = torch.empty(size * 7, dtype=torch.float64)
+    out = empty(size * 7, dtype=torch.float64)
     dist.all_gather_into_tensor(out, data(rank, 7, torch.float64))
     close(out, torch.cat([data(r, 7, torch.float64) for r in range(size)]))
 
@@ -180,7 +195,7 @@ def test_all_gather_coalesced(world):
     rank, size = world
     shapes = [(2,), (3, 2)]
     ins = [data(rank, 2, torch.float32), data(rank, 6, torch.float32, salt=1).view(3, 2)]
-    outs = [[torch.empty(s) for s in shapes] for _ in range(size)]
+    outs = [[empty(s) for s in shapes] for _ in range(size)]
     dist.all_gather_coalesced(outs, ins)
     for r in range(size):
         close(outs[r][0], data(r, 2, torch.float32))
@@ -192,7 +207,7 @@ def test_all_gather_coalesced(world):
 def test_reduce_scatter_tensor(world, op):
     rank, size = world
     t = data(rank, 5 * size, torch.float32)
-    out = torch.empty(5)
+    out = empty(5)
     dist.reduce_scatter_tensor(out, t, op=op)
     want = reduce_ref([data(r, 5 * size, torch.float32) for r in range(size)], OPS[op])
     close(out, want[5 * rank:5 * rank + 5])
@@ -201,7 +216,7 @@ def test_reduce_scatter_tensor(world, op):
 def test_reduce_scatter_list(world):
     rank, size = world
     ins = [data(rank, 4, torch.int64, salt=j) for j in range(size)]
-    out = torch.empty(4, dtype=torch.int64)
+    out = empty(4, dtype=torch.int64)
     dist.reduce_scatter(out, ins)
     close(out, reduce_ref([data(r, 4, torch.int64, salt=rank) for r in range(size)], "sum"))
 
@@ -209,7 +224,7 @@ def test_reduce_scatter_list(world):
 def test_all_to_all_single_equal(world):
     rank, size = world
     t = data(rank, 3 * size, torch.float32)
-    out = torch.empty(3 * size)
+    out = empty(3 * size)
     dist.all_to_all_single(out, t)
     close(out, torch.cat([data(r, 3 * size, torch.float32)[3 * rank:3 * rank + 3]
                           for r in range(size)]))
@@ -225,7 +240,7 @@ def test_all_to_all_single_uneven(world):
     in_splits = [sends(rank, d) for d in range(size)]
     out_splits = [sends(s, rank) for s in range(size)]
     t = data(rank, 2 * sum(in_splits), torch.float32, salt=7).view(-1, 2)
-    out = torch.empty(sum(out_splits), 2)
+    out = empty(sum(out_splits), 2)
     dist.all_to_all_single(out, t, out_splits, in_splits)
     want = []
     for s in range(size):
@@ -238,7 +253,7 @@ def test_all_to_all_single_uneven(world):
 def test_all_to_all_list(world):
     rank, size = world
     ins = [data(rank, j + 1, torch.int32, salt=j) for j in range(size)]
-    outs = [torch.empty(rank + 1, dtype=torch.int32) for _ in range(size)]
+    outs = [empty(rank + 1, dtype=torch.int32) for _ in range(size)]
     dist.all_to_all(outs, ins)
     for s in range(size):
         close(outs[s], data(s, rank + 1, torch.int32, salt=rank))
@@ -250,7 +265,7 @@ def test_send_recv_ring(world):
         pytest.skip("send/recv needs two ranks")
     right, left = (rank + 1) % size, (rank - 1) % size
     # Even ranks send first, odd ranks receive first: no pair waits on each other.
-    got = torch.empty(11, dtype=torch.float64)
+    got = empty(11, dtype=torch.float64)
     if rank % 2 == 0:
         dist.send(data(rank, 11, torch.float64), right)
         dist.recv(got, left)
@@ -267,7 +282,7 @@ def test_isend_irecv(world):
     if rank == 0:
         works = [dist.isend(data(0, 5, torch.int64, salt=d), d) for d in range(1, size)]
     else:
-        got = torch.empty(5, dtype=torch.int64)
+        got = empty(5, dtype=torch.int64)
         works = [dist.irecv(got, 0)]
     for w in works:
         w.wait()
@@ -282,15 +297,15 @@ def test_barrier(world):
 def test_bad_arguments_raise_at_the_call(world):
     rank, size = world
     with pytest.raises(ValueError, match="tether all_gather_into_tensor"):
-        dist.all_gather_into_tensor(torch.empty(size * 3 + 1), torch.ones(3))
+        dist.all_gather_into_tensor(empty(size * 3 + 1), empty(3))
     with pytest.raises(ValueError, match="tether allreduce: AVG needs a floating-point"):
-        dist.all_reduce(torch.ones(2, dtype=torch.int64), op=dist.ReduceOp.AVG)
+        dist.all_reduce(empty(2, dtype=torch.int64), op=dist.ReduceOp.AVG)
     with pytest.raises(ValueError, match="tether gather: expected"):
-        dist.gather(torch.ones(1), [torch.ones(1)] * (size + 1), dst=rank)
+        dist.gather(empty(1), [empty(1)] * (size + 1), dst=rank)
     with pytest.raises(RuntimeError, match="does not support"):
         dist.recv(torch.ones(1))  # from any source
     # The group is still usable after argument errors.
-    t = torch.ones(3)
+    t = torch.ones(3, device=DEVICE)
     dist.all_reduce(t)
     close(t, torch.full((3,), float(size)))
 

@@ -4,25 +4,30 @@ DDP run over gloo.
 
 Each rank trains on its slice of one global batch with a mean loss; DDP averages the gradients,
 which is the gradient of the mean loss over the whole batch. Small buckets make DDP send several
-all-reduces per step while backward is still running.
+all-reduces per step while backward is still running. TETHER_TEST_DEVICE (default cpu) is where
+the model and batches live (gloo stages CUDA tensors through host memory too).
 """
+import os
+
 import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 STEPS, PER_RANK = 20, 6
+DEVICE = torch.device(os.environ.get("TETHER_TEST_DEVICE", "cpu"))
 
 
 def model():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 4))
+    return nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(),
+                         nn.Linear(32, 4)).to(DEVICE)
 
 
 def batches(size):
     g = torch.Generator().manual_seed(1)
-    return [(torch.randn(PER_RANK * size, 8, generator=g), torch.randn(PER_RANK * size, 4, generator=g))
-            for _ in range(STEPS)]
+    return [(torch.randn(PER_RANK * size, 8, generator=g).to(DEVICE),
+             torch.randn(PER_RANK * size, 4, generator=g).to(DEVICE)) for _ in range(STEPS)]
 
 
 def train(net, data, rank, size):
@@ -45,6 +50,7 @@ def test_ddp_matches_single_process_and_gloo(world):
     gloo = dist.new_group(backend="gloo")
     over_gloo = train(DDP(model(), process_group=gloo, bucket_cap_mb=0.002), data, rank, size)
 
+    assert over_tether.device == DEVICE
     torch.testing.assert_close(over_tether, reference, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(over_tether, over_gloo, rtol=1e-5, atol=1e-6)
     # Every rank holds the same parameters (checked over gloo, independent of tether).

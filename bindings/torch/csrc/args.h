@@ -53,13 +53,15 @@ inline tether_dtype dtype_of(const at::Tensor &t, const char *call)
     }
 }
 
-/* A dense CPU tensor of a supported dtype; returns that dtype. */
+/* A dense tensor of a supported dtype on the CPU, or on CUDA or MPS (staged through host memory,
+ * staging.h); returns that dtype. */
 inline tether_dtype check_tensor(const at::Tensor &t, const char *call)
 {
     if (!t.defined())
         bad_arg(call, "undefined tensor");
-    if (!t.device().is_cpu())
-        bad_arg(call, "tensor on " + t.device().str() + ": tether moves CPU tensors only");
+    if (!t.device().is_cpu() && !t.device().is_cuda() && !t.device().is_mps())
+        bad_arg(call,
+                "tensor on " + t.device().str() + ": tether moves CPU, CUDA and MPS tensors only");
     if (t.layout() != at::kStrided)
         bad_arg(call, "sparse tensors are not supported");
     return dtype_of(t, call);
@@ -70,6 +72,9 @@ inline void check_like(const at::Tensor &t, const at::Tensor &like, bool same_nu
                        const char *call)
 {
     check_tensor(t, call);
+    if (t.device() != like.device())
+        bad_arg(call, "tensors on different devices in one call: " + t.device().str() + " and " +
+                          like.device().str());
     if (t.scalar_type() != like.scalar_type())
         bad_arg(call, std::string("tensors of different dtypes in one call: ") +
                           c10::toString(t.scalar_type()) + " and " +

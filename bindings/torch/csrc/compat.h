@@ -7,6 +7,9 @@
 #pragma once
 
 #include <chrono>
+#include <thread>
+
+#include <c10/core/Event.h>
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
@@ -28,5 +31,17 @@ using TetherBase = c10d::ProcessGroup;
 
 /* Work.wait()'s "no timeout" value: a global in both versions, named here once. */
 constexpr std::chrono::milliseconds kWaitForever = kNoTimeout;
+
+/* Blocks this thread until the work recorded in e has run on its device. torch 1.x's Event has no
+ * synchronize(): poll it. */
+inline void wait_for_event(const c10::Event &e)
+{
+#if TORCH_VERSION_MAJOR >= 2
+    e.synchronize();
+#else
+    while (!e.query())
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+#endif
+}
 
 } // namespace tether_torch

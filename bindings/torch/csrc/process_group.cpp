@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "args.h"
+#include "staging.h"
 #include "tether.h"
 #include "work.h"
 
@@ -176,15 +177,19 @@ ProcessGroupTether::~ProcessGroupTether()
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue(c10d::OpType type, const char *call,
                                                            std::vector<at::Tensor> outputs,
+                                                           std::shared_ptr<const Staging> staged,
                                                            Body body)
 {
     auto work = c10::make_intrusive<TetherWork>(rank_, type, call, std::move(outputs), timeout_);
-    progress_->post([work, call, g = group_, body = std::move(body)] {
+    progress_->post([work, call, g = group_, staged = std::move(staged), body = std::move(body)] {
         std::exception_ptr error;
         try {
+            staged->ready();
             const int rc = body(g);
             if (rc != TETHER_OK)
                 error = std::make_exception_ptr(std::runtime_error(failure(call, rc)));
+            else
+                staged->finish();
         } catch (...) {
             error = std::current_exception();
         }
@@ -200,11 +205,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::broadcast(std::vector<at::Ten
     const at::Tensor t = single(tensors, call);
     const tether_dtype dt = dtype_of(t, call);
     const int root = checked_root(opts.rootRank, opts.rootTensor, size_, call);
-    return enqueue(c10d::OpType::BROADCAST, call, {t}, [t, dt, root](tether_group *g) {
-        return on_contiguous(t, [&](const at::Tensor &c) {
-            return tether_broadcast(g, c.data_ptr(), c.numel(), dt, root);
-        });
-    });
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::BROADCAST, call, {t}, st,
+                   [h = st->inout(t), dt, root](tether_group *g) {
+                       return on_contiguous(h, [&](const at::Tensor &c) {
+                           return tether_broadcast(g, c.data_ptr(), c.numel(), dt, root);
+                       });
+                   });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Tensor> &tensors,
@@ -215,14 +222,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Ten
     const tether_dtype dt = dtype_of(t, call);
     const Reduction red = reduction_of(opts.reduceOp, t, call);
     const int n = size_;
-    return enqueue(c10d::OpType::ALLREDUCE, call, {t}, [t, dt, red, n](tether_group *g) {
-        return on_contiguous(t, [&](const at::Tensor &c) {
-            const int rc = tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
-            if (rc == TETHER_OK && red.average)
-                c.div_(n);
-            return rc;
+    const auto st = std::make_shared<Staging>();
+    return enqueue(
+        c10d::OpType::ALLREDUCE, call, {t}, st, [h = st->inout(t), dt, red, n](tether_group *g) {
+            return on_contiguous(h, [&](const at::Tensor &c) {
+                const int rc =
+                    tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
+                if (rc == TETHER_OK && red.average)
+                    c.div_(n);
+                return rc;
+            });
         });
-    });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::reduce(std::vector<at::Tensor> &tensors,
@@ -234,12 +244,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::reduce(std::vector<at::Tensor
     const Reduction red = reduction_of(opts.reduceOp, t, call);
     const bool root = checked_root(opts.rootRank, opts.rootTensor, size_, call) == rank_;
     const int n = size_;
-    return enqueue(c10d::OpType::REDUCE, call, {t}, [t, dt, red, n, root](tether_group *g) {
+    const auto st = std::make_shared<Staging>();
+    const at::Tensor h = root ? st->inout(t) : st->in(t);
+    return enqueue(c10d::OpType::REDUCE, call, {t}, st, [h, dt, red, n, root](tether_group *g) {
         if (!root) { /* its tensor stays as it was */
-            const at::Tensor c = t.contiguous().clone();
+            const at::Tensor c = h.contiguous().clone();
             return tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
         }
-        return on_contiguous(t, [&](const at::Tensor &c) {
+        return on_contiguous(h, [&](const at::Tensor &c) {
             const int rc = tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
             if (rc == TETHER_OK && red.average)
                 c.div_(n);
@@ -258,8 +270,11 @@ ProcessGroupTether::gather(std::vector<std::vector<at::Tensor>> &outputs,
     const bool root = checked_root(opts.rootRank, 0, size_, call) == rank_;
     const std::vector<at::Tensor> outs = per_rank_list(outputs, root, in, size_, call);
     const int n = size_;
-    return enqueue(c10d::OpType::GATHER, call, outs,
-                   [in, outs, dt, n](tether_group *g) { return gather_into(g, in, outs, dt, n); });
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::GATHER, call, outs, st,
+                   [in = st->in(in), outs = st->out(outs), dt, n](tether_group *g) {
+                       return gather_into(g, in, outs, dt, n);
+                   });
 }
 
 c10::intrusive_ptr<c10d::Work>
@@ -273,8 +288,9 @@ ProcessGroupTether::scatter(std::vector<at::Tensor> &outputs,
     const int root = checked_root(opts.rootRank, 0, size_, call);
     const std::vector<at::Tensor> ins = per_rank_list(inputs, root == rank_, out, size_, call);
     const int n = size_, me = rank_;
-    return enqueue(c10d::OpType::SCATTER, call, {out},
-                   [out, ins, dt, n, me, root](tether_group *g) {
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::SCATTER, call, {out}, st,
+                   [out = st->out(out), ins = st->in(ins), dt, n, me, root](tether_group *g) {
                        const int64_t count = out.numel();
                        const at::Tensor all =
                            ins.empty() ? at::empty({n * count}, out.options()) : flatten(ins);
@@ -293,8 +309,9 @@ ProcessGroupTether::allreduce_coalesced(std::vector<at::Tensor> &tensors,
     const tether_dtype dt = check_list(tensors, false, call);
     const Reduction red = reduction_of(opts.reduceOp, tensors[0], call);
     const int n = size_;
-    return enqueue(c10d::OpType::ALLREDUCE_COALESCED, call, tensors,
-                   [ts = tensors, dt, red, n](tether_group *g) {
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::ALLREDUCE_COALESCED, call, tensors, st,
+                   [ts = st->inout(tensors), dt, red, n](tether_group *g) {
                        const at::Tensor flat = flatten(ts);
                        const int rc = tether_all_reduce(g, flat.data_ptr(), flat.data_ptr(),
                                                         flat.numel(), dt, red.op);
@@ -316,8 +333,11 @@ ProcessGroupTether::allgather(std::vector<std::vector<at::Tensor>> &outputs,
     const tether_dtype dt = dtype_of(in, call);
     const std::vector<at::Tensor> outs = per_rank_list(outputs, true, in, size_, call);
     const int n = size_;
-    return enqueue(c10d::OpType::ALLGATHER, call, outs,
-                   [in, outs, dt, n](tether_group *g) { return gather_into(g, in, outs, dt, n); });
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::ALLGATHER, call, outs, st,
+                   [in = st->in(in), outs = st->out(outs), dt, n](tether_group *g) {
+                       return gather_into(g, in, outs, dt, n);
+                   });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::_allgather_base(at::Tensor &output,
@@ -330,8 +350,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::_allgather_base(at::Tensor &o
     if (output.numel() != input.numel() * size_)
         bad_arg(call, "output has " + std::to_string(output.numel()) + " elements, expected " +
                           std::to_string(size_) + " x " + std::to_string(input.numel()));
-    return enqueue(c10d::OpType::_ALLGATHER_BASE, call, {output},
-                   [in = input, out = output, dt](tether_group *g) {
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::_ALLGATHER_BASE, call, {output}, st,
+                   [in = st->in(input), out = st->out(output), dt](tether_group *g) {
                        const at::Tensor src = in.contiguous();
                        return on_contiguous(out, [&](const at::Tensor &c) {
                            return tether_all_gather(g, src.data_ptr(), c.data_ptr(), src.numel(),
@@ -358,8 +379,12 @@ ProcessGroupTether::allgather_coalesced(std::vector<std::vector<at::Tensor>> &ou
         all_outputs.insert(all_outputs.end(), list.begin(), list.end());
     }
     const int n = size_;
-    return enqueue(c10d::OpType::ALLGATHER_COALESCED, call, all_outputs,
-                   [ins = inputs, lists = output_lists, dt, n](tether_group *g) {
+    const auto st = std::make_shared<Staging>();
+    std::vector<std::vector<at::Tensor>> lists;
+    for (const auto &list : output_lists)
+        lists.push_back(st->out(list));
+    return enqueue(c10d::OpType::ALLGATHER_COALESCED, call, all_outputs, st,
+                   [ins = st->in(inputs), lists, dt, n](tether_group *g) {
                        const at::Tensor flat = flatten(ins);
                        const int64_t count = flat.numel();
                        const at::Tensor gathered = at::empty({n * count}, flat.options());
@@ -384,17 +409,18 @@ ProcessGroupTether::reduce_scatter(std::vector<at::Tensor> &outputs,
     const std::vector<at::Tensor> ins = per_rank_list(inputs, true, out, size_, call);
     const Reduction red = reduction_of(opts.reduceOp, out, call);
     const int n = size_;
-    return enqueue(
-        c10d::OpType::REDUCE_SCATTER, call, {out}, [out, ins, dt, red, n](tether_group *g) {
-            const at::Tensor flat = flatten(ins);
-            return on_contiguous(out, [&](const at::Tensor &c) {
-                const int rc =
-                    tether_reduce_scatter(g, flat.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
-                if (rc == TETHER_OK && red.average)
-                    c.div_(n);
-                return rc;
-            });
-        });
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::REDUCE_SCATTER, call, {out}, st,
+                   [out = st->out(out), ins = st->in(ins), dt, red, n](tether_group *g) {
+                       const at::Tensor flat = flatten(ins);
+                       return on_contiguous(out, [&](const at::Tensor &c) {
+                           const int rc = tether_reduce_scatter(g, flat.data_ptr(), c.data_ptr(),
+                                                                c.numel(), dt, red.op);
+                           if (rc == TETHER_OK && red.average)
+                               c.div_(n);
+                           return rc;
+                       });
+                   });
 }
 
 c10::intrusive_ptr<c10d::Work>
@@ -409,8 +435,9 @@ ProcessGroupTether::_reduce_scatter_base(at::Tensor &output, at::Tensor &input,
                           std::to_string(size_) + " x " + std::to_string(output.numel()));
     const Reduction red = reduction_of(opts.reduceOp, output, call);
     const int n = size_;
-    return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, call, {output},
-                   [in = input, out = output, dt, red, n](tether_group *g) {
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, call, {output}, st,
+                   [in = st->in(input), out = st->out(output), dt, red, n](tether_group *g) {
                        const at::Tensor src = in.contiguous();
                        return on_contiguous(out, [&](const at::Tensor &c) {
                            const int rc = tether_reduce_scatter(g, src.data_ptr(), c.data_ptr(),
@@ -479,9 +506,11 @@ ProcessGroupTether::alltoall_base(at::Tensor &output, at::Tensor &input,
     if (equal && in_blocks[0] != out_blocks[0])
         bad_arg(call, "input has " + std::to_string(input.numel()) + " elements, output " +
                           std::to_string(output.numel()) + "; equal splits need the same");
+    const auto st = std::make_shared<Staging>();
     return enqueue(
-        c10d::OpType::ALLTOALL_BASE, call, {output},
-        [this, in = input, out = output, in_blocks, out_blocks, equal, dt, call](tether_group *g) {
+        c10d::OpType::ALLTOALL_BASE, call, {output}, st,
+        [this, in = st->in(input), out = st->out(output), in_blocks, out_blocks, equal, dt,
+         call](tether_group *g) {
             const at::Tensor src = in.contiguous();
             return on_contiguous(out, [&](const at::Tensor &c) {
                 if (equal)
@@ -502,8 +531,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::alltoall(std::vector<at::Tens
     check_list(inputs, false, call);
     for (const auto &o : outputs)
         check_like(o, inputs[0], false, call);
-    return enqueue(c10d::OpType::ALLTOALL, call, outputs,
-                   [this, ins = inputs, outs = outputs, call](tether_group *g) {
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::ALLTOALL, call, outputs, st,
+                   [this, ins = st->in(inputs), outs = st->out(outputs), call](tether_group *g) {
                        std::vector<at::Tensor> send, recv;
                        for (const auto &t : ins)
                            send.push_back(t.reshape(-1));
@@ -526,8 +556,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::send(std::vector<at::Tensor> 
     if (dst < 0 || dst >= size_ || dst == rank_)
         bad_arg(call, "destination rank " + std::to_string(dst) + " is not another rank of 0.." +
                           std::to_string(size_ - 1));
-    return enqueue(c10d::OpType::SEND, call, {t}, [t, dt, dst](tether_group *g) {
-        const at::Tensor c = t.contiguous();
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::SEND, call, {t}, st, [h = st->in(t), dt, dst](tether_group *g) {
+        const at::Tensor c = h.contiguous();
         return tether_send(g, c.data_ptr(), c.numel(), dt, dst);
     });
 }
@@ -541,8 +572,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::recv(std::vector<at::Tensor> 
     if (src < 0 || src >= size_ || src == rank_)
         bad_arg(call, "source rank " + std::to_string(src) + " is not another rank of 0.." +
                           std::to_string(size_ - 1));
-    return enqueue(c10d::OpType::RECV, call, {t}, [t, dt, src](tether_group *g) {
-        return on_contiguous(t, [&](const at::Tensor &c) {
+    const auto st = std::make_shared<Staging>();
+    return enqueue(c10d::OpType::RECV, call, {t}, st, [h = st->out(t), dt, src](tether_group *g) {
+        return on_contiguous(h, [&](const at::Tensor &c) {
             return tether_recv(g, c.data_ptr(), c.numel(), dt, src);
         });
     });
@@ -550,7 +582,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::recv(std::vector<at::Tensor> 
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::barrier(const c10d::BarrierOptions &)
 {
-    return enqueue(c10d::OpType::BARRIER, "barrier", {},
+    return enqueue(c10d::OpType::BARRIER, "barrier", {}, std::make_shared<Staging>(),
                    [](tether_group *g) { return tether_barrier(g); });
 }
 

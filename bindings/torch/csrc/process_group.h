@@ -20,6 +20,11 @@ struct tether_group;
 
 namespace tether_torch
 {
+class Staging;
+}
+
+namespace tether_torch
+{
 
 class ProcessGroupTether final : public TetherBase
 {
@@ -95,8 +100,10 @@ class ProcessGroupTether final : public TetherBase
     /* A queued call: runs on the progress thread, returns a tether status or throws. */
     using Body = std::function<int(tether_group *)>;
 
+    /* staged: the host twins of the call's device tensors (staging.h); body runs on them. */
     c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char *call,
-                                           std::vector<at::Tensor> outputs, Body body);
+                                           std::vector<at::Tensor> outputs,
+                                           std::shared_ptr<const Staging> staged, Body body);
     /* all_to_all with a block size per peer (elements), any of them 0. */
     int all_to_all_blocks(tether_group *g, const char *call, const std::vector<at::Tensor> &send,
                           const std::vector<at::Tensor> &recv);

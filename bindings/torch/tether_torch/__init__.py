@@ -75,9 +75,10 @@ def _create(store, rank, size, timeout):
 
 
 def _register():
-    # torch 2.x asks which devices a backend serves; 1.x has no such argument.
+    # torch 2.x asks which devices a backend serves; 1.x has no such argument. CUDA and MPS tensors
+    # are staged through host memory.
     if int(torch.__version__.split(".")[0]) >= 2:
-        dist.Backend.register_backend(BACKEND, _create, devices=["cpu"])
+        dist.Backend.register_backend(BACKEND, _create, devices=["cpu", "cuda", "mps"])
     else:
         dist.Backend.register_backend(BACKEND, _create)
 
