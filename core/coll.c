@@ -23,7 +23,7 @@ size_t tether_dtype_size(tether_dtype dt)
  * it on every message, so ranks that called different collectives, counts, dtypes, ops, roots or
  * algorithms get TETHER_EMISMATCH instead of wrong data. Each step is a bijection of the word, so
  * calls that differ in one field always differ before the fold. */
-static uint32_t signature(const tether_coll *c)
+uint32_t tether__signature(const tether_coll *c)
 {
     uint64_t words[7] = {(uint64_t)c->kind,     (uint64_t)c->count,          (uint64_t)c->dt,
                          (uint64_t)c->op,       (uint64_t)(uint32_t)c->root, (uint64_t)c->algo,
@@ -59,11 +59,11 @@ static int run_local(const tether_coll *c)
 
 /* A backend with collectives of its own (MPI) runs the whole call; the signature goes along, for
  * a backend that can check that every rank made the same call. */
-static int run_in_backend(tether_group *g, const tether_coll *c, const char *name)
+int tether__run_in_backend(tether_group *g, const tether_coll *c, const char *name)
 {
     tether_world *w = g->world;
     g->cur_name = name;
-    int rc = w->ops->run(w->ep, g->comm, c, signature(c));
+    int rc = w->ops->run(w->ep, g->comm, c, tether__signature(c));
     if (rc < 0)
         return tether__group_break(g, rc);
     return TETHER_OK;
@@ -76,14 +76,14 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     if (g->size == 1)
         return run_local(c);
     if (g->world->ops->run)
-        return run_in_backend(g, c, name);
+        return tether__run_in_backend(g, c, name);
     c->wire_bf16 =
         c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     c->algo = tether__algo_select(g, c);
     if (c->algo == TETHER_ALGO_AUTO) /* a setting made malformed since init: nothing moved yet */
         return tether__algo_env_check();
     g->cur_seq = g->seq++;
-    g->cur_sig = signature(c);
+    g->cur_sig = tether__signature(c);
     g->cur_name = name;
     TLOG_TRACE("%s seq %u count %zu dtype %d algo %s", name, g->cur_seq, c->count, (int)c->dt,
                tether__algo_name(c->algo));
@@ -223,49 +223,4 @@ int tether_barrier(tether_group *g)
     TRY(tether__check_group("tether_barrier", g));
     tether_coll c = {.kind = TETHER_COLL_BARRIER, .dt = TETHER_UINT8};
     return collective(g, &c, "barrier");
-}
-
-/* Point to point: tagged with a per-pair message number so messages between a pair match in order
- * and never collide with collectives; the signature carries count and dtype. */
-static int p2p(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
-               int peer, int sending)
-{
-    tether__clear_error();
-    TRY(tether__check_group(call, g));
-    TRY(tether__check_dtype(call, dt));
-    TRY(tether__check_buf(call, "buf", buf, count));
-    TRY(tether__check_rank(call, sending ? "dst" : "src", peer, g->size, g->rank, 0));
-    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
-    TRY(tether__group_check(g));
-    tether_coll c = {
-        .kind = TETHER_COLL_SEND_RECV, .count = count, .dt = dt, .esize = tether_dtype_size(dt)};
-    if (g->world->ops->run) {
-        c.root = peer; /* not in the transports' signature: the two ends name each other */
-        c.sending = sending;
-        c.send = c.recv = buf;
-        return run_in_backend(g, &c, sending ? "send" : "recv");
-    }
-    size_t bytes = count * c.esize;
-    uint32_t *counter = sending ? &g->p2p_sent[peer] : &g->p2p_recvd[peer];
-    g->cur_seq = TETHER_TAG_P2P | ((*counter)++ & ~(TETHER_TAG_P2P | TETHER_TAG_CTRL));
-    g->cur_sig = signature(&c);
-    g->cur_name = sending ? "send" : "recv";
-    tether_req *r = NULL;
-    int rc = sending ? tether__isend(g, peer, buf, bytes, 0, &r)
-                     : tether__irecv(g, peer, buf, bytes, 0, &r);
-    if (rc == TETHER_OK)
-        rc = tether__waitall(g, &r, 1);
-    if (rc < 0)
-        return tether__group_break(g, rc);
-    return TETHER_OK;
-}
-
-int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst)
-{
-    return p2p("tether_send", g, (void *)buf, count, dt, dst, 1);
-}
-
-int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src)
-{
-    return p2p("tether_recv", g, buf, count, dt, src, 0);
 }

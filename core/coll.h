@@ -43,6 +43,13 @@ typedef struct tether_coll {
     int sending;      /* SEND_RECV: 1 for tether_send, 0 for tether_recv */
 } tether_coll;
 
+/* The hash of every field of c that ranks must agree on; the transport compares it on every
+ * message (TETHER_EMISMATCH). */
+uint32_t tether__signature(const tether_coll *c);
+
+/* Run c whole in a backend that brings its own calls (ops->run: MPI); breaks g on failure. */
+int tether__run_in_backend(tether_group *g, const tether_coll *c, const char *name);
+
 /* Messages between group ranks, tagged with the running collective and step. Errors are sticky
  * on the world and already recorded. */
 int tether__isend(tether_group *g, int peer, const void *buf, size_t bytes, uint32_t step,

@@ -16,13 +16,8 @@ static tether_group *group_alloc(tether_world *w, int rank, int size)
     g->rank = rank;
     g->size = size;
     g->world_ranks = calloc((size_t)size, sizeof *g->world_ranks);
-    g->p2p_sent = calloc((size_t)size, sizeof *g->p2p_sent);
-    g->p2p_recvd = calloc((size_t)size, sizeof *g->p2p_recvd);
     g->cur_name = "";
-    if (!g->world_ranks || !g->p2p_sent || !g->p2p_recvd) {
-        free(g->world_ranks);
-        free(g->p2p_sent);
-        free(g->p2p_recvd);
+    if (!g->world_ranks) {
         free(g);
         return NULL;
     }
@@ -280,8 +275,7 @@ void tether_group_free(tether_group *g)
         w->ops->comm_free(w->ep, g->comm);
     tether__pool_clear(&g->scratch);
     free(g->world_ranks);
-    free(g->p2p_sent);
-    free(g->p2p_recvd);
+    free(g->p2p);
     free(g);
     world_release(w);
 }

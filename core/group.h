@@ -21,17 +21,23 @@ typedef struct tether_world {
     tether_config cfg;
 } tether_world;
 
+/* Point-to-point messages sent to and received from one peer with one tag, for their tags. */
+typedef struct tether_p2p_count {
+    int peer, tag;
+    uint32_t sent, recvd;
+} tether_p2p_count;
+
 struct tether_group {
     tether_world *world;
     int rank, size;
-    int *world_ranks;    /* group rank -> world rank */
-    void *comm;          /* the backend's handle for this group when it runs whole collectives
-                            (ops->run: an MPI communicator); NULL for the world and otherwise */
-    uint32_t id;         /* tag group id */
-    uint32_t seq;        /* collectives issued so far */
-    uint32_t nsplits;    /* splits issued so far (child ids depend on it) */
-    uint32_t *p2p_sent;  /* per peer: point-to-point messages sent, for tags */
-    uint32_t *p2p_recvd; /* per peer: point-to-point messages received */
+    int *world_ranks;      /* group rank -> world rank */
+    void *comm;            /* the backend's handle for this group when it runs whole collectives
+                              (ops->run: an MPI communicator); NULL for the world and otherwise */
+    uint32_t id;           /* tag group id */
+    uint32_t seq;          /* collectives issued so far */
+    uint32_t nsplits;      /* splits issued so far (child ids depend on it) */
+    tether_p2p_count *p2p; /* per (peer, tag) used so far (core/p2p.c) */
+    size_t np2p, p2p_cap;
     /* The collective running now; algorithms tag their messages with it. */
     uint32_t cur_seq, cur_sig;
     const char *cur_name;        /* "all_reduce", ... for messages */

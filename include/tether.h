@@ -140,10 +140,42 @@ TETHER_API int tether_all_to_all(tether_group *g, const void *send, void *recv,
  * receiver's count and dtype must match the sender's (else TETHER_EMISMATCH on both sides).
  * tether_send may return before the peer has received; a message larger than the socket buffers
  * may also wait until the peer posts the matching tether_recv (two ranks that both send first still
- * complete, a little more slowly). dst/src == own rank -> TETHER_EINVAL. */
+ * complete, a little more slowly). dst/src == own rank -> TETHER_EINVAL. These are tether_isend and
+ * tether_irecv with tag 0, then tether_wait. */
 TETHER_API int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt,
                            int dst);
 TETHER_API int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src);
+
+/* A point-to-point request in flight (tether_isend, tether_irecv). */
+typedef struct tether_request tether_request;
+
+/* Non-blocking, tagged point to point: post the message and return at once with *req. tag >= 0.
+ * Messages between a pair with the same tag match in the order sent; messages with different tags
+ * match independently, so a receive of tag 2 completes while an earlier message of tag 1 waits for
+ * its own receive. Any number of requests may be in flight on a group, and each completes as soon
+ * as its peer allows: two ranks that each post a receive before their send both complete. buf must
+ * stay valid and unchanged (a receive's: unread) until the request completes. Every request must
+ * be completed with tether_test, tether_wait or tether_waitsome, which free it; a group must not
+ * be freed with requests in flight. The checks of tether_send apply; TETHER_EINVAL leaves no
+ * request. Requests are used by the thread that uses their group. */
+TETHER_API int tether_isend(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst,
+                            int tag, tether_request **req);
+TETHER_API int tether_irecv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
+                            int tag, tether_request **req);
+
+/* Make what progress is possible without blocking; *done = 1 when req completed (req is freed).
+ * An error also frees req and breaks the group, as a failed collective does. */
+TETHER_API int tether_test(tether_request *req, int *done);
+
+/* Block until req completes, then free it; TETHER_ETIMEDOUT after TETHER_TIMEOUT without progress
+ * (the group is then broken, as after any failure). */
+TETHER_API int tether_wait(tether_request *req);
+
+/* Wait until at least one of the n requests completes, or timeout_ms passes (0: test each once).
+ * NULL entries are skipped; completed requests are freed and their entries set to NULL; *completed
+ * (may be NULL) says how many. Returns the first error met (that entry is freed and set to NULL).
+ * Every request must belong to groups of one world. */
+TETHER_API int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed);
 
 /* Returns once every rank of g has entered the barrier. */
 TETHER_API int tether_barrier(tether_group *g);

@@ -4,7 +4,8 @@
  *   default: all_reduce (every dtype x op, in and out of place), all_gather, reduce_scatter, broadcast
  *   from every root, all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
  *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and concurrent
- *   threads on sibling groups. --p2p: send/recv between every ordered pair. */
+ *   threads on sibling groups. --p2p: send/recv between every ordered pair, then tagged,
+ *   non-blocking requests: receives posted before sends, tags received out of order, waitsome. */
 #include <complex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -216,6 +217,96 @@ static void run_p2p(tether_group *g)
     CHECK(tether_barrier(g));
 }
 
+/* Element i of the message from s to d with tag t. */
+static int32_t tagged_value(int s, int d, int t, size_t i)
+{
+    return (int32_t)(s * 100000 + d * 1000 + t * 10) + (int32_t)(i % 7);
+}
+
+static void expect_tagged(const int32_t *buf, size_t n, int s, int d, int t)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != tagged_value(s, d, t, i)) {
+            fprintf(stderr, "rank %d: tag %d from %d: element %zu is %d\n", d, t, s, i, buf[i]);
+            exit(1);
+        }
+}
+
+/* Tagged, non-blocking point to point between rank 0 and every other rank, with messages larger
+ * than any socket buffer (each waits for its receive): both sides post their receives first; the
+ * peer receives tag 2 before tag 1 though 1 was sent first; tag 3 carries two messages that must
+ * arrive in order; waitsome completes them all. */
+static void run_tagged(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    const size_t n = (size_t)1 << 20; /* 4 MiB of int32 */
+    enum { NBUF = 5 };
+    int32_t *in[NBUF], *out[NBUF];
+    for (int i = 0; i < NBUF; i++) {
+        in[i] = malloc(n * sizeof(int32_t));
+        out[i] = malloc(n * sizeof(int32_t));
+        if (!in[i] || !out[i])
+            exit(2);
+    }
+    tether_request *bad = NULL;
+    if (tether_isend(g, in[0], 1, TETHER_INT32, (rank + 1) % size, -1, &bad) != TETHER_EINVAL ||
+        bad) {
+        fprintf(stderr, "rank %d: a negative tag was accepted\n", rank);
+        exit(1);
+    }
+    for (int peer = 1; peer < size; peer++) {
+        if (rank != 0 && rank != peer)
+            continue;
+        int other = rank == 0 ? peer : 0;
+        /* Each side: the receive of the other's tag 0 first, then its own tag 0 send. */
+        tether_request *reqs[2];
+        for (size_t i = 0; i < n; i++)
+            out[0][i] = tagged_value(rank, other, 0, i);
+        CHECK(tether_irecv(g, in[0], n, TETHER_INT32, other, 0, &reqs[0]));
+        CHECK(tether_isend(g, out[0], n, TETHER_INT32, other, 0, &reqs[1]));
+        int left = 2;
+        while (left) {
+            int done = 0;
+            CHECK(tether_waitsome(reqs, 2, 1000, &done));
+            left -= done;
+        }
+        expect_tagged(in[0], n, other, rank, 0);
+        /* Rank 0 sends tags 1, 2, 3, 3; the peer takes 2, then 1, then the two of tag 3. */
+        if (rank == 0) {
+            int tags[4] = {1, 2, 3, 3};
+            tether_request *sends[4];
+            for (int k = 0; k < 4; k++) {
+                for (size_t i = 0; i < n; i++)
+                    out[k + 1][i] = tagged_value(0, peer, tags[k] * 10 + k, i);
+                CHECK(tether_isend(g, out[k + 1], n, TETHER_INT32, peer, tags[k], &sends[k]));
+            }
+            for (int k = 0; k < 4; k++)
+                CHECK(tether_wait(sends[k]));
+        } else {
+            tether_request *r2, *r1, *r3a, *r3b;
+            CHECK(tether_irecv(g, in[2], n, TETHER_INT32, 0, 2, &r2));
+            CHECK(tether_wait(r2)); /* completes although tag 1 was sent before it */
+            CHECK(tether_irecv(g, in[1], n, TETHER_INT32, 0, 1, &r1));
+            CHECK(tether_irecv(g, in[3], n, TETHER_INT32, 0, 3, &r3a));
+            CHECK(tether_irecv(g, in[4], n, TETHER_INT32, 0, 3, &r3b));
+            int done = 0;
+            while (!done)
+                CHECK(tether_test(r1, &done));
+            CHECK(tether_wait(r3b));
+            CHECK(tether_wait(r3a));
+            expect_tagged(in[1], n, 0, rank, 10 + 0);
+            expect_tagged(in[2], n, 0, rank, 20 + 1);
+            expect_tagged(in[3], n, 0, rank, 30 + 2);
+            expect_tagged(in[4], n, 0, rank, 30 + 3);
+        }
+    }
+    for (int i = 0; i < NBUF; i++) {
+        free(in[i]);
+        free(out[i]);
+    }
+    CHECK(tether_barrier(g));
+}
+
 typedef struct {
     tether_group *g;
     int iters;
@@ -281,8 +372,10 @@ int main(int argc, char **argv)
         run_large(g);
     else if (split)
         run_split(g);
-    else if (p2p)
+    else if (p2p) {
         run_p2p(g);
+        run_tagged(g);
+    }
     else
         run_matrix(g, quick);
     CHECK(tether_barrier(g));

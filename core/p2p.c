@@ -1,0 +1,224 @@
+/* core/p2p.c - point to point: tagged, non-blocking requests, and the blocking send/recv on top.
+ *
+ * A message is tagged with the group, a per-(peer, tag) message number (seq, with TETHER_TAG_P2P
+ * set, so it never collides with a collective), the user's tag as the step, and a signature of
+ * count and dtype. Numbering per tag is what lets messages of different tags between one pair be
+ * received in any order, while those of one tag match in the order sent. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "argcheck.h"
+#include "coll.h"
+
+struct tether_request {
+    tether_group *g;
+    tether_req *r;
+    uint32_t seq, sig;
+    const char *name; /* "send" or "recv", for messages */
+};
+
+/* This group's message counter for (peer, tag) and direction, added at 0 when new. */
+static uint32_t *p2p_counter(tether_group *g, int peer, int tag, int sending)
+{
+    for (size_t i = 0; i < g->np2p; i++)
+        if (g->p2p[i].peer == peer && g->p2p[i].tag == tag)
+            return sending ? &g->p2p[i].sent : &g->p2p[i].recvd;
+    if (g->np2p == g->p2p_cap) {
+        size_t cap = g->p2p_cap ? 2 * g->p2p_cap : 8;
+        tether_p2p_count *grown = realloc(g->p2p, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        g->p2p = grown;
+        g->p2p_cap = cap;
+    }
+    g->p2p[g->np2p] = (tether_p2p_count){.peer = peer, .tag = tag};
+    tether_p2p_count *c = &g->p2p[g->np2p++];
+    return sending ? &c->sent : &c->recvd;
+}
+
+/* The checks every point-to-point call makes before anything moves. */
+static int check(const char *call, tether_group *g, const void *buf, size_t count, tether_dtype dt,
+                 int peer, int tag, int sending)
+{
+    tether__clear_error();
+    TRY(tether__check_group(call, g));
+    TRY(tether__check_dtype(call, dt));
+    TRY(tether__check_buf(call, "buf", buf, count));
+    TRY(tether__check_rank(call, sending ? "dst" : "src", peer, g->size, g->rank, 0));
+    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
+    if (tag < 0)
+        return tether__fail(TETHER_EINVAL, "%s: tag %d is negative; tags are 0 or more", call, tag);
+    return tether__group_check(g);
+}
+
+/* A backend that runs whole calls (MPI) does point to point itself. */
+static int runs_calls(const tether_group *g)
+{
+    return g->world->ops && g->world->ops->run;
+}
+
+static int post(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
+                int peer, int tag, int sending, tether_request **out)
+{
+    if (out)
+        *out = NULL;
+    TRY(check(call, g, buf, count, dt, peer, tag, sending));
+    if (!out)
+        return tether__fail(TETHER_EINVAL, "%s: req is NULL; pass where to store the request",
+                            call);
+    if (runs_calls(g))
+        return tether__fail(TETHER_EUNAVAIL,
+                            "%s: the %s backend offers blocking tether_send and "
+                            "tether_recv only",
+                            call, g->world->ops->name);
+    tether_request *req = calloc(1, sizeof *req);
+    uint32_t *counter = p2p_counter(g, peer, tag, sending);
+    if (!req || !counter) {
+        free(req);
+        return tether__fail(TETHER_ENOMEM, "%s: out of memory for a request", call);
+    }
+    tether_coll c = {.kind = TETHER_COLL_SEND_RECV, .count = count, .dt = dt};
+    req->g = g;
+    req->seq = TETHER_TAG_P2P | ((*counter)++ & ~(TETHER_TAG_P2P | TETHER_TAG_CTRL));
+    req->sig = tether__signature(&c);
+    req->name = sending ? "send" : "recv";
+    g->cur_seq = req->seq;
+    g->cur_sig = req->sig;
+    g->cur_name = req->name;
+    size_t bytes = count * tether_dtype_size(dt);
+    int rc = sending ? tether__isend(g, peer, buf, bytes, (uint32_t)tag, &req->r)
+                     : tether__irecv(g, peer, buf, bytes, (uint32_t)tag, &req->r);
+    if (rc < 0) {
+        free(req);
+        return tether__group_break(g, rc);
+    }
+    *out = req;
+    return TETHER_OK;
+}
+
+int tether_isend(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst, int tag,
+                 tether_request **req)
+{
+    return post("tether_isend", g, (void *)buf, count, dt, dst, tag, 1, req);
+}
+
+int tether_irecv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src, int tag,
+                 tether_request **req)
+{
+    return post("tether_irecv", g, buf, count, dt, src, tag, 0, req);
+}
+
+/* Test req once; frees it when it is done or failed. */
+static int test_one(tether_request *req, int *done)
+{
+    tether_world *w = req->g->world;
+    *done = 0;
+    int rc = w->ops->test(w->ep, req->r, done);
+    if (rc < 0) {
+        tether_group *g = req->g;
+        free(req);
+        *done = 1;
+        return tether__group_break(g, rc);
+    }
+    if (*done)
+        free(req);
+    return TETHER_OK;
+}
+
+int tether_test(tether_request *req, int *done)
+{
+    tether__clear_error();
+    if (!req || !done)
+        return tether__fail(TETHER_EINVAL, "tether_test: %s is NULL", req ? "done" : "req");
+    return test_one(req, done);
+}
+
+int tether_wait(tether_request *req)
+{
+    tether__clear_error();
+    if (!req)
+        return tether__fail(TETHER_EINVAL, "tether_wait: req is NULL");
+    tether_group *g = req->g;
+    g->cur_seq = req->seq; /* for the timeout's message */
+    g->cur_sig = req->sig;
+    g->cur_name = req->name;
+    int rc = tether__waitall(g, &req->r, 1);
+    free(req);
+    return rc < 0 ? tether__group_break(g, rc) : TETHER_OK;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed)
+{
+    tether__clear_error();
+    if (completed)
+        *completed = 0;
+    if (n < 0 || (n && !reqs))
+        return tether__fail(TETHER_EINVAL, "tether_waitsome: %d requests at %p", n, (void *)reqs);
+    const int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    for (;;) {
+        int done_now = 0, pending = 0;
+        tether_world *w = NULL;
+        for (int i = 0; i < n; i++) {
+            if (!reqs[i])
+                continue;
+            int done;
+            w = reqs[i]->g->world;
+            int rc = test_one(reqs[i], &done);
+            if (done)
+                reqs[i] = NULL;
+            if (rc < 0)
+                return rc;
+            if (done)
+                done_now++;
+            else
+                pending++;
+        }
+        if (completed)
+            *completed = done_now;
+        int64_t left = deadline - now_ms();
+        if (done_now || !pending || left <= 0)
+            return TETHER_OK;
+        /* Sleep until some I/O may be possible: at most 10 ms, so requests that another thread's
+         * wait completes on the shared endpoint are noticed soon. */
+        TRY(w->ops->wait(w->ep, (int)(left < 10 ? left : 10)));
+    }
+}
+
+/* tether_send and tether_recv: tag 0, posted and waited for. */
+static int blocking(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
+                    int peer, int sending)
+{
+    if (g && runs_calls(g)) {
+        TRY(check(call, g, buf, count, dt, peer, 0, sending));
+        tether_coll c = {.kind = TETHER_COLL_SEND_RECV,
+                         .count = count,
+                         .dt = dt,
+                         .esize = tether_dtype_size(dt),
+                         .send = buf,
+                         .recv = buf,
+                         .root =
+                             peer, /* not in the transports' signature: the ends name each other */
+                         .sending = sending};
+        return tether__run_in_backend(g, &c, sending ? "send" : "recv");
+    }
+    tether_request *req;
+    TRY(post(call, g, buf, count, dt, peer, 0, sending, &req));
+    return tether_wait(req);
+}
+
+int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst)
+{
+    return blocking("tether_send", g, (void *)buf, count, dt, dst, 1);
+}
+
+int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src)
+{
+    return blocking("tether_recv", g, buf, count, dt, src, 0);
+}
