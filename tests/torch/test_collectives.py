@@ -290,6 +290,62 @@ def test_isend_irecv(world):
         close(got, data(0, 5, torch.int64, salt=rank))
 
 
+BIG = 1 << 20  # elements: 4 MiB of float32, more than socket buffers hold (sends wait for receives)
+
+
+def test_receives_posted_before_sends(world):
+    """Every rank posts its receives first, then its sends, as batch_isend_irecv lets people do:
+    nothing may wait in a queue behind a receive."""
+    rank, size = world
+    if size == 1:
+        pytest.skip("send/recv needs two ranks")
+    got = {p: empty(BIG) for p in range(size) if p != rank}
+    works = [dist.irecv(got[p], p, tag=3) for p in got]
+    works += [dist.isend(data(rank, BIG, torch.float32, salt=p), p, tag=3) for p in got]
+    for w in works:
+        w.wait()
+    for p in got:
+        close(got[p], data(p, BIG, torch.float32, salt=rank))
+
+
+def test_batch_isend_irecv_receives_first(world):
+    rank, size = world
+    if size == 1:
+        pytest.skip("send/recv needs two ranks")
+    right, left = (rank + 1) % size, (rank - 1) % size
+    got = empty(BIG)
+    ops = [dist.P2POp(dist.irecv, got, left), dist.P2POp(dist.isend, data(rank, BIG, torch.float32), right)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    close(got, data(left, BIG, torch.float32))
+
+
+def test_tags_received_in_another_order(world):
+    """Rank 0 sends tags 1, 2 and 2 again; the others take tag 2's two messages (in order) before
+    tag 1's, with a collective in between while tag 1 is still outstanding."""
+    rank, size = world
+    if size == 1:
+        pytest.skip("send/recv needs two ranks")
+    if rank == 0:
+        works = [dist.isend(data(0, BIG, torch.float32, salt=10 * p + k), p, tag=tag)
+                 for p in range(1, size) for k, tag in enumerate((1, 2, 2))]
+    else:
+        second, third = empty(BIG), empty(BIG)
+        dist.recv(second, 0, tag=2)
+        dist.recv(third, 0, tag=2)
+        first = empty(BIG)
+        works = [dist.irecv(first, 0, tag=1)]
+    t = torch.ones(4, device=DEVICE)
+    dist.all_reduce(t)  # runs while the receive of tag 1 may still be in flight
+    for w in works:
+        w.wait()
+    close(t, torch.full((4,), float(size)))
+    if rank != 0:
+        close(first, data(0, BIG, torch.float32, salt=10 * rank))
+        close(second, data(0, BIG, torch.float32, salt=10 * rank + 1))
+        close(third, data(0, BIG, torch.float32, salt=10 * rank + 2))
+
+
 def test_barrier(world):
     dist.barrier()
 
@@ -303,7 +359,10 @@ def test_bad_arguments_raise_at_the_call(world):
     with pytest.raises(ValueError, match="tether gather: expected"):
         dist.gather(empty(1), [empty(1)] * (size + 1), dst=rank)
     with pytest.raises(RuntimeError, match="does not support"):
-        dist.recv(torch.ones(1))  # from any source
+        dist.recv(empty(1))  # from any source
+    if size > 1:
+        with pytest.raises(ValueError, match="tether send: tag -1 is negative"):
+            dist.send(empty(1), (rank + 1) % size, tag=-1)
     # The group is still usable after argument errors.
     t = torch.ones(3, device=DEVICE)
     dist.all_reduce(t)

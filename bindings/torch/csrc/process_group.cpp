@@ -128,6 +128,19 @@ int gather_into(tether_group *g, const at::Tensor &in, const std::vector<at::Ten
     return rc;
 }
 
+/* Runs fn (a tether status, or a throw); the error it ends in, or none. */
+std::exception_ptr outcome(const char *call, const std::function<int()> &fn)
+{
+    try {
+        const int rc = fn();
+        if (rc != TETHER_OK)
+            return std::make_exception_ptr(std::runtime_error(failure(call, rc)));
+        return nullptr;
+    } catch (...) {
+        return std::current_exception();
+    }
+}
+
 std::atomic<int> live_groups{0};
 
 } // namespace
@@ -182,19 +195,54 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue(c10d::OpType type, co
 {
     auto work = c10::make_intrusive<TetherWork>(rank_, type, call, std::move(outputs), timeout_);
     progress_->post([work, call, g = group_, staged = std::move(staged), body = std::move(body)] {
-        std::exception_ptr error;
-        try {
+        work->complete(outcome(call, [&] {
             staged->ready();
             const int rc = body(g);
-            if (rc != TETHER_OK)
-                error = std::make_exception_ptr(std::runtime_error(failure(call, rc)));
-            else
+            if (rc == TETHER_OK)
                 staged->finish();
-        } catch (...) {
-            error = std::current_exception();
-        }
-        work->complete(error);
+            return rc;
+        }));
     });
+    return work;
+}
+
+/* The task posts the request and returns; the progress thread watches it, so later calls run
+ * meanwhile. A non-contiguous tensor travels through a contiguous copy, kept until the end. */
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type, const char *call,
+                                                               const at::Tensor &t, int peer,
+                                                               int tag)
+{
+    const tether_dtype dt = dtype_of(t, call);
+    const bool sending = type == c10d::OpType::SEND;
+    const auto st = std::make_shared<Staging>();
+    const at::Tensor h = sending ? st->in(t) : st->out(t);
+    auto work =
+        c10::make_intrusive<TetherWork>(rank_, type, call, std::vector<at::Tensor>{t}, timeout_);
+    progress_->post(
+        [work, call, g = group_, progress = progress_.get(), st, h, dt, peer, tag, sending] {
+            at::Tensor buf;
+            tether_request *req = nullptr;
+            std::exception_ptr error = outcome(call, [&] {
+                st->ready();
+                buf = h.contiguous();
+                return sending ? tether_isend(g, buf.data_ptr(), buf.numel(), dt, peer, tag, &req)
+                               : tether_irecv(g, buf.data_ptr(), buf.numel(), dt, peer, tag, &req);
+            });
+            if (error) {
+                work->complete(error);
+                return;
+            }
+            progress->watch(req, [work, call, st, h, buf](int rc) {
+                work->complete(outcome(call, [&] {
+                    if (rc == TETHER_OK) {
+                        if (!buf.is_same(h))
+                            h.copy_(buf);
+                        st->finish();
+                    }
+                    return rc;
+                }));
+            });
+        });
     return work;
 }
 
@@ -548,36 +596,29 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::alltoall(std::vector<at::Tens
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::send(std::vector<at::Tensor> &tensors, int dst,
-                                                        int)
+                                                        int tag)
 {
     const char *call = "send";
     const at::Tensor t = single(tensors, call);
-    const tether_dtype dt = dtype_of(t, call);
     if (dst < 0 || dst >= size_ || dst == rank_)
         bad_arg(call, "destination rank " + std::to_string(dst) + " is not another rank of 0.." +
                           std::to_string(size_ - 1));
-    const auto st = std::make_shared<Staging>();
-    return enqueue(c10d::OpType::SEND, call, {t}, st, [h = st->in(t), dt, dst](tether_group *g) {
-        const at::Tensor c = h.contiguous();
-        return tether_send(g, c.data_ptr(), c.numel(), dt, dst);
-    });
+    if (tag < 0)
+        bad_arg(call, "tag " + std::to_string(tag) + " is negative");
+    return enqueue_p2p(c10d::OpType::SEND, call, t, dst, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::recv(std::vector<at::Tensor> &tensors, int src,
-                                                        int)
+                                                        int tag)
 {
     const char *call = "recv";
     const at::Tensor t = single(tensors, call);
-    const tether_dtype dt = dtype_of(t, call);
     if (src < 0 || src >= size_ || src == rank_)
         bad_arg(call, "source rank " + std::to_string(src) + " is not another rank of 0.." +
                           std::to_string(size_ - 1));
-    const auto st = std::make_shared<Staging>();
-    return enqueue(c10d::OpType::RECV, call, {t}, st, [h = st->out(t), dt, src](tether_group *g) {
-        return on_contiguous(h, [&](const at::Tensor &c) {
-            return tether_recv(g, c.data_ptr(), c.numel(), dt, src);
-        });
-    });
+    if (tag < 0)
+        bad_arg(call, "tag " + std::to_string(tag) + " is negative");
+    return enqueue_p2p(c10d::OpType::RECV, call, t, src, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::barrier(const c10d::BarrierOptions &)

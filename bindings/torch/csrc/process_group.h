@@ -82,7 +82,8 @@ class ProcessGroupTether final : public TetherBase
     c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor> &outputs,
                                             std::vector<at::Tensor> &inputs,
                                             const c10d::AllToAllOptions &opts) override;
-    /* tag is ignored: messages between two ranks arrive in the order they were sent. */
+    /* Tagged (tether_isend/irecv): messages of one tag between two ranks arrive in the order sent,
+     * of different tags in any order. They do not wait in the queue behind each other. */
     c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor> &tensors, int dst,
                                         int tag) override;
     c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src,
@@ -104,6 +105,9 @@ class ProcessGroupTether final : public TetherBase
     c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char *call,
                                            std::vector<at::Tensor> outputs,
                                            std::shared_ptr<const Staging> staged, Body body);
+    /* A send (type SEND) or receive of t with peer, watched by the progress thread. */
+    c10::intrusive_ptr<c10d::Work> enqueue_p2p(c10d::OpType type, const char *call,
+                                               const at::Tensor &t, int peer, int tag);
     /* all_to_all with a block size per peer (elements), any of them 0. */
     int all_to_all_blocks(tether_group *g, const char *call, const std::vector<at::Tensor> &send,
                           const std::vector<at::Tensor> &recv);
