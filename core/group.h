@@ -9,6 +9,11 @@
 #include "scratch.h"
 #include "transport.h"
 
+/* How many groups tether_group_create made with one list of ranks (key: its hash). */
+typedef struct tether_create_count {
+    uint32_t key, count;
+} tether_create_count;
+
 /* One per process and world: the endpoint every group split from it shares. */
 typedef struct tether_world {
     const tether_transport_ops *ops; /* NULL for the singleton */
@@ -17,7 +22,9 @@ typedef struct tether_world {
     int refs;   /* groups alive on it; the endpoint closes with the last */
     int broken; /* sticky error code of the world, 0 while healthy */
     char broken_msg[TETHER_ERRMSG_MAX];
-    pthread_mutex_t lock; /* guards refs and broken */
+    tether_create_count *creates; /* per list of ranks given to tether_group_create */
+    size_t ncreates;
+    pthread_mutex_t lock; /* guards refs, broken and creates */
     tether_config cfg;
 } tether_world;
 

@@ -97,6 +97,15 @@ TETHER_API const char *tether_group_backend(const tether_group *g);
  * the parent working. Returns the codes of a collective. */
 TETHER_API int tether_group_split(tether_group *g, int color, int key, tether_group **out);
 
+/* Collective over the listed ranks only: a group of the n parent ranks in ranks (distinct, this
+ * rank among them), in that order (new rank i is ranks[i]). Ranks not listed do not call it. Every
+ * listed rank passes the same list; the k-th call with one list on a world forms the same group on
+ * every member, so several groups may be formed in any interleaving. Waits until every member
+ * called it (TETHER_ETIMEDOUT after TETHER_TIMEOUT, e.g. a member that listed other ranks). Like a
+ * split child it shares the parent's connections, and it may be called while another thread uses
+ * the parent. A rank not in ranks, a repeat or an out-of-range rank: TETHER_EINVAL. */
+TETHER_API int tether_group_create(tether_group *g, const int *ranks, int n, tether_group **out);
+
 /* Free a group (NULL is fine). Children must be freed too; the connections close with the last. */
 TETHER_API void tether_group_free(tether_group *g);
 

@@ -4,7 +4,7 @@
  *   default: all_reduce (every dtype x op, in and out of place), all_gather, reduce_scatter, broadcast
  *   from every root, all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
  *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and concurrent
- *   threads on sibling groups. --p2p: send/recv between every ordered pair, then tagged,
+ *   threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p: send/recv between every ordered pair, then tagged,
  *   non-blocking requests: receives posted before sends, tags received out of order, waitsome. */
 #include <complex.h>
 #include <pthread.h>
@@ -322,6 +322,70 @@ static void *hammer(void *p)
     return NULL;
 }
 
+/* tether_group_create: the ends of the world in reverse order, twice (the same list: two groups,
+ * used in the opposite order), and the odd ranks, formed in between by other ranks; argument
+ * errors. Only listed ranks call it. */
+static void run_create(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    int ends[2] = {size - 1, 0}, odd[16], nodd = 0, dup[2] = {rank, rank};
+    for (int r = 1; r < size && nodd < 16; r += 2)
+        odd[nodd++] = r;
+    tether_group *bad = NULL;
+    int other = (rank + 1) % size;
+    if (tether_group_create(g, &other, 1, &bad) != TETHER_EINVAL ||
+        tether_group_create(g, dup, 2, &bad) != TETHER_EINVAL || bad) {
+        fprintf(stderr, "rank %d: tether_group_create accepted a bad list\n", rank);
+        exit(1);
+    }
+    tether_group *e1 = NULL, *e2 = NULL, *o = NULL;
+    int in_ends = rank == 0 || rank == size - 1, in_odd = rank % 2 == 1;
+    if (in_ends)
+        CHECK(tether_group_create(g, ends, 2, &e1));
+    if (in_odd)
+        CHECK(tether_group_create(g, odd, nodd, &o));
+    if (in_ends)
+        CHECK(tether_group_create(g, ends, 2, &e2));
+    if (in_ends) {
+        int want = rank == size - 1 ? 0 : 1;
+        if (tether_group_rank(e1) != want || tether_group_rank(e2) != want ||
+            tether_group_size(e1) != 2) {
+            fprintf(stderr, "rank %d: created group gave rank %d of %d\n", rank,
+                    tether_group_rank(e1), tether_group_size(e1));
+            exit(1);
+        }
+        /* Rank 0 uses e2 first, the last rank e1 first: only distinct groups can pass this. */
+        tether_group *first = rank == 0 ? e2 : e1, *second = rank == 0 ? e1 : e2;
+        int32_t x = rank + 1, y = rank + 2;
+        tether_request *rx, *ry;
+        CHECK(tether_irecv(first, &x, 1, TETHER_INT32, 1 - tether_group_rank(first), 0, &rx));
+        CHECK(tether_irecv(second, &y, 1, TETHER_INT32, 1 - tether_group_rank(second), 0, &ry));
+        int32_t mine1 = first == e1 ? 100 + rank : 200 + rank,
+                mine2 = second == e1 ? 100 + rank : 200 + rank;
+        CHECK(tether_send(second, &mine2, 1, TETHER_INT32, 1 - tether_group_rank(second)));
+        CHECK(tether_send(first, &mine1, 1, TETHER_INT32, 1 - tether_group_rank(first)));
+        CHECK(tether_wait(rx));
+        CHECK(tether_wait(ry));
+        int peer = rank == 0 ? size - 1 : 0;
+        if (x != (first == e1 ? 100 : 200) + peer || y != (second == e1 ? 100 : 200) + peer) {
+            fprintf(stderr, "rank %d: created groups mixed their messages: %d %d\n", rank, x, y);
+            exit(1);
+        }
+        check_all_reduce(e1, TETHER_FLOAT32, TETHER_SUM, 100, 0);
+    }
+    if (in_odd) {
+        if (tether_group_rank(o) != rank / 2 || tether_group_size(o) != nodd) {
+            fprintf(stderr, "rank %d: odd group gave rank %d\n", rank, tether_group_rank(o));
+            exit(1);
+        }
+        check_all_reduce(o, TETHER_INT32, TETHER_SUM, 1000, 0);
+    }
+    tether_group_free(e1);
+    tether_group_free(e2);
+    tether_group_free(o);
+    CHECK(tether_barrier(g));
+}
+
 /* Two levels of split, then two sibling groups driven by two threads at once. */
 static void run_split(tether_group *g)
 {
@@ -346,6 +410,7 @@ static void run_split(tether_group *g)
     check_all_reduce(rev, TETHER_FLOAT64, TETHER_SUM, 100, 0);
     tether_group_free(rev);
     check_all_reduce(g, TETHER_FLOAT32, TETHER_SUM, 100, 0); /* the parent still works */
+    run_create(g);
 }
 
 int main(int argc, char **argv)
