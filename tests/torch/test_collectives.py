@@ -4,11 +4,14 @@ Rank r's input is made by data(r, ...), so every rank can build all inputs and c
 collective must give without communicating. TETHER_TEST_DEVICE (default cpu; cuda, mps) is where
 every tensor lives: accelerator tensors are staged through host memory by the backend.
 """
+import datetime
 import os
 
 import pytest
 import torch
 import torch.distributed as dist
+
+import tether_torch
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
           torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
@@ -369,7 +372,8 @@ def test_bad_arguments_raise_at_the_call(world):
     close(t, torch.full((3,), float(size)))
 
 
-def test_second_tether_group_is_refused(world):
-    with pytest.raises(RuntimeError, match="already has a tether process group"):
-        dist.new_group(backend="tether")
+def test_second_tether_world_is_refused(world):
+    rank, size = world
+    with pytest.raises(RuntimeError, match="already has a tether world"):
+        tether_torch._C.create_process_group(rank, size, datetime.timedelta(seconds=10))
     dist.barrier()  # the world still works

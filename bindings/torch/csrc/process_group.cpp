@@ -7,7 +7,7 @@
 #include "process_group.h"
 
 #include <algorithm>
-#include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -141,28 +141,26 @@ std::exception_ptr outcome(const char *call, const std::function<int()> &fn)
     }
 }
 
-std::atomic<int> live_groups{0};
+/* This process's tether world (the group tether_init formed), which subgroups are made from;
+ * NULL while there is none. The mutex also keeps it alive while a subgroup is formed from it. */
+std::mutex world_mutex;
+tether_group *world_group = nullptr;
 
 } // namespace
 
-ProcessGroupTether::OnlyOne::OnlyOne()
+int ProcessGroupTether::world_rank()
 {
-    if (live_groups.fetch_add(1) > 0) {
-        live_groups--;
-        throw std::runtime_error("tether init_process_group: this process already has a tether "
-                                 "process group (the world); subgroups (new_group) are not "
-                                 "supported yet, use backend=\"gloo\" for them");
-    }
-}
-
-ProcessGroupTether::OnlyOne::~OnlyOne()
-{
-    live_groups--;
+    std::lock_guard<std::mutex> lock(world_mutex);
+    return world_group ? tether_group_rank(world_group) : -1;
 }
 
 ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::milliseconds timeout)
     : TetherBase(rank, size), timeout_(timeout)
 {
+    std::lock_guard<std::mutex> lock(world_mutex);
+    if (world_group)
+        throw std::runtime_error("tether init_process_group: this process already has a tether "
+                                 "world; destroy it first (new_group makes subgroups of it)");
     /* Alone, nothing to connect to, whatever the environment says; in a job, missing
      * configuration is an error (strict), never a silent group of one. */
     const int rc = tether_init(size > 1 ? "any" : "singleton", 1, &group_);
@@ -178,6 +176,26 @@ ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::millisec
         tether_group_free(group_);
         throw std::runtime_error(what);
     }
+    world_group = group_;
+    progress_ = std::make_unique<ProgressThread>();
+    init();
+}
+
+ProcessGroupTether::ProcessGroupTether(const std::vector<int> &world_ranks, int rank,
+                                       std::chrono::milliseconds timeout)
+    : TetherBase(rank, static_cast<int>(world_ranks.size())), timeout_(timeout)
+{
+    std::lock_guard<std::mutex> lock(world_mutex);
+    if (!world_group)
+        throw std::runtime_error("tether new_group: this process has no tether world to make a "
+                                 "subgroup of; init_process_group(backend=\"tether\") first");
+    if (rank < 0 || rank >= size_ || world_ranks[rank] != tether_group_rank(world_group))
+        throw std::runtime_error("tether new_group: torch says rank " + std::to_string(rank) +
+                                 " of the subgroup, which is not this process's world rank " +
+                                 std::to_string(tether_group_rank(world_group)));
+    const int rc = tether_group_create(world_group, world_ranks.data(), size_, &group_);
+    if (rc != TETHER_OK)
+        throw std::runtime_error(failure("new_group", rc));
     progress_ = std::make_unique<ProgressThread>();
     init();
 }
@@ -185,6 +203,9 @@ ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::millisec
 ProcessGroupTether::~ProcessGroupTether()
 {
     progress_.reset(); /* runs what is queued: the group must outlive its last call */
+    std::lock_guard<std::mutex> lock(world_mutex);
+    if (world_group == group_)
+        world_group = nullptr; /* its subgroups keep the connections open */
     tether_group_free(group_);
 }
 

@@ -33,7 +33,14 @@ class ProcessGroupTether final : public TetherBase
      * coordinator (torchrun); "singleton" when size is 1. rank and size must match tether's.
      * timeout bounds Work.wait() when no timeout is given. */
     ProcessGroupTether(int rank, int size, std::chrono::milliseconds timeout);
+    /* A subgroup of this process's tether world (new_group): the world ranks listed, this process
+     * being rank. Collective over the listed ranks only (tether_group_create). */
+    ProcessGroupTether(const std::vector<int> &world_ranks, int rank,
+                       std::chrono::milliseconds timeout);
     ~ProcessGroupTether() override;
+
+    /* This process's rank in its tether world, -1 while it has none. */
+    static int world_rank();
 
     const std::string getBackendName() const override
     {
@@ -91,13 +98,6 @@ class ProcessGroupTether final : public TetherBase
     c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override;
 
   private:
-    /* Counts the live groups of this process: tether_init forms the world, so a second tether
-     * process group (new_group) is refused until the first is destroyed. */
-    struct OnlyOne {
-        OnlyOne();
-        ~OnlyOne();
-    };
-
     /* A queued call: runs on the progress thread, returns a tether status or throws. */
     using Body = std::function<int(tether_group *)>;
 
@@ -112,7 +112,6 @@ class ProcessGroupTether final : public TetherBase
     int all_to_all_blocks(tether_group *g, const char *call, const std::vector<at::Tensor> &send,
                           const std::vector<at::Tensor> &recv);
 
-    OnlyOne only_one_; /* first: a refused constructor builds nothing else */
     tether_group *group_ = nullptr;
     std::chrono::milliseconds timeout_;
     std::unique_ptr<ProgressThread> progress_;

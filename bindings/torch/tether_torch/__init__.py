@@ -68,8 +68,17 @@ def _rendezvous(store, rank, size):
     os.environ["TETHER_COORDINATOR"] = store.get(_COORDINATOR_KEY).decode()  # waits, store timeout
 
 
+def _members(store, rank, size):
+    """The world ranks of a subgroup, in its rank order, told through the group's own store."""
+    store.set("tether_torch/world_rank/%d" % rank, str(_C.world_rank()))
+    return [int(store.get("tether_torch/world_rank/%d" % r)) for r in range(size)]
+
+
 def _create(store, rank, size, timeout):
-    """torch's creator: called by init_process_group(backend="tether") on every rank."""
+    """torch's creator: init_process_group(backend="tether") on every rank forms the world;
+    new_group(ranks, backend="tether") on the listed ranks forms a subgroup of it."""
+    if _C.world_rank() >= 0:
+        return _C.create_subgroup(_members(store, rank, size), rank, timeout)
     _rendezvous(store, rank, size)
     return _C.create_process_group(rank, size, timeout)
 
