@@ -353,6 +353,13 @@ def test_barrier(world):
     dist.barrier()
 
 
+def test_monitored_barrier(world):
+    """torch refuses it for backends not named gloo; tether_torch lets it through. Its failures
+    (a rank that does not come) are tested by PyTorch's suite (torch.suite2_gates)."""
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=20))
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=20), wait_all_ranks=True)
+
+
 def test_bad_arguments_raise_at_the_call(world):
     rank, size = world
     with pytest.raises(ValueError, match="tether all_gather_into_tensor"):

@@ -648,4 +648,89 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::barrier(const c10d::BarrierOp
                    [](tether_group *g) { return tether_barrier(g); });
 }
 
+/* A request the monitored barrier gave up on (a rank that never came) cannot be taken back: it is
+ * handed to the progress thread with the byte it writes into, and ends when that rank comes or the
+ * group is destroyed. Waits until deadline for reqs; returns the indexes still pending. */
+static std::vector<size_t> wait_until(ProgressThread *progress, std::vector<tether_request *> reqs,
+                                      std::shared_ptr<std::vector<uint8_t>> bytes,
+                                      std::chrono::steady_clock::time_point deadline)
+{
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        int rc = tether_waitsome(reqs.data(), static_cast<int>(reqs.size()),
+                                 static_cast<int>(std::max<int64_t>(left.count(), 0)), nullptr);
+        if (rc != TETHER_OK)
+            throw std::runtime_error(failure("monitored_barrier", rc));
+        std::vector<size_t> pending;
+        for (size_t i = 0; i < reqs.size(); i++)
+            if (reqs[i])
+                pending.push_back(i);
+        if (pending.empty())
+            return pending;
+        if (left.count() <= 0) {
+            for (size_t i : pending)
+                progress->watch(reqs[i], [bytes](int) {});
+            return pending;
+        }
+    }
+}
+
+void ProcessGroupTether::monitoredBarrier(const c10d::BarrierOptions &opts, bool wait_all)
+{
+    const auto timeout = opts.timeout == c10d::kUnsetTimeout ? timeout_ : opts.timeout;
+    const int n = size_, me = rank_;
+    auto work = enqueue(
+        c10d::OpType::BARRIER, "monitored_barrier", {}, std::make_shared<Staging>(),
+        [=, progress = progress_.get()](tether_group *g) {
+            const auto deadline = std::chrono::steady_clock::now() + timeout;
+            auto bytes = std::make_shared<std::vector<uint8_t>>(n, 0);
+            std::vector<tether_request *> reqs;
+            const int tag = kMonitoredBarrierTag;
+            if (me == 0) { /* hear from everyone, name who did not come, then release them */
+                for (int r = 1; r < n; r++) {
+                    reqs.push_back(nullptr);
+                    int rc = tether_irecv(g, &(*bytes)[r], 1, TETHER_UINT8, r, tag, &reqs.back());
+                    if (rc != TETHER_OK)
+                        return rc;
+                }
+                const std::vector<size_t> missing = wait_until(progress, reqs, bytes, deadline);
+                if (!missing.empty() && timeout.count() <= 0)
+                    throw std::runtime_error("Rank 0 timed out in monitoredBarrier after " +
+                                             std::to_string(timeout.count()) + " ms");
+                if (!missing.empty()) {
+                    std::string ranks;
+                    for (size_t i = 0; i < (wait_all ? missing.size() : 1); i++)
+                        ranks += (i ? ", " : "") + std::to_string(missing[i] + 1);
+                    throw std::runtime_error(
+                        std::string(wait_all && missing.size() > 1 ? "Ranks " : "Rank ") + ranks +
+                        " failed to pass monitoredBarrier in " + std::to_string(timeout.count()) +
+                        " ms");
+                }
+                for (int r = 1; r < n; r++) {
+                    tether_request *ack = nullptr;
+                    int rc = tether_isend(g, &(*bytes)[0], 1, TETHER_UINT8, r, tag, &ack);
+                    rc = rc == TETHER_OK ? tether_wait(ack) : rc;
+                    if (rc != TETHER_OK)
+                        return rc;
+                }
+                return TETHER_OK;
+            }
+            reqs.assign(2, nullptr);
+            int rc = tether_isend(g, &(*bytes)[0], 1, TETHER_UINT8, 0, tag, &reqs[0]);
+            if (rc == TETHER_OK)
+                rc = tether_irecv(g, &(*bytes)[1], 1, TETHER_UINT8, 0, tag, &reqs[1]);
+            if (rc != TETHER_OK)
+                return rc;
+            if (!wait_until(progress, reqs, bytes, deadline).empty())
+                throw std::runtime_error(
+                    "Rank " + std::to_string(me) +
+                    " successfully reached monitoredBarrier, but received errors while waiting "
+                    "for send/recv from rank 0 (no answer within " +
+                    std::to_string(timeout.count()) + " ms)");
+            return TETHER_OK;
+        });
+    work->wait(kWaitForever);
+}
+
 } // namespace tether_torch

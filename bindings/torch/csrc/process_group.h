@@ -96,6 +96,12 @@ class ProcessGroupTether final : public TetherBase
     c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src,
                                         int tag) override;
     c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override;
+    /* As gloo's: every rank reports to rank 0 within opts.timeout, which names the ranks that did
+     * not ("Rank 1 failed to pass monitoredBarrier in 2000 ms"; every such rank with wait_all),
+     * then releases the others. Tagged point to point with tag kMonitoredBarrierTag, reserved. */
+    void monitoredBarrier(const c10d::BarrierOptions &opts, bool wait_all) override;
+
+    static constexpr int kMonitoredBarrierTag = 2147483647;
 
   private:
     /* A queued call: runs on the progress thread, returns a tether status or throws. */

@@ -10,7 +10,11 @@ publishes through torch's store (MASTER_PORT itself is taken by that store).
 
 Under an MPI launcher, RANK, WORLD_SIZE and LOCAL_RANK default to the launcher's own numbers when
 this module is imported, so torch's env:// rendezvous needs only MASTER_ADDR and MASTER_PORT.
+
+Importing it also lets torch.distributed.monitored_barrier, which torch refuses for every backend
+not named gloo, through for tether.
 """
+import datetime
 import os
 import socket
 
@@ -83,6 +87,23 @@ def _create(store, rank, size, timeout):
     return _C.create_process_group(rank, size, timeout)
 
 
+_torch_monitored_barrier = dist.monitored_barrier
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """torch.distributed.monitored_barrier, which refuses every backend not named gloo, let through
+    for tether (its process group implements it as gloo does); other backends go to torch's."""
+    c10d = dist.distributed_c10d
+    if c10d._rank_not_in_group(group) or dist.get_backend(group) != BACKEND:
+        return _torch_monitored_barrier(group, timeout, wait_all_ranks)
+    if timeout is None:
+        timeout = c10d.default_pg_timeout
+    elif isinstance(timeout, (int, float)):
+        timeout = datetime.timedelta(seconds=timeout)
+    pg = c10d._get_default_group() if group is None else group
+    return pg.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)
+
+
 def _register():
     # torch 2.x asks which devices a backend serves; 1.x has no such argument. CUDA and MPS tensors
     # are staged through host memory.
@@ -94,3 +115,4 @@ def _register():
 
 _numbers_from_mpi_launcher()
 _register()
+dist.monitored_barrier = dist.distributed_c10d.monitored_barrier = monitored_barrier
