@@ -90,7 +90,10 @@ def run_backend(backend, args, patterns):
             os.mkdir(os.path.join(tmp, d))
         out = os.path.join(tmp, "outcomes.json")
         env = dict(os.environ, TETHER_SUITE_BACKEND=backend, WORLD_SIZE=str(args.world_size),
-                   TEMP_DIR=tmp, INIT_METHOD="env://" if False else "file://" + tmp + "/init")
+                   TEMP_DIR=tmp)
+        # The suite skips every test where torch sees fewer GPUs than ranks; its tensors are CPU
+        # tensors either way.
+        env["CUDA_VISIBLE_DEVICES"] = ""
         env.pop("TETHER_SUITE_GATES", None)
         if args.gates_as_gloo:
             env["TETHER_SUITE_GATES"] = "gloo"
