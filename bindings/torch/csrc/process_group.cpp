@@ -214,6 +214,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue(c10d::OpType type, co
                                                            std::shared_ptr<const Staging> staged,
                                                            Body body)
 {
+    calls_++;
     auto work = c10::make_intrusive<TetherWork>(rank_, type, call, std::move(outputs), timeout_);
     progress_->post([work, call, g = group_, staged = std::move(staged), body = std::move(body)] {
         work->complete(outcome(call, [&] {
@@ -237,6 +238,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type
     const bool sending = type == c10d::OpType::SEND;
     const auto st = std::make_shared<Staging>();
     const at::Tensor h = sending ? st->in(t) : st->out(t);
+    calls_++;
     auto work =
         c10::make_intrusive<TetherWork>(rank_, type, call, std::vector<at::Tensor>{t}, timeout_);
     progress_->post(

@@ -7,6 +7,7 @@
  * Calls torch offers that are not listed here raise "ProcessGroup tether does not support X". */
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -103,6 +104,18 @@ class ProcessGroupTether final : public TetherBase
 
     static constexpr int kMonitoredBarrierTag = 2147483647;
 
+    /* The calls issued on this group, for torch's ProcessGroupWrapper
+     * (TORCH_DISTRIBUTED_DEBUG=DETAIL), which compares them across ranks. Every rank starts at 0.
+     */
+    void setSequenceNumberForGroup() override
+    {
+        calls_ = 0;
+    }
+    uint64_t getSequenceNumberForGroup() override
+    {
+        return calls_;
+    }
+
   private:
     /* A queued call: runs on the progress thread, returns a tether status or throws. */
     using Body = std::function<int(tether_group *)>;
@@ -121,6 +134,7 @@ class ProcessGroupTether final : public TetherBase
     tether_group *group_ = nullptr;
     std::chrono::milliseconds timeout_;
     std::unique_ptr<ProgressThread> progress_;
+    std::atomic<uint64_t> calls_{0};
 };
 
 } // namespace tether_torch
