@@ -41,35 +41,16 @@ if os.environ.get("TETHER_SUITE_BACKEND"):
             self._start_processes(torch.multiprocessing.get_context("fork").Process)
 
 
-class Outcomes(unittest.TextTestResult):
+def outcomes(result, names):
     """Each test's outcome by name: passed, failed, error or skipped."""
-
-    def __init__(self, *a, **k):
-        super().__init__(*a, **k)
-        self.outcomes = {}
-
-    def _set(self, test, what):
-        self.outcomes[test.id().rsplit(".", 1)[-1]] = what
-
-    def addSuccess(self, test):  # noqa: N802 (unittest's names)
-        super().addSuccess(test)
-        self._set(test, "passed")
-
-    def addFailure(self, test, err):  # noqa: N802
-        super().addFailure(test, err)
-        self._set(test, "failed")
-
-    def addError(self, test, err):  # noqa: N802
-        super().addError(test, err)
-        self._set(test, "error")
-
-    def addSkip(self, test, reason):  # noqa: N802
-        super().addSkip(test, reason)
-        self._set(test, "skipped")
-
-    def addExpectedFailure(self, test, err):  # noqa: N802
-        super().addExpectedFailure(test, err)
-        self._set(test, "skipped")
+    found = dict.fromkeys(names, "passed")
+    for what, items in (("failed", result.failures), ("error", result.errors),
+                        ("skipped", result.skipped), ("skipped", result.expectedFailures)):
+        for test, _ in items:
+            found[test.id().rsplit(".", 1)[-1]] = what
+    for test in result.unexpectedSuccesses:
+        found[test.id().rsplit(".", 1)[-1]] = "failed"
+    return found
 
 
 def worker(out, patterns):
@@ -77,10 +58,9 @@ def worker(out, patterns):
     names = [n for n in loader.getTestCaseNames(TestDistBackendForked)
              if not patterns or any(p in n for p in patterns)]
     suite = unittest.TestSuite(TestDistBackendForked(n) for n in names)
-    runner = unittest.TextTestRunner(resultclass=Outcomes, verbosity=1, stream=sys.stderr)
-    result = runner.run(suite)
+    result = unittest.TextTestRunner(verbosity=1, stream=sys.stderr).run(suite)
     with open(out, "w") as f:
-        json.dump(result.outcomes, f, indent=0, sort_keys=True)
+        json.dump(outcomes(result, names), f, indent=0, sort_keys=True)
 
 
 def run_backend(backend, args, patterns):

@@ -128,6 +128,36 @@ int gather_into(tether_group *g, const at::Tensor &in, const std::vector<at::Ten
     return rc;
 }
 
+/* Runs the reduction fn into t laid out contiguously, then divides by n for AVG. */
+int reduced(const at::Tensor &t, const Reduction &red, int n,
+            const std::function<int(const at::Tensor &)> &fn)
+{
+    return on_contiguous(t, [&](const at::Tensor &c) {
+        const int rc = fn(c);
+        if (rc == TETHER_OK && red.average)
+            c.div_(n);
+        return rc;
+    });
+}
+
+/* All-reduce t in place. */
+int all_reduce_into(tether_group *g, const at::Tensor &t, tether_dtype dt, const Reduction &red,
+                    int n)
+{
+    return reduced(t, red, n, [&](const at::Tensor &c) {
+        return tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
+    });
+}
+
+/* Reduce-scatter the contiguous src (size blocks) into out. */
+int reduce_scatter_into(tether_group *g, const at::Tensor &src, const at::Tensor &out,
+                        tether_dtype dt, const Reduction &red, int n)
+{
+    return reduced(out, red, n, [&](const at::Tensor &c) {
+        return tether_reduce_scatter(g, src.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
+    });
+}
+
 /* Runs fn (a tether status, or a throw); the error it ends in, or none. */
 std::exception_ptr outcome(const char *call, const std::function<int()> &fn)
 {
@@ -294,16 +324,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Ten
     const Reduction red = reduction_of(opts.reduceOp, t, call);
     const int n = size_;
     const auto st = std::make_shared<Staging>();
-    return enqueue(
-        c10d::OpType::ALLREDUCE, call, {t}, st, [h = st->inout(t), dt, red, n](tether_group *g) {
-            return on_contiguous(h, [&](const at::Tensor &c) {
-                const int rc =
-                    tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
-                if (rc == TETHER_OK && red.average)
-                    c.div_(n);
-                return rc;
-            });
-        });
+    return enqueue(c10d::OpType::ALLREDUCE, call, {t}, st,
+                   [h = st->inout(t), dt, red, n](tether_group *g) {
+                       return all_reduce_into(g, h, dt, red, n);
+                   });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::reduce(std::vector<at::Tensor> &tensors,
@@ -322,12 +346,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::reduce(std::vector<at::Tensor
             const at::Tensor c = h.contiguous().clone();
             return tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
         }
-        return on_contiguous(h, [&](const at::Tensor &c) {
-            const int rc = tether_all_reduce(g, c.data_ptr(), c.data_ptr(), c.numel(), dt, red.op);
-            if (rc == TETHER_OK && red.average)
-                c.div_(n);
-            return rc;
-        });
+        return all_reduce_into(g, h, dt, red, n);
     });
 }
 
@@ -483,14 +502,7 @@ ProcessGroupTether::reduce_scatter(std::vector<at::Tensor> &outputs,
     const auto st = std::make_shared<Staging>();
     return enqueue(c10d::OpType::REDUCE_SCATTER, call, {out}, st,
                    [out = st->out(out), ins = st->in(ins), dt, red, n](tether_group *g) {
-                       const at::Tensor flat = flatten(ins);
-                       return on_contiguous(out, [&](const at::Tensor &c) {
-                           const int rc = tether_reduce_scatter(g, flat.data_ptr(), c.data_ptr(),
-                                                                c.numel(), dt, red.op);
-                           if (rc == TETHER_OK && red.average)
-                               c.div_(n);
-                           return rc;
-                       });
+                       return reduce_scatter_into(g, flatten(ins), out, dt, red, n);
                    });
 }
 
@@ -509,14 +521,7 @@ ProcessGroupTether::_reduce_scatter_base(at::Tensor &output, at::Tensor &input,
     const auto st = std::make_shared<Staging>();
     return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, call, {output}, st,
                    [in = st->in(input), out = st->out(output), dt, red, n](tether_group *g) {
-                       const at::Tensor src = in.contiguous();
-                       return on_contiguous(out, [&](const at::Tensor &c) {
-                           const int rc = tether_reduce_scatter(g, src.data_ptr(), c.data_ptr(),
-                                                                c.numel(), dt, red.op);
-                           if (rc == TETHER_OK && red.average)
-                               c.div_(n);
-                           return rc;
-                       });
+                       return reduce_scatter_into(g, in.contiguous(), out, dt, red, n);
                    });
 }
 
