@@ -33,6 +33,9 @@ PYBIND11_MODULE(_C, m)
         py::call_guard<py::gil_scoped_release>(),
         "A subgroup of this process's tether world: the world ranks listed, this process being "
         "rank (waits for every listed rank).");
+    m.def("world_backend", &tether_torch::ProcessGroupTether::world_backend,
+          "The transport of this process's tether world (\"mesh\", \"mpi\", ...), \"\" while "
+          "it has none.");
     m.def("world_rank", &tether_torch::ProcessGroupTether::world_rank,
           "This process's rank in its tether world, -1 while it has none.");
 }

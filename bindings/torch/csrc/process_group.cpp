@@ -184,6 +184,12 @@ int ProcessGroupTether::world_rank()
     return world_group ? tether_group_rank(world_group) : -1;
 }
 
+std::string ProcessGroupTether::world_backend()
+{
+    std::lock_guard<std::mutex> lock(world_mutex);
+    return world_group ? tether_group_backend(world_group) : "";
+}
+
 ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::milliseconds timeout)
     : TetherBase(rank, size), timeout_(timeout)
 {
@@ -275,17 +281,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type
         [work, call, g = group_, progress = progress_.get(), st, h, dt, peer, tag, sending] {
             at::Tensor buf;
             tether_request *req = nullptr;
+            int blocking_rc = TETHER_OK; /* the call made in turn, not watched */
             std::exception_ptr error = outcome(call, [&] {
                 st->ready();
                 buf = h.contiguous();
-                return sending ? tether_isend(g, buf.data_ptr(), buf.numel(), dt, peer, tag, &req)
-                               : tether_irecv(g, buf.data_ptr(), buf.numel(), dt, peer, tag, &req);
+                void *p = buf.data_ptr();
+                int rc = sending ? tether_isend(g, p, buf.numel(), dt, peer, tag, &req)
+                                 : tether_irecv(g, p, buf.numel(), dt, peer, tag, &req);
+                if (rc == TETHER_EUNAVAIL) { /* blocking only (mpi): in turn, tags not kept */
+                    blocking_rc = sending ? tether_send(g, p, buf.numel(), dt, peer)
+                                          : tether_recv(g, p, buf.numel(), dt, peer);
+                    rc = TETHER_OK;
+                }
+                return rc;
             });
             if (error) {
                 work->complete(error);
                 return;
             }
-            progress->watch(req, [work, call, st, h, buf](int rc) {
+            auto finish = [work, call, st, h, buf](int rc) {
                 work->complete(outcome(call, [&] {
                     if (rc == TETHER_OK) {
                         if (!buf.is_same(h))
@@ -294,7 +308,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type
                     }
                     return rc;
                 }));
-            });
+            };
+            if (req)
+                progress->watch(req, finish);
+            else
+                finish(blocking_rc);
         });
     return work;
 }

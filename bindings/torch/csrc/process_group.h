@@ -42,6 +42,8 @@ class ProcessGroupTether final : public TetherBase
 
     /* This process's rank in its tether world, -1 while it has none. */
     static int world_rank();
+    /* tether_group_backend of that world, "" while it has none. */
+    static std::string world_backend();
 
     const std::string getBackendName() const override
     {
