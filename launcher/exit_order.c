@@ -10,7 +10,8 @@
  * hang-up alone) and its pidfd go into one epoll set: epoll queues descriptors in the order they
  * became ready, and a rank's pipes hang up when its descriptors close, sockets included, so the
  * first of its events orders it among the others; the pidfd covers a rank whose pipes some child
- * of it still holds. Elsewhere (macOS) the order is waitpid's. */
+ * of it still holds. Elsewhere (macOS) the order is waitpid's: the order the supervisor reaped
+ * them. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ static void unwatch(tether__exit_order *o, const tether__rank_proc *p)
 
 void tether__exit_order_open(tether__exit_order *o, tether__rank_proc *ranks, int n)
 {
+    o->n = n;
     o->next = 0;
     o->epfd = epoll_create1(EPOLL_CLOEXEC);
     for (int i = 0; i < n; i++) {
@@ -87,6 +89,7 @@ void tether__exit_order_close(tether__exit_order *o, tether__rank_proc *ranks, i
 void tether__exit_order_open(tether__exit_order *o, tether__rank_proc *ranks, int n)
 {
     o->epfd = -1;
+    o->n = n;
     o->next = 0;
     for (int i = 0; i < n; i++) {
         ranks[i].exit_seq = 0;
@@ -94,10 +97,13 @@ void tether__exit_order_open(tether__exit_order *o, tether__rank_proc *ranks, in
     }
 }
 
+/* The order of reaping: the supervisor wakes on SIGCHLD, so ranks that end apart are reaped apart
+ * (ranks reaped in one pass tie, and go in rank order). */
 void tether__exit_order_note(tether__exit_order *o, tether__rank_proc *ranks)
 {
-    (void)o;
-    (void)ranks;
+    for (int i = 0; i < o->n; i++)
+        if (ranks[i].waited && !ranks[i].exit_seq)
+            ranks[i].exit_seq = ++o->next;
 }
 
 void tether__exit_order_close(tether__exit_order *o, tether__rank_proc *ranks, int n)

@@ -252,11 +252,12 @@ struct tether__rank_proc {
 };
 
 /* The order the ranks' processes ended in (exit_order.c): on Linux from the kernel (their output
- * pipes' hang-ups and pidfds in one epoll set), whatever order waitpid reports them in. note sets
- * exit_seq of every rank that ended since the last call (call it before closing a rank's pipes);
- * ranks it cannot order keep 0. */
+ * pipes' hang-ups and pidfds in one epoll set), whatever order waitpid reports them in; elsewhere
+ * the order waitpid reaped them in. note sets exit_seq of every rank that ended since the last
+ * call (call it before closing a rank's pipes, and after reaping); ranks it cannot order keep 0. */
 typedef struct tether__exit_order {
     int epfd;
+    int n; /* ranks */
     unsigned long long next;
 } tether__exit_order;
 

@@ -245,13 +245,14 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
-        if (!tether__rxcache_admits(&ep->rxcache, h->msglen))
-            return tether__rdma_break(ep, TETHER_ENET,
-                                      "rdma: rank %u announced a message of %llu bytes for rank %u "
-                                      "that no receive has asked for; this rank buffers at most "
-                                      "%llu (twice its largest message, at least 1 GiB)",
-                                      h->src, (unsigned long long)h->msglen, h->dst,
-                                      (unsigned long long)tether__rxcache_limit(&ep->rxcache));
+        if (!tether__rxcache_admits(&ep->rxcache, h->msglen, h->tag))
+            return tether__rdma_break(
+                ep, TETHER_ENET,
+                "rdma: rank %u announced a message of %llu bytes for rank %u "
+                "that no receive has asked for; this rank buffers at most "
+                "%llu",
+                h->src, (unsigned long long)h->msglen, h->dst,
+                (unsigned long long)tether__rxcache_limit(&ep->rxcache, h->tag));
         if (!(m = tether__rxcache_get(&ep->rxcache, n)))
             return tether__rdma_break(ep, TETHER_ENOMEM,
                                       "rdma: out of memory keeping %llu bytes "

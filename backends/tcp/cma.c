@@ -409,8 +409,8 @@ void tether__cma_unblock(tether__tcp_ep *ep)
                 continue;
             }
             uint64_t n = stripe_len(l, m->msglen);
-            if (!tether__rxcache_admits(&ep->rxcache, m->msglen)) {
-                tether__tcp_too_long(ep, l, m->msglen);
+            if (!tether__rxcache_admits(&ep->rxcache, m->msglen, m->tag)) {
+                tether__tcp_too_long(ep, l, m->msglen, m->tag);
                 return;
             }
             if (!(copy = tether__rxcache_get(&ep->rxcache, n))) {

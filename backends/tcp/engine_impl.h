@@ -148,7 +148,7 @@ int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, const tether
                          tether_tag want, uint64_t want_len);
 int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what);
 /* l's peer announced len bytes no receive claims, more than tether__rxcache_admits: ENET. */
-int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len);
+int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether_tag tag);
 
 /* Routing (route.c), caller holds ep->mu. A message to a peer with no link travels as one routed
  * frame on link 0 of the neighbour via[peer]; a receive from it waits in that peer's queue-only

@@ -30,15 +30,17 @@ int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const 
                              l->peer, ep->addr[l->peer], l->index, what);
 }
 
-int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len)
+int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether_tag tag)
 {
     return tether__tcp_break(ep, TETHER_ENET,
                              "rank %d (%s) announced a message of %llu bytes that no receive has "
-                             "asked for; this rank buffers at most %llu (twice its largest "
-                             "message, at least 1 GiB): a corrupt frame, or something else "
-                             "writing to this port",
+                             "asked for; this rank buffers at most %llu (%s): a corrupt frame, "
+                             "or something else writing to this port",
                              l->peer, ep->addr[l->peer], (unsigned long long)len,
-                             (unsigned long long)tether__rxcache_limit(&ep->rxcache));
+                             (unsigned long long)tether__rxcache_limit(&ep->rxcache, tag),
+                             tag.seq & TETHER_TAG_P2P
+                                 ? "half this machine's memory, for a send"
+                                 : "twice its largest message, at least 1 GiB");
 }
 
 void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r)
@@ -107,8 +109,8 @@ static int rx_match(tether__tcp_ep *ep, tether__link *l, tether__link *q, const 
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
-        if (!tether__rxcache_admits(&ep->rxcache, f->len))
-            return tether__tcp_too_long(ep, q, f->len);
+        if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag))
+            return tether__tcp_too_long(ep, q, f->len, f->tag);
         m = tether__rxcache_get(&ep->rxcache, n);
         if (!m)
             return tether__tcp_break(ep, TETHER_ENOMEM,

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* sysconf */
 
 #include "wire.h"
 
@@ -167,14 +168,31 @@ void tether__rxcache_note(tether__rxcache *c, uint64_t len)
         c->largest = len;
 }
 
-uint64_t tether__rxcache_limit(const tether__rxcache *c)
+/* Half the machine's memory (4 GiB where the system does not say). */
+static uint64_t half_memory(void)
 {
-    if (c->largest > UINT64_MAX / 2)
-        return UINT64_MAX;
-    return 2 * c->largest > TETHER__UNEXPECTED_FLOOR ? 2 * c->largest : TETHER__UNEXPECTED_FLOOR;
+    long pages = -1, page = -1;
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    pages = sysconf(_SC_PHYS_PAGES);
+    page = sysconf(_SC_PAGESIZE);
+#endif
+    if (pages <= 0 || page <= 0)
+        return (uint64_t)4 << 30;
+    return (uint64_t)pages / 2 * (uint64_t)page;
 }
 
-int tether__rxcache_admits(const tether__rxcache *c, uint64_t len)
+uint64_t tether__rxcache_limit(const tether__rxcache *c, tether_tag tag)
 {
-    return len <= tether__rxcache_limit(c);
+    uint64_t learned = c->largest > UINT64_MAX / 2 ? UINT64_MAX : 2 * c->largest;
+    uint64_t limit = learned > TETHER__UNEXPECTED_FLOOR ? learned : TETHER__UNEXPECTED_FLOOR;
+    if (tag.seq & TETHER_TAG_P2P) {
+        uint64_t half = half_memory();
+        return half > limit ? half : limit;
+    }
+    return limit;
+}
+
+int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether_tag tag)
+{
+    return len <= tether__rxcache_limit(c, tag);
 }

@@ -116,8 +116,12 @@ typedef struct tether__rxcache {
  * note: a message of len was posted. admits: 1 if a message of len may be buffered. */
 #define TETHER__UNEXPECTED_FLOOR ((uint64_t)1 << 30)
 void tether__rxcache_note(tether__rxcache *c, uint64_t len);
-int tether__rxcache_admits(const tether__rxcache *c, uint64_t len);
-uint64_t tether__rxcache_limit(const tether__rxcache *c);
+/* Point-to-point messages (TETHER_TAG_P2P) are not cut from buffers every rank passes: a send may
+ * be the largest message of the job and arrive before its receive is posted (a 2 GiB send through
+ * the socket did). They may be buffered up to half this machine's memory, which a corrupt length
+ * (4-21 GB here) still exceeds; tag says which rule holds. */
+int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether_tag tag);
+uint64_t tether__rxcache_limit(const tether__rxcache *c, tether_tag tag);
 
 /* A zeroed message with heap = 1 and buf/len/cap set for len payload bytes (plus one byte for a
  * terminator); NULL when out of memory. */

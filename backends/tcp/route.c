@@ -52,8 +52,9 @@ int tether__tcp_route_recv(tether__tcp_ep *ep, struct tether_req *r, void *buf, 
 
 int tether__tcp_route_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
-    if (!tether__rxcache_admits(&ep->rxcache, f->len) || f->len > SIZE_MAX - sizeof(tether__fwd))
-        return tether__tcp_too_long(ep, l, f->len);
+    if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag) ||
+        f->len > SIZE_MAX - sizeof(tether__fwd))
+        return tether__tcp_too_long(ep, l, f->len, f->tag);
     tether__fwd *fw = malloc(sizeof *fw + (size_t)f->len);
     if (!fw)
         return tether__tcp_break(ep, TETHER_ENOMEM,

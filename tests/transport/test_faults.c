@@ -294,9 +294,13 @@ static int run_no_token(void)
     return failed;
 }
 
-/* A peer with the job's token announces an 8 GiB message nobody asked for: the rank must not
- * allocate it, and fails at once naming the peer and the length (the fuzzer's frames made it
- * allocate 4-21 GB and wait). */
+/* A peer with the job's token announces a message nobody asked for, longer than the rank buffers
+ * for it: 8 GiB for a collective (at most twice the largest message posted, at least 1 GiB), 1 TiB
+ * for a send (at most half the machine's memory; a 2 GiB send is fine). The rank must not allocate
+ * it, and fails at once naming the peer and the length (the fuzzer's frames made it allocate 4-21
+ * GB and wait). */
+static const char *huge_len_text;
+
 static int huge_frame_body(const rank_ctx *ctx)
 {
     tether_ep *ep = harness_open(ctx);
@@ -304,23 +308,24 @@ static int huge_frame_body(const rank_ctx *ctx)
     int x = 0;
     int rc = harness_recv(ep, 0, &x, sizeof x, t);
     CHECK(rc == TETHER_ENET, "got %s: %s", tether_err_name(rc), tether_last_error());
-    CHECK_MSG("8589934592 bytes");
+    CHECK_MSG(huge_len_text);
     CHECK_MSG("rank 0");
     tether_mesh_ops.close(ep);
     return 0;
 }
 
-static int run_huge_frame(void)
+static int run_huge_frame(uint32_t seq, uint64_t len, const char *len_text)
 {
     rank_ctx ctx = {.size = 2, .rank = 1};
+    huge_len_text = len_text;
     setenv("TETHER_JOB_TOKEN", "fault-test", 1);
     setenv("TETHER_TIMEOUT", "5", 1); /* before the fix it waited for the 8 GiB this long */
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     int pid = harness_spawn(&ctx, huge_frame_body);
     int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test");
-    tether_tag t = {.group = 0, .seq = 2, .step = 0, .sig = 1}; /* not the one it waits for */
-    harness_send_frame(fd, TETHER__FRAME_DATA, t, (uint64_t)8 << 30, 0);
+    tether_tag t = {.group = 0, .seq = seq, .step = 0, .sig = 1}; /* not the one it waits for */
+    harness_send_frame(fd, TETHER__FRAME_DATA, t, len, 0);
     int failed = harness_reap(pid, 1);
     close(fd);
     unlink(ctx.hostfile);
@@ -422,7 +427,9 @@ int main(int argc, char **argv)
     if (!strcmp(t, "iface_refused"))
         return run_iface_refused();
     if (!strcmp(t, "huge_frame"))
-        return run_huge_frame();
+        return run_huge_frame(2, (uint64_t)8 << 30, "8589934592 bytes");
+    if (!strcmp(t, "huge_send"))
+        return run_huge_frame(2 | TETHER_TAG_P2P, (uint64_t)1 << 40, "1099511627776 bytes");
     if (!strcmp(t, "flood"))
         return run_flood();
     if (!strcmp(t, "no_token"))
@@ -430,7 +437,7 @@ int main(int argc, char **argv)
     fprintf(
         stderr,
         "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused|"
-        "huge_frame|flood|no_token\n",
+        "huge_frame|huge_send|flood|no_token\n",
         argv[0]);
     return 2;
 }
