@@ -15,21 +15,26 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_BACKEND", "", "any",
      "backend when tether_init is given \"any\": mpi, ring, mesh, rdma, singleton"},
     {"TETHER_RANK", "MLX_RANK, RANK", "", "this process's rank"},
-    {"TETHER_SIZE", "WORLD_SIZE", "", "number of ranks (coordinator bootstrap)"},
+    {"TETHER_SIZE", "MLX_WORLD_SIZE, WORLD_SIZE", "",
+     "number of ranks (coordinator bootstrap; rdma takes it from the device matrix)"},
     {"TETHER_HOSTFILE", "MLX_HOSTFILE", "",
      "per-rank hostfile: JSON list of [\"ip:port\", ...] per rank"},
     {"TETHER_COORDINATOR", "MLX_JACCL_COORDINATOR, MASTER_ADDR:MASTER_PORT", "",
      "host:port of rank 0 for bootstrap without a hostfile"},
     {"TETHER_JOB_TOKEN", "", "derived from the hostfile's ranks",
      "secret every connection must present (set by tether launch)"},
-    {"TETHER_IFACE_PRIORITY", "", "", "comma-separated address prefixes: the only addresses used"},
+    {"TETHER_IFACE_PRIORITY", "MCCL_IFACE_PRIORITY", "",
+     "comma-separated address prefixes: the only addresses used"},
     {"TETHER_TIMEOUT", "", "120",
      "seconds in which no request finishes and no data moves before TETHER_ETIMEDOUT"},
-    {"TETHER_VERBOSE", "", "0", "1: connections and algorithm choices on stderr; 2: trace"},
-    {"TETHER_ALLREDUCE_ALGO", "", "auto", "auto, ring, tree, butterfly or direct"},
-    {"TETHER_TREE_BELOW", "", "32768; 2097152 for broadcast",
+    {"TETHER_VERBOSE", "MLX_RING_VERBOSE", "0",
+     "1: connections and algorithm choices on stderr; 2: trace"},
+    {"TETHER_ALLREDUCE_ALGO", "MCCL_ALLREDUCE_ALGO", "auto",
+     "auto, ring, tree, butterfly or direct"},
+    {"TETHER_TREE_BELOW", "MCCL_TREE_BELOW", "32768; 2097152 for broadcast",
      "bytes under which all-reduce and broadcast use the latency algorithm"},
-    {"TETHER_WIRE_DTYPE", "", "", "bf16: float32 all-reduce payloads travel as bfloat16"},
+    {"TETHER_WIRE_DTYPE", "MCCL_WIRE_DTYPE", "",
+     "bf16: float32 all-reduce payloads travel as bfloat16"},
     {"TETHER_SPIN_US", "", "50",
      "cap of the adaptive spin budget (microseconds) before a wait sleeps"},
     {"TETHER_TCP_MAX_IO", "", "1073741824",
@@ -50,12 +55,38 @@ const tether_env_var tether__env_table[] = {
     {NULL, NULL, NULL, NULL},
 };
 
+/* The first set variable among the plain names of a table row's fallbacks text ("MLX_RANK, RANK";
+ * "MASTER_ADDR:MASTER_PORT" is no single name and is read by its own code). */
+static const char *table_fallback(const char *name)
+{
+    for (const tether_env_var *e = tether__env_table; e->name; e++) {
+        if (strcmp(e->name, name) != 0)
+            continue;
+        for (const char *p = e->fallbacks; *p;) {
+            char alias[64];
+            size_t len = strcspn(p, ", ");
+            if (len > 0 && len < sizeof alias &&
+                strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len) {
+                memcpy(alias, p, len);
+                alias[len] = '\0';
+                const char *v = getenv(alias);
+                if (v && *v)
+                    return v;
+            }
+            p += len + strspn(p + len, ", ");
+        }
+    }
+    return NULL;
+}
+
 const char *tether__env(const char *name, const char *const *fallbacks)
 {
     const char *v = getenv(name);
     if (v && *v)
         return v;
-    for (; fallbacks && *fallbacks; fallbacks++) {
+    if (!fallbacks)
+        return table_fallback(name);
+    for (; *fallbacks; fallbacks++) {
         v = getenv(*fallbacks);
         if (v && *v)
             return v;
@@ -138,7 +169,7 @@ static int load_prefixes(tether_config *cfg)
 int tether__config_load(tether_config *cfg)
 {
     static const char *const rank_names[] = {"TETHER_RANK", "MLX_RANK", "RANK", NULL};
-    static const char *const size_names[] = {"TETHER_SIZE", "WORLD_SIZE", NULL};
+    static const char *const size_names[] = {"TETHER_SIZE", "MLX_WORLD_SIZE", "WORLD_SIZE", NULL};
     static const char *const hostfile_fb[] = {"MLX_HOSTFILE", NULL};
     static const char *const ibv_fb[] = {"MLX_IBV_DEVICES", NULL};
     long timeout_s, verbose, spin;

@@ -36,12 +36,19 @@ void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX]
 int tether__addr_allowed(const tether_config *cfg, const char *addr);
 
 /* Environment lookups with fallbacks and validation, shared by every module that reads TETHER_*.
- * name is the TETHER_ name; fallbacks is a NULL-terminated list of other names tried in order
- * (may be NULL). Returns the value or NULL. */
+ * name is the TETHER_ name; fallbacks is a NULL-terminated list of other names tried in order, or
+ * NULL for the names the table below lists for it (MLX's and mccl's). Returns the value or NULL. */
 const char *tether__env(const char *name, const char *const *fallbacks);
 
 /* Integer variable in [min, max]; def when unset. TETHER_ECONFIG naming it when malformed. */
 int tether__env_long(const char *name, long def, long min, long max, long *out);
+
+/* The backend a name given to tether_init or TETHER_BACKEND means ("any", "ring", "mesh", "rdma",
+ * "singleton"; MLX's "jaccl" and "jaccl-ring" are "rdma"), or NULL when it names none. The
+ * launcher, `tether config` and the hostfile reader take the same names. */
+const char *tether__backend_canonical(const char *name);
+/* The accepted names, for messages: "any, ring, mesh, rdma (or jaccl, jaccl-ring) or singleton". */
+extern const char *const tether__backend_names;
 
 /* One row of the table of every TETHER_* variable (core/config.c), for docs and `tether check`. */
 typedef struct tether_env_var {

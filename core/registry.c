@@ -1,11 +1,30 @@
 /* core/registry.c - tether_init: choose a backend from the table in backends/table.c and form the
  * world. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "group.h"
 
-static const char *const known[] = {"any", "mpi", "ring", "mesh", "rdma", "singleton", NULL};
+/* Every name tether_init and TETHER_BACKEND take, and the backend each means: MLX's JACCL
+ * ("jaccl", and "jaccl-ring" for its ring of RDMA links) is the rdma backend here. */
+static const struct {
+    const char *given, *meant;
+} known[] = {
+    {"any", "any"},   {"mpi", "mpi"},     {"ring", "ring"},         {"mesh", "mesh"},
+    {"rdma", "rdma"}, {"jaccl", "rdma"}, {"jaccl-ring", "rdma"}, {"singleton", "singleton"},
+};
+
+const char *const tether__backend_names =
+    "any, mpi, ring, mesh, rdma (or jaccl, jaccl-ring) or singleton";
+
+const char *tether__backend_canonical(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(known[i].given, name) == 0)
+            return known[i].meant;
+    return NULL;
+}
 
 static const tether_transport_ops *find_backend(const char *name)
 {
@@ -13,14 +32,6 @@ static const tether_transport_ops *find_backend(const char *name)
         if (strcmp(tether_backends[i]->name, name) == 0)
             return tether_backends[i];
     return NULL;
-}
-
-static int known_name(const char *name)
-{
-    for (int i = 0; known[i]; i++)
-        if (strcmp(known[i], name) == 0)
-            return 1;
-    return 0;
 }
 
 /* 1 when ops's configuration is present and it can run here; 0 when it is not configured, -1
@@ -51,16 +62,39 @@ static int init_named(const char *name, int strict, const tether_config *cfg, te
     return tether__world_open(ops, cfg, out);
 }
 
-/* "any": the first configured backend whose libraries load. A configuration that is present but
- * fails to form is that backend's error, never a quiet size 1 nor a second try by the next backend
- * (mesh and ring read the same hostfile: that took twice TETHER_TIMEOUT and said it twice); only
- * a backend that turns out unavailable (EUNAVAIL) hands over to the next. */
+/* The backend MLX's variables ask for, tried first by "any", as MLX does: its JACCL variables
+ * (MLX_IBV_DEVICES with MLX_JACCL_COORDINATOR) mean rdma; MLX_HOSTFILE alone means ring, whose
+ * neighbours-only links are what an MLX ring hostfile describes (a full mesh may not even be
+ * cabled). TETHER_HOSTFILE keeps the table's order: tether launch writes it and says the backend in
+ * TETHER_BACKEND when its hostfile names one. NULL: the table's order. */
+static const char *mlx_preference(const tether_config *cfg)
+{
+    if (cfg->ibv_devices && cfg->coordinator)
+        return "rdma";
+    if (cfg->hostfile && !getenv("TETHER_HOSTFILE"))
+        return "ring";
+    return NULL;
+}
+
+/* "any": the first configured backend whose libraries load, the one MLX's variables prefer first.
+ * A configuration that is present but fails to form is that backend's error, never a quiet size 1
+ * nor a second try by the next backend (mesh and ring read the same hostfile: that took twice
+ * TETHER_TIMEOUT and said it twice); only a backend that turns out unavailable (EUNAVAIL) hands
+ * over to the next. */
 static int init_any(int strict, const tether_config *cfg, tether_group **out)
 {
     char lacks[2048] = "", failed[TETHER_ERRMSG_MAX] = "";
-    int first_rc = 0;
-    for (int i = 0; tether_backends[i]; i++) {
-        const tether_transport_ops *ops = tether_backends[i];
+    int first_rc = 0, n = 0;
+    const tether_transport_ops *order[16];
+    const char *first = mlx_preference(cfg);
+    for (int i = 0; tether_backends[i] && n < 16; i++)
+        if (first && strcmp(tether_backends[i]->name, first) == 0)
+            order[n++] = tether_backends[i];
+    for (int i = 0; tether_backends[i] && n < 16; i++)
+        if (!first || strcmp(tether_backends[i]->name, first) != 0)
+            order[n++] = tether_backends[i];
+    for (int i = 0; i < n; i++) {
+        const tether_transport_ops *ops = order[i];
         char why[1024] = "";
         size_t used = strlen(lacks);
         int state = ready(ops, cfg, why, sizeof why);
@@ -98,20 +132,15 @@ int tether_init(const char *backend, int strict, tether_group **out)
     if (!out)
         return tether__fail(TETHER_EINVAL, "tether_init: out is NULL");
     *out = NULL;
-    if (!backend)
-        backend = "any";
-    if (!known_name(backend))
-        return tether__fail(
-            TETHER_EINVAL,
-            "tether_init: unknown backend \"%s\"; expected any, mpi, ring, mesh, rdma or singleton",
-            backend);
+    const char *given = backend ? backend : "any";
+    if (!(backend = tether__backend_canonical(given)))
+        return tether__fail(TETHER_EINVAL, "tether_init: unknown backend \"%s\"; expected %s",
+                            given, tether__backend_names);
     const char *env = tether__env("TETHER_BACKEND", NULL);
     if (strcmp(backend, "any") == 0 && env) {
-        if (!known_name(env))
-            return tether__fail(
-                TETHER_ECONFIG,
-                "TETHER_BACKEND=\"%s\": expected any, mpi, ring, mesh, rdma or singleton", env);
-        backend = env;
+        if (!(backend = tether__backend_canonical(env)))
+            return tether__fail(TETHER_ECONFIG, "TETHER_BACKEND=\"%s\": expected %s", env,
+                                tether__backend_names);
     }
     TRY(tether__config_load(&cfg));
     if (strcmp(backend, "singleton") == 0)
@@ -127,7 +156,13 @@ int tether_is_available(const char *backend)
     char why[1024];
     tether__clear_error();
     if (!backend)
+        backend = "any"; /* MLX's is_available() asks about any backend */
+    const char *given = backend;
+    if (!(backend = tether__backend_canonical(given))) {
+        tether__fail(TETHER_EINVAL, "unknown backend \"%s\"; expected %s", given,
+                     tether__backend_names);
         return 0;
+    }
     if (strcmp(backend, "singleton") == 0)
         return 1;
     if (tether__config_load(&cfg) != TETHER_OK)

@@ -5,29 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "hostfile/hf_json.h"
 #include "hostfile/hostfile.h"
 
-/* Backends a launcher file may name, and what each means here. MLX's JACCL is our rdma. */
-static const struct { const char *given, *meant; } known_backends[] = {
-    {"", ""},         {"any", "any"},   {"ring", "ring"},        {"mesh", "mesh"},
-    {"rdma", "rdma"}, {"jaccl", "rdma"}, {"jaccl-ring", "rdma"}, {"singleton", "singleton"},
-};
-
+/* The backend a launcher file names, as tether_init takes it (MLX's JACCL is our rdma); absent is
+ * "". */
 static int parse_backend(const json_t *v, const char *name, tether_launch_hosts *out)
 {
+    const char *meant;
     if (!json_is_string(v))
         return tether__fail(TETHER_ECONFIG, "%s: \"backend\": expected a string, got %s", name,
                             tether__hf_type_name(v));
-    for (size_t i = 0; i < sizeof known_backends / sizeof known_backends[0]; i++)
-        if (strcmp(json_string_value(v), known_backends[i].given) == 0) {
-            snprintf(out->backend, sizeof out->backend, "%s", known_backends[i].meant);
-            return TETHER_OK;
-        }
-    return tether__fail(TETHER_ECONFIG, "%s: \"backend\": unknown backend \"%.*s\"; expected "
-                        "\"any\", \"ring\", \"mesh\" or \"rdma\" (MLX's \"jaccl\" means rdma)",
-                        name, HF_QUOTE_MAX, json_string_value(v));
+    if (!*json_string_value(v))
+        meant = "";
+    else if (!(meant = tether__backend_canonical(json_string_value(v))))
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: \"backend\": unknown backend \"%.*s\"; expected "
+                            "%s",
+                            name, HF_QUOTE_MAX, json_string_value(v), tether__backend_names);
+    snprintf(out->backend, sizeof out->backend, "%s", meant);
+    return TETHER_OK;
 }
 
 /* "KEY=VALUE" with KEY a shell variable name, so the launcher can export it as is. */

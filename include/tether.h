@@ -69,19 +69,20 @@ typedef enum {
 typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT } tether_op;
 
 /* Form the group this process belongs to.
- * backend: "any", "mpi", "ring", "mesh", "rdma" or "singleton"; unknown -> TETHER_EINVAL.
- * TETHER_BACKEND in the environment replaces "any". "any" takes the first backend whose
- * configuration is present and whose libraries load, in the order mpi (only under an MPI launcher
- * such as mpirun, through the MPI plugin: docs/mpi.md), rdma, mesh, ring. With no configuration at
- * all, strict=0 gives a size-1 group and strict=1 returns TETHER_EUNAVAIL naming what each backend
- * lacked. A configuration that is present but broken is always an error (TETHER_ECONFIG,
- * TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
+ * backend: "any", "mpi", "ring", "mesh", "rdma" or "singleton" ("jaccl" and "jaccl-ring", MLX's
+ * names, mean rdma); unknown -> TETHER_EINVAL. TETHER_BACKEND in the environment replaces "any".
+ * "any" takes the first backend whose configuration is present and whose libraries load, in the
+ * order mpi (only under an MPI launcher such as mpirun, through the MPI plugin: docs/mpi.md), rdma,
+ * mesh, ring, except that MLX's MLX_HOSTFILE (without TETHER_HOSTFILE) puts ring first, as in MLX.
+ * With no configuration at all, strict=0 gives a size-1 group and strict=1 returns
+ * TETHER_EUNAVAIL naming what each backend lacked. A configuration that is present but broken is
+ * always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
  * On success *out owns the group; free it with tether_group_free(). */
 TETHER_API int tether_init(const char *backend, int strict, tether_group **out);
 
 /* 1 if the named backend could form a group here (its configuration is present and its libraries
  * load), else 0 and tether_last_error() says why (e.g. a build without RDMA, or TETHER_IBV_DEVICES
- * unset). "singleton" is always available. */
+ * unset). "singleton" is always available; NULL asks about "any", as MLX's is_available(). */
 TETHER_API int tether_is_available(const char *backend);
 
 /* This process's rank in g (0..size-1), and the number of ranks. */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -88,11 +89,35 @@ static int run_job(const tether__launch_opts *o, int sigfd)
     return status;
 }
 
+/* --print-python: the Python .py programs run with, as a path where PATH finds it here. */
+static int print_python(const tether__launch_opts *o)
+{
+    const char *py = tether__launch_python(o), *path = getenv("PATH");
+    char full[PATH_MAX];
+    for (const char *p = strchr(py, '/') ? "" : path; p && *p;) {
+        size_t len = strcspn(p, ":");
+        if (snprintf(full, sizeof full, "%.*s/%s", (int)len, p, py) < (int)sizeof full &&
+            access(full, X_OK) == 0) {
+            printf("%s\n", full);
+            return 0;
+        }
+        p += len + (p[len] == ':');
+    }
+    if (strchr(py, '/') && access(py, X_OK) == 0) {
+        printf("%s\n", py);
+        return 0;
+    }
+    tether__launch_say("%s: not found on PATH here", py);
+    return TETHER_LAUNCH_EXIT_FAILED;
+}
+
 int tether_cmd_launch(int argc, char **argv)
 {
     tether__launch_opts o;
     int rc = tether__launch_parse(argc, argv, &o), sigfd;
-    if (rc == 0) {
+    if (rc == 0 && o.print_python) {
+        rc = print_python(&o);
+    } else if (rc == 0) {
         ensure_std_fds();
 #if TETHER_LINUX
         /* Orphans of a rank's tree become our children, so we reap them at once and a stopped
@@ -106,5 +131,6 @@ int tether_cmd_launch(int argc, char **argv)
         rc = 0; /* --help */
     }
     free(o.envs);
+    free(o.python_cmd);
     return rc;
 }

@@ -40,12 +40,20 @@ typedef struct tether__launch_opts {
     int verbose;       /* --verbose */
     int starting_port; /* --starting-port; 0: free ports picked by the system */
     int conns_per_ip;  /* --connections-per-ip, >= 1 */
-    long timeout_s;    /* --timeout; 0 when not given */
-    char **cmd;        /* PROGRAM ARGS..., NULL-terminated (points into argv) */
+    long timeout_s;    /* --timeout */
+    int timeout_set;   /* --timeout was given (0 is a value: heartbeats only) */
+    const char *python; /* --python; NULL: python3 on the rank's PATH */
+    int print_python;   /* --print-python: say which Python and exit */
+    int no_verify;      /* --no-verify-script */
+    char **cmd;         /* PROGRAM ARGS..., NULL-terminated (points into argv, or python_cmd) */
+    char **python_cmd;  /* PYTHON PROGRAM.py ARGS... for a .py PROGRAM (malloc'd), else NULL */
 } tether__launch_opts;
 
-/* 0: options read; 1: help was printed (exit 0); 2: bad usage, message printed (exit 2). */
+/* 0: options read; 1: help was printed (exit 0); 2: bad usage, message printed (exit 2). Free
+ * o->envs and o->python_cmd after either. */
 int tether__launch_parse(int argc, char **argv, tether__launch_opts *o);
+/* The Python a .py PROGRAM runs with: --python, else "python3". */
+const char *tether__launch_python(const tether__launch_opts *o);
 
 /* Print "tether launch: <message>\n" on stderr. Every launcher message goes through it. */
 void tether__launch_say(const char *fmt, ...) TETHER_PRINTF(1, 2);
@@ -59,6 +67,7 @@ void tether__launch_say(const char *fmt, ...) TETHER_PRINTF(1, 2);
  * copy in the job's temp dir; a remote rank gets the text in its command and writes its own. */
 typedef struct tether__job_file {
     const char *env;     /* the variable that tells ranks its path: "TETHER_HOSTFILE" */
+    const char *mlx_env; /* MLX's name for it, set too: "MLX_HOSTFILE" */
     const char *name;    /* file name: "hostfile.json" */
     char path[PATH_MAX]; /* the local copy */
     char *text;          /* its contents */
@@ -91,6 +100,9 @@ int tether__job_hosts(tether__job *job);
 /* Write the job's files into its temp dir (the per-rank hostfile; the RDMA device matrix when
  * the backend is rdma and the hosts list devices) and keep their text. */
 int tether__job_files(tether__job *job);
+/* 1 if a host of the launcher hostfile lists RDMA devices ("rdma"): MLX's JACCL hostfiles, which
+ * need no "backend" to mean rdma. */
+int tether__job_lists_rdma(const tether__job *job);
 /* 1 if an ssh destination is this machine (see launch_hosts.c for the rule). */
 int tether__host_is_local(const char *ssh);
 /* The host rank r runs on. */
@@ -122,8 +134,8 @@ typedef struct tether__envlist {
 } tether__envlist;
 
 /* The variables rank r gets on top of the launcher's own environment (a remote rank gets only
- * these): TETHER_*, torchrun's, the hostfile's "envs", then --env, so the user wins. files: 1 to
- * add each job file's variable with its local path (a remote rank sets those itself). */
+ * these): TETHER_*, MLX_*, torchrun's, the hostfile's "envs", then --env, so the user wins. files:
+ * 1 to add each job file's variable with its local path (a remote rank sets those itself). */
 int tether__rank_env(const tether__job *job, int rank, int files, tether__envlist *out);
 void tether__envlist_free(tether__envlist *e);
 /* 1 if kv is NAME=VALUE with NAME a shell variable name (letters, digits, '_', no leading digit):

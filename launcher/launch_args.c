@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/config.h"
 #include "launch.h"
 #include "launcher/ssh_command.h"
 
@@ -17,25 +19,34 @@ static const char launch_usage[] =
     "unless the host is this machine). Each rank gets TETHER_RANK, TETHER_SIZE, TETHER_HOSTFILE\n"
     "(a per-rank hostfile in a private temp dir, removed at the end), TETHER_JOB_TOKEN (random\n"
     "per job) and torchrun's MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK,\n"
-    "LOCAL_WORLD_SIZE.\n"
+    "LOCAL_WORLD_SIZE, and MLX's MLX_RANK, MLX_WORLD_SIZE, MLX_HOSTFILE (and MLX_IBV_DEVICES,\n"
+    "MLX_JACCL_COORDINATOR for rdma), so MLX programs run unchanged. A PROGRAM ending in .py is\n"
+    "run with Python (--python), as mlx.launch does.\n"
     "\n"
     "options:\n"
-    "  -n, --nranks N            ranks on this machine, or per host with hosts (default 1)\n"
+    "  -n, --nranks N            ranks on this machine, or per host with hosts (default 1);\n"
+    "                            also --repeat-hosts N, mlx.launch's name\n"
     "  --hosts H1,H2,...         ssh destinations ([user@]host), one rank group per host\n"
     "  --hostfile F              launcher hostfile (mlx.launch's format: ssh, ips, rdma,\n"
     "                            backend, envs)\n"
     "  --ssh-command CMD         how to run ssh (default: ssh -o BatchMode=yes); run by sh\n"
     "  --cwd DIR                 working directory of every rank (default: this one if the host\n"
     "                            has it, else home); missing on a host is an error\n"
-    "  --backend B               ring, mesh, rdma or any: sets TETHER_BACKEND\n"
+    "  --backend B               ring, mesh, rdma (or MLX's jaccl, jaccl-ring) or any: sets\n"
+    "                            TETHER_BACKEND\n"
     "  --env K=V                 set K=V for every rank (repeatable; wins over the above)\n"
     "  --prefix                  start every output line with \"[rank] \"\n"
     "  --verbose                 say what the launcher does; sets TETHER_VERBOSE=1\n"
-    "  --starting-port P         listen ports count up from P across ranks, addresses and\n"
+    "  -p, --starting-port P     listen ports count up from P across ranks, addresses and\n"
     "                            connections (as mlx.launch); default: free ports when every\n"
     "                            host is this machine, else 5000\n"
     "  --connections-per-ip K    K listen addresses per rank (parallel ring links), default 1\n"
-    "  --timeout S               sets TETHER_TIMEOUT=S (seconds without progress)\n"
+    "  --timeout S               sets TETHER_TIMEOUT=S (seconds without progress; 0: wait as\n"
+    "                            long as peers answer heartbeats)\n"
+    "  --python PY               the Python that runs a .py PROGRAM (default python3 on each\n"
+    "                            rank's PATH)\n"
+    "  --print-python            print the path of that Python and exit\n"
+    "  --no-verify-script        do not check that a .py PROGRAM exists here before starting\n"
     "  -h, --help                this text\n"
     "\n"
     "Output passes through in whole lines. stdin goes to every rank. The exit status is 0 only\n"
@@ -55,6 +66,9 @@ enum opt_id {
     OPT_PORT,
     OPT_CONNS,
     OPT_TIMEOUT,
+    OPT_PYTHON,
+    OPT_PRINT_PYTHON,
+    OPT_NO_VERIFY,
     OPT_HELP
 };
 
@@ -65,6 +79,7 @@ static const struct launch_option {
     enum opt_id id;
 } launch_options[] = {
     {"nranks", 'n', 1, OPT_N},
+    {"repeat-hosts", 0, 1, OPT_N},
     {"hosts", 0, 1, OPT_HOSTS},
     {"hostfile", 0, 1, OPT_HOSTFILE},
     {"ssh-command", 0, 1, OPT_SSH},
@@ -73,9 +88,12 @@ static const struct launch_option {
     {"env", 0, 1, OPT_ENV},
     {"prefix", 0, 0, OPT_PREFIX},
     {"verbose", 0, 0, OPT_VERBOSE},
-    {"starting-port", 0, 1, OPT_PORT},
+    {"starting-port", 'p', 1, OPT_PORT},
     {"connections-per-ip", 0, 1, OPT_CONNS},
     {"timeout", 0, 1, OPT_TIMEOUT},
+    {"python", 0, 1, OPT_PYTHON},
+    {"print-python", 0, 0, OPT_PRINT_PYTHON},
+    {"no-verify-script", 0, 0, OPT_NO_VERIFY},
     {"help", 'h', 0, OPT_HELP},
 };
 #define NOPTIONS (sizeof launch_options / sizeof launch_options[0])
@@ -104,16 +122,21 @@ static int parse_range(const char *opt, const char *text, long min, long max, lo
     return 0;
 }
 
-static int check_backend(const char *b)
+/* The backend as tether_init names it ("jaccl" is rdma); NULL after a usage error. */
+static const char *check_backend(const char *b)
 {
-    static const char *const known[] = {"ring", "mesh", "rdma", "any"};
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strcmp(b, known[i]) == 0)
-            return 0;
-    if (strcmp(b, "mpi") == 0) /* MPI's own launcher starts those ranks */
-        return usage_error("--backend mpi: start the ranks with the MPI's launcher instead, e.g. "
-                           "'mpirun -n 4 ./prog' (docs/mpi.md)");
-    return usage_error("--backend: expected ring, mesh, rdma or any, got '%s'", b);
+    const char *meant = tether__backend_canonical(b);
+    if (meant && !strcmp(meant, "mpi")) { /* MPI's own launcher starts those ranks */
+        usage_error("--backend mpi: start the ranks with the MPI's launcher instead, e.g. "
+                    "'mpirun -n 4 ./prog' (docs/mpi.md)");
+        return NULL;
+    }
+    if (!meant || !strcmp(meant, "singleton")) {
+        usage_error("--backend: expected ring, mesh, rdma (or jaccl, jaccl-ring) or any, got '%s'",
+                    b);
+        return NULL;
+    }
+    return meant;
 }
 
 /* K=V with K a valid variable name, so the rank's environment gets what the user meant. */
@@ -155,8 +178,8 @@ static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt,
         rc = *val ? 0 : usage_error("--cwd: empty");
         break;
     case OPT_BACKEND:
-        rc = check_backend(val);
-        o->backend = val;
+        o->backend = check_backend(val);
+        rc = o->backend ? 0 : 2;
         break;
     case OPT_ENV:
         rc = check_env(val);
@@ -177,8 +200,19 @@ static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt,
         o->conns_per_ip = (int)v;
         break;
     case OPT_TIMEOUT:
-        rc = parse_range(opt, val, 1, 7 * 24 * 3600, &v);
+        rc = parse_range(opt, val, 0, 7 * 24 * 3600, &v);
         o->timeout_s = v;
+        o->timeout_set = 1;
+        break;
+    case OPT_PYTHON:
+        o->python = val;
+        rc = *val ? 0 : usage_error("--python: empty");
+        break;
+    case OPT_PRINT_PYTHON:
+        o->print_python = 1;
+        break;
+    case OPT_NO_VERIFY:
+        o->no_verify = 1;
         break;
     case OPT_HELP:
         fputs(launch_usage, stdout);
@@ -230,6 +264,43 @@ static int parse_one(tether__launch_opts *o, int argc, char **argv, int *i)
     return apply_option(o, opt->id, arg, val);
 }
 
+/* 1 if the program is a Python script, which mlx.launch runs with Python. */
+static int is_python_script(const char *prog)
+{
+    size_t n = strlen(prog);
+    return n > 3 && strcmp(prog + n - 3, ".py") == 0;
+}
+
+/* A .py PROGRAM runs as PYTHON PROGRAM ARGS; checked first unless --no-verify-script, so a typo
+ * fails here rather than on every rank. */
+static int python_command(tether__launch_opts *o, char **cmd)
+{
+    size_t n = 0;
+    if (!o->no_verify) {
+        char path[PATH_MAX];
+        int len = cmd[0][0] == '/' || !o->cwd
+                      ? snprintf(path, sizeof path, "%s", cmd[0])
+                      : snprintf(path, sizeof path, "%s/%s", o->cwd, cmd[0]);
+        if (len < 0 || (size_t)len >= sizeof path || access(path, R_OK) != 0)
+            return usage_error("%s: %s (--no-verify-script starts it anyway, for a script that "
+                               "exists only on the hosts)",
+                               path, strerror(errno ? errno : ENAMETOOLONG));
+    }
+    while (cmd[n])
+        n++;
+    if (!(o->python_cmd = calloc(n + 2, sizeof *o->python_cmd)))
+        return usage_error("out of memory");
+    o->python_cmd[0] = (char *)tether__launch_python(o);
+    memcpy(o->python_cmd + 1, cmd, (n + 1) * sizeof *cmd);
+    o->cmd = o->python_cmd;
+    return 0;
+}
+
+const char *tether__launch_python(const tether__launch_opts *o)
+{
+    return o->python ? o->python : "python3";
+}
+
 int tether__launch_parse(int argc, char **argv, tether__launch_opts *o)
 {
     int i, rc;
@@ -249,6 +320,8 @@ int tether__launch_parse(int argc, char **argv, tether__launch_opts *o)
         if (rc)
             return rc;
     }
+    if (o->print_python)
+        return 0;
     if (i >= argc)
         return usage_error("no PROGRAM given");
     if (o->hosts && o->hostfile)
@@ -256,5 +329,5 @@ int tether__launch_parse(int argc, char **argv, tether__launch_opts *o)
     if (o->nranks == 0 && !o->hosts && !o->hostfile)
         return usage_error("-n N is required without hosts: how many ranks to start");
     o->cmd = argv + i;
-    return 0;
+    return is_python_script(o->cmd[0]) ? python_command(o, o->cmd) : 0;
 }

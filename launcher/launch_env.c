@@ -1,5 +1,5 @@
-/* launcher/launch_env.c - the variables each rank gets: TETHER_*, torchrun's, then the user's
- * --env. */
+/* launcher/launch_env.c - the variables each rank gets: TETHER_*, MLX's, torchrun's, then the
+ * user's --env. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,15 +53,24 @@ int tether__rank_env(const tether__job *job, int rank, int files, tether__envlis
     memset(out, 0, sizeof *out);
     rc |= env_add(out, "TETHER_RANK", "%d", rank);
     rc |= env_add(out, "TETHER_SIZE", "%d", job->nranks);
-    for (int i = 0; files && i < job->nfiles; i++)
+    for (int i = 0; files && i < job->nfiles; i++) {
         rc |= env_add(out, job->files[i].env, "%s", job->files[i].path);
+        rc |= env_add(out, job->files[i].mlx_env, "%s", job->files[i].path);
+    }
     rc |= env_add(out, "TETHER_JOB_TOKEN", "%s", job->token);
     if (job->backend)
         rc |= env_add(out, "TETHER_BACKEND", "%s", job->backend);
-    if (o->timeout_s)
+    if (o->timeout_set)
         rc |= env_add(out, "TETHER_TIMEOUT", "%ld", o->timeout_s);
     if (o->verbose)
         rc |= env_add(out, "TETHER_VERBOSE", "1");
+    /* MLX's names, as mlx.launch sets them, so an MLX program runs unchanged under tether. */
+    rc |= env_add(out, "MLX_RANK", "%d", rank);
+    rc |= env_add(out, "MLX_WORLD_SIZE", "%d", job->nranks);
+    if (job->backend && strcmp(job->backend, "rdma") == 0)
+        rc |= env_add(out, "MLX_JACCL_COORDINATOR", "%s:%d", job->master_addr, job->master_port);
+    if (o->verbose)
+        rc |= env_add(out, "MLX_RING_VERBOSE", "1");
     /* torchrun's names, so unchanged torch.distributed scripts find their rank and rendezvous. */
     rc |= env_add(out, "MASTER_ADDR", "%s", job->master_addr);
     rc |= env_add(out, "MASTER_PORT", "%d", job->master_port);

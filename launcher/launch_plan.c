@@ -205,7 +205,12 @@ int tether__job_plan(tether__job *job, const tether__launch_opts *o)
         job->cwd[0] = '\0'; /* remote ranks then start in their home */
     if (tether__job_hosts(job) != 0 || count_ranks(job) != 0)
         return -1;
-    job->backend = o->backend ? o->backend : job->hosts.backend[0] ? job->hosts.backend : NULL;
+    /* --backend, else the hostfile's, else rdma where the hosts list RDMA devices (an MLX JACCL
+     * hostfile), else "any" in every rank. */
+    job->backend = o->backend                    ? o->backend
+                   : job->hosts.backend[0]       ? job->hosts.backend
+                   : tether__job_lists_rdma(job) ? "rdma"
+                                                 : NULL;
     if (make_token(job->token) != 0 || plan_addrs(job) != 0 || make_tmpdir(job) != 0 ||
         tether__job_files(job) != 0)
         return -1;

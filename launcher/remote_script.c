@@ -25,8 +25,9 @@ static void add_files(tether__strbuf *b, const tether__job *job, int rank)
     for (int i = 0; i < job->nfiles; i++) {
         tether__sb_add(b, "printf '%s' ");
         tether__sb_add_quoted(b, job->files[i].text);
-        tether__sb_addf(b, " >\"$d/%s\" && export %s=\"$d/%s\" || { ", job->files[i].name,
-                        job->files[i].env, job->files[i].name);
+        tether__sb_addf(b, " >\"$d/%s\" && export %s=\"$d/%s\" %s=\"$d/%s\" || { ",
+                        job->files[i].name, job->files[i].env, job->files[i].name,
+                        job->files[i].mlx_env, job->files[i].name);
         add_error(b, job, rank, "cannot write the job's files into its temp dir");
         tether__sb_add(b, "; rm -rf \"$d\"; exit 127; }\n");
     }

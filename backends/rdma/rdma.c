@@ -253,10 +253,25 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     return ep->ring ? tether__rdma_progress_start(ep) : TETHER_OK;
 }
 
-static int rdma_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
+/* MLX's JACCL needs no world size: the device matrix (N x N) says it. cfg with that size. */
+static int size_from_matrix(const tether_config *given, tether_config *cfg)
+{
+    tether_device_matrix m;
+    *cfg = *given;
+    if (cfg->size >= 1)
+        return TETHER_OK;
+    TRY(tether_hostfile_load_devices(cfg->ibv_devices, &m));
+    cfg->size = m.n;
+    tether_device_matrix_free(&m);
+    return TETHER_OK;
+}
+
+static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int *size)
 {
     rdma_ep *ep;
+    tether_config derived, *cfg = &derived;
     int rc;
+    TRY(size_from_matrix(given, &derived));
     if (cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size)
         return tether__fail(TETHER_ECONFIG,
                             "rdma: TETHER_RANK=%d and TETHER_SIZE=%d: the coordinator "

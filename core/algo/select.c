@@ -63,12 +63,13 @@ static int parse_tree_below(const char *v, size_t dflt, size_t *out)
 /* Read on every call (so a program, or a test, can change it between calls). */
 int tether__tree_below(size_t dflt, size_t *out)
 {
-    return parse_tree_below(getenv("TETHER_TREE_BELOW"), dflt, out);
+    return parse_tree_below(tether__env("TETHER_TREE_BELOW", NULL), dflt, out);
 }
 
 int tether__algo_env_check(void)
 {
-    const char *algo = getenv("TETHER_ALLREDUCE_ALGO"), *below = getenv("TETHER_TREE_BELOW");
+    const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
+    const char *below = tether__env("TETHER_TREE_BELOW", NULL);
     size_t x;
     if (tether__algo_parse(algo) < 0)
         return tether__fail(
@@ -94,16 +95,21 @@ static const char *after(const char *s, const char *p, size_t len)
  * a fifth of a small all-reduce's instructions (docs/tuning.md). */
 static void allreduce_env(const char **algo, const char **below)
 {
+    const char *alias[2] = {NULL, NULL}; /* mccl's names, read when tether's are unset */
     *algo = *below = NULL;
     for (char **e = tether__environ; e && *e; e++) {
         const char *rest = AFTER(*e, "TETHER_"), *v;
+        int mccl = !rest && (rest = AFTER(*e, "MCCL_")) != NULL;
+        const char **algo_to = mccl ? &alias[0] : algo, **below_to = mccl ? &alias[1] : below;
         if (!rest)
             continue;
-        if (!*algo && (v = AFTER(rest, "ALLREDUCE_ALGO=")))
-            *algo = v;
-        else if (!*below && (v = AFTER(rest, "TREE_BELOW=")))
-            *below = v;
+        if (!*algo_to && (v = AFTER(rest, "ALLREDUCE_ALGO=")))
+            *algo_to = v;
+        else if (!*below_to && (v = AFTER(rest, "TREE_BELOW=")))
+            *below_to = v;
     }
+    *algo = *algo && **algo ? *algo : alias[0];
+    *below = *below && **below ? *below : alias[1];
 }
 
 static unsigned caps_of(const tether_group *g)

@@ -24,7 +24,7 @@ bad_args "-n: expected a whole number from 1 to 4096, got '0'" -n 0 true
 bad_args "-n: expected a whole number from 1 to 4096, got 'x'" -n x true
 bad_args "unknown option '--bogus'" -n 2 --bogus true
 bad_args "option '--backend' needs a value" -n 2 --backend
-bad_args "--backend: expected ring, mesh, rdma or any, got 'tcp'" -n 2 --backend tcp true
+bad_args "--backend: expected ring, mesh, rdma \\(or jaccl, jaccl-ring\\) or any, got 'tcp'" -n 2 --backend tcp true
 bad_args "--env: expected NAME=VALUE" -n 2 --env NOEQUALS true
 bad_args "--env: expected NAME=VALUE" -n 2 --env =x true
 bad_args "--starting-port: expected a whole number from 1 to 65535, got '70000'" -n 2 --starting-port 70000 true

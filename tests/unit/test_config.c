@@ -13,12 +13,13 @@
 #include "core/errors.h"
 #include "tether.h"
 
-static const char *const vars[] = {"TETHER_RANK", "MLX_RANK", "RANK", "TETHER_SIZE", "WORLD_SIZE",
-                                   "TETHER_HOSTFILE", "MLX_HOSTFILE", "TETHER_COORDINATOR",
-                                   "MLX_JACCL_COORDINATOR", "MASTER_ADDR", "MASTER_PORT",
-                                   "TETHER_TIMEOUT", "TETHER_IFACE_PRIORITY", "TETHER_WIRE_DTYPE",
-                                   "TETHER_JOB_TOKEN", "TETHER_BACKEND", "TETHER_ALLREDUCE_ALGO",
-                                   "TETHER_TREE_BELOW", NULL};
+static const char *const vars[] = {
+    "TETHER_RANK",         "MLX_RANK",         "RANK",           "TETHER_SIZE",
+    "WORLD_SIZE",          "TETHER_HOSTFILE",  "MLX_HOSTFILE",   "TETHER_COORDINATOR",
+    "MLX_JACCL_COORDINATOR", "MASTER_ADDR",    "MASTER_PORT",    "TETHER_TIMEOUT",
+    "TETHER_IFACE_PRIORITY", "TETHER_WIRE_DTYPE", "TETHER_JOB_TOKEN", "TETHER_BACKEND",
+    "TETHER_ALLREDUCE_ALGO", "TETHER_TREE_BELOW", "MLX_WORLD_SIZE", "MLX_IBV_DEVICES",
+    "MCCL_IFACE_PRIORITY", "MCCL_WIRE_DTYPE",  "MCCL_ALLREDUCE_ALGO", NULL};
 
 static int clean_env(void **state)
 {
@@ -97,6 +98,48 @@ static void iface_filter(void **state)
     assert_true(tether__addr_allowed(&cfg, "10.0.0.2"));
 }
 
+/* mccl's variables are read where tether's are unset, and tether's win. */
+static void mccl_aliases(void **state)
+{
+    (void)state;
+    tether_config cfg;
+    setenv("MCCL_IFACE_PRIORITY", "192.168.101.,192.168.102.,192.168.103.", 1);
+    setenv("MCCL_WIRE_DTYPE", "bf16", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.nprefixes, 3);
+    assert_false(tether__addr_allowed(&cfg, "10.0.0.2"));
+    assert_int_equal(cfg.wire_bf16, 1);
+    setenv("TETHER_IFACE_PRIORITY", "10.", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.nprefixes, 1);
+    assert_true(tether__addr_allowed(&cfg, "10.0.0.2"));
+    setenv("MCCL_ALLREDUCE_ALGO", "fastest", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_ECONFIG);
+    setenv("MCCL_ALLREDUCE_ALGO", "butterfly", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+}
+
+/* MLX's NCCL-style MLX_WORLD_SIZE gives the size; MLX's backend names are tether's. */
+static void mlx_size_and_names(void **state)
+{
+    (void)state;
+    tether_config cfg;
+    tether_group *g = NULL;
+    setenv("MLX_WORLD_SIZE", "3", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.size, 3);
+    assert_string_equal(tether__backend_canonical("jaccl"), "rdma");
+    assert_string_equal(tether__backend_canonical("jaccl-ring"), "rdma");
+    assert_string_equal(tether__backend_canonical("ring"), "ring");
+    assert_null(tether__backend_canonical("mpi"));
+    /* "jaccl" is a backend name (unconfigured here), not an unknown one. */
+    assert_int_equal(tether_init("jaccl", 1, &g), TETHER_EUNAVAIL);
+    assert_non_null(strstr(tether_last_error(), "rdma"));
+    setenv("TETHER_BACKEND", "jaccl-ring", 1);
+    assert_int_equal(tether_init("any", 1, &g), TETHER_EUNAVAIL);
+    assert_int_equal(tether_is_available(NULL), 0); /* a size alone configures no backend */
+}
+
 static void unknown_backend(void **state)
 {
     (void)state;
@@ -157,6 +200,13 @@ static void docs_name_every_variable(void **state)
         snprintf(quoted, sizeof quoted, "`%s`", v->name);
         if (!strstr(text, quoted))
             fail_msg("docs/env.md does not document %s", v->name);
+        for (const char *p = v->fallbacks; *p;) { /* and every other name it is read by */
+            size_t len = strcspn(p, ", :");
+            snprintf(quoted, sizeof quoted, "`%.*s`", (int)len, p);
+            if (len && !strstr(text, quoted))
+                fail_msg("docs/env.md does not name %s, read for %s", quoted, v->name);
+            p += len + strspn(p + len, ", :");
+        }
     }
 }
 
@@ -168,6 +218,8 @@ int main(void)
         cmocka_unit_test_setup(malformed_values_name_the_variable, clean_env),
         cmocka_unit_test_setup(iface_filter, clean_env),
         cmocka_unit_test_setup(unknown_backend, clean_env),
+        cmocka_unit_test_setup(mccl_aliases, clean_env),
+        cmocka_unit_test_setup(mlx_size_and_names, clean_env),
         cmocka_unit_test_setup(singleton_without_configuration, clean_env),
         cmocka_unit_test_setup(broken_configuration_is_an_error, clean_env),
         cmocka_unit_test(docs_name_every_variable),

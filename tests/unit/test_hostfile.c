@@ -40,8 +40,7 @@ static const bad_case bad_cases[] = {
      "hosts.json: rank 1: empty list; expected at least one \"ip:port\""},
     {"ranks: non-string address", RANKS, "[[\"10.0.0.1:5000\", 5001]]",
      "hosts.json: rank 0, address 1: expected an \"ip:port\" string, got an integer"},
-    {"ranks: missing port", RANKS,
-     "[[\"10.0.0.3:5000\"], [\"10.0.0.2:5000\"], [\"10.0.0.1\"]]",
+    {"ranks: missing port", RANKS, "[[\"10.0.0.3:5000\"], [\"10.0.0.2:5000\"], [\"10.0.0.1\"]]",
      "hosts.json: rank 2, address 0: \"10.0.0.1\" has no port; expected \"ip:port\""},
     {"ranks: port 0", RANKS, "[[\"10.0.0.1:0\"]]",
      "hosts.json: rank 0, address 0: \"10.0.0.1:0\" has port 0; expected 1-65535"},
@@ -107,13 +106,14 @@ static const bad_case bad_cases[] = {
      "cluster.json: host 0: \"ips\": expected a list of IP addresses, got a string"},
     {"launch: ip not a string", LAUNCH, "[{\"ssh\": \"h1\", \"ips\": [\"10.0.0.1\", null]}]",
      "cluster.json: host 0, ips[1]: expected an IP address string, got null"},
-    {"launch: ip invalid", LAUNCH, "[{\"ssh\": \"h1\"}, {\"ssh\": \"h2\", \"ips\": [\"256.1.1.1\"]}]",
+    {"launch: ip invalid", LAUNCH,
+     "[{\"ssh\": \"h1\"}, {\"ssh\": \"h2\", \"ips\": [\"256.1.1.1\"]}]",
      "cluster.json: host 1, ips[0]: \"256.1.1.1\" is not a valid IPv4 address"},
     {"launch: ip duplicate", LAUNCH, "[{\"ssh\": \"h1\", \"ips\": [\"10.0.0.1\", \"10.0.0.1\"]}]",
      "cluster.json: host 0, ips[1]: \"10.0.0.1\" is also ips[0]"},
     {"launch: backend unknown", LAUNCH, "{\"backend\": \"mpi\", \"hosts\": [{\"ssh\": \"h1\"}]}",
-     "cluster.json: \"backend\": unknown backend \"mpi\"; expected \"any\", \"ring\", \"mesh\" "
-     "or \"rdma\""},
+     "cluster.json: \"backend\": unknown backend \"mpi\"; expected any, ring, mesh, rdma (or "
+     "jaccl, jaccl-ring) or singleton"},
     {"launch: backend not a string", LAUNCH, "{\"backend\": 1, \"hosts\": [{\"ssh\": \"h1\"}]}",
      "cluster.json: \"backend\": expected a string, got an integer"},
     {"launch: envs not a list", LAUNCH, "{\"envs\": \"A=1\", \"hosts\": [{\"ssh\": \"h1\"}]}",
@@ -142,7 +142,8 @@ static const bad_case bad_cases[] = {
      "cluster.json: host 1, rdma[1]: \"rdma_en3\" links host 1 to itself; expected null on the "
      "diagonal"},
     {"launch: rdma one-sided", LAUNCH,
-     "[{\"ssh\": \"h1\", \"rdma\": [null, \"rdma_en2\"]}, {\"ssh\": \"h2\", \"rdma\": [null, null]}]",
+     "[{\"ssh\": \"h1\", \"rdma\": [null, \"rdma_en2\"]}, {\"ssh\": \"h2\", \"rdma\": [null, "
+     "null]}]",
      "cluster.json: host 0, rdma[1] names 1 device(s) but host 1, rdma[0] names 0"},
     {"launch: rdma entry wrong type", LAUNCH,
      "[{\"ssh\": \"h1\", \"rdma\": [null, 2]}, {\"ssh\": \"h2\", \"rdma\": [\"rdma_en2\", null]}]",
@@ -158,8 +159,7 @@ static const bad_case bad_cases[] = {
     {"devices: row not a list", DEVICES, "[[null, \"rdma_en2\"], \"rdma_en2\"]",
      "devices.json: row 1: expected a list of 2 entries (null or device names, one per rank), got "
      "a string"},
-    {"devices: ragged", DEVICES,
-     "[[null, \"a\", \"b\"], [\"a\", null], [\"b\", null, null]]",
+    {"devices: ragged", DEVICES, "[[null, \"a\", \"b\"], [\"a\", null], [\"b\", null, null]]",
      "devices.json: row 1 has 2 entries; expected 3 (one per rank"},
     {"devices: diagonal not null", DEVICES, "[[\"rdma_en2\", \"rdma_en3\"], [\"rdma_en3\", null]]",
      "devices.json: row 0, column 0: \"rdma_en2\" links rank 0 to itself; expected null on the "
