@@ -1,6 +1,7 @@
 """Finding libtether and the tether command, and `python -m tether`. No collectives here."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -71,3 +72,84 @@ def test_command_found_next_to_library():
     if not expected:
         pytest.skip("TETHER_TEST_BIN is set by the ctest registration only")
     assert find_command(environ={"PATH": ""}) == expected
+
+
+def _built():
+    """The build's library and command (ctest sets both), or skip."""
+    lib, command = os.environ.get("TETHER_LIBRARY"), os.environ.get("TETHER_TEST_BIN")
+    if not lib or not command:
+        pytest.skip("TETHER_LIBRARY and TETHER_TEST_BIN are set by the ctest registration only")
+    return lib, command
+
+
+def _copy_package(dest):
+    """This package's sources into dest/tether, as a checkout or a site-packages would hold them."""
+    shutil.copytree(os.path.dirname(tether.__file__), os.path.join(dest, "tether"),
+                    ignore=shutil.ignore_patterns("__pycache__", "libtether*", "tether"))
+
+
+def _run_without_settings(pythonpath, code, path=""):
+    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_LIBRARY", "TETHER_BIN")}
+    env.update(PYTHONPATH=str(pythonpath), PATH=path or "/usr/bin:/bin")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=env, cwd="/")
+
+
+def test_found_in_the_checkouts_build_tree(tmp_path):
+    """PYTHONPATH=python in a checkout: the checkout's build folder, no TETHER_LIBRARY."""
+    lib, command = _built()
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "tether.h").write_text("")
+    _copy_package(tmp_path / "python")
+    for name in ("build-asan", "build"):  # "build" is preferred over the others
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "CMakeCache.txt").write_text("")
+    shutil.copy(lib, tmp_path / "build" / "libtether.so.0")
+    shutil.copy(command, tmp_path / "build" / "tether")
+    child = _run_without_settings(
+        tmp_path / "python", "import tether, tether.__main__ as m; print(tether.init().size(), "
+        "tether._lib.path(), m.find_command())")
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["1", str(tmp_path / "build" / "libtether.so.0"),
+                                    str(tmp_path / "build" / "tether")]
+
+
+def test_found_in_the_install_prefix_of_the_command(tmp_path):
+    """An install: bin/tether on PATH, lib/libtether beside it; the package elsewhere."""
+    lib, command = _built()
+    _copy_package(tmp_path / "site")
+    (tmp_path / "prefix" / "bin").mkdir(parents=True)
+    (tmp_path / "prefix" / "lib").mkdir()
+    shutil.copy(command, tmp_path / "prefix" / "bin" / "tether")
+    shutil.copy(lib, tmp_path / "prefix" / "lib" / "libtether.so.0")
+    child = _run_without_settings(tmp_path / "site", "import tether; print(tether._lib.path())",
+                                  path=f"{tmp_path / 'prefix' / 'bin'}:/usr/bin:/bin")
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip() == str(tmp_path / "prefix" / "lib" / "libtether.so.0")
+
+
+def test_pip_install_carries_the_library(tmp_path):
+    """pip install ./python after a build: the installed package needs no settings, and
+    `python -m tether` finds the command it carries."""
+    lib, _ = _built()
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(tether.__file__))))
+    venv = tmp_path / "venv"
+    if subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("python3 -m venv is not available")
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                          "--no-build-isolation", "--no-deps", "--no-index", os.path.join(src, "python")],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TETHER_BUILD_DIR": os.path.dirname(lib)},
+                         cwd=str(tmp_path))
+    assert pip.returncode == 0, pip.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("TETHER_LIBRARY", "PYTHONPATH")}
+    child = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import tether; print(tether._lib.path())"], capture_output=True,
+                           text=True, timeout=60, env={**env, "PATH": "/usr/bin:/bin"}, cwd="/")
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip().startswith(str(venv)), child.stdout
+    version = subprocess.run([str(venv / "bin" / "python"), "-m", "tether", "--version"],
+                             capture_output=True, text=True, timeout=60,
+                             env={**env, "PATH": "/usr/bin:/bin"}, cwd="/")
+    assert version.returncode == 0 and version.stdout.startswith("tether "), version.stderr

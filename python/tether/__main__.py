@@ -1,8 +1,9 @@
 """``python -m tether ARGS``: run the tether command (launch, config, bench, check) with ARGS.
 
 The command is looked up as TETHER_BIN, then next to the loaded libtether (the build directory
-holds both), then in the package folder, then on PATH. The process is replaced by the command
-(exec), so its exit status and signals pass through unchanged.
+holds both), then in the folders libtether is looked for in (the package folder, the checkout's
+build trees, install prefixes: tether._lib.search_dirs), then on PATH. The process is replaced by
+the command (exec), so its exit status and signals pass through unchanged.
 """
 
 import os
@@ -27,14 +28,17 @@ def find_command(environ=None):
             return explicit
         raise FileNotFoundError(f"TETHER_BIN={explicit} is not an executable file")
     tried = []
-    dirs = [os.path.dirname(os.path.abspath(__file__))]
+    dirs = []
     try:
         lib_path = _lib.path()
         if os.sep in lib_path:  # a bare name was found by dlopen on the system path: no folder
-            dirs.insert(0, os.path.dirname(lib_path))
+            dirs.append(os.path.dirname(lib_path))
     except _lib.LibraryNotFoundError:
         pass  # the command may still be on PATH
-    for folder in dirs:
+    for _, folder in _lib.search_dirs(environ):
+        # An install keeps the library in lib/ and the command in bin/.
+        dirs += [folder, os.path.join(os.path.dirname(folder), "bin")]
+    for folder in dict.fromkeys(dirs):
         path = os.path.join(folder, _NAME)
         if _is_program(path):
             return path

@@ -5,14 +5,23 @@ The library is looked up in this order, and the first that loads wins:
 1. ``TETHER_LIBRARY``: an explicit path. It comes first because setting it is a deliberate choice
    (a debug build, a test run against the build tree); if it is set but fails, that is an error and
    nothing else is tried, so a typo never silently picks up another copy.
-2. Next to the package: ``libtether.so`` (or ``.dylib``) copied into the package folder.
-3. The system library path (``LD_LIBRARY_PATH``, ld.so.cache, ``/usr/lib`` ...), through dlopen.
+2. Next to the package: ``libtether.so`` (or ``.dylib``) copied into the package folder (``pip
+   install ./python`` after a build copies it there).
+3. The build trees of the source checkout the package is in (``build*/`` beside ``python/``, the
+   one named ``build`` first), so ``PYTHONPATH=python`` works in a checkout without settings.
+4. Where the ``tether`` command on PATH is: beside it (a build tree) or in ``../lib`` (an install).
+5. The lib folder of this Python's prefix and of the usual install prefixes (``/usr/local``,
+   ``/opt/homebrew`` on macOS), which ``cmake --install`` uses and a fresh ld.so cache may lack.
+6. The system library path (``LD_LIBRARY_PATH``, ld.so.cache, ``/usr/lib`` ...), through dlopen.
 
 When none loads, :class:`LibraryNotFoundError` lists every place tried and why each failed.
+The tether command (``python -m tether``) is looked up in the same folders.
 """
 
 import ctypes
+import glob
 import os
+import shutil
 import sys
 import threading
 
@@ -21,12 +30,45 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # File names of the shared library, most specific first (SOVERSION 0, see CMakeLists.txt).
 if sys.platform == "darwin":
     _NAMES = ("libtether.0.dylib", "libtether.dylib")
+    _PREFIXES = ("/usr/local", "/opt/homebrew")
 else:
     _NAMES = ("libtether.so.0", "libtether.so")
+    _PREFIXES = ("/usr/local",)
 
 
 class LibraryNotFoundError(OSError):
     """libtether could not be loaded; the message lists every place tried."""
+
+
+def _build_trees(pkg_dir):
+    """Build folders (with a CMakeCache.txt) of the checkout holding python/<pkg>, "build" first."""
+    root = os.path.dirname(os.path.dirname(pkg_dir))
+    if not os.path.isfile(os.path.join(root, "include", "tether.h")):
+        return []
+    trees = sorted(glob.glob(os.path.join(root, "build*")),
+                   key=lambda d: (os.path.basename(d) != "build", d))
+    return [d for d in trees if os.path.isfile(os.path.join(d, "CMakeCache.txt"))]
+
+
+def search_dirs(environ=None, pkg_dir=_PKG_DIR):
+    """The folders libtether and the tether command are looked for in, as (where, folder) pairs,
+    in order (items 2 to 5 of the module docstring)."""
+    environ = os.environ if environ is None else environ
+    dirs = [("next to the package", pkg_dir)]
+    dirs += [("build tree", d) for d in _build_trees(pkg_dir)]
+    command = shutil.which("tether", path=environ.get("PATH", ""))
+    if command:
+        bindir = os.path.dirname(os.path.realpath(command))
+        dirs += [("beside the tether command", bindir),
+                 ("tether command's prefix", os.path.join(os.path.dirname(bindir), "lib"))]
+    prefixes = [sys.prefix] + [p for p in _PREFIXES if p != sys.prefix]
+    dirs += [("install prefix", os.path.join(p, "lib")) for p in prefixes]
+    seen, unique = set(), []
+    for where, folder in dirs:
+        if folder not in seen:
+            seen.add(folder)
+            unique.append((where, folder))
+    return unique
 
 
 def candidates(environ=None, pkg_dir=_PKG_DIR):
@@ -38,7 +80,11 @@ def candidates(environ=None, pkg_dir=_PKG_DIR):
     explicit = environ.get("TETHER_LIBRARY")
     if explicit:
         return [("TETHER_LIBRARY", explicit)]
-    found = [("next to the package", os.path.join(pkg_dir, name)) for name in _NAMES]
+    found = []
+    for where, folder in search_dirs(environ, pkg_dir):
+        # Only files that are there: the error message then lists what was really tried.
+        found += [(where, os.path.join(folder, name)) for name in _NAMES
+                  if where == "next to the package" or os.path.exists(os.path.join(folder, name))]
     found += [("system library path", name) for name in _NAMES]
     return found
 
@@ -60,8 +106,8 @@ def load(places):
             reasons.append(f"  {where}: {path}: {exc}")
     raise LibraryNotFoundError(
         "cannot load libtether; tried:\n" + "\n".join(reasons) + "\n"
-        "Build it (cmake --build build) and set TETHER_LIBRARY=build/libtether.so, "
-        "or install it (cmake --install build).")
+        "Build it (cmake --build build) in this checkout, install it (cmake --install build), "
+        "or set TETHER_LIBRARY to its path.")
 
 
 # ctypes signatures, one row per exported function: name -> (restype, argtypes).

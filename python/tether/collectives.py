@@ -1,7 +1,9 @@
 """The collectives and point-to-point calls, as numpy-in, numpy-out functions over the C API.
 
 Every function takes group= (default: the group init() formed first) and, where it makes an
-array, out= to write into an existing one instead. Inputs are anything numpy.asarray accepts
+array, out= to write into an existing one instead. stream= is accepted, and ignored, so code
+written for mx.distributed (which passes stream=mx.cpu) runs unchanged: numpy arrays are not
+lazy, and every call here has finished, on the calling thread, when it returns. Inputs are anything numpy.asarray accepts
 through the buffer protocol (numpy arrays, memoryview, array.array, scalars); they are copied
 only when not C-contiguous. Failures raise tether.TetherError; every rank of the group must make
 the same calls with the same shapes and dtypes, as with any collective library.
@@ -58,27 +60,27 @@ def _all_reduce(x, op, group, out):
     return recv
 
 
-def all_sum(x, *, group=None, out=None):
+def all_sum(x, *, group=None, stream=None, out=None):
     """Element-wise sum of x over every rank; every rank gets the result. out=x works in place."""
     return _all_reduce(x, OPS["sum"], group, out)
 
 
-def all_prod(x, *, group=None, out=None):
+def all_prod(x, *, group=None, stream=None, out=None):
     """Element-wise product of x over every rank (logical and for bool)."""
     return _all_reduce(x, OPS["prod"], group, out)
 
 
-def all_max(x, *, group=None, out=None):
+def all_max(x, *, group=None, stream=None, out=None):
     """Element-wise maximum of x over every rank (logical or for bool; not for complex)."""
     return _all_reduce(x, OPS["max"], group, out)
 
 
-def all_min(x, *, group=None, out=None):
+def all_min(x, *, group=None, stream=None, out=None):
     """Element-wise minimum of x over every rank (logical and for bool; not for complex)."""
     return _all_reduce(x, OPS["min"], group, out)
 
 
-def all_gather(x, *, group=None, out=None):
+def all_gather(x, *, group=None, stream=None, out=None):
     """Every rank's x concatenated along axis 0 in rank order (a scalar counts as shape (1,)):
     shape (size * x.shape[0], *x.shape[1:])."""
     g = resolve(group)
@@ -90,7 +92,7 @@ def all_gather(x, *, group=None, out=None):
     return recv
 
 
-def reduce_scatter(x, op="sum", *, group=None, out=None):
+def reduce_scatter(x, op="sum", *, group=None, stream=None, out=None):
     """Reduce x over every rank with op ("sum", "prod", "max", "min"), then cut the result along
     axis 0 into size blocks: rank r gets block r, shape (x.shape[0] // size, *x.shape[1:])."""
     g = resolve(group)
@@ -102,12 +104,12 @@ def reduce_scatter(x, op="sum", *, group=None, out=None):
     return recv
 
 
-def sum_scatter(x, *, group=None, out=None):
+def sum_scatter(x, *, group=None, stream=None, out=None):
     """reduce_scatter with op="sum" (the name mx.distributed uses)."""
     return reduce_scatter(x, "sum", group=group, out=out)
 
 
-def broadcast(x, root=0, *, group=None, out=None):
+def broadcast(x, root=0, *, group=None, stream=None, out=None):
     """root's x on every rank. Other ranks' x only gives the shape and dtype (its values are not
     read); out=x overwrites x in place."""
     g = resolve(group)
@@ -119,7 +121,7 @@ def broadcast(x, root=0, *, group=None, out=None):
     return buf
 
 
-def all_to_all(x, *, group=None, out=None):
+def all_to_all(x, *, group=None, stream=None, out=None):
     """Cut x along axis 0 into size blocks; block j goes to rank j. Block i of the result came
     from rank i. Same shape as x; out must not overlap x."""
     g = resolve(group)
@@ -133,7 +135,7 @@ def all_to_all(x, *, group=None, out=None):
     return recv
 
 
-def send(x, dst, *, group=None):
+def send(x, dst, *, group=None, stream=None):
     """Send x to rank dst, which must call recv with the same shape and dtype. May return before
     dst has received. Unlike mx.distributed.send, returns None: numpy arrays are not lazy."""
     g = resolve(group)
@@ -141,7 +143,7 @@ def send(x, dst, *, group=None):
     check(_lib.get().tether_send(g.handle, _ptr(buf), buf.size, code_of(buf.dtype), dst))
 
 
-def recv(shape, dtype, src, *, group=None, out=None):
+def recv(shape, dtype, src, *, group=None, stream=None, out=None):
     """Receive an array of this shape and dtype that rank src sent."""
     g = resolve(group)
     code = code_of(dtype)
@@ -150,12 +152,12 @@ def recv(shape, dtype, src, *, group=None, out=None):
     return buf
 
 
-def recv_like(x, src, *, group=None, out=None):
+def recv_like(x, src, *, group=None, stream=None, out=None):
     """recv with x's shape and dtype."""
     arr = np.asarray(x)
     return recv(arr.shape, arr.dtype, src, group=group, out=out)
 
 
-def barrier(*, group=None):
+def barrier(*, group=None, stream=None):
     """Return once every rank of the group has entered the barrier."""
     check(_lib.get().tether_barrier(resolve(group).handle))

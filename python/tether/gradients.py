@@ -42,12 +42,18 @@ def _buckets(leaves, bucket_bytes):
     return done + [indices for indices, _ in open_bucket.values()]
 
 
-def average_gradients(gradients, *, group=None, bucket_bytes=DEFAULT_BUCKET_BYTES):
+def average_gradients(gradients, group=None, all_reduce_size=None, communication_type=None,
+                      communication_stream=None, *, bucket_bytes=DEFAULT_BUCKET_BYTES):
     """The element-wise mean over the ranks of a tree (dict, list, tuple, nested) of floating
     point arrays, as new arrays in the same structure; the inputs are not modified.
 
-    Every rank must pass the same structure with the same shapes and dtypes.
+    Every rank must pass the same structure with the same shapes and dtypes. The arguments are
+    mlx.nn.average_gradients': all_reduce_size is bucket_bytes' MLX name (0 or less: one
+    all-reduce per array); communication_type (a numpy dtype, e.g. float16) is the type the
+    values travel in, cast back after; communication_stream is accepted and ignored.
     """
+    if all_reduce_size is not None:
+        bucket_bytes = all_reduce_size if all_reduce_size > 0 else 1
     g = resolve(group)
     leaves = []
     rebuild = _flatten(gradients, leaves)
@@ -57,7 +63,11 @@ def average_gradients(gradients, *, group=None, bucket_bytes=DEFAULT_BUCKET_BYTE
     averaged = [None] * len(leaves)
     for indices in _buckets(leaves, bucket_bytes):
         flat = np.concatenate([leaves[i].reshape(-1) for i in indices])
-        all_sum(flat, group=g, out=flat)
+        if communication_type is not None:
+            wire = all_sum(flat.astype(communication_type), group=g)
+            flat = wire.astype(flat.dtype)
+        else:
+            all_sum(flat, group=g, out=flat)
         flat /= g.size()
         offset = 0
         for i in indices:

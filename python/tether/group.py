@@ -75,16 +75,26 @@ class Group:
         return f"<tether.Group rank {self._rank} of {self._size} ({self._backend}{state})>"
 
 
-def init(backend="any", strict=False):
+def init(strict=False, backend="any"):
     """Join the job this process was launched in and return its world group.
 
-    backend: "any", "mpi", "ring", "mesh", "rdma" or "singleton" (TETHER_BACKEND in the
-    environment replaces "any"; under mpirun "any" is "mpi", docs/mpi.md). Without any configuration in the environment the group has size 1, or
-    TetherError(TETHER_EUNAVAIL) when strict. As in mx.distributed, the first group formed
-    becomes the default one: init() / init("any") then return it again, and collectives called
-    without group= use it.
+    As mx.distributed.init(strict=False, backend="any"). backend: "any", "mpi", "ring", "mesh",
+    "rdma" (MLX's "jaccl" and "jaccl-ring" mean rdma) or "singleton" (TETHER_BACKEND in the
+    environment replaces "any"; under mpirun "any" is "mpi", docs/mpi.md; under "any", MLX's
+    variables choose as in MLX: docs/migrating.md). Without any configuration in the environment
+    the group has size 1, or TetherError(TETHER_EUNAVAIL) when strict. As in mx.distributed, the
+    first group formed becomes the default one: init() / init(backend="any") then return it
+    again, and collectives called without group= use it.
+
+    A string first argument is taken as the backend (init("ring"), as earlier versions of this
+    package had it), so both orders work.
     """
     global _default
+    if isinstance(strict, str):
+        strict, backend = False, strict
+    if not isinstance(backend, str):
+        raise TypeError(f"init: backend must be a string such as \"any\" or \"ring\", "
+                        f"got {backend!r}")
     with _default_lock:
         # A strict call must not be answered with a size-1 default formed by a lax one.
         reusable = _default is not None and not _default.closed and not (
@@ -99,8 +109,9 @@ def init(backend="any", strict=False):
         return group
 
 
-def is_available(backend):
-    """True if the named backend could form a group here ("singleton" always can)."""
+def is_available(backend="any"):
+    """True if the named backend could form a group here ("singleton" always can; "any", the
+    default as in mx.distributed.is_available(), asks whether some backend is configured)."""
     return bool(_lib.get().tether_is_available(backend.encode()))
 
 
