@@ -49,9 +49,11 @@ static const char launch_usage[] =
     "  --no-verify-script        do not check that a .py PROGRAM exists here before starting\n"
     "  -h, --help                this text\n"
     "\n"
-    "Output passes through in whole lines. stdin goes to every rank. The exit status is 0 only\n"
-    "if every rank exits 0; else the first failing rank's (128+N for signal N), and the other\n"
-    "ranks get SIGTERM, then SIGKILL after 3 s. SIGINT/SIGTERM to tether stop every rank too.\n";
+    "Output passes through in whole lines (an unfinished one, a prompt, after 100 ms of quiet;\n"
+    "another rank's line then starts a new one). stdin goes to every rank. The exit status is 0\n"
+    "only if every rank exits 0; else the first failing rank's (128+N for signal N), and the\n"
+    "other ranks get SIGTERM, then SIGKILL after 3 s. SIGINT/SIGTERM to tether stop every rank\n"
+    "too.\n";
 
 enum opt_id {
     OPT_N,

@@ -45,12 +45,30 @@ static void sink_write(int sink, const char *p, size_t n)
                            sink, strerror(errno));
 }
 
-/* Pass on lines[0..len): whole lines, each ending in '\n', each given the prefix, in one write
+/* The stream whose unfinished line was passed on last, so the line is still open (a prompt);
+ * NULL when the output ends with a newline. One for both sinks, which are mostly one terminal:
+ * any other stream's output first ends that line, so two ranks never share one; the owner's next
+ * bytes continue it. */
+static const tether__out_stream *open_line;
+
+/* End the open line unless s owns it. */
+static void close_open_line(const tether__out_stream *s)
+{
+    if (open_line && open_line != s) {
+        sink_write(open_line->sink, "\n", 1);
+        open_line = NULL;
+    }
+}
+
+/* Pass on lines[0..len): lines each ending in '\n' but maybe the last (an unfinished line, whose
+ * line then stays open), each given the prefix (not a continuation of s's open line), in one write
  * so the lines leave together. */
 static void emit(const tether__out_stream *s, const char *lines, size_t len)
 {
     char prefix[PREFIX_MAX] = "";
-    size_t plen = 0, nlines = 0, at = 0;
+    size_t plen = 0, nlines = 1, at = 0;
+    close_open_line(s);
+    int continuing = open_line == s;
     if (s->prefix)
         plen = (size_t)snprintf(prefix, sizeof prefix, "[%d] ", s->rank);
     for (size_t i = 0; i < len; i++)
@@ -60,18 +78,21 @@ static void emit(const tether__out_stream *s, const char *lines, size_t len)
         sink_write(s->sink, lines, len); /* unprefixed beats lost */
         return;
     }
-    for (const char *line = lines, *end = lines + len; line < end;) {
+    for (const char *line = lines, *end = lines + len; line < end; continuing = 0) {
         const char *nl = memchr(line, '\n', (size_t)(end - line));
-        size_t n = (size_t)(nl - line) + 1;
-        if (!s->filter || !s->filter(s->filter_ctx, line, n - 1)) {
-            memcpy(out + at, prefix, plen);
-            memcpy(out + at + plen, line, n);
-            at += plen + n;
+        size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
+        if (continuing || !nl || !s->filter || !s->filter(s->filter_ctx, line, n - 1)) {
+            memcpy(out + at, prefix, continuing ? 0 : plen);
+            at += continuing ? 0 : plen;
+            memcpy(out + at, line, n);
+            at += n;
         }
         line += n;
     }
-    if (at)
+    if (at) {
         sink_write(s->sink, out, at);
+        open_line = out[at - 1] == '\n' ? NULL : s;
+    }
     free(out);
 }
 
@@ -98,7 +119,31 @@ static void emit_lines(tether__out_stream *s, int final)
         s->buf[s->len++] = '\n'; /* there is room: cap > len always (see grow) */
         emit(s, s->buf, s->len);
         s->len = 0;
+    } else if (final && open_line == s) {
+        sink_write(s->sink, "\n", 1); /* the stream ends: so does its open line */
+        open_line = NULL;
     }
+}
+
+long long tether__out_due_ms(const tether__out_stream *s)
+{
+    return s->fd >= 0 && s->len > 0 ? s->last_read_ms + TETHER_PARTIAL_QUIET_MS : -1;
+}
+
+void tether__out_tick(tether__out_stream *s, long long now_ms)
+{
+    long long due = tether__out_due_ms(s);
+    if (due < 0 || now_ms < due)
+        return;
+    /* The start of a line the filter must see whole waits for its newline. */
+    if (open_line != s && s->keep_whole &&
+        strncmp(s->buf, s->keep_whole, s->len < strlen(s->keep_whole) ? s->len
+                                                                       : strlen(s->keep_whole)) == 0) {
+        s->last_read_ms = now_ms; /* look again later, not in a loop */
+        return;
+    }
+    emit(s, s->buf, s->len);
+    s->len = 0;
 }
 
 /* Make room for one more read (and the newline emit_lines may add). */
@@ -148,6 +193,7 @@ int tether__out_pump(tether__out_stream *s, int all)
         ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
         if (r > 0) {
             s->len += (size_t)r;
+            s->last_read_ms = tether__now_ms();
             emit_lines(s, 0);
             if (!all)
                 return 1;

@@ -134,6 +134,7 @@ static int ssh_start(const tether__job *job, int rank, tether__rank_proc *p)
         rc = tether__spawn_process(job, p, argv, NULL, NULL);
         p->err.filter = on_mark;
         p->err.filter_ctx = p;
+        p->err.keep_whole = TETHER_REMOTE_MARK;
     }
     free(command);
     free(script);

@@ -283,7 +283,24 @@ static int poll_timeout(const sup *s)
     for (int i = 0; i < s->n; i++) /* a rank held back for one that ended before it */
         if (s->ranks[i].waited && !s->ranks[i].reaped)
             t = t < POLL_STOPPING_MS ? t : POLL_STOPPING_MS;
+    for (int i = 0; i < s->n; i++) { /* unfinished lines (prompts) due to be passed on */
+        long long due[2] = {tether__out_due_ms(&s->ranks[i].out),
+                            tether__out_due_ms(&s->ranks[i].err)};
+        for (int k = 0; k < 2; k++)
+            if (due[k] >= 0)
+                t = t < due[k] - now ? t : due[k] - now;
+    }
     return t > 0 ? (int)t : 0;
+}
+
+/* Pass on the unfinished lines that have been quiet long enough. */
+static void flush_quiet_lines(sup *s)
+{
+    long long now = tether__now_ms();
+    for (int i = 0; i < s->n; i++) {
+        tether__out_tick(&s->ranks[i].out, now);
+        tether__out_tick(&s->ranks[i].err, now);
+    }
 }
 
 static void add_pollfd(sup *s, int *k, int fd, short events, int who)
@@ -359,6 +376,7 @@ int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int si
             tether__launch_say("poll failed: %s; killing every rank", strerror(poll_errno));
             break;
         }
+        flush_quiet_lines(&s);
         on_signals(&s);
         reap(&s);
         escalate(&s);
