@@ -26,7 +26,10 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_IFACE_PRIORITY", "MCCL_IFACE_PRIORITY", "",
      "comma-separated address prefixes: the only addresses used"},
     {"TETHER_TIMEOUT", "", "120",
-     "seconds in which no request finishes and no data moves before TETHER_ETIMEDOUT"},
+     "seconds in which no request finishes and no data moves before TETHER_ETIMEDOUT; 0: wait as "
+     "long as peers answer heartbeats"},
+    {"TETHER_HEARTBEAT", "", "1",
+     "seconds between heartbeats; a peer silent for 3 of them is stopped, hung or unreachable"},
     {"TETHER_VERBOSE", "MLX_RING_VERBOSE", "0",
      "1: connections and algorithm choices on stderr; 2: trace"},
     {"TETHER_ALLREDUCE_ALGO", "MCCL_ALLREDUCE_ALGO", "auto",
@@ -166,6 +169,25 @@ static int load_prefixes(tether_config *cfg)
     return TETHER_OK;
 }
 
+/* TETHER_HEARTBEAT: seconds, a fraction allowed ("0.2"), from 0.05 to an hour. */
+static int load_heartbeat(tether_config *cfg)
+{
+    const char *v = tether__env("TETHER_HEARTBEAT", NULL);
+    char *end;
+    double s = 1.0;
+    if (v) {
+        errno = 0;
+        s = strtod(v, &end);
+        if (errno || end == v || *end != '\0' || !(s >= 0.05 && s <= 3600))
+            return tether__fail(TETHER_ECONFIG,
+                                "TETHER_HEARTBEAT=\"%s\": expected seconds from 0.05 to 3600 "
+                                "(e.g. 1 or 0.5)",
+                                v);
+    }
+    cfg->heartbeat_ms = (int)(s * 1000 + 0.5);
+    return TETHER_OK;
+}
+
 int tether__config_load(tether_config *cfg)
 {
     static const char *const rank_names[] = {"TETHER_RANK", "MLX_RANK", "RANK", NULL};
@@ -188,8 +210,10 @@ int tether__config_load(tether_config *cfg)
                             sizeof cfg->job_token - 1);
     snprintf(cfg->job_token, sizeof cfg->job_token, "%s", tok ? tok : "");
     TRY(load_prefixes(cfg));
-    TRY(tether__env_long("TETHER_TIMEOUT", 120, 1, 86400 * 7, &timeout_s));
-    cfg->timeout_ms = (int)(timeout_s * 1000);
+    TRY(tether__env_long("TETHER_TIMEOUT", TETHER_DEFAULT_TIMEOUT_S, 0, 86400 * 7, &timeout_s));
+    cfg->call_timeout_ms = (int)(timeout_s * 1000);
+    cfg->timeout_ms = timeout_s ? cfg->call_timeout_ms : TETHER_DEFAULT_TIMEOUT_S * 1000;
+    TRY(load_heartbeat(cfg));
     TRY(tether__env_long("TETHER_VERBOSE", 0, 0, 9, &verbose));
     cfg->verbose = (int)verbose;
     TRY(tether__env_long("TETHER_SPIN_US", 50, 0, 1000000, &spin));
@@ -207,8 +231,9 @@ void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX]
 {
     const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
     const char *below = tether__env("TETHER_TREE_BELOW", NULL);
-    snprintf(out, TETHER_AGREED_MAX, "wire=%s algo=%.10s tree_below=%.24s",
-             cfg->wire_bf16 ? "bf16" : "fp32", algo ? algo : "auto", below ? below : "default");
+    snprintf(out, TETHER_AGREED_MAX, "wire=%s algo=%.10s tree_below=%.24s heartbeat=%dms",
+             cfg->wire_bf16 ? "bf16" : "fp32", algo ? algo : "auto", below ? below : "default",
+             cfg->heartbeat_ms);
 }
 
 int tether__addr_allowed(const tether_config *cfg, const char *addr)

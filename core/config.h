@@ -7,6 +7,8 @@
 #define TETHER_TOKEN_MAX 128
 #define TETHER_AGREED_MAX 96
 #define TETHER_MAX_PREFIXES 16
+#define TETHER_DEFAULT_TIMEOUT_S 120 /* TETHER_TIMEOUT's default */
+#define TETHER_HEARTBEATS_MISSED 3   /* a peer silent for this many heartbeats is gone */
 
 typedef struct tether_config {
     int rank;                /* TETHER_RANK / MLX_RANK / RANK; -1 when unset */
@@ -18,10 +20,12 @@ typedef struct tether_config {
     char job_token[TETHER_TOKEN_MAX]; /* TETHER_JOB_TOKEN; "" when unset */
     int nprefixes;                    /* TETHER_IFACE_PRIORITY, split at commas; 0 = no filter */
     char prefixes[TETHER_MAX_PREFIXES][64];
-    int timeout_ms; /* TETHER_TIMEOUT seconds * 1000; default 120 s */
-    int verbose;    /* TETHER_VERBOSE */
-    int wire_bf16;  /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */
-    int spin_us;    /* TETHER_SPIN_US: how long a wait may spin before it sleeps */
+    int timeout_ms;      /* forming the world: TETHER_TIMEOUT s, or the default when that is 0 */
+    int call_timeout_ms; /* a call without progress: TETHER_TIMEOUT s; 0 = none (heartbeats) */
+    int heartbeat_ms;    /* TETHER_HEARTBEAT: period of the liveness heartbeats; default 1 s */
+    int verbose;              /* TETHER_VERBOSE */
+    int wire_bf16;            /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */
+    int spin_us;              /* TETHER_SPIN_US: how long a wait may spin before it sleeps */
 } tether_config;
 
 /* Read the environment. TETHER_ECONFIG naming the variable when a value is malformed. */

@@ -80,6 +80,11 @@ int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg
 {
     tether_ep *ep = NULL;
     int rank = -1, size = -1;
+    if (!ops->alive && cfg->call_timeout_ms == 0) /* every wait keeps a bound */
+        return tether__fail(TETHER_ECONFIG,
+                            "TETHER_TIMEOUT=0 waits as long as peers answer heartbeats, which "
+                            "the %s backend does not send; give a number of seconds",
+                            ops->name);
     TRY(ops->open(cfg, &ep, &rank, &size));
     if (rank < 0 || size < 1 || rank >= size) {
         ops->close(ep);

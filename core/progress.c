@@ -1,7 +1,8 @@
 /* core/progress.c - the only loop that waits: tagged messages to group ranks, and waiting for them
  * with a brief, adaptive spin, then sleep in the transport's wait, under the TETHER_TIMEOUT
- * deadline. */
+ * deadline (none when it is 0) and the peers' heartbeats. */
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "coll.h"
@@ -137,10 +138,30 @@ static int streaming(tether_world *w, stream_probe *p, int64_t now)
     return now - p->flow < STREAM_GAP_PERIODS * period;
 }
 
+/* The wait has made no progress for a heartbeat period: ask the transport whether every peer
+ * still answers heartbeats (a stopped, hung or unreachable one fails the call in
+ * TETHER_HEARTBEATS_MISSED periods, whatever TETHER_TIMEOUT says). */
+static int peers_alive(tether_group *g, int64_t idle_us)
+{
+    tether_world *w = g->world;
+    if (!w->ops->alive || idle_us < (int64_t)w->cfg.heartbeat_ms * 1000)
+        return TETHER_OK;
+    int rc = w->ops->alive(w->ep);
+    if (rc < 0) { /* say which call was waiting, as the timeout does */
+        char why[TETHER_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", tether_last_error());
+        tether__clear_error();
+        return tether__fail(rc, "rank %d in %s (group %08x, call %u): %s", g->rank, g->cur_name,
+                            g->id, g->cur_seq, why);
+    }
+    return TETHER_OK;
+}
+
 int tether__waitall(tether_group *g, tether_req **reqs, int n)
 {
     tether_world *w = g->world;
-    const int64_t timeout_us = (int64_t)w->cfg.timeout_ms * 1000;
+    /* 0: no deadline (TETHER_TIMEOUT=0): the wait lasts while the peers answer heartbeats */
+    const int64_t timeout_us = (int64_t)w->cfg.call_timeout_ms * 1000;
     int64_t since = now_us();  /* the last progress, or the start */
     int64_t spin_from = since; /* start of the current spin period */
     stream_probe probe = {0, 0, 0};
@@ -179,12 +200,13 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
             moved = m;
             sampled = now;
         }
-        if (now - alive >= timeout_us)
+        if (timeout_us && now - alive >= timeout_us)
             return tether__fail(TETHER_ETIMEDOUT,
                                 "rank %d: no progress for %d s in %s (group %08x, call %u): no "
-                                "request finished and no data moved; a peer is stopped, "
-                                "overloaded or never made this call (TETHER_TIMEOUT)",
-                                g->rank, w->cfg.timeout_ms / 1000, g->cur_name, g->id, g->cur_seq);
+                                "request finished and no data moved; a peer is overloaded or "
+                                "never made this call (TETHER_TIMEOUT)",
+                                g->rank, w->cfg.call_timeout_ms / 1000, g->cur_name, g->id,
+                                g->cur_seq);
         if (now - spin_from < (probe.t ? w->cfg.spin_us : spin_budget(w))) {
             /* a reply is often microseconds away; yield so ranks sharing a core run */
             if (waited == FRESH)
@@ -201,7 +223,8 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
             sampled = now;
         }
         waited = SLEPT;
-        int64_t left_ms = (timeout_us - (now - alive)) / 1000 + 1;
+        TRY(peers_alive(g, now - since));
+        int64_t left_ms = timeout_us ? (timeout_us - (now - alive)) / 1000 + 1 : SLEEP_SLICE_MS;
         TRY(w->ops->wait(w->ep, (int)(left_ms < SLEEP_SLICE_MS ? left_ms : SLEEP_SLICE_MS)));
     }
 }

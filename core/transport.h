@@ -102,6 +102,14 @@ typedef struct tether_transport_ops {
      * link is progress, not a stalled peer. NULL: only finished requests count. */
     uint64_t (*moved)(tether_ep *ep);
 
+    /* Liveness, called by a wait that has made no progress for a heartbeat period: 0 while every
+     * linked peer has been heard from (data or a heartbeat, which the endpoint sends every
+     * cfg->heartbeat_ms from a thread of its own, so a rank busy outside tether still answers)
+     * within TETHER_HEARTBEATS_MISSED periods; else the endpoint breaks (ETIMEDOUT naming the
+     * silent peer) and that is returned. Cheap when called often: it looks at most once a
+     * period. NULL: no heartbeats, and TETHER_TIMEOUT=0 is refused. */
+    int (*alive)(tether_ep *ep);
+
     /* Break the endpoint with code/msg: fail pending requests, tell peers, close connections. */
     void (*abort)(tether_ep *ep, int code, const char *msg);
 

@@ -72,6 +72,7 @@ const tether_transport_ops tether_mesh_ops = {
     .test = tether__tcp_op_test,
     .wait = tether__tcp_op_wait,
     .moved = tether__tcp_op_moved,
+    .alive = tether__tcp_op_alive,
     .abort = tether__tcp_op_abort,
     .close = mesh_close,
 };

@@ -519,6 +519,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
 {
     if (!ep)
         return;
+    tether__tcp_beat_stop(ep); /* first: it queues frames, and the bye must be the last */
     if (ep->prog)
         tether__tcp_progress_stop(ep, 0);
     pthread_mutex_lock(&ep->mu);

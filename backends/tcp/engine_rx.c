@@ -152,6 +152,9 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         return rx_bye(ep, l);
     if (f->type == TETHER__FRAME_LEAVE)
         return tether__tcp_route_leave_rx(ep, l, f);
+    if (f->type == TETHER__FRAME_HEARTBEAT) /* its bytes were the news (heartbeat.c) */
+        return f->len == 0 ? TETHER_OK
+                           : tether__tcp_protocol_error(ep, l, "a heartbeat with a payload");
     if (f->type == TETHER__FRAME_ABORT) {
         TRY(start_abort(ep, l, f));
     } else if (f->type == TETHER__FRAME_ROUTED) {

@@ -33,6 +33,7 @@ int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__fra
     case TETHER__FRAME_BYE:
     case TETHER__FRAME_ROUTED:
     case TETHER__FRAME_LEAVE:
+    case TETHER__FRAME_HEARTBEAT:
     case TETHER__FRAME_CMA_OFFER:
     case TETHER__FRAME_CMA_ANSWER:
     case TETHER__FRAME_CMA_DATA:

@@ -5,7 +5,8 @@
  * abort with a status code (its payload is the reason text); bye, the last frame an endpoint
  * sends of its own, after which the end of the stream is no failure; or routed, data between two
  * ranks with no link (the ring), whose code names its origin and destination and which every rank
- * on the way passes on whole, on link 0; or leave, the notice of a closing ring rank (route.c).
+ * on the way passes on whole, on link 0; or leave, the notice of a closing ring rank (route.c); or
+ * heartbeat, a header alone on link 0 that says the sender is alive (heartbeat.c).
  * Messages of at least TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in
  * link order, so K parallel links share the bytes; smaller ones go whole on link 0. Both sides
  * derive the stripes from the length in the header, so a link's byte stream always parses, and each
@@ -33,6 +34,8 @@
 #define TETHER__FRAME_CMA_ANSWER 0x54464407u
 #define TETHER__FRAME_CMA_DATA 0x54464408u
 #define TETHER__FRAME_CMA_DONE 0x54464409u
+#define TETHER__FRAME_HEARTBEAT 0x5446440Au /* a header alone: the sender is alive (heartbeat.c)   \
+                                             */
 static inline int tether__frame_is_cma(uint32_t type)
 {
     return type >= TETHER__FRAME_CMA_OFFER &&

@@ -37,6 +37,11 @@ void tether__tcp_op_abort(tether_ep *ep, int code, const char *msg)
     tether__tcp_abort(engine(ep), code, msg);
 }
 
+int tether__tcp_op_alive(tether_ep *ep)
+{
+    return tether__tcp_alive(engine(ep));
+}
+
 uint64_t tether__tcp_op_moved(tether_ep *ep)
 {
     return tether__tcp_moved_total(engine(ep));

@@ -13,5 +13,6 @@ int tether__tcp_op_test(tether_ep *ep, tether_req *r, int *done);
 int tether__tcp_op_wait(tether_ep *ep, int timeout_ms);
 void tether__tcp_op_abort(tether_ep *ep, int code, const char *msg);
 uint64_t tether__tcp_op_moved(tether_ep *ep);
+int tether__tcp_op_alive(tether_ep *ep);
 
 #endif

@@ -560,6 +560,7 @@ int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_
     p->token = cfg->job_token;
     p->timeout_ms = cfg->timeout_ms;
     tether__config_agreed(cfg, p->settings);
+    p->heartbeat_ms = cfg->heartbeat_ms;
     p->out_links = calloc((size_t)size, sizeof *p->out_links);
     p->in_links = calloc((size_t)size, sizeof *p->in_links);
     p->naddrs = calloc((size_t)size, sizeof *p->naddrs);

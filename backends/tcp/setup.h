@@ -19,6 +19,7 @@ typedef struct tether__tcp_plan {
     int rank, size;
     const char *token; /* TETHER_JOB_TOKEN, "" when unset */
     int timeout_ms;    /* the whole set-up */
+    int heartbeat_ms;  /* TETHER_HEARTBEAT: the endpoint's heartbeats, once formed */
     int nlisten;
     const int *listen_fds; /* non-blocking listeners; the caller closes them */
     int *out_links;        /* per peer: links this rank opens to it */

@@ -66,7 +66,11 @@ static void *rank_main(void *p)
 {
     rank_arg *a = p;
     world *w = a->w;
-    tether_config cfg = {.rank = a->rank, .size = w->n, .timeout_ms = 10000, .spin_us = 20,
+    tether_config cfg = {.rank = a->rank,
+                         .size = w->n,
+                         .timeout_ms = 10000,
+                         .call_timeout_ms = 10000,
+                         .spin_us = 20,
                          .wire_bf16 = w->wire_bf16};
     snprintf(cfg.job_token, sizeof cfg.job_token, "%s", w->token);
     tether_group *g = NULL;

@@ -10,9 +10,16 @@
  * last rank passes int32 for float32: same bytes): every rank, root and forwarders included, must
  * fail that very call with TETHER_EMISMATCH (or EPEER) within seconds. bcastleak: 50
  * root-mismatched 4 MiB broadcasts: each fails, and the rank's resident memory stays flat (within
- * 64 MiB of where it started). Usage: fault_test
- * kill|stop|splitstop|mismatch|badhostfile|bcast*|... N [backend] Exit 0 when every survivor saw
- * the expected error within the limit. */
+ * 64 MiB of where it started).
+ *
+ * With TETHER_TIMEOUT=0 (wait as long as peers answer heartbeats) and TETHER_HEARTBEAT=BEAT_S:
+ * beatstop: the victim is SIGSTOPped while the others wait in an all-reduce; they must fail,
+ * naming the missing heartbeats, once it has been silent for 3 heartbeats (plus the check's
+ * quarter period and scheduling slack). idle: the victim stays away, busy outside tether, for 10
+ * heartbeats before joining; every rank must complete the all-reduce with the right sum.
+ *
+ * Usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcast*|beatstop|idle|... N [backend]
+ * Exit 0 when every survivor saw the expected error within the limit. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -31,6 +38,9 @@
 #define STOP_TIMEOUT_S 3 /* TETHER_TIMEOUT in the "stop" scenario */
 #define STOP_SLACK_S 1.5 /* ...detected within this much more (it took twice the timeout) */
 #define OVERALL_S 30     /* the parent kills everything after this */
+#define BEAT_S 0.5       /* TETHER_HEARTBEAT in beatstop and idle */
+#define BEAT_TEXT "0.5"
+#define SLACK_S 1.0 /* scheduling on a loaded machine */
 
 static double now_s(void)
 {
@@ -266,7 +276,7 @@ static int rank_main(const char *mode, const char *backend)
         usleep(200 * 1000); /* the survivors are inside the all-reduce by now */
         raise(SIGKILL);
     }
-    int stop = !strcmp(mode, "stop") || !strcmp(mode, "splitstop");
+    int stop = !strcmp(mode, "stop") || !strcmp(mode, "splitstop") || !strcmp(mode, "beatstop");
     static const int stop_codes[] = {TETHER_ETIMEDOUT, TETHER_EPEER, 0};
     if (rank == VICTIM && stop) {
         usleep(200 * 1000);
@@ -288,6 +298,23 @@ static int rank_main(const char *mode, const char *backend)
         free(buf);
         tether_group_free(g);
         return verdict;
+    }
+    if (!strcmp(mode, "idle")) {
+        for (size_t i = 0; i < count; i++)
+            buf[i] = 1.0f;
+        if (rank == VICTIM)
+            usleep((useconds_t)(10 * BEAT_S * 1e6)); /* busy elsewhere: only heartbeats answer */
+        double t0 = now_s();
+        rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
+        printf("rank %d: %s after %.2f s in the all-reduce\n", rank, tether_err_name(rc),
+               now_s() - t0);
+        int wrong = rc || buf[0] != (float)size || buf[count - 1] != (float)size;
+        if (wrong)
+            fprintf(stderr, "rank %d: %s (%s), sum %g\n", rank, tether_err_name(rc),
+                    tether_last_error(), buf[0]);
+        free(buf);
+        tether_group_free(g);
+        return wrong;
     }
     if (!strcmp(mode, "mismatch") && rank == 0)
         count = 1000; /* the others use 32 MiB */
@@ -325,7 +352,15 @@ static int rank_main(const char *mode, const char *backend)
     int verdict;
     if (!strcmp(mode, "kill"))
         verdict = judge(g, rank, rc, elapsed, LIMIT_S, peer_codes);
-    else if (stop)
+    else if (!strcmp(mode, "beatstop")) { /* the victim stops 0.2 s into the all-reduce */
+        /* its own finding, or a neighbour's passed on round the ring */
+        static const int beat_codes[] = {TETHER_ETIMEDOUT, TETHER_EPEER, 0};
+        verdict = judge(g, rank, rc, elapsed, 0.2 + 3.5 * BEAT_S + SLACK_S, beat_codes);
+        if (!verdict && !strstr(tether_last_error(), "heartbeat")) {
+            fprintf(stderr, "rank %d: the error does not name the heartbeats\n", rank);
+            verdict = 1;
+        }
+    } else if (stop)
         verdict = judge(g, rank, rc, elapsed, STOP_TIMEOUT_S + STOP_SLACK_S, stop_codes);
     else
         verdict = judge(g, rank, rc, elapsed, LIMIT_S, mismatch_codes);
@@ -340,7 +375,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
                         "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap|mixedbackend|"
-                        "mixedwire N [backend]\n");
+                        "mixedwire|beatstop|idle N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -374,6 +409,12 @@ int main(int argc, char **argv)
             if (!strcmp(mode, "stop") || !strcmp(mode, "splitstop") || !strncmp(mode, "mixed", 5) ||
                 !strcmp(mode, "anyalone"))
                 setenv("TETHER_TIMEOUT", "3", 1);
+            if (!strcmp(mode, "splitstop")) /* each survivor times out in its own split */
+                setenv("TETHER_HEARTBEAT", "60", 1);
+            if (!strcmp(mode, "beatstop") || !strcmp(mode, "idle")) {
+                setenv("TETHER_TIMEOUT", "0", 1);
+                setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
+            }
             execv("/proc/self/exe", argv);
             _exit(127);
         }

@@ -14,7 +14,7 @@
 #include "tether.h"
 
 static const char *const vars[] = {
-    "TETHER_RANK",         "MLX_RANK",         "RANK",           "TETHER_SIZE",
+    "TETHER_RANK",  "TETHER_HEARTBEAT",  "MLX_RANK",         "RANK",           "TETHER_SIZE",
     "WORLD_SIZE",          "TETHER_HOSTFILE",  "MLX_HOSTFILE",   "TETHER_COORDINATOR",
     "MLX_JACCL_COORDINATOR", "MASTER_ADDR",    "MASTER_PORT",    "TETHER_TIMEOUT",
     "TETHER_IFACE_PRIORITY", "TETHER_WIRE_DTYPE", "TETHER_JOB_TOKEN", "TETHER_BACKEND",
@@ -96,6 +96,23 @@ static void iface_filter(void **state)
     unsetenv("TETHER_IFACE_PRIORITY");
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);
     assert_true(tether__addr_allowed(&cfg, "10.0.0.2"));
+}
+
+/* TETHER_TIMEOUT=0: no deadline for a call (heartbeats decide), the default for forming the world;
+ * TETHER_HEARTBEAT in seconds with a fraction. */
+static void timeout_zero_and_heartbeat(void **state)
+{
+    (void)state;
+    tether_config cfg;
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.call_timeout_ms, 120000);
+    assert_int_equal(cfg.heartbeat_ms, 1000);
+    setenv("TETHER_TIMEOUT", "0", 1);
+    setenv("TETHER_HEARTBEAT", "0.25", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.call_timeout_ms, 0);
+    assert_int_equal(cfg.timeout_ms, 120000);
+    assert_int_equal(cfg.heartbeat_ms, 250);
 }
 
 /* mccl's variables are read where tether's are unset, and tether's win. */
@@ -219,6 +236,7 @@ int main(void)
         cmocka_unit_test_setup(iface_filter, clean_env),
         cmocka_unit_test_setup(unknown_backend, clean_env),
         cmocka_unit_test_setup(mccl_aliases, clean_env),
+        cmocka_unit_test_setup(timeout_zero_and_heartbeat, clean_env),
         cmocka_unit_test_setup(mlx_size_and_names, clean_env),
         cmocka_unit_test_setup(singleton_without_configuration, clean_env),
         cmocka_unit_test_setup(broken_configuration_is_an_error, clean_env),
