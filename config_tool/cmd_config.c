@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config_tool/config_tool.h"
+#include "core/config.h"
 #include "core/errors.h"
 #include "launcher/commands.h"
 #include "launcher/ssh_command.h"
@@ -23,10 +24,18 @@ static const char usage_text[] =
     "  --hosts LIST           hosts to ssh to, comma-separated, in the order you want\n"
     "  --hostfile F           take the hosts from a launcher hostfile\n"
     "  --over thunderbolt|ethernet   links to use (default thunderbolt)\n"
-    "  --backend auto|ring|mesh|rdma (default auto: rdma, else mesh, else ring)\n"
+    "  --backend auto|ring|mesh|rdma (default auto: rdma, else mesh, else ring); MLX's jaccl\n"
+    "                         and jaccl-ring mean rdma\n"
     "  --auto-setup           run the setup commands with sudo -n, then ping every cable\n"
+    "  --no-auto-setup        only print them (the default)\n"
     "  --dot                  print the cables as a Graphviz graph and stop\n"
-    "  --output FILE          write the hostfile there (default: print it)\n"
+    "  --output FILE          write the hostfile there (default: print it); also\n"
+    "                         --output-hostfile FILE, mlx.distributed_config's name\n"
+    "  --hostfile-only        print the hostfile alone, not the hosts, cables and commands\n"
+    "  --format auto|mlx|tether  backend names in the hostfile: auto (default) writes MLX's\n"
+    "                         (ring, jaccl, jaccl-ring) wherever mlx.launch knows the backend,\n"
+    "                         \"mesh\" otherwise; mlx writes ring for a mesh too (mlx.launch has\n"
+    "                         no mesh); tether writes ring, mesh, rdma\n"
     "  --env K=V              put K=V in the hostfile's \"envs\" (repeatable)\n"
     "  --ignore-unreachable   leave out hosts that do not answer\n"
     "  --subnet CIDR          pool for the cable /30s (default " CT_DEFAULT_POOL ", then\n"
@@ -109,13 +118,27 @@ static int hosts_from_file(ct_options *o, const char *path, tether_launch_hosts 
 static int parse_backend(const char *s, ct_backend *out)
 {
     static const char *const names[] = {"auto", "ring", "mesh", "rdma"};
+    const char *meant = strcmp(s, "auto") ? tether__backend_canonical(s) : s;
 
-    for (int b = 0; b < 4; b++)
-        if (strcmp(s, names[b]) == 0) {
+    for (int b = 0; meant && b < 4; b++)
+        if (strcmp(meant, names[b]) == 0) {
             *out = (ct_backend)b;
             return 0;
         }
-    ct_say("--backend %s: expected auto, ring, mesh or rdma", s);
+    ct_say("--backend %s: expected auto, ring, mesh or rdma (or MLX's jaccl, jaccl-ring)", s);
+    return -1;
+}
+
+static int parse_format(const char *s, ct_format *out)
+{
+    static const char *const names[] = {"auto", "mlx", "tether"};
+
+    for (int f = 0; f < 3; f++)
+        if (strcmp(s, names[f]) == 0) {
+            *out = (ct_format)f;
+            return 0;
+        }
+    ct_say("--format %s: expected auto, mlx or tether", s);
     return -1;
 }
 
@@ -131,6 +154,8 @@ static int option_value(ct_options *o, int c, char *arg, char **ssh, tether_laun
         return hosts_from_file(o, arg, hf);
     case 'b':
         return parse_backend(arg, &o->backend);
+    case 'F':
+        return parse_format(arg, &o->format);
     case 'o':
         o->output = arg;
         return 0;
@@ -186,6 +211,11 @@ static const struct option long_opts[] = {
     {"timeout", required_argument, 0, 't'},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
+    /* mlx.distributed_config's spellings */
+    {"output-hostfile", required_argument, 0, 'o'},
+    {"no-auto-setup", no_argument, 0, 'A'},
+    {"hostfile-only", no_argument, 0, 'y'},
+    {"format", required_argument, 0, 'F'},
     {0, 0, 0, 0},
 };
 
@@ -214,6 +244,12 @@ static int parse_options(int argc, char **argv, ct_options *o, char **ssh, tethe
         switch (c) {
         case 'a':
             o->auto_setup = 1;
+            break;
+        case 'A':
+            o->auto_setup = 0;
+            break;
+        case 'y':
+            o->hostfile_only = 1;
             break;
         case 'd':
             o->dot = 1;
@@ -302,10 +338,10 @@ static int write_hostfile(const ct_run *run)
         rc = tether_hostfile_write_launch(run->opt.output, &hf);
         if (rc == 0 && (rc = tether_hostfile_load_launch(run->opt.output, &back)) == 0)
             tether_launch_hosts_free(&back);
-        if (rc == 0)
+        if (rc == 0 && !run->opt.hostfile_only)
             printf("hostfile: %s\n", run->opt.output);
     } else if ((rc = tether_hostfile_format_launch(&hf, &text)) == 0) {
-        printf("hostfile:\n%s", text);
+        printf("%s%s", run->opt.hostfile_only ? "" : "hostfile:\n", text);
         free(text);
     }
     if (rc < 0)
@@ -323,11 +359,20 @@ static int configure(ct_run *run)
         ct_print_dot(run);
         return 0;
     }
-    if (ct_backend_choose(run) < 0 || (!run->opt.ethernet && ct_plan_addresses(run) < 0)) {
+    int chosen = ct_backend_choose(run);
+    if (chosen == 0 && run->opt.format == CT_FORMAT_MLX && run->backend == CT_BACKEND_MESH &&
+        !run->opt.ethernet) { /* mlx.launch has no mesh: the ring it contains */
+        run->backend = CT_BACKEND_RING;
+        snprintf(run->backend_why, sizeof run->backend_why,
+                 "ring: --format mlx, and mlx.launch has no mesh backend; the ring through the "
+                 "mesh's cables");
+    }
+    if (chosen < 0 || (!run->opt.ethernet && ct_plan_addresses(run) < 0)) {
         ct_print_summary(run, 0);
         return CT_EXIT_FAILED;
     }
-    ct_print_summary(run, !run->opt.auto_setup);
+    if (!run->opt.hostfile_only)
+        ct_print_summary(run, !run->opt.auto_setup);
     if (run->opt.auto_setup && !run->opt.ethernet && ct_auto_setup(run) < 0) {
         ct_print_commands(run);
         return CT_EXIT_FAILED;

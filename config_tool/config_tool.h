@@ -85,6 +85,8 @@ typedef struct ct_cable {
 } ct_cable;
 
 typedef enum { CT_BACKEND_AUTO, CT_BACKEND_RING, CT_BACKEND_MESH, CT_BACKEND_RDMA } ct_backend;
+/* --format: the backend names the hostfile is written with (see ct_hostfile_backend). */
+typedef enum { CT_FORMAT_AUTO, CT_FORMAT_MLX, CT_FORMAT_TETHER } ct_format;
 
 typedef struct ct_topology {
     ct_cable cables[CT_MAX_CABLES];
@@ -125,6 +127,8 @@ typedef struct ct_options {
     int ethernet; /* --over ethernet */
     ct_backend backend;
     int auto_setup, dot, verbose, ignore_unreachable;
+    int hostfile_only;             /* --hostfile-only: print the hostfile alone */
+    ct_format format;              /* --format */
     const char *output;            /* --output FILE, or NULL */
     const char *envs[CT_MAX_ENVS]; /* --env K=V, in order */
     int nenvs;
@@ -204,6 +208,10 @@ void ct_topology_build(ct_run *run);
  * message printed. */
 int ct_backend_choose(ct_run *run);
 const char *ct_backend_name(ct_backend b);
+/* The chosen backend as the hostfile names it (--format): MLX's names where mlx.launch has the
+ * backend (ring; rdma as jaccl on a full mesh, jaccl-ring on a ring), which tether reads the same,
+ * and "mesh" otherwise (--format mlx chose a ring instead); --format tether: tether's names. */
+const char *ct_hostfile_backend(const ct_run *run);
 /* "a -> b -> c -> a (3 of 4 hosts)", or "none". */
 void ct_ring_text(const ct_run *run, char *buf, size_t len);
 

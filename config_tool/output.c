@@ -105,7 +105,7 @@ int ct_build_hostfile(const ct_run *run, tether_launch_hosts *out)
     int order[CT_MAX_HOSTS];
 
     memset(out, 0, sizeof *out);
-    snprintf(out->backend, sizeof out->backend, "%s", ct_backend_name(run->backend));
+    snprintf(out->backend, sizeof out->backend, "%s", ct_hostfile_backend(run));
     out->hosts = calloc((size_t)run->nhosts, sizeof *out->hosts);
     out->envs = calloc((size_t)run->opt.nenvs + 1, sizeof *out->envs);
     if (!out->hosts || !out->envs)

@@ -107,6 +107,18 @@ const char *ct_backend_name(ct_backend b)
     return "?";
 }
 
+const char *ct_hostfile_backend(const ct_run *run)
+{
+    if (run->opt.format == CT_FORMAT_TETHER)
+        return ct_backend_name(run->backend);
+    switch (run->backend) {
+    case CT_BACKEND_RDMA:
+        return run->topo.full_mesh ? "jaccl" : "jaccl-ring";
+    default:
+        return ct_backend_name(run->backend);
+    }
+}
+
 /* Does cable c lie on the ring (between neighbours)? */
 static int on_ring(const ct_topology *t, const ct_cable *c, int n)
 {
