@@ -29,6 +29,10 @@ check_grep "--backend jaccl sets TETHER_BACKEND=rdma and MLX_JACCL_COORDINATOR" 
 launch -n 1 -p 41310 -- sh -c 'tr -d " \n" <"$MLX_HOSTFILE"'
 check_eq "-p sets the first port" '[["127.0.0.1:41310"]]' "$(cat "$WORK/out")"
 
+# --timeout 0 (wait as long as peers answer heartbeats) is passed on, not refused.
+launch -n 1 --timeout 0 -- sh -c 'echo "$TETHER_TIMEOUT"'
+check_eq "--timeout 0 reaches the ranks" 0 "$(cat "$WORK/out")"
+
 # A missing script is refused before any rank starts, unless --no-verify-script.
 launch -n 2 missing.py
 check_eq "missing .py: usage error" 2 "$RC"
