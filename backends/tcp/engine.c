@@ -247,6 +247,18 @@ int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     return TETHER_OK;
 }
 
+void tether__tcp_nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
+{
+    if (t)
+        tx_push(l, t);
+    int e = tx_flush(ep, l);
+    if (e)
+        TLOG_TRACE("rank %d: writing to rank %d in the background: %s", ep->rank, l->peer,
+                   strerror(e));
+    else if (l->txhead && ep->prog)
+        tether__tcp_progress_kick(ep);
+}
+
 int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
                       tether_req **out)
 {

@@ -116,6 +116,12 @@ int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what
 /* Write what l's socket takes of its queue; a failure breaks ep. Caller holds ep->mu. */
 int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l);
 
+/* Queue t on l (when not NULL) and write what l's socket takes, without breaking ep when that
+ * fails: for a thread writing on its own (heartbeat.c), which must not be the one to report a
+ * peer gone (a bye nobody has read yet may explain it); the next call on that peer reports it.
+ * Caller holds ep->mu. */
+void tether__tcp_nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
+
 /* Queue t on l and write what the socket takes at once when l was idle. Caller holds ep->mu. */
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
 

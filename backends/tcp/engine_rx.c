@@ -219,13 +219,15 @@ static void read_others_first(tether__tcp_ep *ep, const tether__link *l)
     reading = 0;
 }
 
-static int peer_closed(tether__tcp_ep *ep, const tether__link *l)
+/* how: "" for an orderly end of stream, " (reset)" when the peer's socket closed with bytes it
+ * had not read (often a heartbeat) */
+static int peer_closed(tether__tcp_ep *ep, const tether__link *l, const char *how)
 {
     read_others_first(ep, l);
     return tether__tcp_break(ep, TETHER_EPEER,
-                             "rank %d (%s) closed the connection; it probably exited, "
+                             "rank %d (%s) closed the connection%s; it probably exited, "
                              "see its output",
-                             l->peer, ep->addr[l->peer]);
+                             l->peer, ep->addr[l->peer], how);
 }
 
 int tether__tcp_wants_input(const tether__link *l)
@@ -292,7 +294,7 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
             return TETHER_OK;
         }
         if (n == 0)
-            return peer_closed(ep, l);
+            return peer_closed(ep, l, "");
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 l->held = 0; /* drained */
@@ -302,13 +304,9 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
                 continue;
             int e = errno;
             if (e == ECONNRESET)
-                read_others_first(ep, l);
-            return tether__tcp_break(ep, e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
-                                     "recv() from rank %d (%s): %s%s", l->peer, ep->addr[l->peer],
-                                     strerror(e),
-                                     e == ECONNRESET ? "; it probably exited, see its "
-                                                       "output"
-                                                     : "");
+                return peer_closed(ep, l, " (reset)");
+            return tether__tcp_break(ep, TETHER_ENET, "recv() from rank %d (%s): %s", l->peer,
+                                     ep->addr[l->peer], strerror(e));
         }
         l->bytes_recvd += (uint64_t)n;
         if (dst == l->rbuf + l->rlen) {

@@ -5,7 +5,7 @@
  * busy peer from a stopped one. Every endpoint keeps a thread that, every TETHER_HEARTBEAT, queues
  * a heartbeat frame (a header alone) on link 0 of each linked peer whose link is idle, and pushes
  * on sends left queued on a full socket; it never reads, so the engine's receive paths are as they
- * were. A heartbeat is only sent on an idle link, so a peer that reads nothing for an hour holds at
+ * were, and never breaks the endpoint (a write that fails is the next call's to report). A heartbeat is only sent on an idle link, so a peer that reads nothing for an hour holds at
  * most one queued here. What arrives is counted where the kernel has it (read, or waiting in the
  * socket: heartbeats may sit behind frames nobody has asked for yet), by the thread every period
  * and by a wait with no progress for a period (tether__tcp_alive) every quarter period; that wait
@@ -41,7 +41,7 @@ static void beat(tether__tcp_ep *ep)
         if (!l || l->fd < 0 || l->eof || l->bye)
             continue;
         if (l->txhead) { /* the program may be away: move its sends on (whole frames stay whole) */
-            tether__tcp_flush(ep, l);
+            tether__tcp_nudge(ep, l, NULL);
             continue;
         }
         tether__txmsg *t = calloc(1, sizeof *t); /* the link owns it: freed once written */
@@ -49,7 +49,7 @@ static void beat(tether__tcp_ep *ep)
             continue; /* the next period tries again */
         tether__frame f = {.type = TETHER__FRAME_HEARTBEAT};
         tether__frame_encode(&f, t->hdr);
-        tether__tcp_tx_queue(ep, l, t);
+        tether__tcp_nudge(ep, l, t);
     }
 }
 

@@ -15,10 +15,15 @@
  * With TETHER_TIMEOUT=0 (wait as long as peers answer heartbeats) and TETHER_HEARTBEAT=BEAT_S:
  * beatstop: the victim is SIGSTOPped while the others wait in an all-reduce; they must fail,
  * naming the missing heartbeats, once it has been silent for 3 heartbeats (plus the check's
- * quarter period and scheduling slack). idle: the victim stays away, busy outside tether, for 10
- * heartbeats before joining; every rank must complete the all-reduce with the right sum.
+ * quarter period and scheduling slack).
  *
- * Usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcast*|beatstop|idle|... N [backend]
+ * idle: the victim stays away, busy outside tether, for 10 heartbeats before joining; every rank
+ * must complete the all-reduce with the right sum.
+ *
+ * leave: the last rank closes and exits normally while the others, split off without it, stay
+ * away for 10 heartbeats (their heartbeats to it now fail) and then all-reduce: that must work.
+ *
+ * Usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcast*|beatstop|idle|leave|... N [backend]
  * Exit 0 when every survivor saw the expected error within the limit. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -299,6 +304,22 @@ static int rank_main(const char *mode, const char *backend)
         tether_group_free(g);
         return verdict;
     }
+    if (!strcmp(mode, "leave")) {
+        tether_group *rest = NULL;
+        if (tether_group_split(g, rank < size - 1 ? 0 : -1, rank, &rest))
+            return 1;
+        tether_group_free(g); /* the last rank: a normal close, its bye to every peer */
+        if (!rest)
+            return 0;
+        usleep((useconds_t)(10 * BEAT_S * 1e6));
+        float x = 1.0f;
+        rc = tether_all_reduce(rest, &x, &x, 1, TETHER_FLOAT32, TETHER_SUM);
+        printf("rank %d: %s, sum %g: %s\n", rank, tether_err_name(rc), x,
+               rc ? tether_last_error() : "");
+        tether_group_free(rest);
+        free(buf);
+        return rc || x != (float)(size - 1);
+    }
     if (!strcmp(mode, "idle")) {
         for (size_t i = 0; i < count; i++)
             buf[i] = 1.0f;
@@ -375,7 +396,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
                         "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap|mixedbackend|"
-                        "mixedwire|beatstop|idle N [backend]\n");
+                        "mixedwire|beatstop|idle|leave N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -411,7 +432,7 @@ int main(int argc, char **argv)
                 setenv("TETHER_TIMEOUT", "3", 1);
             if (!strcmp(mode, "splitstop")) /* each survivor times out in its own split */
                 setenv("TETHER_HEARTBEAT", "60", 1);
-            if (!strcmp(mode, "beatstop") || !strcmp(mode, "idle")) {
+            if (!strcmp(mode, "beatstop") || !strcmp(mode, "idle") || !strcmp(mode, "leave")) {
                 setenv("TETHER_TIMEOUT", "0", 1);
                 setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
             }
