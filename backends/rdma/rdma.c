@@ -293,7 +293,7 @@ static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int
         for (int k = 0; k < MAX_CABLES; k++)
             ep->peers[p].link[k] = (rdma_link){.peer = p, .lane = k};
     }
-    if ((rc = open_all(cfg, ep)) < 0) {
+    if ((rc = open_all(cfg, ep)) < 0 || (rc = tether__rdma_beat_start(ep, cfg->heartbeat_ms)) < 0) {
         rdma_close((tether_ep *)ep);
         return rc;
     }
@@ -533,6 +533,7 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
 static void rdma_close(tether_ep *tep)
 {
     rdma_ep *ep = (rdma_ep *)tep;
+    tether__rdma_beat_stop(ep); /* it takes ep->mu: stopped first, and no heartbeat after the bye */
     pthread_mutex_lock(&ep->mu);
     drain_sends(ep);
     tether__rdma_side_say(ep, SIDE_BYE, 0, NULL);
@@ -568,6 +569,7 @@ const tether_transport_ops tether_rdma_ops = {
     .test = rdma_test,
     .wait = rdma_wait,
     .moved = rdma_moved,
+    .alive = tether__rdma_alive,
     .abort = rdma_abort,
     .close = rdma_close,
 };

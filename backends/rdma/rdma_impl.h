@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "backends/tcp/frame.h"
+#include "core/heartbeat.h"
 #include "core/transport.h"
 #include "verbs.h"
 
@@ -114,6 +115,7 @@ typedef struct rdma_peer {
     char addr[96];        /* its side-channel address, for messages */
     unsigned char side_buf[16 + 1024];
     size_t side_len;
+    uint64_t side_bytes;  /* read from the side channel so far (liveness: heartbeat.c) */
     int bye;              /* it closed normally after sending bye_frames[k] frames on link k */
     uint32_t bye_frames[MAX_CABLES];
     int eof;
@@ -155,6 +157,7 @@ typedef struct rdma_ep {
     uint64_t events;      /* bumped when requests may have finished, for waiters on prog */
     _Atomic uint64_t moved; /* successful completions (the vtable's moved()) */
     tether__rxcache rxcache; /* blocks for unexpected and passing-through messages */
+    tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
@@ -210,7 +213,13 @@ int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *min
 int tether__rdma_side_read(rdma_ep *ep, rdma_peer *pe, int peer);
 void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text);
 
+/* heartbeat.c: a SIDE_BEAT on every side channel each TETHER_HEARTBEAT, and the alive() check. */
+int tether__rdma_beat_start(rdma_ep *ep, int period_ms);
+void tether__rdma_beat_stop(rdma_ep *ep);
+int tether__rdma_alive(tether_ep *tep);
+
 #define SIDE_BYE 1u
 #define SIDE_ABORT 2u
+#define SIDE_BEAT 3u /* a header alone: the sender is alive */
 
 #endif

@@ -5,7 +5,7 @@
  * handshake), then carry the QP numbers, PSNs and GIDs before RTR. Afterwards they stay open: a
  * peer that dies closes them (its RDMA traffic just stops, which no completion may tell on UC),
  * abort() sends its reason on them, and close() sends a bye with the number of frames sent, so a
- * normal exit is told from a crash once every frame has arrived. The side channels are a full mesh
+ * normal exit is told from a crash once every frame has arrived; between, heartbeats (heartbeat.c). The side channels are a full mesh
  * in ring mode too: they are small, and a death anywhere reaches every rank directly. */
 #include <errno.h>
 #include <stdio.h>
@@ -117,12 +117,11 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (l->side_len < SIDE_HDR)
         return 0;
     memcpy(h, l->side_buf, sizeof h);
-    if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT) ||
-        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])))
-        return tether__rdma_break(ep, TETHER_ENET,
-                                  "rdma: rank %d (%s) sent a malformed side-channel "
-                                  "message (type %u)",
-                                  peer, l->addr, h[0]);
+    if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT && h[0] != SIDE_BEAT) ||
+        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
+        (h[0] == SIDE_BEAT && h[3] != 0))
+        return tether__rdma_break(ep, TETHER_ENET, "rdma: rank %d (%s) sent a malformed side-channel "
+                                  "message (type %u)", peer, l->addr, h[0]);
     whole = SIDE_HDR + h[3];
     if (l->side_len < whole)
         return 0;
@@ -131,8 +130,10 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
         return tether__rdma_break(ep, code, "rank %d reported: %.*s", peer, (int)h[3],
                                   (const char *)l->side_buf + SIDE_HDR);
     }
-    l->bye = 1;
-    memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
+    if (h[0] == SIDE_BYE) { /* else a heartbeat: its bytes were the news (heartbeat.c) */
+        l->bye = 1;
+        memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
+    }
     memmove(l->side_buf, l->side_buf + whole, l->side_len - whole);
     l->side_len -= whole;
     return 1;
@@ -146,6 +147,7 @@ int tether__rdma_side_read(rdma_ep *ep, rdma_peer *l, int peer)
         if (n > 0) {
             int rc;
             l->side_len += (size_t)n;
+            l->side_bytes += (uint64_t)n;
             while ((rc = side_message(ep, l, peer)) == 1)
                 ;
             TRY(rc);

@@ -155,10 +155,33 @@ static int tx_flush(tether__tcp_ep *ep, tether__link *l)
     return 0;
 }
 
+/* Forget l's heartbeat frames: its connection failed, and only the program's own frames may
+ * report that (a heartbeat left queued would make the next wait that flushes l fail, though the
+ * peer may have closed normally). */
+static void tx_drop_beats(tether__link *l)
+{
+    tether__txmsg **pp = &l->txhead, *last = NULL;
+    while (*pp) {
+        tether__txmsg *t = *pp;
+        tether__frame f;
+        if (!t->req && tether__frame_decode(t->hdr, &f) == 0 && f.type == TETHER__FRAME_HEARTBEAT) {
+            *pp = t->next;
+            free(t);
+            continue;
+        }
+        last = t;
+        pp = &t->next;
+    }
+    l->txtail = last;
+}
+
 int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
 {
     int e = tx_flush(ep, l);
     if (!e)
+        return TETHER_OK;
+    tx_drop_beats(l);
+    if (!l->txhead) /* only heartbeats were lost: a later call on this peer tells what became of it */
         return TETHER_OK;
     return tether__tcp_break(
         ep, e == EPIPE || e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
@@ -252,11 +275,13 @@ void tether__tcp_nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     if (t)
         tx_push(l, t);
     int e = tx_flush(ep, l);
-    if (e)
+    if (e) {
         TLOG_TRACE("rank %d: writing to rank %d in the background: %s", ep->rank, l->peer,
                    strerror(e));
-    else if (l->txhead && ep->prog)
+        tx_drop_beats(l);
+    } else if (l->txhead && ep->prog) {
         tether__tcp_progress_kick(ep);
+    }
 }
 
 int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include "core/heartbeat.h"
 #include "engine.h"
 #include "frame.h"
 
@@ -79,7 +80,6 @@ typedef struct tether__fwd {
 } tether__fwd;
 
 typedef struct tether__tcp_progress tether__tcp_progress;
-typedef struct tether__tcp_beat tether__tcp_beat;
 
 struct tether__tcp_ep {
     pthread_mutex_t mu;
@@ -103,7 +103,7 @@ struct tether__tcp_ep {
     uint64_t events; /* request parts finished, leave notices, breaks: what wait() waits for */
     int leaves_seen; /* leave notices received (route.c) */
     tether__tcp_progress *prog; /* the progress thread (progress.c), NULL when none runs */
-    tether__tcp_beat *beat;     /* the heartbeats (heartbeat.c), NULL when none run */
+    tether_heartbeat *beat;     /* the heartbeats (heartbeat.c), NULL when none run */
 };
 
 /* Break ep (first failure wins): record code and the message, fail every request, forget every

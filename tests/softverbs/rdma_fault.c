@@ -1,7 +1,7 @@
 /* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never
  * wrong data.
  *
- * Usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit|idle N uc|rc [ring]
+ * Usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit|idle|beatstop|beatidle N uc|rc [ring]
  * (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours only,
  * so the backend runs in ring mode and forwards)
  * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
@@ -19,7 +19,11 @@
  *   nogid    devices without an IPv4-mapped GID: ECONFIG naming the fix.
  *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit.
  *   idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those sleep outside
- *            tether: their progress threads must forward, so it finishes long before they wake. */
+ *            tether: their progress threads must forward, so it finishes long before they wake.
+ * With TETHER_TIMEOUT=0 (heartbeats alone decide) and TETHER_HEARTBEAT=BEAT_S:
+ *   beatstop rank 1 is SIGSTOPped while the others all-reduce: they fail naming the missing
+ *            heartbeats once it has been silent for 3 of them (plus a quarter period and slack).
+ *   beatidle rank 1 stays away 10 heartbeats before joining: every rank completes. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -41,6 +45,9 @@ enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 }
 #define ADDRESSED                                                                                  \
     "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1,"                 \
     "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1"
+
+#define BEAT_S 0.5
+#define BEAT_TEXT "0.5"
 
 static double now_s(void)
 {
@@ -130,6 +137,34 @@ static int idle_forwarders(tether_group *g)
                                                         : FINISHED;
 }
 
+/* beatstop and beatidle: rank 1 stops for good, or stays away 10 heartbeats, while the others
+ * wait in an all-reduce. */
+static int away_peer(tether_group *g, int stops)
+{
+    int rank = tether_group_rank(g), n = tether_group_size(g);
+    float v[4] = {1, 1, 1, 1};
+    if (tether_barrier(g))
+        return SETUP_FAILED;
+    if (rank == 1) {
+        usleep(200 * 1000); /* the others are inside the all-reduce */
+        if (stops)
+            raise(SIGSTOP); /* the parent kills it once the others are done */
+        usleep((useconds_t)(10 * BEAT_S * 1e6));
+    }
+    double t0 = now_s();
+    int rc = tether_all_reduce(g, v, v, 4, TETHER_FLOAT32, TETHER_SUM);
+    double took = now_s() - t0;
+    fprintf(stderr, "rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), took,
+            rc ? tether_last_error() : "");
+    if (!stops)
+        return rc ? SAW_ERROR : v[0] == (float)n ? FINISHED : WRONG_DATA;
+    if (rc != TETHER_ETIMEDOUT && rc != TETHER_EPEER)
+        return SETUP_FAILED;
+    if (!strstr(tether_last_error(), "heartbeat"))
+        return SETUP_FAILED;
+    return took > 0.2 + 3.5 * BEAT_S + 1.0 ? SLOW : SAW_ERROR;
+}
+
 /* Init must fail with code and a message containing words. */
 static int init_fails(int code, const char *words)
 {
@@ -161,6 +196,8 @@ static int rank_main(const char *mode)
         rc = mismatched_call(g, mode);
     else if (!strcmp(mode, "idle"))
         rc = idle_forwarders(g);
+    else if (!strncmp(mode, "beat", 4))
+        rc = away_peer(g, !strcmp(mode, "beatstop"));
     else
         rc = run_rounds(g, !strcmp(mode, "kill") || !strcmp(mode, "stop") ? 1 : -1,
                         !strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
@@ -213,7 +250,8 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     snprintf(v, sizeof v, "%d", n);
     setenv("TETHER_SIZE", v, 1);
     setenv("TETHER_JOB_TOKEN", "rdma-fault-test", 1);
-    setenv("TETHER_TIMEOUT", !strcmp(mode, "stop") ? "3" : "4", 1);
+    setenv("TETHER_TIMEOUT", !strcmp(mode, "stop") ? "3" : strncmp(mode, "beat", 4) ? "4" : "0", 1);
+    setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
     setenv("TETHER_RDMA_QP", qp, 1);
     setenv("TETHER_IBV_DEVICES", devs, 1);
     setenv("SOFTVERBS_DIR", dir, 1);
@@ -242,9 +280,9 @@ static void run_ranks(const char *mode, int n, int *codes)
             _exit(rank_main(mode));
         }
     }
-    for (int k = 0; k < n; k++) { /* rank 1 last: in "stop" it never exits, so kill it then */
+    for (int k = 0; k < n; k++) { /* rank 1 last: stopped, it never exits: killed then */
         int r = k < n - 1 ? (k == 0 ? 0 : k + 1) : 1, status;
-        if (r == 1 && !strcmp(mode, "stop"))
+        if (r == 1 && (!strcmp(mode, "stop") || !strcmp(mode, "beatstop")))
             kill(pids[r], SIGKILL);
         while (waitpid(pids[r], &status, WNOHANG) == 0) {
             if (now_s() > deadline) {
@@ -265,9 +303,10 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
     for (int r = 0; r < n; r++) {
         if (codes[r] == WRONG_DATA || codes[r] == SETUP_FAILED || codes[r] == SLOW)
             return 1;
-        if ((!strcmp(mode, "kill") || !strcmp(mode, "stop")) && r != 1 && codes[r] != SAW_ERROR)
+        if ((!strcmp(mode, "kill") || strstr(mode, "stop")) && r != 1 && codes[r] != SAW_ERROR)
             return 1;
-        if (((!strcmp(mode, "drop") && !strcmp(qp, "rc")) || !strcmp(mode, "idle")) &&
+        if (((!strcmp(mode, "drop") && !strcmp(qp, "rc")) || !strcmp(mode, "idle") ||
+             !strcmp(mode, "beatidle")) &&
             codes[r] != FINISHED)
             return 1;
         errors += codes[r] == SAW_ERROR;
@@ -275,9 +314,9 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
     /* uc drop: a lost frame must surface somewhere; the others: every rank fails as expected */
     if (!strcmp(mode, "drop"))
         return !strcmp(qp, "uc") && errors == 0;
-    if (!strcmp(mode, "idle"))
+    if (!strcmp(mode, "idle") || !strcmp(mode, "beatidle"))
         return 0;
-    return strcmp(mode, "kill") && strcmp(mode, "stop") && errors != n;
+    return strcmp(mode, "kill") && !strstr(mode, "stop") && errors != n;
 }
 
 int main(int argc, char **argv)
@@ -288,7 +327,8 @@ int main(int argc, char **argv)
         (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
         fprintf(stderr,
                 "usage: rdma_fault "
-                "kill|stop|drop|mismatch|bcastroot|bcastcount|nodev|nogid|qplimit|idle N(2-6) "
+                "kill|stop|drop|mismatch|bcastroot|bcastcount|nodev|nogid|qplimit|idle|beatstop|"
+                "beatidle N(2-6) "
                 "uc|rc "
                 "[ring]\n");
         return 2;

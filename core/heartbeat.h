@@ -1,0 +1,33 @@
+/* core/heartbeat.h - what every transport's liveness shares: a thread that calls the transport's
+ * beat() every TETHER_HEARTBEAT (it sends its peers a heartbeat, by whatever channel it has), and
+ * the ledger of when each peer was last heard from, which a waiting rank consults (the transport's
+ * alive() in core/transport.h). A peer is heard from when bytes of it arrive: data or heartbeats.
+ */
+#ifndef TETHER_CORE_HEARTBEAT_H
+#define TETHER_CORE_HEARTBEAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tether_heartbeat tether_heartbeat;
+
+/* Start calling beat(ctx) every period_ms, from a thread of its own, the first a period from now,
+ * for a world of size ranks (every peer counts as heard from now). *out is NULL, and no thread
+ * runs, when period_ms <= 0 (a hand-made configuration without heartbeats). */
+int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx), void *ctx,
+                            tether_heartbeat **out);
+/* Stop the thread and free h (NULL is fine). beat() is not running once it returns. */
+void tether__heartbeat_stop(tether_heartbeat *h);
+
+/* The ledger; the caller serialises (the endpoint's lock). arrived: every byte ever received
+ * from peer, in the socket or read; a change since the last note means the peer was heard now. */
+void tether__heartbeat_note(tether_heartbeat *h, int peer, uint64_t arrived, int64_t now_ms);
+/* 1 when a waiting rank should look again: a quarter period since the last look (which this
+ * counts as taken). */
+int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms);
+/* 1 when peer has not been heard from for TETHER_HEARTBEATS_MISSED periods; then why holds the
+ * message naming it (where: its address) for the transport's break. */
+int tether__heartbeat_silent(const tether_heartbeat *h, int peer, const char *where, int64_t now_ms,
+                             char *why, size_t why_len);
+
+#endif
