@@ -111,7 +111,7 @@ void tether__heartbeat_note(tether_heartbeat *h, int peer, uint64_t arrived, int
 
 int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms)
 {
-    if (now_ms - h->looked_ms < h->period_ms / 4)
+    if (!h || now_ms - h->looked_ms < h->period_ms / 4)
         return 0;
     h->looked_ms = now_ms;
     return 1;

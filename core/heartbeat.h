@@ -23,7 +23,7 @@ void tether__heartbeat_stop(tether_heartbeat *h);
  * from peer, in the socket or read; a change since the last note means the peer was heard now. */
 void tether__heartbeat_note(tether_heartbeat *h, int peer, uint64_t arrived, int64_t now_ms);
 /* 1 when a waiting rank should look again: a quarter period since the last look (which this
- * counts as taken). */
+ * counts as taken); 0 for NULL (no heartbeats). */
 int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms);
 /* 1 when peer has not been heard from for TETHER_HEARTBEATS_MISSED periods; then why holds the
  * message naming it (where: its address) for the transport's break. */

@@ -59,32 +59,24 @@ int tether__rdma_beat_start(rdma_ep *ep, int period_ms)
     return tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
 }
 
-void tether__rdma_beat_stop(rdma_ep *ep)
-{
-    tether__heartbeat_stop(ep->beat); /* beat() has returned for good once this does */
-    ep->beat = NULL;
-}
-
 int tether__rdma_alive(tether_ep *tep)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     char why[TETHER_ERRMSG_MAX];
-    pthread_mutex_lock(&ep->mu);
     int64_t now = tether__tcp_now_ms();
-    if (!ep->beat || ep->err || !tether__heartbeat_due(ep->beat, now)) {
-        pthread_mutex_unlock(&ep->mu);
-        return TETHER_OK; /* a break is test()'s to report */
-    }
-    sample(ep, now);
-    for (int p = 0; p < ep->size && !ep->err && !ep->prog;
-         p++) /* the thread reads them in ring mode */
+    pthread_mutex_lock(&ep->mu);
+    int look = !ep->err && tether__heartbeat_due(ep->beat, now); /* a break is test()'s */
+    if (look)
+        sample(ep, now);
+    /* the side channels' bytes, read (the progress thread reads them in ring mode) */
+    for (int p = 0; look && p < ep->size && !ep->err && !ep->prog; p++)
         if (p != ep->rank)
             tether__rdma_side_read(ep, &ep->peers[p], p);
-    for (int p = 0; p < ep->size && !ep->err; p++)
+    for (int p = 0; look && p < ep->size && !ep->err; p++)
         if (p != ep->rank && !ep->peers[p].bye && !ep->peers[p].eof &&
             tether__heartbeat_silent(ep->beat, p, ep->peers[p].addr, now, why, sizeof why))
             tether__rdma_break(ep, TETHER_ETIMEDOUT, "%s", why);
-    int rc = ep->err ? tether__fail(ep->err, "%s", ep->errmsg) : TETHER_OK;
+    int rc = look && ep->err ? tether__fail(ep->err, "%s", ep->errmsg) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
     return rc;
 }

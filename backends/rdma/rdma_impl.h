@@ -215,7 +215,6 @@ void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *tex
 
 /* heartbeat.c: a SIDE_BEAT on every side channel each TETHER_HEARTBEAT, and the alive() check. */
 int tether__rdma_beat_start(rdma_ep *ep, int period_ms);
-void tether__rdma_beat_stop(rdma_ep *ep);
 int tether__rdma_alive(tether_ep *tep);
 
 #define SIDE_BYE 1u

@@ -556,7 +556,8 @@ void tether__tcp_close(tether__tcp_ep *ep)
 {
     if (!ep)
         return;
-    tether__tcp_beat_stop(ep); /* first: it queues frames, and the bye must be the last */
+    tether__heartbeat_stop(ep->beat); /* first: it queues frames, and the bye must be the last */
+    ep->beat = NULL;
     if (ep->prog)
         tether__tcp_progress_stop(ep, 0);
     pthread_mutex_lock(&ep->mu);

@@ -61,7 +61,6 @@ void tether__tcp_progress_stop(tether__tcp_ep *ep, int linger_ms);
 /* Heartbeats (heartbeat.c): a thread that tells every linked peer this rank is alive each
  * period_ms, and the check a waiting rank makes (core/transport.h's alive()). Stopped by close. */
 int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms);
-void tether__tcp_beat_stop(tether__tcp_ep *ep);
 int tether__tcp_alive(tether__tcp_ep *ep);
 
 /* Bytes a link has sent and received (headers included), for TETHER_VERBOSE and striping tests.

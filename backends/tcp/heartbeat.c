@@ -74,34 +74,24 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
     return tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
 }
 
-void tether__tcp_beat_stop(tether__tcp_ep *ep)
-{
-    tether__heartbeat_stop(ep->beat); /* beat() has returned for good once this does */
-    ep->beat = NULL;
-}
-
 int tether__tcp_alive(tether__tcp_ep *ep)
 {
     char why[TETHER_ERRMSG_MAX];
-    int rc = TETHER_OK;
-    pthread_mutex_lock(&ep->mu);
     int64_t now = tether__tcp_now_ms();
-    if (!ep->beat || ep->err || !tether__heartbeat_due(ep->beat, now)) {
-        pthread_mutex_unlock(&ep->mu);
-        return TETHER_OK; /* a break is test()'s to report */
-    }
-    sample(ep, now);
+    pthread_mutex_lock(&ep->mu);
+    int look = !ep->err && tether__heartbeat_due(ep->beat, now); /* a break is test()'s */
+    if (look)
+        sample(ep, now);
     /* Read what the sockets hold (a progress thread does already), so heartbeats never fill one
      * during a long wait; the count above saw them where they were. */
-    for (int i = 0; i < ep->nflat && !ep->err && !ep->prog; i++)
+    for (int i = 0; look && i < ep->nflat && !ep->err && !ep->prog; i++)
         if (ep->flat[i]->fd >= 0 && !ep->flat[i]->eof)
             tether__tcp_read(ep, ep->flat[i], 1);
-    for (int p = 0; p < ep->size && !ep->err; p++)
+    for (int p = 0; look && p < ep->size && !ep->err; p++)
         if (ep->nlinks[p] > 0 && !ep->links[p][0].bye &&
             tether__heartbeat_silent(ep->beat, p, ep->addr[p], now, why, sizeof why))
             tether__tcp_break(ep, TETHER_ETIMEDOUT, "%s", why);
-    if (ep->err)
-        rc = tether__fail(ep->err, "%s", ep->errmsg);
+    int rc = look && ep->err ? tether__fail(ep->err, "%s", ep->errmsg) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
     return rc;
 }
