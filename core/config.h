@@ -23,9 +23,9 @@ typedef struct tether_config {
     int timeout_ms;      /* forming the world: TETHER_TIMEOUT s, or the default when that is 0 */
     int call_timeout_ms; /* a call without progress: TETHER_TIMEOUT s; 0 = none (heartbeats) */
     int heartbeat_ms;    /* TETHER_HEARTBEAT: period of the liveness heartbeats; default 1 s */
-    int verbose;              /* TETHER_VERBOSE */
-    int wire_bf16;            /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */
-    int spin_us;              /* TETHER_SPIN_US: how long a wait may spin before it sleeps */
+    int verbose;         /* TETHER_VERBOSE */
+    int wire_bf16;       /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */
+    int spin_us;         /* TETHER_SPIN_US: how long a wait may spin before it sleeps */
 } tether_config;
 
 /* Read the environment. TETHER_ECONFIG naming the variable when a value is malformed. */

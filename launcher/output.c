@@ -137,8 +137,8 @@ void tether__out_tick(tether__out_stream *s, long long now_ms)
         return;
     /* The start of a line the filter must see whole waits for its newline. */
     if (open_line != s && s->keep_whole &&
-        strncmp(s->buf, s->keep_whole, s->len < strlen(s->keep_whole) ? s->len
-                                                                       : strlen(s->keep_whole)) == 0) {
+        strncmp(s->buf, s->keep_whole,
+                s->len < strlen(s->keep_whole) ? s->len : strlen(s->keep_whole)) == 0) {
         s->last_read_ms = now_ms; /* look again later, not in a loop */
         return;
     }

@@ -533,7 +533,8 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
 static void rdma_close(tether_ep *tep)
 {
     rdma_ep *ep = (rdma_ep *)tep;
-    tether__heartbeat_stop(ep->beat); /* it takes ep->mu: stopped first; no heartbeat after the bye */
+    /* the heartbeats take ep->mu: stopped first, and none goes out after the bye */
+    tether__heartbeat_stop(ep->beat);
     ep->beat = NULL;
     pthread_mutex_lock(&ep->mu);
     drain_sends(ep);

@@ -5,8 +5,9 @@
  * handshake), then carry the QP numbers, PSNs and GIDs before RTR. Afterwards they stay open: a
  * peer that dies closes them (its RDMA traffic just stops, which no completion may tell on UC),
  * abort() sends its reason on them, and close() sends a bye with the number of frames sent, so a
- * normal exit is told from a crash once every frame has arrived; between, heartbeats (heartbeat.c). The side channels are a full mesh
- * in ring mode too: they are small, and a death anywhere reaches every rank directly. */
+ * normal exit is told from a crash once every frame has arrived; between, heartbeats (heartbeat.c).
+ * The side channels are a full mesh in ring mode too: they are small, and a death anywhere reaches
+ * every rank directly. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,8 +121,10 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT && h[0] != SIDE_BEAT) ||
         (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
         (h[0] == SIDE_BEAT && h[3] != 0))
-        return tether__rdma_break(ep, TETHER_ENET, "rdma: rank %d (%s) sent a malformed side-channel "
-                                  "message (type %u)", peer, l->addr, h[0]);
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: rank %d (%s) sent a malformed side-channel "
+                                  "message (type %u)",
+                                  peer, l->addr, h[0]);
     whole = SIDE_HDR + h[3];
     if (l->side_len < whole)
         return 0;

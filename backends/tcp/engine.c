@@ -181,7 +181,8 @@ int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
     if (!e)
         return TETHER_OK;
     tx_drop_beats(l);
-    if (!l->txhead) /* only heartbeats were lost: a later call on this peer tells what became of it */
+    if (!l->txhead) /* only heartbeats were lost: a later call on this peer tells what became of it
+                     */
         return TETHER_OK;
     return tether__tcp_break(
         ep, e == EPIPE || e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,

@@ -34,8 +34,8 @@
 #define TETHER__FRAME_CMA_ANSWER 0x54464407u
 #define TETHER__FRAME_CMA_DATA 0x54464408u
 #define TETHER__FRAME_CMA_DONE 0x54464409u
-#define TETHER__FRAME_HEARTBEAT 0x5446440Au /* a header alone: the sender is alive (heartbeat.c)   \
-                                             */
+/* A header alone: the sender is alive (heartbeat.c). */
+#define TETHER__FRAME_HEARTBEAT 0x5446440Au
 static inline int tether__frame_is_cma(uint32_t type)
 {
     return type >= TETHER__FRAME_CMA_OFFER &&

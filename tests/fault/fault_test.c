@@ -23,7 +23,8 @@
  * leave: the last rank closes and exits normally while the others, split off without it, stay
  * away for 10 heartbeats (their heartbeats to it now fail) and then all-reduce: that must work.
  *
- * Usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcast*|beatstop|idle|leave|... N [backend]
+ * Usage: fault_test MODE N [backend], MODE one of the above, kill, stop, mismatch, badhostfile...
+ *
  * Exit 0 when every survivor saw the expected error within the limit. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

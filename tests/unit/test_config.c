@@ -13,13 +13,31 @@
 #include "core/errors.h"
 #include "tether.h"
 
-static const char *const vars[] = {
-    "TETHER_RANK",  "TETHER_HEARTBEAT",  "MLX_RANK",         "RANK",           "TETHER_SIZE",
-    "WORLD_SIZE",          "TETHER_HOSTFILE",  "MLX_HOSTFILE",   "TETHER_COORDINATOR",
-    "MLX_JACCL_COORDINATOR", "MASTER_ADDR",    "MASTER_PORT",    "TETHER_TIMEOUT",
-    "TETHER_IFACE_PRIORITY", "TETHER_WIRE_DTYPE", "TETHER_JOB_TOKEN", "TETHER_BACKEND",
-    "TETHER_ALLREDUCE_ALGO", "TETHER_TREE_BELOW", "MLX_WORLD_SIZE", "MLX_IBV_DEVICES",
-    "MCCL_IFACE_PRIORITY", "MCCL_WIRE_DTYPE",  "MCCL_ALLREDUCE_ALGO", NULL};
+static const char *const vars[] = {"TETHER_RANK",
+                                   "TETHER_HEARTBEAT",
+                                   "MLX_RANK",
+                                   "RANK",
+                                   "TETHER_SIZE",
+                                   "WORLD_SIZE",
+                                   "TETHER_HOSTFILE",
+                                   "MLX_HOSTFILE",
+                                   "TETHER_COORDINATOR",
+                                   "MLX_JACCL_COORDINATOR",
+                                   "MASTER_ADDR",
+                                   "MASTER_PORT",
+                                   "TETHER_TIMEOUT",
+                                   "TETHER_IFACE_PRIORITY",
+                                   "TETHER_WIRE_DTYPE",
+                                   "TETHER_JOB_TOKEN",
+                                   "TETHER_BACKEND",
+                                   "TETHER_ALLREDUCE_ALGO",
+                                   "TETHER_TREE_BELOW",
+                                   "MLX_WORLD_SIZE",
+                                   "MLX_IBV_DEVICES",
+                                   "MCCL_IFACE_PRIORITY",
+                                   "MCCL_WIRE_DTYPE",
+                                   "MCCL_ALLREDUCE_ALGO",
+                                   NULL};
 
 static int clean_env(void **state)
 {
