@@ -14,11 +14,15 @@
 #include "errors.h"
 #include "heartbeat.h"
 
+/* The thread wakes this many times a period: each time to note what arrived (so a peer's
+ * silence is timed from within a quarter period of its last bytes), the last to send too. */
+#define TICKS 4
+
 struct tether_heartbeat {
     pthread_t thread;
     int wake[2]; /* a byte here stops the thread */
     int period_ms;
-    void (*beat)(void *ctx);
+    void (*beat)(void *ctx, int send);
     void *ctx;
     int size;
     uint64_t *seen;    /* per peer: what had arrived at the last note */
@@ -37,12 +41,12 @@ static void *run(void *arg)
 {
     tether_heartbeat *h = arg;
     struct pollfd pfd = {.fd = h->wake[0], .events = POLLIN};
-    for (;;) {
-        int n = poll(&pfd, 1, h->period_ms);
+    for (unsigned tick = 1;; tick++) {
+        int n = poll(&pfd, 1, h->period_ms / TICKS);
         if (n > 0 || (n < 0 && errno != EINTR))
             return NULL; /* stop (or a broken pipe: no heartbeats rather than a spinning thread) */
         if (n == 0)
-            h->beat(h->ctx);
+            h->beat(h->ctx, tick % TICKS == 0);
     }
 }
 
@@ -53,7 +57,7 @@ static void heartbeat_free(tether_heartbeat *h)
     free(h);
 }
 
-int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx), void *ctx,
+int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx, int send), void *ctx,
                             tether_heartbeat **out)
 {
     *out = NULL;
@@ -111,7 +115,7 @@ void tether__heartbeat_note(tether_heartbeat *h, int peer, uint64_t arrived, int
 
 int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms)
 {
-    if (!h || now_ms - h->looked_ms < h->period_ms / 4)
+    if (!h || now_ms - h->looked_ms < h->period_ms / TICKS)
         return 0;
     h->looked_ms = now_ms;
     return 1;

@@ -11,10 +11,11 @@
 
 typedef struct tether_heartbeat tether_heartbeat;
 
-/* Start calling beat(ctx) every period_ms, from a thread of its own, the first a period from now,
- * for a world of size ranks (every peer counts as heard from now). *out is NULL, and no thread
- * runs, when period_ms <= 0 (a hand-made configuration without heartbeats). */
-int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx), void *ctx,
+/* Start calling beat(ctx, send) four times a period_ms, from a thread of its own, for a world of
+ * size ranks (every peer counts as heard from now): each call notes what arrived, and with send
+ * (once a period, the first a period from now) sends the heartbeats too. *out is NULL, and no
+ * thread runs, when period_ms <= 0 (a hand-made configuration without heartbeats). */
+int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx, int send), void *ctx,
                             tether_heartbeat **out);
 /* Stop the thread and free h (NULL is fine). beat() is not running once it returns. */
 void tether__heartbeat_stop(tether_heartbeat *h);

@@ -35,12 +35,12 @@ static void sample(rdma_ep *ep, int64_t now)
             tether__heartbeat_note(ep->beat, p, arrived(&ep->peers[p]), now);
 }
 
-static void beat(void *arg)
+static void beat(void *arg, int beating)
 {
     rdma_ep *ep = arg;
     const uint32_t h[4] = {SIDE_BEAT, 0, 0, 0};
     pthread_mutex_lock(&ep->mu);
-    for (int p = 0; p < ep->size && !ep->err; p++) {
+    for (int p = 0; beating && p < ep->size && !ep->err; p++) {
         rdma_peer *l = &ep->peers[p];
         size_t in = 0, queued = 0;
         if (p == ep->rank || l->fd < 0 || l->eof || l->bye)

@@ -9,8 +9,8 @@
  * were, and never breaks the endpoint (a write that fails is the next call's to report). A
  * heartbeat is only sent on an idle link, so a peer that reads nothing for an hour holds at most
  * one queued here. What arrives is counted where the kernel has it (read, or waiting in the
- * socket: heartbeats may sit behind frames nobody has asked for yet), by the thread every period
- * and by a wait with no progress for a period (tether__tcp_alive) every quarter period; that wait
+ * socket: heartbeats may sit behind frames nobody has asked for yet), by the thread four times a
+ * period and by a wait with no progress for a period (tether__tcp_alive) as often; that wait
  * also reads what the links hold, so an hour of heartbeats never fills a socket, and a peer that
  * has sent no byte, heartbeat or data, for TETHER_HEARTBEATS_MISSED periods breaks the endpoint. A
  * SIGSTOPped, hung (its threads not running) or unreachable peer is caught so within seconds,
@@ -43,12 +43,13 @@ static void sample(tether__tcp_ep *ep, int64_t now)
             tether__heartbeat_note(ep->beat, p, arrived(ep, p), now);
 }
 
-/* The thread's call: heartbeats on every idle link 0, queued sends pushed on, arrivals noted. */
-static void beat(void *arg)
+/* The thread's call: arrivals noted; with send, heartbeats on every idle link 0 and queued sends
+ * pushed on. */
+static void beat(void *arg, int send)
 {
     tether__tcp_ep *ep = arg;
     pthread_mutex_lock(&ep->mu);
-    for (int p = 0; p < ep->size && !ep->err; p++) {
+    for (int p = 0; send && p < ep->size && !ep->err; p++) {
         tether__link *l = ep->nlinks[p] > 0 ? &ep->links[p][0] : NULL;
         if (!l || l->fd < 0 || l->eof || l->bye)
             continue;

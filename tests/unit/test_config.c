@@ -84,7 +84,8 @@ static void malformed_values_name_the_variable(void **state)
 {
     (void)state;
     tether_config cfg;
-    const char *bad[][2] = {{"TETHER_RANK", "two"}, {"TETHER_RANK", "-1"}, {"TETHER_TIMEOUT", "0"},
+    const char *bad[][2] = {{"TETHER_RANK", "two"}, {"TETHER_RANK", "-1"}, {"TETHER_TIMEOUT", "-1"},
+                            {"TETHER_HEARTBEAT", "0"}, {"TETHER_HEARTBEAT", "1s"},
                             {"TETHER_TIMEOUT", "5s"}, {"TETHER_WIRE_DTYPE", "fp8"}, {"TETHER_ALLREDUCE_ALGO", "fastest"},
                             {"TETHER_TREE_BELOW", "abc"}, {"TETHER_TREE_BELOW", "-1"},
                             {"TETHER_TREE_BELOW", "64k"}, {"WORLD_SIZE", ""}};
