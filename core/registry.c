@@ -11,7 +11,7 @@
 static const struct {
     const char *given, *meant;
 } known[] = {
-    {"any", "any"},   {"mpi", "mpi"},     {"ring", "ring"},         {"mesh", "mesh"},
+    {"any", "any"},   {"mpi", "mpi"},    {"ring", "ring"},       {"mesh", "mesh"},
     {"rdma", "rdma"}, {"jaccl", "rdma"}, {"jaccl-ring", "rdma"}, {"singleton", "singleton"},
 };
 

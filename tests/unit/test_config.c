@@ -84,9 +84,10 @@ static void malformed_values_name_the_variable(void **state)
 {
     (void)state;
     tether_config cfg;
-    const char *bad[][2] = {{"TETHER_RANK", "two"}, {"TETHER_RANK", "-1"}, {"TETHER_TIMEOUT", "-1"},
-                            {"TETHER_HEARTBEAT", "0"}, {"TETHER_HEARTBEAT", "1s"},
-                            {"TETHER_TIMEOUT", "5s"}, {"TETHER_WIRE_DTYPE", "fp8"}, {"TETHER_ALLREDUCE_ALGO", "fastest"},
+    const char *bad[][2] = {{"TETHER_RANK", "two"},       {"TETHER_RANK", "-1"},
+                            {"TETHER_TIMEOUT", "-1"},     {"TETHER_HEARTBEAT", "0"},
+                            {"TETHER_HEARTBEAT", "1s"},   {"TETHER_TIMEOUT", "5s"},
+                            {"TETHER_WIRE_DTYPE", "fp8"}, {"TETHER_ALLREDUCE_ALGO", "fastest"},
                             {"TETHER_TREE_BELOW", "abc"}, {"TETHER_TREE_BELOW", "-1"},
                             {"TETHER_TREE_BELOW", "64k"}, {"WORLD_SIZE", ""}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -167,7 +168,8 @@ static void mlx_size_and_names(void **state)
     assert_string_equal(tether__backend_canonical("jaccl"), "rdma");
     assert_string_equal(tether__backend_canonical("jaccl-ring"), "rdma");
     assert_string_equal(tether__backend_canonical("ring"), "ring");
-    assert_null(tether__backend_canonical("mpi"));
+    assert_string_equal(tether__backend_canonical("mpi"), "mpi");
+    assert_null(tether__backend_canonical("nccl"));
     /* "jaccl" is a backend name (unconfigured here), not an unknown one. */
     assert_int_equal(tether_init("jaccl", 1, &g), TETHER_EUNAVAIL);
     assert_non_null(strstr(tether_last_error(), "rdma"));

@@ -111,9 +111,9 @@ static const bad_case bad_cases[] = {
      "cluster.json: host 1, ips[0]: \"256.1.1.1\" is not a valid IPv4 address"},
     {"launch: ip duplicate", LAUNCH, "[{\"ssh\": \"h1\", \"ips\": [\"10.0.0.1\", \"10.0.0.1\"]}]",
      "cluster.json: host 0, ips[1]: \"10.0.0.1\" is also ips[0]"},
-    {"launch: backend unknown", LAUNCH, "{\"backend\": \"mpi\", \"hosts\": [{\"ssh\": \"h1\"}]}",
-     "cluster.json: \"backend\": unknown backend \"mpi\"; expected any, ring, mesh, rdma (or "
-     "jaccl, jaccl-ring) or singleton"},
+    {"launch: backend unknown", LAUNCH, "{\"backend\": \"nccl\", \"hosts\": [{\"ssh\": \"h1\"}]}",
+     "cluster.json: \"backend\": unknown backend \"nccl\"; expected any, mpi, ring, mesh, rdma "
+     "(or jaccl, jaccl-ring) or singleton"},
     {"launch: backend not a string", LAUNCH, "{\"backend\": 1, \"hosts\": [{\"ssh\": \"h1\"}]}",
      "cluster.json: \"backend\": expected a string, got an integer"},
     {"launch: envs not a list", LAUNCH, "{\"envs\": \"A=1\", \"hosts\": [{\"ssh\": \"h1\"}]}",
