@@ -89,6 +89,7 @@ static int default_ips(tether_launch_host *host)
     const char *at = strchr(host->ssh, '@');
     if (host->nips > 0)
         return 0;
+    free(host->ips); /* an empty "ips": [] still has its (empty) list */
     if (!(host->ips = calloc(1, sizeof *host->ips)))
         return -1;
     host->nips = 1;

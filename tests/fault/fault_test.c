@@ -310,8 +310,10 @@ static int rank_main(const char *mode, const char *backend)
         if (tether_group_split(g, rank < size - 1 ? 0 : -1, rank, &rest))
             return 1;
         tether_group_free(g); /* the last rank: a normal close, its bye to every peer */
-        if (!rest)
+        if (!rest) {
+            free(buf);
             return 0;
+        }
         usleep((useconds_t)(10 * BEAT_S * 1e6));
         float x = 1.0f;
         rc = tether_all_reduce(rest, &x, &x, 1, TETHER_FLOAT32, TETHER_SUM);
