@@ -82,14 +82,17 @@ int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx, int
     h->looked_ms = now_ms();
     for (int p = 0; p < size; p++)
         h->heard_ms[p] = h->looked_ms;
+    /* Stored before the thread starts, which makes it visible there: beat() finds it through ctx
+     * (TSan saw the thread read ep->beat while this thread was still storing it). */
+    *out = h;
     int e = pthread_create(&h->thread, NULL, run, h);
     if (e) {
+        *out = NULL;
         close(h->wake[0]);
         close(h->wake[1]);
         heartbeat_free(h);
         return tether__fail(TETHER_ENOMEM, "pthread_create for the heartbeats: %s", strerror(e));
     }
-    *out = h;
     return TETHER_OK;
 }
 
