@@ -14,10 +14,14 @@ static int absent(char *why, size_t why_len)
     return 0;
 }
 
+/* Configured as the real backend is (a device matrix), so that a job set up for RDMA fails as
+ * unable to run here, saying why, rather than quietly running alone. */
 static int absent_configured(const tether_config *cfg, char *why, size_t why_len)
 {
-    (void)cfg;
-    return absent(why, why_len);
+    if (cfg->ibv_devices)
+        return 1;
+    absent(why, why_len);
+    return 0;
 }
 
 const tether_transport_ops tether_rdma_ops = {

@@ -38,9 +38,12 @@ static void rdma_init_refused_with_reason(void **state)
     assert_null(g);
 #if !TETHER_HAVE_RDMA
     assert_non_null(strstr(tether_last_error(), NO_RDMA_REASON));
-    /* not strict: still refused, since no configuration could make it run */
+    /* set up for RDMA (a device matrix): refused even when not strict, with the reason */
+    setenv("TETHER_IBV_DEVICES", "/nonexistent/devices.json", 1);
     assert_int_equal(tether_init("rdma", 0, &g), TETHER_EUNAVAIL);
     assert_null(g);
+    assert_non_null(strstr(tether_last_error(), NO_RDMA_REASON));
+    unsetenv("TETHER_IBV_DEVICES");
 #endif
 }
 
