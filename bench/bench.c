@@ -166,7 +166,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     return 0;
 }
 
-int tether_cmd_bench(int argc, char **argv)
+int tether__cmd_bench(int argc, char **argv)
 {
     bench_opts o;
     int rc = parse_args(argc, argv, &o);

@@ -105,7 +105,7 @@ static int hosts_from_list(ct_options *o, char *list)
 static int hosts_from_file(ct_options *o, const char *path, tether_launch_hosts *hf)
 {
     tether__clear_error();
-    if (tether_hostfile_load_launch(path, hf) < 0) {
+    if (tether__hostfile_load_launch(path, hf) < 0) {
         ct_say("%s", tether_last_error());
         return -1;
     }
@@ -335,18 +335,18 @@ static int write_hostfile(const ct_run *run)
         return -1;
     tether__clear_error();
     if (run->opt.output) {
-        rc = tether_hostfile_write_launch(run->opt.output, &hf);
-        if (rc == 0 && (rc = tether_hostfile_load_launch(run->opt.output, &back)) == 0)
-            tether_launch_hosts_free(&back);
+        rc = tether__hostfile_write_launch(run->opt.output, &hf);
+        if (rc == 0 && (rc = tether__hostfile_load_launch(run->opt.output, &back)) == 0)
+            tether__launch_hosts_free(&back);
         if (rc == 0 && !run->opt.hostfile_only)
             printf("hostfile: %s\n", run->opt.output);
-    } else if ((rc = tether_hostfile_format_launch(&hf, &text)) == 0) {
+    } else if ((rc = tether__hostfile_format_launch(&hf, &text)) == 0) {
         printf("%s%s", run->opt.hostfile_only ? "" : "hostfile:\n", text);
         free(text);
     }
     if (rc < 0)
         ct_say("%s", tether_last_error());
-    tether_launch_hosts_free(&hf);
+    tether__launch_hosts_free(&hf);
     return rc;
 }
 
@@ -380,7 +380,7 @@ static int configure(ct_run *run)
     return write_hostfile(run) < 0 ? CT_EXIT_FAILED : 0;
 }
 
-int tether_cmd_config(int argc, char **argv)
+int tether__cmd_config(int argc, char **argv)
 {
     tether_launch_hosts hf = {0};
     ct_run *run = calloc(1, sizeof *run);
@@ -403,7 +403,7 @@ int tether_cmd_config(int argc, char **argv)
     else
         rc = rc == 1 ? 0 : CT_EXIT_USAGE;
     fflush(stdout);
-    tether_launch_hosts_free(&hf);
+    tether__launch_hosts_free(&hf);
     free(run);
     return rc;
 }

@@ -51,7 +51,7 @@ static int check_launch(const char *path)
     tether_launch_hosts h;
     int rdma = 0;
 
-    if (tether_hostfile_load_launch(path, &h) < 0)
+    if (tether__hostfile_load_launch(path, &h) < 0)
         return -1;
     for (int i = 0; i < h.nhosts; i++)
         rdma |= h.hosts[i].nrdma > 0;
@@ -63,7 +63,7 @@ static int check_launch(const char *path)
             printf("%s%s", j ? ", " : " ips ", h.hosts[i].ips[j]);
         printf("\n");
     }
-    tether_launch_hosts_free(&h);
+    tether__launch_hosts_free(&h);
     return 0;
 }
 
@@ -72,12 +72,12 @@ static int check_ranks(const char *path)
     tether_rank_hosts h;
     int total = 0;
 
-    if (tether_hostfile_load_ranks(path, &h) < 0)
+    if (tether__hostfile_load_ranks(path, &h) < 0)
         return -1;
     for (int r = 0; r < h.nranks; r++)
         total += h.naddrs[r];
     printf("%s: per-rank hostfile, %d rank(s), %d address(es): OK\n", path, h.nranks, total);
-    tether_rank_hosts_free(&h);
+    tether__rank_hosts_free(&h);
     return 0;
 }
 
@@ -86,14 +86,14 @@ static int check_devices(const char *path)
     tether_device_matrix m;
     int cables = 0;
 
-    if (tether_hostfile_load_devices(path, &m) < 0)
+    if (tether__hostfile_load_devices(path, &m) < 0)
         return -1;
     for (int i = 0; i < m.n; i++)
         for (int j = i + 1; j < m.n; j++)
             for (char **d = m.devs[i][j]; *d; d++)
                 cables++;
     printf("%s: device matrix, %d x %d, %d cable(s): OK\n", path, m.n, m.n, cables);
-    tether_device_matrix_free(&m);
+    tether__device_matrix_free(&m);
     return 0;
 }
 
@@ -110,7 +110,7 @@ static int parse_form(const char *s, form *out)
     return -1;
 }
 
-int tether_cmd_hostfile(int argc, char **argv)
+int tether__cmd_hostfile(int argc, char **argv)
 {
     const char *path = NULL;
     form f = FORM_GUESS;

@@ -121,7 +121,7 @@ int ct_build_hostfile(const ct_run *run, tether_launch_hosts *out)
     return 0;
 oom:
     ct_say("out of memory building the hostfile");
-    tether_launch_hosts_free(out);
+    tether__launch_hosts_free(out);
     return -1;
 }
 

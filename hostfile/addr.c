@@ -128,7 +128,7 @@ static int split_addr(const char *text, const char *where, char *host, const cha
     return TETHER_OK;
 }
 
-int tether_hostaddr_parse(const char *text, const char *what, tether_hostaddr *out)
+int tether__hostaddr_parse(const char *text, const char *what, tether_hostaddr *out)
 {
     char host[TETHER_HOST_MAX];
     const char *port = NULL;
@@ -137,7 +137,7 @@ int tether_hostaddr_parse(const char *text, const char *what, tether_hostaddr *o
     if (!what)
         what = "address";
     if (!text || !out)
-        return tether__fail(TETHER_EINVAL, "%s: tether_hostaddr_parse given NULL", what);
+        return tether__fail(TETHER_EINVAL, "%s: tether__hostaddr_parse given NULL", what);
     TRY(split_addr(text, what, host, &port, &bracketed));
     if (bracketed)
         TRY(check_ipv6(host, what));

@@ -54,21 +54,21 @@ static int from_json(const json_t *root, const char *name, void *result)
 
 static void release(void *m)
 {
-    tether_device_matrix_free(m);
+    tether__device_matrix_free(m);
 }
 
-int tether_hostfile_parse_devices(const char *json, const char *name, tether_device_matrix *out)
+int tether__hostfile_parse_devices(const char *json, const char *name, tether_device_matrix *out)
 {
     return tether__hf_read(json, 0, name ? name : "device matrix", from_json, release, out,
                            sizeof *out);
 }
 
-int tether_hostfile_load_devices(const char *path, tether_device_matrix *out)
+int tether__hostfile_load_devices(const char *path, tether_device_matrix *out)
 {
     return tether__hf_read(path, 1, NULL, from_json, release, out, sizeof *out);
 }
 
-void tether_device_matrix_free(tether_device_matrix *m)
+void tether__device_matrix_free(tether_device_matrix *m)
 {
     if (!m)
         return;

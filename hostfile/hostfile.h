@@ -30,16 +30,16 @@ typedef struct tether_rank_hosts {
     tether_hostaddr **addrs;
 } tether_rank_hosts;
 
-int tether_hostfile_load_ranks(const char *path, tether_rank_hosts *out);
+int tether__hostfile_load_ranks(const char *path, tether_rank_hosts *out);
 /* The same from a JSON text; name is used in messages in place of a path. */
-int tether_hostfile_parse_ranks(const char *json, const char *name, tether_rank_hosts *out);
-void tether_rank_hosts_free(tether_rank_hosts *h);
+int tether__hostfile_parse_ranks(const char *json, const char *name, tether_rank_hosts *out);
+void tether__rank_hosts_free(tether_rank_hosts *h);
 /* Write h as a per-rank hostfile (MLX format). */
-int tether_hostfile_write_ranks(const char *path, const tether_rank_hosts *h);
+int tether__hostfile_write_ranks(const char *path, const tether_rank_hosts *h);
 
 /* Parse "host:port" (IPv4, name, or "[v6]:port"); TETHER_ECONFIG naming what (e.g. "rank 2 address
  * 1 of hosts.json") when malformed. */
-int tether_hostaddr_parse(const char *text, const char *what, tether_hostaddr *out);
+int tether__hostaddr_parse(const char *text, const char *what, tether_hostaddr *out);
 
 /* Launcher hostfile. */
 typedef struct tether_launch_host {
@@ -60,13 +60,13 @@ typedef struct tether_launch_hosts {
     tether_launch_host *hosts;
 } tether_launch_hosts;
 
-int tether_hostfile_load_launch(const char *path, tether_launch_hosts *out);
-int tether_hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out);
-void tether_launch_hosts_free(tether_launch_hosts *h);
+int tether__hostfile_load_launch(const char *path, tether_launch_hosts *out);
+int tether__hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out);
+void tether__launch_hosts_free(tether_launch_hosts *h);
 /* h as MLX's object form {"backend", "envs", "hosts": [{"ssh", "ips", "rdma"}]}, 2-space indent,
  * newline-terminated: malloc'd text in *out (free it), or written to path. */
-int tether_hostfile_format_launch(const tether_launch_hosts *h, char **out);
-int tether_hostfile_write_launch(const char *path, const tether_launch_hosts *h);
+int tether__hostfile_format_launch(const tether_launch_hosts *h, char **out);
+int tether__hostfile_write_launch(const char *path, const tether_launch_hosts *h);
 
 /* Device matrix for n ranks: devs[i][j] is a NULL-terminated list of device names (empty list:
  * no link). */
@@ -75,8 +75,17 @@ typedef struct tether_device_matrix {
     char ****devs; /* devs[i][j][k]: device k linking rank i to rank j; devs[i][j] ends with NULL */
 } tether_device_matrix;
 
-int tether_hostfile_load_devices(const char *path, tether_device_matrix *out);
-int tether_hostfile_parse_devices(const char *json, const char *name, tether_device_matrix *out);
-void tether_device_matrix_free(tether_device_matrix *m);
+int tether__hostfile_load_devices(const char *path, tether_device_matrix *out);
+int tether__hostfile_parse_devices(const char *json, const char *name, tether_device_matrix *out);
+void tether__device_matrix_free(tether_device_matrix *m);
+
+/* Transitional: backends/ still calls these by their old public-looking names while issues 25a/25b
+ * restructure it; the lead renames those call sites after the merge (branch issue-25c-backends)
+ * and deletes this block. */
+#define tether_hostaddr_parse tether__hostaddr_parse
+#define tether_hostfile_load_ranks tether__hostfile_load_ranks
+#define tether_hostfile_load_devices tether__hostfile_load_devices
+#define tether_rank_hosts_free tether__rank_hosts_free
+#define tether_device_matrix_free tether__device_matrix_free
 
 #endif

@@ -250,16 +250,16 @@ static int from_json(const json_t *root, const char *name, void *result)
 
 static void release(void *h)
 {
-    tether_launch_hosts_free(h);
+    tether__launch_hosts_free(h);
 }
 
-int tether_hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out)
+int tether__hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out)
 {
     return tether__hf_read(json, 0, name ? name : "hostfile", from_json, release, out,
                            sizeof *out);
 }
 
-int tether_hostfile_load_launch(const char *path, tether_launch_hosts *out)
+int tether__hostfile_load_launch(const char *path, tether_launch_hosts *out)
 {
     return tether__hf_read(path, 1, NULL, from_json, release, out, sizeof *out);
 }
@@ -273,7 +273,7 @@ static void host_free(tether_launch_host *h)
     free(h->rdma); /* its entries point into rdma_devs */
 }
 
-void tether_launch_hosts_free(tether_launch_hosts *h)
+void tether__launch_hosts_free(tether_launch_hosts *h)
 {
     if (!h)
         return;

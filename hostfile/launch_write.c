@@ -46,14 +46,14 @@ static json_t *file_json(const tether_launch_hosts *h)
     return json_pack("{s:s, s:o, s:o}", "backend", h->backend, "envs", envs, "hosts", hosts);
 }
 
-int tether_hostfile_format_launch(const tether_launch_hosts *h, char **out)
+int tether__hostfile_format_launch(const tether_launch_hosts *h, char **out)
 {
     json_t *root;
     char *text;
     size_t len;
 
     if (!h || !out || h->nhosts < 1)
-        return tether__fail(TETHER_EINVAL, "tether_hostfile_format_launch: no hosts to write");
+        return tether__fail(TETHER_EINVAL, "tether__hostfile_format_launch: no hosts to write");
     root = file_json(h);
     text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(root);
@@ -71,14 +71,14 @@ int tether_hostfile_format_launch(const tether_launch_hosts *h, char **out)
                 : tether__fail(TETHER_ENOMEM, "out of memory formatting a launcher hostfile");
 }
 
-int tether_hostfile_write_launch(const char *path, const tether_launch_hosts *h)
+int tether__hostfile_write_launch(const char *path, const tether_launch_hosts *h)
 {
     char *text;
     int rc;
 
     if (!path)
-        return tether__fail(TETHER_EINVAL, "tether_hostfile_write_launch: path is NULL");
-    TRY(tether_hostfile_format_launch(h, &text));
+        return tether__fail(TETHER_EINVAL, "tether__hostfile_write_launch: path is NULL");
+    TRY(tether__hostfile_format_launch(h, &text));
     rc = tether__hf_write_file(path, text);
     free(text);
     return rc;

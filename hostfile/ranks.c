@@ -30,7 +30,7 @@ static int parse_rank(const json_t *entry, const char *name, int r, tether_rank_
         if (!json_is_string(a))
             return tether__fail(TETHER_ECONFIG, "%s: expected an \"ip:port\" string, got %s", where,
                                 tether__hf_type_name(a));
-        TRY(tether_hostaddr_parse(json_string_value(a), where, &h->addrs[r][j]));
+        TRY(tether__hostaddr_parse(json_string_value(a), where, &h->addrs[r][j]));
         h->naddrs[r]++;
     }
     return TETHER_OK;
@@ -123,20 +123,20 @@ static int from_json(const json_t *root, const char *name, void *result)
 
 static void release(void *h)
 {
-    tether_rank_hosts_free(h);
+    tether__rank_hosts_free(h);
 }
 
-int tether_hostfile_parse_ranks(const char *json, const char *name, tether_rank_hosts *out)
+int tether__hostfile_parse_ranks(const char *json, const char *name, tether_rank_hosts *out)
 {
     return tether__hf_read(json, 0, name ? name : "hostfile", from_json, release, out, sizeof *out);
 }
 
-int tether_hostfile_load_ranks(const char *path, tether_rank_hosts *out)
+int tether__hostfile_load_ranks(const char *path, tether_rank_hosts *out)
 {
     return tether__hf_read(path, 1, NULL, from_json, release, out, sizeof *out);
 }
 
-void tether_rank_hosts_free(tether_rank_hosts *h)
+void tether__rank_hosts_free(tether_rank_hosts *h)
 {
     if (!h)
         return;
@@ -182,7 +182,7 @@ static void format_table(FILE *f, const tether_rank_hosts *h)
     fputs("]\n", f);
 }
 
-int tether_hostfile_write_ranks(const char *path, const tether_rank_hosts *h)
+int tether__hostfile_write_ranks(const char *path, const tether_rank_hosts *h)
 {
     char *text = NULL;
     size_t len = 0;
@@ -190,7 +190,7 @@ int tether_hostfile_write_ranks(const char *path, const tether_rank_hosts *h)
     int rc;
 
     if (!path)
-        return tether__fail(TETHER_EINVAL, "tether_hostfile_write_ranks: path is NULL");
+        return tether__fail(TETHER_EINVAL, "tether__hostfile_write_ranks: path is NULL");
     TRY(check_table(path, h));
     mem = open_memstream(&text, &len);
     if (!mem)

@@ -194,12 +194,12 @@ static int check_hosts(int argc, char **argv, size_t bytes, int verbose)
     largv[n++] = "check";
     largv[n++] = RANK_MODE;
     largv[n++] = bytes_text;
-    rc = tether_cmd_launch(n, largv);
+    rc = tether__cmd_launch(n, largv);
     free(largv);
     return rc;
 }
 
-int tether_cmd_check(int argc, char **argv)
+int tether__cmd_check(int argc, char **argv)
 {
     size_t bytes = DEFAULT_BYTES;
     int hosts = 0, verbose = 0;

@@ -4,11 +4,11 @@
 #ifndef TETHER_COMMANDS_H
 #define TETHER_COMMANDS_H
 
-int tether_cmd_launch(int argc, char **argv);   /* launcher/ */
-int tether_cmd_check(int argc, char **argv);    /* launcher/ (issue: remote launch and check) */
-int tether_cmd_config(int argc, char **argv);   /* config_tool/ */
-int tether_cmd_hostfile(int argc, char **argv); /* config_tool/: `tether hostfile check F` */
-int tether_cmd_bench(int argc, char **argv);    /* bench/ */
+int tether__cmd_launch(int argc, char **argv);   /* launcher/ */
+int tether__cmd_check(int argc, char **argv);    /* launcher/ (issue: remote launch and check) */
+int tether__cmd_config(int argc, char **argv);   /* config_tool/ */
+int tether__cmd_hostfile(int argc, char **argv); /* config_tool/: `tether hostfile check F` */
+int tether__cmd_bench(int argc, char **argv);    /* bench/ */
 
 /* The path the tether command was started by (main's argv[0]), for subcommands that run it again.
  */

@@ -111,7 +111,7 @@ static int print_python(const tether__launch_opts *o)
     return TETHER_LAUNCH_EXIT_FAILED;
 }
 
-int tether_cmd_launch(int argc, char **argv)
+int tether__cmd_launch(int argc, char **argv)
 {
     tether__launch_opts o;
     int rc = tether__launch_parse(argc, argv, &o), sigfd;

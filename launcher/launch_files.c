@@ -96,7 +96,7 @@ static int wants_devices(const tether__job *job)
 int tether__job_files(tether__job *job)
 {
     tether__job_file *f = add_file(job, "TETHER_HOSTFILE", "MLX_HOSTFILE", "hostfile.json");
-    if (tether_hostfile_write_ranks(f->path, &job->addrs) != 0) {
+    if (tether__hostfile_write_ranks(f->path, &job->addrs) != 0) {
         tether__launch_say("cannot write the hostfile: %s", tether_last_error());
         return -1;
     }

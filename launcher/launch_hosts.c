@@ -113,7 +113,7 @@ int tether__job_hosts(tether__job *job)
     tether_launch_hosts *h = &job->hosts;
     int rc;
     if (o->hostfile) {
-        if (tether_hostfile_load_launch(o->hostfile, h) != 0) {
+        if (tether__hostfile_load_launch(o->hostfile, h) != 0) {
             tether__launch_say("%s", tether_last_error());
             return -1;
         }

@@ -233,8 +233,8 @@ void tether__job_cleanup(tether__job *job)
     if (job->tmpdir[0] && rmdir(job->tmpdir) != 0)
         tether__launch_say("cannot remove temp dir %s: %s", job->tmpdir, strerror(errno));
     job->tmpdir[0] = '\0';
-    tether_rank_hosts_free(&job->addrs);
-    tether_launch_hosts_free(&job->hosts);
+    tether__rank_hosts_free(&job->addrs);
+    tether__launch_hosts_free(&job->hosts);
     free(job->host_local);
     job->host_local = NULL;
 }

@@ -13,11 +13,11 @@ typedef struct subcommand {
 
 /* Each folder that provides a subcommand adds its line here (declared in commands.h). */
 static const subcommand subcommands[] = {
-    {"launch", tether_cmd_launch, "start a job's ranks, wired together"},
-    {"check", tether_cmd_check, "what this machine or every host has; how fast the links are"},
-    {"config", tether_cmd_config, "find the Thunderbolt cables, set them up, write the hostfile"},
-    {"hostfile", tether_cmd_hostfile, "check a hostfile: `tether hostfile check FILE`"},
-    {"bench", tether_cmd_bench, "time the collectives (run under tether launch), nccl-tests style"},
+    {"launch", tether__cmd_launch, "start a job's ranks, wired together"},
+    {"check", tether__cmd_check, "what this machine or every host has; how fast the links are"},
+    {"config", tether__cmd_config, "find the Thunderbolt cables, set them up, write the hostfile"},
+    {"hostfile", tether__cmd_hostfile, "check a hostfile: `tether hostfile check FILE`"},
+    {"bench", tether__cmd_bench, "time the collectives (run under tether launch), nccl-tests style"},
 };
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 

@@ -191,9 +191,9 @@ static int parse_kind(const bad_case *c)
     tether_device_matrix m;
 
     switch (c->kind) {
-    case RANKS: return tether_hostfile_parse_ranks(c->json, "hosts.json", &r);
-    case LAUNCH: return tether_hostfile_parse_launch(c->json, "cluster.json", &l);
-    case DEVICES: return tether_hostfile_parse_devices(c->json, "devices.json", &m);
+    case RANKS: return tether__hostfile_parse_ranks(c->json, "hosts.json", &r);
+    case LAUNCH: return tether__hostfile_parse_launch(c->json, "cluster.json", &l);
+    case DEVICES: return tether__hostfile_parse_devices(c->json, "devices.json", &m);
     }
     return TETHER_EINTERNAL;
 }
@@ -237,13 +237,13 @@ static void test_ranks_mlx_file(void **state)
     tether_rank_hosts h;
 
     (void)state;
-    assert_int_equal(tether_hostfile_load_ranks(data_path("hostfile_mlx_ring.json"), &h), TETHER_OK);
+    assert_int_equal(tether__hostfile_load_ranks(data_path("hostfile_mlx_ring.json"), &h), TETHER_OK);
     assert_int_equal(h.nranks, 4);
     for (int r = 0; r < 4; r++)
         assert_int_equal(h.naddrs[r], 2);
     assert_addr(&h.addrs[0][0], "123.123.1.1", 5000);
     assert_addr(&h.addrs[3][1], "123.123.4.2", 5000);
-    tether_rank_hosts_free(&h);
+    tether__rank_hosts_free(&h);
     assert_null(h.addrs);
 }
 
@@ -252,7 +252,7 @@ static void test_ranks_names_and_ipv6(void **state)
     tether_rank_hosts h;
 
     (void)state;
-    assert_int_equal(tether_hostfile_parse_ranks("[[\"mac-1.local:1\", \"[fe80::1]:65535\"],"
+    assert_int_equal(tether__hostfile_parse_ranks("[[\"mac-1.local:1\", \"[fe80::1]:65535\"],"
                                                  " [\"localhost:5001\", \"host_2:5001\"]]",
                                                  NULL, &h),
                      TETHER_OK);
@@ -261,7 +261,7 @@ static void test_ranks_names_and_ipv6(void **state)
     assert_addr(&h.addrs[0][1], "fe80::1", 65535);
     assert_addr(&h.addrs[1][0], "localhost", 5001);
     assert_addr(&h.addrs[1][1], "host_2", 5001);
-    tether_rank_hosts_free(&h);
+    tether__rank_hosts_free(&h);
 }
 
 /* A hostfile of 200,000 ranks is checked for duplicates in linear-ish time (pairwise it took 92 s
@@ -280,12 +280,12 @@ static void test_ranks_many(void **state)
         len += (size_t)snprintf(json + len, cap - len, "%s[\"10.%d.%d.1:%d\"]", r ? "," : "",
                                 r / 60000, (r / 250) % 240, 1000 + r % 60000);
     snprintf(json + len, cap - len, "]");
-    assert_int_equal(tether_hostfile_parse_ranks(json, NULL, &h), TETHER_OK);
+    assert_int_equal(tether__hostfile_parse_ranks(json, NULL, &h), TETHER_OK);
     assert_int_equal(h.nranks, N);
-    tether_rank_hosts_free(&h);
+    tether__rank_hosts_free(&h);
     /* rank N takes rank 7's address, and rank N + 1 repeats rank 3's: rank N is named */
     len += (size_t)snprintf(json + len, cap - len, ",[\"10.0.0.1:1007\"],[\"10.0.0.1:1003\"]]");
-    expect_error(tether_hostfile_parse_ranks(json, NULL, &h), TETHER_ECONFIG,
+    expect_error(tether__hostfile_parse_ranks(json, NULL, &h), TETHER_ECONFIG,
                  "rank 200000, address 0: \"10.0.0.1:1007\" is also rank 7, address 0");
     free(json);
 }
@@ -303,18 +303,18 @@ static void test_ranks_write_round_trip(void **state)
     (void)state;
     assert_true(fd >= 0);
     close(fd);
-    assert_int_equal(tether_hostfile_parse_ranks(want, "in", &h), TETHER_OK);
-    assert_int_equal(tether_hostfile_write_ranks(path, &h), TETHER_OK);
+    assert_int_equal(tether__hostfile_parse_ranks(want, "in", &h), TETHER_OK);
+    assert_int_equal(tether__hostfile_write_ranks(path, &h), TETHER_OK);
     f = fopen(path, "r");
     assert_non_null(f);
     assert_true(fread(text, 1, sizeof text - 1, f) > 0);
     fclose(f);
     assert_string_equal(text, want);
-    assert_int_equal(tether_hostfile_load_ranks(path, &back), TETHER_OK);
+    assert_int_equal(tether__hostfile_load_ranks(path, &back), TETHER_OK);
     assert_int_equal(back.nranks, 2);
     assert_addr(&back.addrs[0][1], "fe80::1", 5001);
-    tether_rank_hosts_free(&back);
-    tether_rank_hosts_free(&h);
+    tether__rank_hosts_free(&back);
+    tether__rank_hosts_free(&h);
     unlink(path);
 }
 
@@ -326,7 +326,7 @@ static void test_ranks_write_rejects_bad_table(void **state)
 
     (void)state;
     tether__clear_error();
-    expect_error(tether_hostfile_write_ranks("/tmp/never-written.json", &h), TETHER_EINVAL,
+    expect_error(tether__hostfile_write_ranks("/tmp/never-written.json", &h), TETHER_EINVAL,
                  "/tmp/never-written.json: rank 0, address 0: port 0 is not 1-65535");
     assert_int_equal(access("/tmp/never-written.json", F_OK), -1);
 }
@@ -337,7 +337,7 @@ static void test_load_missing_file(void **state)
 
     (void)state;
     tether__clear_error();
-    expect_error(tether_hostfile_load_ranks("/nonexistent/hosts.json", &h), TETHER_ECONFIG,
+    expect_error(tether__hostfile_load_ranks("/nonexistent/hosts.json", &h), TETHER_ECONFIG,
                  "/nonexistent/hosts.json: cannot open the hostfile: No such file or directory");
     assert_int_equal(h.nranks, 0);
 }
@@ -349,7 +349,7 @@ static void test_load_directory(void **state)
 
     (void)state;
     tether__clear_error();
-    expect_error(tether_hostfile_load_launch(dir, &h), TETHER_ECONFIG,
+    expect_error(tether__hostfile_load_launch(dir, &h), TETHER_ECONFIG,
                  "cannot read the hostfile: Is a directory");
 }
 
@@ -362,7 +362,7 @@ static void test_load_syntax_position(void **state)
     snprintf(want, sizeof want, "%s: line 2, column 9: invalid JSON:",
              data_path("hostfile_bad_syntax.json"));
     tether__clear_error();
-    expect_error(tether_hostfile_load_ranks(data_path("hostfile_bad_syntax.json"), &h),
+    expect_error(tether__hostfile_load_ranks(data_path("hostfile_bad_syntax.json"), &h),
                  TETHER_ECONFIG, want);
 }
 
@@ -371,7 +371,7 @@ static void test_launch_list_form(void **state)
     tether_launch_hosts h;
 
     (void)state;
-    assert_int_equal(tether_hostfile_load_launch(data_path("hostfile_launch_list.json"), &h),
+    assert_int_equal(tether__hostfile_load_launch(data_path("hostfile_launch_list.json"), &h),
                      TETHER_OK);
     assert_string_equal(h.backend, "");
     assert_int_equal(h.nenvs, 0);
@@ -380,7 +380,7 @@ static void test_launch_list_form(void **state)
     assert_int_equal(h.hosts[2].nips, 1);
     assert_string_equal(h.hosts[2].ips[0], "123.123.123.3");
     assert_int_equal(h.hosts[2].nrdma, 0);
-    tether_launch_hosts_free(&h);
+    tether__launch_hosts_free(&h);
 }
 
 static void test_launch_object_form_jaccl(void **state)
@@ -388,7 +388,7 @@ static void test_launch_object_form_jaccl(void **state)
     tether_launch_hosts h;
 
     (void)state;
-    assert_int_equal(tether_hostfile_load_launch(data_path("hostfile_launch_jaccl.json"), &h),
+    assert_int_equal(tether__hostfile_load_launch(data_path("hostfile_launch_jaccl.json"), &h),
                      TETHER_OK);
     assert_string_equal(h.backend, "rdma");
     assert_int_equal(h.nenvs, 1);
@@ -400,7 +400,7 @@ static void test_launch_object_form_jaccl(void **state)
     assert_string_equal(h.hosts[1].rdma[2], "rdma_en3");
     assert_string_equal(h.hosts[3].rdma[0], "rdma_en3");
     assert_null(h.hosts[3].rdma_devs[3][0]);
-    tether_launch_hosts_free(&h);
+    tether__launch_hosts_free(&h);
 }
 
 /* Several cables to one peer, user@host, names and IPv6 in "ips", every known backend word. */
@@ -414,7 +414,7 @@ static void test_launch_object_form_variants(void **state)
         " {\"ssh\": \"mac2\", \"rdma\": [[\"rdma_en4\", \"rdma_en5\"], []]}]}";
 
     (void)state;
-    assert_int_equal(tether_hostfile_parse_launch(json, "x.json", &h), TETHER_OK);
+    assert_int_equal(tether__hostfile_parse_launch(json, "x.json", &h), TETHER_OK);
     assert_string_equal(h.backend, "mesh");
     assert_int_equal(h.nenvs, 3);
     assert_string_equal(h.envs[1], "B_2=x=y");
@@ -426,12 +426,12 @@ static void test_launch_object_form_variants(void **state)
     assert_null(h.hosts[0].rdma_devs[1][2]);
     assert_int_equal(h.hosts[1].nips, 0);
     assert_null(h.hosts[1].rdma[1]);
-    tether_launch_hosts_free(&h);
-    assert_int_equal(tether_hostfile_parse_launch("{\"backend\": \"jaccl-ring\", \"hosts\": "
+    tether__launch_hosts_free(&h);
+    assert_int_equal(tether__hostfile_parse_launch("{\"backend\": \"jaccl-ring\", \"hosts\": "
                                                   "[{\"ssh\": \"a\"}]}", "y.json", &h),
                      TETHER_OK);
     assert_string_equal(h.backend, "rdma");
-    tether_launch_hosts_free(&h);
+    tether__launch_hosts_free(&h);
 }
 
 /* The writer gives MLX's object form, a list for several cables, and reads back the same. */
@@ -449,14 +449,14 @@ static void test_launch_write_round_trip(void **state)
     char *text;
 
     (void)state;
-    assert_int_equal(tether_hostfile_parse_launch(want, "in", &h), TETHER_OK);
-    assert_int_equal(tether_hostfile_format_launch(&h, &text), TETHER_OK);
+    assert_int_equal(tether__hostfile_parse_launch(want, "in", &h), TETHER_OK);
+    assert_int_equal(tether__hostfile_format_launch(&h, &text), TETHER_OK);
     assert_string_equal(text, want);
-    assert_int_equal(tether_hostfile_parse_launch(text, "out", &back), TETHER_OK);
+    assert_int_equal(tether__hostfile_parse_launch(text, "out", &back), TETHER_OK);
     assert_string_equal(back.hosts[1].rdma_devs[0][1], "rdma_en5");
     free(text);
-    tether_launch_hosts_free(&back);
-    tether_launch_hosts_free(&h);
+    tether__launch_hosts_free(&back);
+    tether__launch_hosts_free(&h);
 }
 
 static void test_devices_mlx_file(void **state)
@@ -464,7 +464,7 @@ static void test_devices_mlx_file(void **state)
     tether_device_matrix m;
 
     (void)state;
-    assert_int_equal(tether_hostfile_load_devices(data_path("hostfile_devices_mlx.json"), &m),
+    assert_int_equal(tether__hostfile_load_devices(data_path("hostfile_devices_mlx.json"), &m),
                      TETHER_OK);
     assert_int_equal(m.n, 4);
     for (int i = 0; i < 4; i++)
@@ -472,7 +472,7 @@ static void test_devices_mlx_file(void **state)
     assert_string_equal(m.devs[0][1][0], "rdma_en5");
     assert_null(m.devs[0][1][1]);
     assert_string_equal(m.devs[2][3][0], "rdma_en5");
-    tether_device_matrix_free(&m);
+    tether__device_matrix_free(&m);
     assert_null(m.devs);
 }
 
@@ -481,7 +481,7 @@ static void test_devices_lists_and_no_link(void **state)
     tether_device_matrix m;
 
     (void)state;
-    assert_int_equal(tether_hostfile_parse_devices("[[null, [\"a\", \"b\"], null],"
+    assert_int_equal(tether__hostfile_parse_devices("[[null, [\"a\", \"b\"], null],"
                                                    " [[\"c\", \"d\"], null, \"e\"],"
                                                    " [[], \"f\", null]]",
                                                    NULL, &m),
@@ -490,10 +490,10 @@ static void test_devices_lists_and_no_link(void **state)
     assert_null(m.devs[0][2][0]);
     assert_null(m.devs[2][0][0]);
     assert_string_equal(m.devs[2][1][0], "f");
-    tether_device_matrix_free(&m);
-    assert_int_equal(tether_hostfile_parse_devices("[[null]]", NULL, &m), TETHER_OK);
+    tether__device_matrix_free(&m);
+    assert_int_equal(tether__hostfile_parse_devices("[[null]]", NULL, &m), TETHER_OK);
     assert_int_equal(m.n, 1);
-    tether_device_matrix_free(&m);
+    tether__device_matrix_free(&m);
 }
 
 static void test_hostaddr_parse_direct(void **state)
@@ -501,13 +501,13 @@ static void test_hostaddr_parse_direct(void **state)
     tether_hostaddr a;
 
     (void)state;
-    assert_int_equal(tether_hostaddr_parse("127.0.0.1:65535", "x", &a), TETHER_OK);
+    assert_int_equal(tether__hostaddr_parse("127.0.0.1:65535", "x", &a), TETHER_OK);
     assert_addr(&a, "127.0.0.1", 65535);
     tether__clear_error();
-    expect_error(tether_hostaddr_parse("127.0.0.1:99999", NULL, &a), TETHER_ECONFIG,
+    expect_error(tether__hostaddr_parse("127.0.0.1:99999", NULL, &a), TETHER_ECONFIG,
                  "address: \"127.0.0.1:99999\" has port 99999; expected 1-65535");
     tether__clear_error();
-    expect_error(tether_hostaddr_parse("127.0.0.1:123456", "TETHER_COORDINATOR", &a),
+    expect_error(tether__hostaddr_parse("127.0.0.1:123456", "TETHER_COORDINATOR", &a),
                  TETHER_ECONFIG, "TETHER_COORDINATOR: \"127.0.0.1:123456\" has port \"123456\"");
 }
 
