@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "bench/bench.h"
-#include "launcher/commands.h"
+#include "cli/commands.h"
 #include "tether.h"
 
 static const char *const usage =

@@ -6,7 +6,7 @@
 
 #include "config_tool/config_tool.h"
 #include "core/errors.h"
-#include "launcher/commands.h"
+#include "cli/commands.h"
 
 typedef enum { FORM_GUESS, FORM_LAUNCH, FORM_RANKS, FORM_DEVICES } form;
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "commands.h"
+#include "cli/commands.h"
 #include "core/transport.h"
 #include "tether.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "core/platform.h"
 #include "launch.h"
 

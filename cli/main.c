@@ -1,8 +1,8 @@
-/* launcher/main.c - the tether command: finds the subcommand in a table and runs it. */
+/* cli/main.c - the tether command's entry point: finds the subcommand in a table and runs it. */
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "tether.h"
 
 typedef struct subcommand {

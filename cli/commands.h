@@ -1,4 +1,4 @@
-/* launcher/commands.h - the subcommands of the tether command; main.c dispatches to them.
+/* cli/commands.h - the subcommands of the tether command; main.c dispatches to them.
  * Each takes the arguments after its name (argv[0] is the subcommand name) and returns the exit
  * status. Each folder that provides a subcommand declares it here. */
 #ifndef TETHER_COMMANDS_H
