@@ -158,6 +158,23 @@ int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *
 int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine,
                       const tether_span *blocks, char *stage, uint32_t step);
 
+/* The broadcasts (core/algo/broadcast_pipeline.c): a rank's place in the tree the data flows down
+ * from the root. tether__bcast_pipeline moves the buffer down it in nseg segments, each passed on
+ * as soon as it has arrived. */
+typedef struct tether_bcast_shape {
+    int parent;       /* group rank, -1 at the root */
+    int children[32]; /* group ranks, in send order */
+    int nchildren;
+} tether_bcast_shape;
+
+/* The group rank of v, a rank counted from the root. */
+int tether__bcast_rank(const tether_group *g, const tether_coll *c, int v);
+int tether__bcast_pipeline(tether_group *g, const tether_coll *c, const tether_bcast_shape *t,
+                           size_t nseg);
+/* Declared here, not beside the other algorithms in core/coll.h, until issue 25's restructure of
+ * coll.h and run.c lands (broadcast_tree.c says why). */
+int tether__broadcast_ring(tether_group *g, const tether_coll *c);
+
 /* Non-power-of-two folding for the tree and butterfly all-reduce (core/algo/fold.c): of the n
  * ranks, the first 2 * extra pair up (even r, odd r + 1) and the even one hands its vector to the
  * odd one, leaving pof2 survivors, renumbered 0..pof2-1, for the power-of-two algorithm. */

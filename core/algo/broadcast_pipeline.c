@@ -1,0 +1,69 @@
+/* core/algo/broadcast_pipeline.c - the segment loop under both broadcasts (broadcast_tree.c,
+ * broadcast_ring.c): they differ only in the shape of the tree the data flows down.
+ *
+ * Ranks are renumbered relative to the root (v = rank - root mod n). Each rank receives segment k
+ * from its parent (all posted up front, straight into the buffer), then sends it to every child,
+ * so a segment leaves as soon as it has arrived. Message step = segment number. */
+#include <stdlib.h>
+
+#include "core/algo/algo.h"
+
+int tether__bcast_rank(const tether_group *g, const tether_coll *c, int v)
+{
+    return (v + c->root) % g->size;
+}
+
+/* Post segment k to every child. */
+static int send_segment(tether_group *g, const tether_coll *c, const tether_bcast_shape *t,
+                        size_t nseg, size_t k, tether_req **sends)
+{
+    size_t off, len, es = c->esize;
+    tether__part(c->count, nseg, k, &off, &len);
+    for (int i = 0; i < t->nchildren; i++)
+        TRY(tether__isend(g, t->children[i], tether__at(c->recv, off * es), len * es, (uint32_t)k,
+                          &sends[(size_t)i * nseg + k]));
+    return TETHER_OK;
+}
+
+/* The data flows from the root only, so no rank would hear of another that passed another root,
+ * count or dtype (the root would return TETHER_OK with its peers' messages left unmatched): the
+ * ranks agree on the signature too (tether__disseminate), and no rank returns before it is agreed.
+ * Its first round goes out with the data; forwarders pass on each segment as it comes, since it
+ * matched their parent's signature; the other rounds follow. */
+static int run(tether_group *g, const tether_coll *c, const tether_bcast_shape *t, size_t nseg,
+               tether_req **recvs, tether_req **sends)
+{
+    size_t es = c->esize;
+    tether_req *agree[2] = {NULL, NULL};
+    for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
+        size_t off, len;
+        tether__part(c->count, nseg, k, &off, &len);
+        TRY(tether__irecv(g, t->parent, tether__at(c->recv, off * es), len * es, (uint32_t)k,
+                          &recvs[k]));
+    }
+    for (size_t k = 0; k < nseg && t->parent < 0; k++)
+        TRY(send_segment(g, c, t, nseg, k, sends));
+    TRY(tether__disseminate_start(g, TETHER_AGREE_STEP, agree));
+    for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
+        TRY(tether__waitall(g, &recvs[k], 1));
+        TRY(send_segment(g, c, t, nseg, k, sends));
+    }
+    TRY(tether__disseminate_finish(g, TETHER_AGREE_STEP, agree));
+    return tether__waitall(g, sends, t->nchildren * (int)nseg);
+}
+
+int tether__bcast_pipeline(tether_group *g, const tether_coll *c, const tether_bcast_shape *t,
+                           size_t nseg)
+{
+    tether_req **recvs = calloc(nseg, sizeof *recvs);
+    tether_req **sends = calloc(nseg * (size_t)(t->nchildren ? t->nchildren : 1), sizeof *sends);
+    int rc;
+    if (!recvs || !sends)
+        rc = tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu segments of broadcast",
+                          g->rank, nseg);
+    else
+        rc = tether__algo_abort(g, run(g, c, t, nseg, recvs, sends));
+    free(recvs);
+    free(sends);
+    return rc;
+}
