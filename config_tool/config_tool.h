@@ -3,8 +3,8 @@
  * Flow: options -> probe every host over ssh at once (probe_script.c, ssh_run.c) -> parse each
  * host's answer (probe_parse.c, then macos.c or linux_sysfs.c) -> match ports into cables and
  * look for a mesh and a ring (topology.c) -> pick the backend (topology.c) -> give every cable a
- * /30 (addr_plan.c) -> commands per host, run with --auto-setup (setup.c) -> the hostfile, DOT
- * or summary (output.c). Words: a port is one Thunderbolt port of a host (a macOS bus or a Linux
+ * /30 (addr_plan.c) -> commands per host, run with --auto-setup (host_setup.c) -> the hostfile, DOT
+ * or summary (results.c). Words: a port is one Thunderbolt port of a host (a macOS bus or a Linux
  * thunderbolt-net interface); a cable links a port of one host to a port of another.
  */
 #ifndef TETHER_CONFIG_TOOL_H
@@ -219,13 +219,13 @@ void ct_ring_text(const ct_run *run, char *buf, size_t len);
 int ct_plan_addresses(ct_run *run);
 int ct_parse_cidr(const char *s, uint32_t *net, uint32_t *mask);
 
-/* ---- setup commands (setup.c) ---- */
+/* ---- setup commands (host_setup.c) ---- */
 /* The commands host h needs (each run with sudo), one per line into buf; returns the count. */
 int ct_setup_commands(const ct_run *run, int h, char *buf, size_t len);
 /* --auto-setup: run the commands, then ping every used cable. 0 or -1 (printed why). */
 int ct_auto_setup(ct_run *run);
 
-/* ---- output (output.c) ---- */
+/* ---- output (results.c) ---- */
 /* The launcher hostfile for the chosen backend, in rank order. */
 int ct_build_hostfile(const ct_run *run, tether_launch_hosts *out);
 void ct_print_dot(const ct_run *run);

@@ -142,7 +142,7 @@ void tether__envlist_free(tether__envlist *e);
  * remote ranks get `export NAME=...`, so nothing else may pass. */
 int tether__env_name_ok(const char *kv);
 
-/* ---- output lines (output.c) ---- */
+/* ---- output lines (rank_output.c) ---- */
 
 #define TETHER_LINE_MAX (1u << 20) /* a longer line is cut into pieces of this size */
 

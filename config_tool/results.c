@@ -1,4 +1,4 @@
-/* config_tool/output.c - what `tether config` hands back: the launcher hostfile in rank order,
+/* config_tool/results.c - what `tether config` hands back: the launcher hostfile in rank order,
  * a Graphviz graph of the cables, and the plain summary. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* hostfile/launch.c - the launcher hostfile: MLX's list form and object form, read and checked;
- * every bad host and key is reported, not only the first. */
+/* hostfile/launch_read.c - reading the launcher hostfile: MLX's list form and object form, read
+ * and checked; every bad host and key is reported, not only the first. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>

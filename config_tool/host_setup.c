@@ -1,6 +1,7 @@
-/* config_tool/setup.c - the commands that give each host its cable addresses, and --auto-setup:
- * run them with sudo -n on every host at once, then check every cable by pinging across it.
- * A command is emitted only when the probe shows its effect missing, so a second run is a no-op. */
+/* config_tool/host_setup.c - the commands that give each host its cable addresses, and
+ * --auto-setup: run them with sudo -n on every host at once, then check every cable by pinging
+ * across it. A command is emitted only when the probe shows its effect missing, so a second run
+ * is a no-op. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* core/progress.c - the only loop that waits: tagged messages to group ranks, and waiting for them
+/* core/wait.c - the only loop that waits: tagged messages to group ranks, and waiting for them
  * with a brief, adaptive spin, then sleep in the transport's wait, under the TETHER_TIMEOUT
  * deadline (none when it is 0) and the peers' heartbeats. */
 #include <sched.h>

@@ -1,5 +1,5 @@
-/* launcher/output.c - pass each rank's output on in whole lines, so two ranks never share a line.
- */
+/* launcher/rank_output.c - pass each rank's output on in whole lines, so two ranks never share a
+ * line. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
