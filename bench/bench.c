@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "cli/commands.h"
+#include "core/size_arg.h"
 #include "tether.h"
 
 static const char *const usage =
@@ -22,7 +23,8 @@ static const char *const usage =
     "FACTOR.\n"
     "  -c COLL     all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all,\n"
     "              send_recv, all\n"
-    "  -b, -e      smallest and largest size in bytes, with K/M/G suffixes (default 8 and 64M)\n"
+    "  -b, -e      smallest and largest size in bytes, such as 8, 64K, 1M, 2G (K, M, G, T: x1024;\n"
+    "              default 8 and 64M)\n"
     "  -f FACTOR   size multiplier between rows (default 2)\n"
     "  -w WARMUP   untimed iterations per size (default 5)\n"
     "  -n ITERS    timed iterations per size (default 20); -t caps their time (default 2 s)\n"
@@ -49,23 +51,6 @@ static int lookup(const char *s, const char *const *names, int n)
     return -1;
 }
 
-/* "64M" -> 67108864; 0 when malformed. */
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    size_t mult = 1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1u << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1u << 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1u << 30, end++;
-    if (end == s || *end || v < 0)
-        return 0;
-    return (size_t)(v * (double)mult);
-}
-
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
     enum { OPT_ALGO = 256, OPT_INPLACE, OPT_CHECK, OPT_JSON, OPT_CSV, OPT_HELP };
@@ -88,16 +73,20 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                       .op = TETHER_SUM};
     optind = 1;
     int c;
+    char err[TETHER_SIZE_ERR_MAX];
     while ((c = getopt_long(argc, argv, "c:b:e:f:w:n:t:B:d:o:h", longs, NULL)) != -1) {
         switch (c) {
         case 'c':
             o->coll = optarg;
             break;
         case 'b':
-            o->min_bytes = parse_size(optarg);
-            break;
         case 'e':
-            o->max_bytes = parse_size(optarg);
+            if (tether__size_parse(c == 'b' ? "-b" : "-e", optarg,
+                                   c == 'b' ? &o->min_bytes : &o->max_bytes, err,
+                                   sizeof err) != 0) {
+                fprintf(stderr, "tether bench: %s\n%s", err, usage);
+                return 2;
+            }
             break;
         case 'f':
             o->factor = atoi(optarg);

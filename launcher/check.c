@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "cli/commands.h"
+#include "core/size_arg.h"
 #include "core/transport.h"
 #include "tether.h"
 
@@ -29,7 +30,7 @@ static const char check_usage[] =
     "options (with hosts; see 'tether launch --help'):\n"
     "  --hosts, --hostfile, --ssh-command, --backend, --starting-port, --connections-per-ip,\n"
     "  --env, --cwd, --verbose, -n (ranks per host, default 1)\n"
-    "  --bytes N[K|M|G]          bytes per bandwidth measurement (default 256M)\n"
+    "  --bytes N[K|M|G]          bytes per bandwidth measurement (default 256M, at most 1T)\n"
     "  -h, --help                this text\n"
     "The tether command must be at the same path on every host.\n";
 
@@ -113,17 +114,20 @@ static int check_here(void)
     return r.nproblems ? 1 : 0;
 }
 
+/* --bytes: a size (core/size_arg.h) from 1 byte to 1 TiB, the most a measurement sends. */
 static int parse_bytes(const char *text, size_t *out)
 {
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (end == text || (shift && *++end) || (!shift && *end) || v == 0 ||
-        v > (1ull << 40) >> shift) {
-        fprintf(stderr, "tether check: --bytes: expected a size such as 64M, got '%s'\n", text);
+    char err[TETHER_SIZE_ERR_MAX];
+    size_t v;
+    if (tether__size_parse("--bytes", text, &v, err, sizeof err) != 0) {
+        fprintf(stderr, "tether check: %s\n", err);
         return -1;
     }
-    *out = (size_t)(v << shift);
+    if (v == 0 || v > (size_t)1 << 40) {
+        fprintf(stderr, "tether check: --bytes: '%s' is out of range: 1 byte to 1T\n", text);
+        return -1;
+    }
+    *out = v;
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/reduce.h"
+#include "core/size_arg.h"
 #include "tether.h"
 
 static const char *const dtype_names[TETHER_DTYPE_COUNT] = {
@@ -270,23 +271,26 @@ static int run_size(const opts *o, size_t bytes)
     return 0;
 }
 
-static size_t parse_size(const char *s)
+/* -s: a size (core/size_arg.h) of at least 64 bytes, rounded down to whole elements of every
+ * dtype; 0 after printing why when it is not one. */
+static size_t size_arg(const char *text)
 {
-    char *end;
-    double v = strtod(s, &end);
-    size_t mult = 1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1u << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1u << 20, end++;
-    if (end == s || *end || v < 64)
+    char err[TETHER_SIZE_ERR_MAX];
+    size_t v;
+    if (tether__size_parse("-s", text, &v, err, sizeof err) != 0) {
+        fprintf(stderr, "kernels: %s\n", err);
         return 0;
-    return ((size_t)(v * (double)mult)) & ~(size_t)63; /* whole elements of every dtype */
+    }
+    if (v < 64) {
+        fprintf(stderr, "kernels: -s: '%s' is below the smallest size, 64 bytes\n", text);
+        return 0;
+    }
+    return v & ~(size_t)63;
 }
 
 static const char *const usage =
     "usage: kernels [-s SIZE]... [-r REPS] [-t SECONDS] [--all] [--portable] [--csv]\n"
-    "  -s SIZE   destination buffer size, K/M suffixes (repeatable; default 256K and 64M:\n"
+    "  -s SIZE   destination buffer size such as 256K, 64M (repeatable; default 256K and 64M:\n"
     "            one cache-resident segment, one far beyond the last-level cache)\n"
     "  -r REPS   rounds (default 5): each times every row once; best and median are printed\n"
     "  -t SEC    each repetition lasts at least SEC seconds (default 0.05)\n"
@@ -299,7 +303,7 @@ int main(int argc, char **argv)
     opts o = {.reps = 5, .min_s = 0.05};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-s") && v && o.nsizes < 8 && (o.sizes[o.nsizes] = parse_size(v)))
+        if (!strcmp(a, "-s") && v && o.nsizes < 8 && (o.sizes[o.nsizes] = size_arg(v)))
             o.nsizes++, i++;
         else if (!strcmp(a, "-r") && v && (o.reps = atoi(v)) > 0)
             i++;
