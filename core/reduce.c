@@ -17,15 +17,15 @@
  * the target has them (x86-64-v3). The float16 selects are masks (pick()), not ternaries: with
  * ternaries GCC kept a branch around the float subtraction of the subnormal path ("control flow in
  * loop") and the float16 loops stayed scalar. Vectorised is not fast, though: SSE2 has no unsigned
- * compare, no blend and no 32->16 bit pack, and the float16 SUM loop takes 33 instructions per
- * element, bfloat16 10, float32 3 (valgrind, 256 KiB); in elements/s float16 ran at 2-5% of float32
- * and bfloat16 at 15-20% (bench/kernels, when MAX/MIN went through float32 too).
+ * compare, no blend and no 32->16 bit pack, so the float16 and bfloat16 loops take several times
+ * float32's instructions per element and run far below it (measured: docs/perf/notes.md,
+ * core/reduce.c).
  *
  * avx2 - x86-64 CPUs with AVX2 and F16C, checked at run time, so one binary serves every x86-64.
  * The KERNEL loops compiled a second time for AVX2 by a target attribute (32-byte vectors; 64-bit
  * PROD/MAX/MIN vectorise too), and hand-written float16/bfloat16 kernels, 16 elements at a time:
  * SUM/PROD convert with F16C (float16) or shifts and f32_to_bf16's integer rounding (bfloat16),
- * MAX/MIN are half_select: 1 to 1.6 instructions per element. Their tails (n not a multiple of 16)
+ * MAX/MIN are half_select, a few instructions per element. Their tails (n not a multiple of 16)
  * run the portable kernel. No FMA: the target attribute leaves it out, so no multiply-add can be
  * contracted.
  *

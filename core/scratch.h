@@ -1,10 +1,10 @@
 /* core/scratch.h - a group's cache of scratch blocks, kept from one collective to the next.
  *
- * Fresh memory costs a page fault per 4 KiB on first touch (several microseconds each inside a VM):
- * a 4 MiB all-reduce that mallocs and frees 2 MiB of receive slots per call spent more time
- * faulting than moving bytes. Like NCCL's persistent buffers or a caching allocator, a group keeps
- * the blocks its collectives used and hands them out again; they go back to the system when the
- * group is freed. A group runs one collective at a time (calls on one group are ordered by
+ * Fresh memory costs a page fault per 4 KiB on first touch: a 4 MiB all-reduce that mallocs and
+ * frees 2 MiB of receive slots per call spent more time faulting than moving bytes (measured:
+ * docs/perf/notes.md, core/scratch.h). Like NCCL's persistent buffers or a caching allocator, a
+ * group keeps the blocks its collectives used and hands them out again; they go back to the system
+ * when the group is freed. A group runs one collective at a time (calls on one group are ordered by
  * contract), so the pool needs no lock. */
 #ifndef TETHER_CORE_SCRATCH_H
 #define TETHER_CORE_SCRATCH_H

@@ -20,14 +20,14 @@
  * 0.33 GB/s, 16 KiB per default period of 50 us. */
 #define STREAM_MIN_RATE 330
 /* Periods without that rate a streaming wait spins through before it sleeps: the gaps while a peer
- * reduces a segment before sending on (256 KiB: about 60 us here). With 1 period, N = 2 1 MiB
- * all-reduces still slept once an iteration; with 2-8 they all but stopped sleeping. */
+ * reduces a segment before sending on. With 1 period, mid-size all-reduces still slept once an
+ * iteration; with 2-8 they all but stopped sleeping (measured: docs/perf/notes.md, core/wait.c). */
 #define STREAM_GAP_PERIODS 4
 
 /* How long this thread's waits spin (yielding) before they sleep. A sleep costs a wake-up when the
- * reply comes (30-40 us on a VM, docs/tuning.md), so spinning pays only when replies come within
- * about that long; how long they take depends on the peers, so the budget follows what the last
- * waits saw (the ski-rental rule, made adaptive):
+ * reply comes (tens of microseconds on a VM: docs/perf/notes.md, core/wait.c), so spinning pays
+ * only when replies come within about that long; how long they take depends on the peers, so the
+ * budget follows what the last waits saw (the ski-rental rule, made adaptive):
  * - progress while spinning, or soon after falling asleep (within twice TETHER_SPIN_US, which
  *   covers the wake-up): spinning a little longer would have caught it, so the budget
  *   doubles, up to TETHER_SPIN_US;
@@ -112,12 +112,12 @@ static uint64_t moved_of(tether_world *w)
 
 /* The spin budget is spent: spin on while data streams? A long message arrives (or drains) over
  * many socket buffers; sleeping in the middle stalls the stream on both ends and costs a wake-up
- * per buffer (N = 2, 1 MiB all-reduce: 8600 context switches and 530 us per call with sleeps; 130
- * and 400 us spinning on). So a wait spins on in periods of TETHER_SPIN_US while the transport's
- * moved() counter grows at STREAM_MIN_RATE or more, or did so within STREAM_GAP_PERIODS periods.
- * The first call takes the baseline and grants one period to measure in; so a wait for a peer busy
- * elsewhere spins one period longer than its budget, and a stream that stops or slows to a trickle
- * (a slow link, where a wake-up per buffer costs little) ends the spin within the gap. */
+ * per buffer (measured: docs/perf/notes.md, core/wait.c). So a wait spins on in periods of
+ * TETHER_SPIN_US while the transport's moved() counter grows at STREAM_MIN_RATE or more, or did so
+ * within STREAM_GAP_PERIODS periods. The first call takes the baseline and grants one period to
+ * measure in; so a wait for a peer busy elsewhere spins one period longer than its budget, and a
+ * stream that stops or slows to a trickle (a slow link, where a wake-up per buffer costs little)
+ * ends the spin within the gap. */
 typedef struct {
     uint64_t moved; /* moved() at t */
     int64_t t;      /* when it was read; 0 = not yet */

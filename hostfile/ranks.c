@@ -60,7 +60,8 @@ static int by_addr_then_place(const void *x, const void *y)
 
 /* Two ranks (or one rank twice) on one address cannot both listen there. Names and IPs that
  * resolve to the same machine are not caught here: the listener reports EADDRINUSE. Sorted, so
- * equal addresses sit together: 190,000 ranks took 92 s to compare pairwise, now well under 1 s.
+ * equal addresses sit together: comparing every pair took minutes for a very large file (measured:
+ * docs/perf/notes.md, hostfile/ranks.c).
  * Named: the first address in the file that repeats an earlier one, and that one. */
 static int check_duplicates(const tether_rank_hosts *h, const char *name)
 {

@@ -10,11 +10,10 @@
 
 /* Segment of the pipelines that pass data on (the ring, the broadcast chain): every segment costs
  * a wait and a hand-over on each rank it crosses, which on hosts whose ranks share cores outweighed
- * the overlap that smaller ones give (ring all-reduce, N = 3, 4 MiB: 2.7 ms with 1 MiB segments,
- * 4.9 ms with 256 KiB; docs/perf/analysis.md). */
+ * the overlap that smaller ones give (measured: docs/perf/notes.md, core/algo/algo.h). */
 #define TETHER_SEG_BYTES ((size_t)1024 * 1024)
-/* Segment of the direct reduce-scatter, whose segments cross one hop only: there 256 KiB ran about
- * 5 % faster than 1 MiB at 4 and 16 MiB, N = 3 and 4. */
+/* Segment of the direct reduce-scatter, whose segments cross one hop only: there 256 KiB ran
+ * faster than 1 MiB (measured: docs/perf/notes.md, core/algo/algo.h). */
 #define TETHER_DIRECT_SEG_BYTES ((size_t)256 * 1024)
 /* Segments in flight per direction: receives posted ahead of the one being reduced (the ring
  * posts a whole step's segments ahead when there are more, see ring_pipeline.c). */
@@ -26,16 +25,16 @@
 #define TETHER_TREE_BELOW_DEFAULT ((size_t)32 * 1024)
 /* Auto choice: below this many bytes broadcast uses the binomial tree, the chain above (an explicit
  * TETHER_TREE_BELOW sets both). On hosts where copies, not links, bound the speed the whole-buffer
- * tree beat the chain up to 4 MiB at N = 3, 4; the chain with 1 MiB segments wins from 2-4 MiB on,
- * and on links that bound the speed it wins at any size. */
+ * tree beats the chain on small and medium buffers, the chain with its segments the large ones; on
+ * links that bound the speed the chain wins at any size (measured: docs/perf/notes.md,
+ * core/algo/algo.h). */
 #define TETHER_BCAST_TREE_BELOW_DEFAULT ((size_t)2 * 1024 * 1024)
 /* Auto choice with every rank on one host (TETHER_CAP_ONE_HOST) and 3 or more of them: from
  * TETHER_ONE_HOST_RING_MIN up to (not including) TETHER_ONE_HOST_RING_MAX bytes all-reduce takes
  * the ring, not the direct algorithm: there the direct algorithm's n - 1 streams per rank at once
  * outgrow the caches the ranks share. The margin shrank once links of one host opened their
- * receive windows (socket.c): N = 4, 2 MiB 1.67 ms ring against 1.79 direct through the sockets,
- * N = 3 1.02 against 1.24 reading memory; 4 MiB level, 8 MiB direct ahead (docs/tuning.md). Its
- * all-gather and all-to-all counterparts lost at every size then and were dropped. Ranks on
+ * receive windows (socket.c), and the all-gather and all-to-all counterparts of this rule lost at
+ * every size then and were dropped (measured: docs/perf/notes.md, core/algo/algo.h). Ranks on
  * separate hosts keep the direct algorithm, which uses every cable. */
 #define TETHER_ONE_HOST_RING_MIN ((size_t)2 << 20)
 #define TETHER_ONE_HOST_RING_MAX ((size_t)8 << 20)

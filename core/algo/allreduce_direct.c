@@ -23,7 +23,8 @@
 #include "core/reduce.h"
 
 /* Vectors up to this many bytes take the one-step path: (n - 1) (n - 2) / n vectors more per rank
- * than two steps, for one latency less (10-40 us on loopback, docs/tuning.md). */
+ * than two steps, for one latency less (measured: docs/perf/notes.md,
+ * core/algo/allreduce_direct.c). */
 #define ONE_STEP_MAX ((size_t)4 * 1024)
 
 /* The n wire vectors side by side in scratch (slot `me` holds this rank's own), each slot_bytes. */

@@ -4,7 +4,8 @@
  * With v = rank - root mod n, v receives from v - 1 and forwards to v + 1 segment by segment
  * (broadcast_pipeline.c), so the time is about one buffer transfer plus n - 1 segment hops, and
  * every link carries the buffer once. A chain of two ranks has no hop to overlap, so it sends one
- * message: segments there only add frames and waits (docs/perf/notes.md, broadcast_ring.c). */
+ * message: segments there only add frames and waits (measured: docs/perf/notes.md,
+ * core/algo/broadcast_ring.c). */
 #include "core/algo/algo.h"
 
 int tether__broadcast_ring(tether_group *g, const tether_coll *c)

@@ -71,7 +71,7 @@ int tether__wire_reduce(const tether_wire *w, void *data, const void *msg, size_
 
 /* Bytes copied per round of tether__wire_reduce_from: small enough that the reduction finds them
  * still in the L1 cache, so data is written once from the core's view instead of copied whole and
- * then read back (out-of-place all-reduce, 4 MiB, N = 2: 1.87 ms against 1.72 ms in place before).
+ * then read back (measured: docs/perf/notes.md, core/algo/common.c).
  * A multiple of 16 elements of any dtype, so the kernels' vector loops see no tail but the last. */
 #define REDUCE_FROM_BLOCK ((size_t)8192)
 
