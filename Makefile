@@ -4,7 +4,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test sanitize tsan portable cross-macos install clean format
+.PHONY: all deps configure build run test sanitize tsan portable cross-macos install clean format \
+	format-check
 
 all: build
 
@@ -48,6 +49,10 @@ install: build
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+# What CI's format phase runs: does every C source and header pass .clang-format? (--list: which not)
+format-check:
+	scripts/check-format.sh
 
 clean:
 	rm -rf build build-asan build-tsan build-portable build-nordma build-macos-*

@@ -2,9 +2,9 @@
 # scripts/install-deps.sh - install what tether needs to build and test, only what is missing.
 # Debian/Ubuntu: apt-get (as root, or with sudo). macOS: Homebrew. Says every command it runs.
 # Usage: scripts/install-deps.sh [--with-tests]   (--with-tests adds ssh server, numpy, pytest, iperf3,
-# torch, on Linux clang with its libFuzzer runtime for tests/fuzz, and the MPIs the mpi backend's
-# plugins are built and tested against: Open MPI, plus MPICH on Debian, which installs beside it and
-# leaves mpirun to Open MPI)
+# torch, on Linux clang with its libFuzzer runtime for tests/fuzz, clang-format for
+# scripts/check-format.sh, and the MPIs the mpi backend's plugins are built and tested against:
+# Open MPI, plus MPICH on Debian, which installs beside it and leaves mpirun to Open MPI)
 set -euo pipefail
 
 with_tests=0
@@ -32,6 +32,7 @@ Linux)
     if [ $with_tests = 1 ]; then
         pkgs+=(libcmocka-dev openssh-server openssh-client iproute2 python3 python3-numpy python3-pytest python3-torch libtorch-dev pybind11-dev)
         pkgs+=(clang libclang-rt-dev) # tests/fuzz: libFuzzer
+        pkgs+=(clang-format)          # scripts/check-format.sh (CI's format phase)
         pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev) # tests/mpi: a plugin for each
     fi
     missing=()
