@@ -80,7 +80,7 @@ int tether__hostfile_parse_devices(const char *json, const char *name, tether_de
 void tether__device_matrix_free(tether_device_matrix *m);
 
 /* Transitional: backends/ still calls these by their old public-looking names while issues 25a/25b
- * restructure it; the lead renames those call sites after the merge (branch issue-25c-backends)
+ * restructure it; the lead renames those call sites after the merge (branch issue-25c-followup)
  * and deletes this block. */
 #define tether_hostaddr_parse tether__hostaddr_parse
 #define tether_hostfile_load_ranks tether__hostfile_load_ranks

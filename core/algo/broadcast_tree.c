@@ -8,8 +8,8 @@
 int tether__broadcast_tree(tether_group *g, const tether_coll *c)
 {
     /* Transitional: run.c, which the restructure of issue 25 rewrites, still sends every
-     * broadcast here; the lead's follow-up dispatches TETHER_ALGO_RING to broadcast_ring.c there
-     * and deletes these two lines. */
+     * broadcast here; branch issue-25c-followup dispatches TETHER_ALGO_RING to broadcast_ring.c
+     * there and deletes these two lines. */
     if (c->algo != TETHER_ALGO_TREE)
         return tether__broadcast_ring(g, c);
     int n = g->size, v = tether__mod(g->rank - c->root, n);
