@@ -17,7 +17,8 @@ static const subcommand subcommands[] = {
     {"check", tether__cmd_check, "what this machine or every host has; how fast the links are"},
     {"config", tether__cmd_config, "find the Thunderbolt cables, set them up, write the hostfile"},
     {"hostfile", tether__cmd_hostfile, "check a hostfile: `tether hostfile check FILE`"},
-    {"bench", tether__cmd_bench, "time the collectives (run under tether launch), nccl-tests style"},
+    {"bench", tether__cmd_bench,
+     "time the collectives (run under tether launch), nccl-tests style"},
 };
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "config_tool/config_tool.h"
 #include "core/config.h"
 #include "core/errors.h"
-#include "cli/commands.h"
 #include "launcher/ssh_command.h"
 
 #define CT_DEFAULT_SSH "ssh -o BatchMode=yes -o ConnectTimeout=5"
