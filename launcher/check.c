@@ -30,7 +30,8 @@ static const char check_usage[] =
     "options (with hosts; see 'tether launch --help'):\n"
     "  --hosts, --hostfile, --ssh-command, --backend, --starting-port, --connections-per-ip,\n"
     "  --env, --cwd, --verbose, -n (ranks per host, default 1)\n"
-    "  --bytes N[K|M|G]          bytes per bandwidth measurement (default 256M, at most 1T)\n"
+    "  --bytes SIZE              bytes per bandwidth measurement, such as 64M (default 256M,\n"
+    "                            at most 1T)\n"
     "  -h, --help                this text\n"
     "The tether command must be at the same path on every host.\n";
 
