@@ -1,5 +1,5 @@
-/* core/algo/broadcast_ring.c - broadcast along the ring order as a pipelined chain (c->algo RING,
- * "ring" in TETHER_BROADCAST_ALGO), for large buffers.
+/* core/algo/broadcast_ring.c - broadcast along the ring order as a pipelined chain (c->algo RING),
+ * for large buffers (select.c chooses it from TETHER_TREE_BELOW and the links).
  *
  * With v = rank - root mod n, v receives from v - 1 and forwards to v + 1 segment by segment
  * (broadcast_pipeline.c), so the time is about one buffer transfer plus n - 1 segment hops, and
