@@ -41,6 +41,8 @@ typedef struct tether_coll {
     tether_algo algo; /* resolved by tether__algo_select, never AUTO when an algorithm runs */
     int wire_bf16;    /* float32 payload travels as bfloat16 (TETHER_WIRE_DTYPE=bf16) */
     int sending;      /* SEND_RECV: 1 for tether_send, 0 for tether_recv */
+    int *source;      /* SEND_RECV receive: where the sender's group rank goes (root may be
+                         TETHER_ANY_SOURCE), or NULL */
 } tether_coll;
 
 /* The hash of every field of c that ranks must agree on; the transport compares it on every
@@ -60,6 +62,13 @@ int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t s
 /* Wait for n requests (NULL entries are skipped and set to NULL when done). Spins briefly and
  * adaptively, then sleeps in the transport's wait; no progress for TETHER_TIMEOUT -> ETIMEDOUT. */
 int tether__waitall(tether_group *g, tether_req **reqs, int n);
+
+/* The same wait over what test says: called once a round, it makes what progress it can without
+ * blocking and returns how much is still pending (0: done; < 0: the error, recorded), setting
+ * *progress when something completed or moved on (which resets the TETHER_TIMEOUT clock). For a
+ * wait whose requests are not all posted yet (an any-source receive, core/p2p.c). */
+typedef int (*tether__tester)(void *arg, int *progress);
+int tether__wait_until(tether_group *g, tether__tester test, void *arg);
 
 /* Send to one peer and receive from another (or the same) at once, then wait for both. */
 int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, int from, void *rbuf,

@@ -45,6 +45,7 @@ struct tether_group {
     uint32_t nsplits;      /* splits issued so far (child ids depend on it) */
     tether_p2p_count *p2p; /* per (peer, tag) used so far (core/p2p.c) */
     size_t np2p, p2p_cap;
+    int any_last; /* the peer an any-source receive took its last message from (round robin) */
     /* The collective running now; algorithms tag their messages with it. */
     uint32_t cur_seq, cur_sig;
     const char *cur_name;        /* "all_reduce", ... for messages */

@@ -3,7 +3,14 @@
  * A message is tagged with the group, a per-(peer, tag) message number (seq, with TETHER_TAG_P2P
  * set, so it never collides with a collective), the user's tag as the step, and a signature of
  * count and dtype. Numbering per tag is what lets messages of different tags between one pair be
- * received in any order, while those of one tag match in the order sent. */
+ * received in any order, while those of one tag match in the order sent.
+ *
+ * A receive from TETHER_ANY_SOURCE cannot be numbered when posted: it becomes an ordinary directed
+ * receive once a message is there to claim. Until then each test asks the transport (probe) whether
+ * the next unclaimed message of its tag has arrived from each peer in turn, starting after the peer
+ * served last (round robin), and posts the directed receive for the first it finds; the per-(peer,
+ * tag) numbers make the claim exact, so a sender's order is kept and two any-source receives never
+ * claim one message. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -12,9 +19,14 @@
 
 struct tether_request {
     tether_group *g;
-    tether_req *r;
+    tether_req *r; /* the backend's; NULL while an any-source receive has claimed no message */
     uint32_t seq, sig;
-    const char *name; /* "send" or "recv", for messages */
+    const char *name; /* "send", "recv" or "recv from any source", for messages */
+    int peer;         /* group rank, or TETHER_ANY_SOURCE until a message is claimed */
+    int tag, sending;
+    void *buf;
+    size_t bytes;
+    int *source; /* where the sender's rank goes when a receive completes, or NULL */
 };
 
 /* This group's message counter for (peer, tag) and direction, added at 0 when new. */
@@ -36,6 +48,12 @@ static uint32_t *p2p_counter(tether_group *g, int peer, int tag, int sending)
     return sending ? &c->sent : &c->recvd;
 }
 
+/* The tag seq of message number n of a (peer, tag). */
+static uint32_t p2p_seq(uint32_t n)
+{
+    return TETHER_TAG_P2P | (n & ~(TETHER_TAG_P2P | TETHER_TAG_CTRL));
+}
+
 /* The checks every point-to-point call makes before anything moves. */
 static int check(const char *call, tether_group *g, const void *buf, size_t count, tether_dtype dt,
                  int peer, int tag, int sending)
@@ -44,7 +62,13 @@ static int check(const char *call, tether_group *g, const void *buf, size_t coun
     TRY(tether__check_group(call, g));
     TRY(tether__check_dtype(call, dt));
     TRY(tether__check_buf(call, "buf", buf, count));
-    TRY(tether__check_rank(call, sending ? "dst" : "src", peer, g->size, g->rank, 0));
+    if (!sending && peer == TETHER_ANY_SOURCE && g->size == 1)
+        return tether__fail(TETHER_EINVAL,
+                            "%s: src is TETHER_ANY_SOURCE in a group of size 1: there is no other "
+                            "rank to receive from",
+                            call);
+    if (sending || peer != TETHER_ANY_SOURCE)
+        TRY(tether__check_rank(call, sending ? "dst" : "src", peer, g->size, g->rank, 0));
     TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
     if (tag < 0)
         return tether__fail(TETHER_EINVAL, "%s: tag %d is negative; tags are 0 or more", call, tag);
@@ -57,8 +81,53 @@ static int runs_calls(const tether_group *g)
     return g->world->ops && g->world->ops->run;
 }
 
+/* Number req's message to peer and post it to the backend. Errors are the backend's, unbroken. */
+static int start(tether_request *req, int peer)
+{
+    tether_group *g = req->g;
+    uint32_t *counter = p2p_counter(g, peer, req->tag, req->sending);
+    if (!counter)
+        return tether__fail(TETHER_ENOMEM, "%s: out of memory for a message counter", req->name);
+    req->peer = peer;
+    req->seq = p2p_seq((*counter)++);
+    g->cur_seq = req->seq;
+    g->cur_sig = req->sig;
+    g->cur_name = req->name;
+    return req->sending ? tether__isend(g, peer, req->buf, req->bytes, (uint32_t)req->tag, &req->r)
+                        : tether__irecv(g, peer, req->buf, req->bytes, (uint32_t)req->tag, &req->r);
+}
+
+/* An any-source receive without a message: claim the first that has arrived, looking at each
+ * peer's next message of the tag, in turn from the one after the peer served last. Returns 1 when
+ * it posted the receive for one, 0 when none is there yet, or the error (unbroken). */
+static int claim(tether_request *req)
+{
+    tether_group *g = req->g;
+    tether_world *w = g->world;
+    for (int i = 1; i <= g->size; i++) {
+        int peer = (g->any_last + i) % g->size;
+        if (peer == g->rank)
+            continue;
+        uint32_t *counter = p2p_counter(g, peer, req->tag, 0);
+        if (!counter)
+            return tether__fail(TETHER_ENOMEM, "%s: out of memory for a message counter",
+                                req->name);
+        tether_tag t = {
+            .group = g->id, .seq = p2p_seq(*counter), .step = (uint32_t)req->tag, .sig = req->sig};
+        int rc = w->ops->probe(w->ep, tether__world_rank(g, peer), t);
+        if (rc < 0)
+            return rc;
+        if (rc) {
+            g->any_last = peer;
+            TRY(start(req, peer));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int post(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
-                int peer, int tag, int sending, tether_request **out)
+                int peer, int tag, int sending, int *source, tether_request **out)
 {
     if (out)
         *out = NULL;
@@ -71,26 +140,30 @@ static int post(const char *call, tether_group *g, void *buf, size_t count, teth
                             "%s: the %s backend offers blocking tether_send and "
                             "tether_recv only",
                             call, g->world->ops->name);
+    if (peer == TETHER_ANY_SOURCE && !g->world->ops->probe)
+        return tether__fail(TETHER_EUNAVAIL, "%s: the %s backend offers no TETHER_ANY_SOURCE", call,
+                            g->world->ops->name);
     tether_request *req = calloc(1, sizeof *req);
-    uint32_t *counter = p2p_counter(g, peer, tag, sending);
-    if (!req || !counter) {
-        free(req);
+    if (!req)
         return tether__fail(TETHER_ENOMEM, "%s: out of memory for a request", call);
-    }
     tether_coll c = {.kind = TETHER_COLL_SEND_RECV, .count = count, .dt = dt};
-    req->g = g;
-    req->seq = TETHER_TAG_P2P | ((*counter)++ & ~(TETHER_TAG_P2P | TETHER_TAG_CTRL));
-    req->sig = tether__signature(&c);
-    req->name = sending ? "send" : "recv";
-    g->cur_seq = req->seq;
-    g->cur_sig = req->sig;
-    g->cur_name = req->name;
-    size_t bytes = count * tether_dtype_size(dt);
-    int rc = sending ? tether__isend(g, peer, buf, bytes, (uint32_t)tag, &req->r)
-                     : tether__irecv(g, peer, buf, bytes, (uint32_t)tag, &req->r);
-    if (rc < 0) {
-        free(req);
-        return tether__group_break(g, rc);
+    *req = (tether_request){.g = g,
+                            .sig = tether__signature(&c),
+                            .name = sending                     ? "send"
+                                    : peer == TETHER_ANY_SOURCE ? "recv from any source"
+                                                                : "recv",
+                            .peer = peer,
+                            .tag = tag,
+                            .sending = sending,
+                            .buf = buf,
+                            .bytes = count * tether_dtype_size(dt),
+                            .source = source};
+    if (peer != TETHER_ANY_SOURCE) {
+        int rc = start(req, peer);
+        if (rc < 0) {
+            free(req);
+            return tether__group_break(g, rc);
+        }
     }
     *out = req;
     return TETHER_OK;
@@ -99,30 +172,57 @@ static int post(const char *call, tether_group *g, void *buf, size_t count, teth
 int tether_isend(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst, int tag,
                  tether_request **req)
 {
-    return post("tether_isend", g, (void *)buf, count, dt, dst, tag, 1, req);
+    return post("tether_isend", g, (void *)buf, count, dt, dst, tag, 1, NULL, req);
 }
 
 int tether_irecv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src, int tag,
                  tether_request **req)
 {
-    return post("tether_irecv", g, buf, count, dt, src, tag, 0, req);
+    return post("tether_irecv", g, buf, count, dt, src, tag, 0, NULL, req);
+}
+
+int tether_irecv_from(tether_group *g, void *buf, size_t count, tether_dtype dt, int src, int tag,
+                      int *source, tether_request **req)
+{
+    return post("tether_irecv_from", g, buf, count, dt, src, tag, 0, source, req);
+}
+
+/* One round for req (a tether__tester): claim a message if it has none, then test it. Returns 1
+ * while it is pending, 0 once done (req->r released), or the error (req->r released). */
+static int step(void *arg, int *progress)
+{
+    tether_request *req = arg;
+    tether_world *w = req->g->world;
+    if (!req->r) {
+        int rc = claim(req);
+        if (rc <= 0)
+            return rc < 0 ? rc : 1;
+        *progress = 1;
+    }
+    int done = 0, rc = w->ops->test(w->ep, req->r, &done);
+    if (rc < 0 || done) {
+        req->r = NULL;
+        *progress = 1;
+    }
+    return rc < 0 ? rc : !done;
+}
+
+/* req ended with rc: report its sender, free it, break its group on an error. */
+static int finish(tether_request *req, int rc)
+{
+    tether_group *g = req->g;
+    if (rc == TETHER_OK && req->source)
+        *req->source = req->peer;
+    free(req);
+    return rc < 0 ? tether__group_break(g, rc) : TETHER_OK;
 }
 
 /* Test req once; frees it when it is done or failed. */
 static int test_one(tether_request *req, int *done)
 {
-    tether_world *w = req->g->world;
-    *done = 0;
-    int rc = w->ops->test(w->ep, req->r, done);
-    if (rc < 0) {
-        tether_group *g = req->g;
-        free(req);
-        *done = 1;
-        return tether__group_break(g, rc);
-    }
-    if (*done)
-        free(req);
-    return TETHER_OK;
+    int progress = 0, rc = step(req, &progress);
+    *done = rc <= 0;
+    return *done ? finish(req, rc) : TETHER_OK;
 }
 
 int tether_test(tether_request *req, int *done)
@@ -142,9 +242,7 @@ int tether_wait(tether_request *req)
     g->cur_seq = req->seq; /* for the timeout's message */
     g->cur_sig = req->sig;
     g->cur_name = req->name;
-    int rc = tether__waitall(g, &req->r, 1);
-    free(req);
-    return rc < 0 ? tether__group_break(g, rc) : TETHER_OK;
+    return finish(req, tether__wait_until(g, step, req));
 }
 
 static int64_t now_ms(void)
@@ -193,7 +291,7 @@ int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed
 
 /* tether_send and tether_recv: tag 0, posted and waited for. */
 static int blocking(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
-                    int peer, int sending)
+                    int peer, int sending, int *source)
 {
     if (g && runs_calls(g)) {
         TRY(check(call, g, buf, count, dt, peer, 0, sending));
@@ -205,20 +303,27 @@ static int blocking(const char *call, tether_group *g, void *buf, size_t count, 
                          .recv = buf,
                          .root =
                              peer, /* not in the transports' signature: the ends name each other */
-                         .sending = sending};
+                         .sending = sending,
+                         .source = source};
         return tether__run_in_backend(g, &c, sending ? "send" : "recv");
     }
     tether_request *req;
-    TRY(post(call, g, buf, count, dt, peer, 0, sending, &req));
+    TRY(post(call, g, buf, count, dt, peer, 0, sending, source, &req));
     return tether_wait(req);
 }
 
 int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst)
 {
-    return blocking("tether_send", g, (void *)buf, count, dt, dst, 1);
+    return blocking("tether_send", g, (void *)buf, count, dt, dst, 1, NULL);
 }
 
 int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src)
 {
-    return blocking("tether_recv", g, buf, count, dt, src, 0);
+    return blocking("tether_recv", g, buf, count, dt, src, 0, NULL);
+}
+
+int tether_recv_from(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
+                     int *source)
+{
+    return blocking("tether_recv_from", g, buf, count, dt, src, 0, source);
 }

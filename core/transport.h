@@ -14,7 +14,8 @@
  *   step). If its sig or length differs from the receive's, that receive and the endpoint fail
  *   with TETHER_EMISMATCH naming both values. A message with no posted receive yet is kept
  *   (unexpected) until one is posted; it also fails with TETHER_EMISMATCH when a receive for the
- *   same (group, seq) but another sig is posted or pending.
+ *   same (group, seq) but another sig is posted or pending (for TETHER_TAG_P2P seqs: and the same
+ *   step, since each user tag, the step, is numbered on its own).
  * - Order: messages between a pair with the same tag match in the order sent.
  * - Errors stick: once a connection fails (EOF, reset, bad frame), the endpoint is broken and every
  *   pending and later request fails with the same code at once; the message (via tether__fail)
@@ -92,6 +93,14 @@ typedef struct tether_transport_ops {
     /* Make what progress is possible without blocking, then report: *done = 1 when r completed
      * (r is released). A negative return is the endpoint's sticky error (r is released). */
     int (*test)(tether_ep *ep, tether_req *r, int *done);
+
+    /* Optional (any-source receives, core/p2p.c): make what progress is possible without
+     * blocking, as test() does, then return 1 if a message from world rank peer with tag's group,
+     * seq and step (any sig: a posted receive then reports the mismatch) has arrived, at least its
+     * header, and no receive has claimed it yet; 0 if not; a negative sticky error when the
+     * endpoint is broken. It claims nothing: core posts the directed irecv for it next, from the
+     * same thread. NULL: the backend offers no any-source receives (TETHER_EUNAVAIL). */
+    int (*probe)(tether_ep *ep, int peer, tether_tag tag);
 
     /* Sleep until some I/O may be possible or timeout_ms passed (0 = just check). */
     int (*wait)(tether_ep *ep, int timeout_ms);

@@ -157,7 +157,7 @@ static int peers_alive(tether_group *g, int64_t idle_us)
     return TETHER_OK;
 }
 
-int tether__waitall(tether_group *g, tether_req **reqs, int n)
+int tether__wait_until(tether_group *g, tether__tester test, void *arg)
 {
     tether_world *w = g->world;
     /* 0: no deadline (TETHER_TIMEOUT=0): the wait lasts while the peers answer heartbeats */
@@ -177,7 +177,7 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
     enum { FRESH, SPUN, SLEPT } waited = FRESH;
     for (;;) {
         int progress = 0;
-        int pending = test_all(w, reqs, n, &progress);
+        int pending = test(arg, &progress);
         if (pending < 0)
             return pending;
         if (pending == 0 && waited == FRESH)
@@ -227,6 +227,24 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
         int64_t left_ms = timeout_us ? (timeout_us - (now - alive)) / 1000 + 1 : SLEEP_SLICE_MS;
         TRY(w->ops->wait(w->ep, (int)(left_ms < SLEEP_SLICE_MS ? left_ms : SLEEP_SLICE_MS)));
     }
+}
+
+typedef struct {
+    tether_world *w;
+    tether_req **reqs;
+    int n;
+} request_list;
+
+static int test_list(void *arg, int *progress)
+{
+    request_list *l = arg;
+    return test_all(l->w, l->reqs, l->n, progress);
+}
+
+int tether__waitall(tether_group *g, tether_req **reqs, int n)
+{
+    request_list l = {g->world, reqs, n};
+    return tether__wait_until(g, test_list, &l);
 }
 
 int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, int from, void *rbuf,

@@ -146,15 +146,31 @@ TETHER_API int tether_broadcast(tether_group *g, void *buf, size_t count, tether
 TETHER_API int tether_all_to_all(tether_group *g, const void *send, void *recv,
                                  size_t count_per_peer, tether_dtype dt);
 
+/* src of a receive that takes the next message of its tag from whichever rank sent one
+ * (MPI_ANY_SOURCE). Each sender's messages of one tag still arrive in the order sent; senders
+ * with messages waiting take turns (round robin), so a busy one cannot starve the others. A message that arrived
+ * first is taken before one that arrives later, and the size check applies as for a directed
+ * receive (a sender whose count or dtype differs: TETHER_EMISMATCH on both sides). A directed
+ * receive posted while an any-source receive of the same tag waits takes its sender's next
+ * message first (matching happens when a message is claimed, not when a receive is posted). In a
+ * group of size 1 there is nobody to receive from: TETHER_EINVAL. */
+#define TETHER_ANY_SOURCE (-2)
+
 /* Point to point, between any two ranks. Messages between a pair arrive in the order sent; the
  * receiver's count and dtype must match the sender's (else TETHER_EMISMATCH on both sides).
  * tether_send may return before the peer has received; a message larger than the socket buffers
  * may also wait until the peer posts the matching tether_recv (two ranks that both send first still
- * complete, a little more slowly). dst/src == own rank -> TETHER_EINVAL. These are tether_isend and
- * tether_irecv with tag 0, then tether_wait. */
+ * complete, a little more slowly). dst/src == own rank -> TETHER_EINVAL; src may be
+ * TETHER_ANY_SOURCE. These are tether_isend and tether_irecv with tag 0, then tether_wait (the mpi
+ * backend runs them as MPI_Send and MPI_Recv). */
 TETHER_API int tether_send(tether_group *g, const void *buf, size_t count, tether_dtype dt,
                            int dst);
 TETHER_API int tether_recv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src);
+
+/* tether_recv that also stores the rank the message came from in *source (may be NULL; for a
+ * directed receive that is src): what MPI_Status.MPI_SOURCE and recvfrom() report. */
+TETHER_API int tether_recv_from(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
+                                int *source);
 
 /* A point-to-point request in flight (tether_isend, tether_irecv). */
 typedef struct tether_request tether_request;
@@ -172,6 +188,15 @@ TETHER_API int tether_isend(tether_group *g, const void *buf, size_t count, teth
                             int tag, tether_request **req);
 TETHER_API int tether_irecv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
                             int tag, tether_request **req);
+
+/* tether_irecv that stores the sender's group rank in *source (may be NULL) when the receive
+ * completes, before tether_test, tether_wait or tether_waitsome report it done; *source must stay
+ * valid until then. With src = TETHER_ANY_SOURCE the request claims a message when one of its tag
+ * has arrived from some rank; until then it holds no message, and a sender that dies or a
+ * connection that fails meanwhile fails it (the group breaks, as after any failure). Several
+ * any-source receives may wait at once; each takes a different message. */
+TETHER_API int tether_irecv_from(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
+                                 int tag, int *source, tether_request **req);
 
 /* Make what progress is possible without blocking; *done = 1 when req completed (req is freed).
  * An error also frees req and breaks the group, as a failed collective does. */

@@ -177,7 +177,8 @@ static int mpi_run(tether_ep *tep, void *comm, const tether_coll *c, uint32_t si
                             .count = c->count,
                             .dtype = c->dt,
                             .op = c->op,
-                            .peer = c->root};
+                            .peer = c->root,
+                            .source = c->source};
     if (ep->check_calls && c->kind != TETHER_COLL_SEND_RECV)
         TRY(agree(ep, handle, sig));
     return plugin_run(ep, handle, &call);

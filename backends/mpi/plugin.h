@@ -21,7 +21,7 @@
 
 #include "tether.h"
 
-#define TETHER_MPI_PLUGIN_ABI 1
+#define TETHER_MPI_PLUGIN_ABI 2 /* 2: tether_mpi_call.source (TETHER_ANY_SOURCE) */
 #define TETHER_MPI_PLUGIN_SYMBOL "tether_mpi_plugin_v1"
 
 /* What a call does. Its own numbers, not core's, so the ABI stays put when core changes. */
@@ -44,7 +44,9 @@ typedef struct tether_mpi_call {
     size_t count; /* elements; more than INT_MAX is EINVAL (MPI counts are int) */
     tether_dtype dtype;
     tether_op op;
-    int peer; /* broadcast: root; send/recv: the other rank; else unused */
+    int peer; /* broadcast: root; send/recv: the other rank (recv: or TETHER_ANY_SOURCE, which is
+                 MPI_ANY_SOURCE); else unused */
+    int *source; /* recv: where the sender's rank goes (MPI_Status.MPI_SOURCE), or NULL */
 } tether_mpi_call;
 
 /* What libtether lends the plugin: its reduction kernels, for the dtypes MPI has no type for

@@ -569,6 +569,7 @@ const tether_transport_ops tether_rdma_ops = {
     .isend = rdma_isend,
     .irecv = rdma_irecv,
     .test = rdma_test,
+    .probe = tether__rdma_probe,
     .wait = rdma_wait,
     .moved = rdma_moved,
     .alive = tether__rdma_alive,

@@ -195,6 +195,9 @@ int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf);
 int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l);
 int tether__rdma_sends_left(rdma_ep *ep);
 
+/* probe.c: the vtable's probe (core/transport.h). */
+int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
+
 /* route.c: ring mode. */
 rdma_link *tether__rdma_hop(rdma_ep *ep, int dst);
 int tether__rdma_forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m);

@@ -17,6 +17,7 @@
 #include "backends/ring/ring.h"
 #include "backends/tcp/frame.h"
 #include "backends/tcp/ops.h"
+#include "backends/tcp/probe.h"
 #include "backends/tcp/world.h"
 #include "core/transport.h"
 
@@ -182,6 +183,7 @@ const tether_transport_ops tether_ring_ops = {
     .isend = tether__tcp_op_isend,
     .irecv = tether__tcp_op_irecv,
     .test = tether__tcp_op_test,
+    .probe = tether__tcp_op_probe,
     .wait = tether__tcp_op_wait,
     .moved = tether__tcp_op_moved,
     .alive = tether__tcp_op_alive,

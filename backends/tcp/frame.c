@@ -85,7 +85,7 @@ tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen,
     for (tether__rxmsg *x = q->head; x; prev = x, x = x->next) {
         if (x->tag.group != tag.group || x->tag.seq != tag.seq)
             continue;
-        if (x->tag.sig != tag.sig) {
+        if (x->tag.sig != tag.sig && (x->tag.step == tag.step || !(tag.seq & TETHER_TAG_P2P))) {
             *m = x;
             return TETHER__MATCH_SIG;
         }

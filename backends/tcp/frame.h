@@ -142,7 +142,9 @@ typedef enum {
 
 /* Find the first message of q with the same (group, seq, step) as tag. Any message with the same
  * (group, seq) and another sig is a mismatch even when its step differs: the ranks are running
- * different collectives. *m is left in the queue unless the result is TETHER__MATCH_OK. */
+ * different collectives. Not so for point-to-point messages (TETHER_TAG_P2P): each user tag (the
+ * step) is numbered on its own, so the same seq with another step is another tag's message, whose
+ * size may well differ. *m is left in the queue unless the result is TETHER__MATCH_OK. */
 tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m);
 
 #endif

@@ -5,7 +5,8 @@
  *   from every root, all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
  *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and concurrent
  *   threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p: send/recv between every ordered pair, then tagged,
- *   non-blocking requests: receives posted before sends, tags received out of order, waitsome. */
+ *   non-blocking requests: receives posted before sends, tags received out of order, waitsome,
+ *   then receives from TETHER_ANY_SOURCE (run_any). */
 #include <complex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -326,6 +327,125 @@ static void run_tagged(tether_group *g)
     CHECK(tether_barrier(g));
 }
 
+/* Element i of message k from sender s to rank 0 in the any-source checks: s and k readable from
+ * element 0. */
+static int32_t any_value(int s, int k, size_t i)
+{
+    return (int32_t)(s * 1000 + k) + (int32_t)(i % 11) * 1000000;
+}
+
+/* The sender and number of an any-source message, checked whole; exits when it is not one. */
+static void any_decode(const int32_t *buf, size_t n, int *s, int *k)
+{
+    *s = buf[0] / 1000;
+    *k = buf[0] % 1000;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != any_value(*s, *k, i)) {
+            fprintf(stderr, "rank 0: any-source message %d from %d: element %zu is %d\n", *k, *s,
+                    i, buf[i]);
+            exit(1);
+        }
+}
+
+static void any_expect(int cond, const char *what, int a, int b)
+{
+    if (!cond) {
+        fprintf(stderr, "rank %d: any source: %s (%d, %d)\n", world_rank, what, a, b);
+        exit(1);
+    }
+}
+
+/* Receives from TETHER_ANY_SOURCE, rank 0 receiving from every other rank. Blocking (every
+ * backend): K messages of tag 0 from each sender, the first of the last rank's taken by a directed
+ * receive; each carries its sender, which must be the source reported, and each sender's come in
+ * the order sent. Non-blocking: all K messages of tag 7 from every sender (1 MiB each, more than a
+ * socket buffer) claimed by that many any-source receives in flight at once, each exactly once,
+ * while every sender's earlier message of tag 8 waits for its own any-source receive. */
+static void run_any(tether_group *g)
+{
+    enum { K = 4 };
+    int rank = tether_group_rank(g), size = tether_group_size(g), x = 0, src = -1;
+    tether_group *alone = NULL;
+    CHECK(tether_group_split(g, rank, 0, &alone));
+    any_expect(tether_recv_from(alone, &x, 1, TETHER_INT32, TETHER_ANY_SOURCE, &src) ==
+                   TETHER_EINVAL,
+               "a group of size 1 accepted TETHER_ANY_SOURCE", tether_group_size(alone), src);
+    tether_group_free(alone);
+    any_expect(tether_send(g, &x, 1, TETHER_INT32, TETHER_ANY_SOURCE) == TETHER_EINVAL,
+               "tether_send accepted TETHER_ANY_SOURCE as dst", rank, 0);
+    const size_t n = 100, big = (size_t)1 << 18;
+    int32_t *buf = malloc(big * sizeof(int32_t) * (size_t)K * (size_t)size);
+    if (!buf)
+        exit(2);
+    if (rank != 0) {
+        for (int k = 0; k < K; k++) {
+            for (size_t i = 0; i < n; i++)
+                buf[i] = any_value(rank, k, i);
+            CHECK(tether_send(g, buf, n, TETHER_INT32, 0));
+        }
+    } else {
+        int next[64] = {0};
+        CHECK(tether_recv_from(g, buf, n, TETHER_INT32, size - 1, &src));
+        int s, k;
+        any_decode(buf, n, &s, &k);
+        any_expect(src == size - 1 && s == src && k == 0, "directed receive got", s, k);
+        next[s] = 1;
+        for (int j = 1; j < (size - 1) * K; j++) {
+            src = -1;
+            CHECK(tether_recv_from(g, buf, n, TETHER_INT32, TETHER_ANY_SOURCE, &src));
+            any_decode(buf, n, &s, &k);
+            any_expect(s == src, "message from the other rank than the source reported", s, src);
+            any_expect(k == next[s], "a sender's messages out of order", k, next[s]);
+            next[s]++;
+        }
+    }
+    CHECK(tether_barrier(g));
+    if (lacks_requests_and_lists(g)) {
+        free(buf);
+        return;
+    }
+    if (rank != 0) {
+        tether_request *reqs[K + 1];
+        int32_t first = any_value(rank, 99, 0);
+        CHECK(tether_isend(g, &first, 1, TETHER_INT32, 0, 8, &reqs[K]));
+        for (int k = 0; k < K; k++) {
+            int32_t *b = buf + (size_t)k * big;
+            for (size_t i = 0; i < big; i++)
+                b[i] = any_value(rank, k, i);
+            CHECK(tether_isend(g, b, big, TETHER_INT32, 0, 7, &reqs[k]));
+        }
+        for (int k = 0; k <= K; k++)
+            CHECK(tether_wait(reqs[k]));
+    } else {
+        int m = (size - 1) * K, left = m, seen[64][K], from[64 * K];
+        tether_request *reqs[64 * K];
+        memset(seen, 0, sizeof seen);
+        for (int j = 0; j < m; j++)
+            CHECK(tether_irecv_from(g, buf + (size_t)j * big, big, TETHER_INT32,
+                                    TETHER_ANY_SOURCE, 7, &from[j], &reqs[j]));
+        while (left) {
+            int done = 0;
+            CHECK(tether_waitsome(reqs, m, 1000, &done));
+            left -= done;
+        }
+        for (int j = 0; j < m; j++) {
+            int s, k;
+            any_decode(buf + (size_t)j * big, big, &s, &k);
+            any_expect(s == from[j] && !seen[s][k], "claimed twice or from another rank", s, k);
+            seen[s][k] = 1;
+        }
+        for (int j = 1; j < size; j++) {
+            int32_t v = 0;
+            tether_request *r;
+            CHECK(tether_irecv_from(g, &v, 1, TETHER_INT32, TETHER_ANY_SOURCE, 8, &src, &r));
+            CHECK(tether_wait(r));
+            any_expect(v == any_value(src, 99, 0), "tag 8 message", v, src);
+        }
+    }
+    free(buf);
+    CHECK(tether_barrier(g));
+}
+
 typedef struct {
     tether_group *g;
     int iters;
@@ -461,6 +581,7 @@ int main(int argc, char **argv)
     else if (p2p) {
         run_p2p(g);
         run_tagged(g);
+        run_any(g);
     }
     else
         run_matrix(g, quick);

@@ -310,20 +310,24 @@ static int plugin_split(void *parent, int color, int key, void **child, int *ran
     return wrap(comm, child, err, len);
 }
 
-/* Receive exactly count elements from peer: a shorter message is the ranks disagreeing, as a
- * longer one (MPI_ERR_TRUNCATE) is. */
+/* Receive exactly count elements from peer (TETHER_ANY_SOURCE: MPI_ANY_SOURCE) and report the
+ * sender: a shorter message is the ranks disagreeing, as a longer one (MPI_ERR_TRUNCATE) is. */
 static int recv_exact(const tether_mpi_call *c, MPI_Datatype t, MPI_Comm comm, char *err,
                       size_t len)
 {
     MPI_Status st;
-    int got = 0, rc = MPI_Recv(c->recv, (int)c->count, t, c->peer, P2P_TAG, comm, &st);
+    int from = c->peer == TETHER_ANY_SOURCE ? MPI_ANY_SOURCE : c->peer;
+    int got = 0, rc = MPI_Recv(c->recv, (int)c->count, t, from, P2P_TAG, comm, &st);
     if (rc != MPI_SUCCESS)
         return mpi_fail(rc, "MPI_Recv", comm, err, len);
     MPI_Get_count(&st, t, &got);
-    if ((size_t)got == c->count)
+    if ((size_t)got == c->count) {
+        if (c->source)
+            *c->source = st.MPI_SOURCE;
         return TETHER_OK;
-    snprintf(err, len, "tether_recv: rank %d sent %d elements; this receive expects %zu", c->peer,
-             got, c->count);
+    }
+    snprintf(err, len, "tether_recv: rank %d sent %d elements; this receive expects %zu",
+             st.MPI_SOURCE, got, c->count);
     return TETHER_EMISMATCH;
 }
 
