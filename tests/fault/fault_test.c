@@ -23,6 +23,9 @@
  * leave: the last rank closes and exits normally while the others, split off without it, stay
  * away for 10 heartbeats (their heartbeats to it now fail) and then all-reduce: that must work.
  *
+ * anykill, anysize: a receive from TETHER_ANY_SOURCE whose sender dies, or sends another size
+ * (any_source_fault).
+ *
  * Usage: fault_test MODE N [backend], MODE one of the above, kill, stop, mismatch, badhostfile...
  *
  * Exit 0 when every survivor saw the expected error within the limit. */
@@ -252,6 +255,30 @@ static int any_alone(void)
            strstr(once + 1, "links still missing") != NULL;
 }
 
+/* anykill, anysize: rank 0 waits in a receive from TETHER_ANY_SOURCE (1000 floats) and the
+ * others in a receive from rank 0, which never sends. anykill: the victim is killed 0.4 s in;
+ * anysize: the victim sends 1001 floats. Every survivor fails within LIMIT_S, rank 0 with
+ * TETHER_EPEER (killed) or TETHER_EMISMATCH (sizes) itself. */
+static int any_source_fault(tether_group *g, const char *mode, int rank, float *buf)
+{
+    int kill_victim = !strcmp(mode, "anykill"), src = -1, rc;
+    double t0 = now_s();
+    if (rank == VICTIM && kill_victim) {
+        usleep(400 * 1000);
+        raise(SIGKILL);
+    }
+    if (rank == VICTIM)
+        rc = tether_send(g, buf, 1001, TETHER_FLOAT32, 0);
+    if (rank == 0)
+        rc = tether_recv_from(g, buf, 1000, TETHER_FLOAT32, TETHER_ANY_SOURCE, &src);
+    else
+        rc = tether_recv(g, buf, 1000, TETHER_FLOAT32, 0);
+    static const int killed[] = {TETHER_EPEER, TETHER_ENET, 0}, sized[] = {TETHER_EMISMATCH, 0},
+                     told[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
+    return judge(g, rank, rc, now_s() - t0, LIMIT_S,
+                 kill_victim ? killed : rank == 0 ? sized : told);
+}
+
 static int rank_main(const char *mode, const char *backend)
 {
     if (!strncmp(mode, "mixed", 5))
@@ -348,6 +375,18 @@ static int rank_main(const char *mode, const char *backend)
         tether_group_free(g);
         return verdict;
     }
+    if (!strcmp(mode, "anykill") || !strcmp(mode, "anysize")) {
+        int verdict = any_source_fault(g, mode, rank, buf);
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
+    if (!strcmp(mode, "anykill") || !strcmp(mode, "anysize")) {
+        int verdict = any_source_fault(g, mode, rank, buf);
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
     if (!strcmp(mode, "bcastleak")) {
         int verdict = bcast_leak(g, rank, buf);
         free(buf);
@@ -399,7 +438,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
                         "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap|mixedbackend|"
-                        "mixedwire|beatstop|idle|leave N [backend]\n");
+                        "mixedwire|beatstop|idle|leave|anykill|anysize N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -449,7 +488,7 @@ int main(int argc, char **argv)
             int st;
             if (pids[r] <= 0 || waitpid(pids[r], &st, WNOHANG) <= 0)
                 continue;
-            int victim = r == VICTIM && (!strcmp(mode, "kill") || strstr(mode, "stop"));
+            int victim = r == VICTIM && (strstr(mode, "kill") || strstr(mode, "stop"));
             if (!victim && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
                 fprintf(stderr, "fault_test: rank %d failed the %s scenario\n", r, mode);
                 failures++;
