@@ -39,6 +39,10 @@ if os.environ.get("TETHER_SUITE_BACKEND"):
             # Forked, not spawned as test_distributed_spawn.py does: a spawned rank imports torch
             # and the suite again, about 2 s a test here, and the suite has 270.
             self._start_processes(torch.multiprocessing.get_context("fork").Process)
+            TestDistBackendForked.ranks_started.add(len(self.processes))
+
+    # How many ranks each test really started: the proof that --world-size reached the suite.
+    TestDistBackendForked.ranks_started = set()
 
 
 def outcomes(result, names):
@@ -60,7 +64,9 @@ def worker(out, patterns):
     suite = unittest.TestSuite(TestDistBackendForked(n) for n in names)
     result = unittest.TextTestRunner(verbosity=1, stream=sys.stderr).run(suite)
     with open(out, "w") as f:
-        json.dump(outcomes(result, names), f, indent=0, sort_keys=True)
+        json.dump({"outcomes": outcomes(result, names),
+                   "ranks": sorted(TestDistBackendForked.ranks_started)}, f, indent=0,
+                  sort_keys=True)
 
 
 def run_backend(backend, args, patterns):
@@ -82,11 +88,15 @@ def run_backend(backend, args, patterns):
             a for p in patterns for a in ("-k", p)]
         subprocess.run(cmd, env=env, check=False, timeout=args.timeout)
         with open(out) as f:
-            outcomes = json.load(f)
+            found = json.load(f)
+    outcomes, ranks = found["outcomes"], found["ranks"]
     print(f"dist_suite: {backend}: {sum(v == 'passed' for v in outcomes.values())} passed, "
           f"{sum(v in ('failed', 'error') for v in outcomes.values())} failed, "
-          f"{sum(v == 'skipped' for v in outcomes.values())} skipped in {time.time() - start:.0f} s",
-          flush=True)
+          f"{sum(v == 'skipped' for v in outcomes.values())} skipped in {time.time() - start:.0f} s; "
+          f"ranks per test: {ranks}", flush=True)
+    if ranks and ranks != [args.world_size]:
+        sys.exit(f"dist_suite: {backend}: the tests started {ranks} ranks, not --world-size "
+                 f"{args.world_size}")
     return outcomes
 
 

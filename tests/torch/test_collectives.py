@@ -358,6 +358,69 @@ def test_tags_received_in_another_order(world):
         close(third, data(0, BIG, torch.float32, salt=10 * rank + 2))
 
 
+def test_recv_from_any_source(world):
+    """Rank 0 takes 3 messages of tag 5 from every other rank with recv(src=None), the first of the
+    last rank's by a directed recv: each reports its sender, and a sender's messages come in the
+    order sent. Then each sender's tag 6 message, sent after, by irecv(src=None) all in flight at
+    once (not over mpi, whose blocking point to point keeps no tags)."""
+    rank, size = world
+    if size == 1:
+        pytest.skip("send/recv needs two ranks")
+    K, n = 3, 1000
+    tags_kept = tether_torch._C.world_backend() != "mpi"
+    if rank != 0:
+        for k in range(K):
+            dist.send(data(rank, n, torch.float32, salt=k), 0, tag=5)
+        if tags_kept:
+            dist.send(torch.full((4,), float(rank), device=DEVICE), 0, tag=6)
+        return
+    got = empty(n)
+    assert dist.recv(got, size - 1, tag=5) == size - 1
+    close(got, data(size - 1, n, torch.float32, salt=0))
+    following = {p: 0 for p in range(1, size)}
+    following[size - 1] = 1
+    for _ in range(K * (size - 1) - 1):
+        src = dist.recv(got, tag=5)
+        close(got, data(src, n, torch.float32, salt=following[src]))
+        following[src] += 1
+    assert following == {p: K for p in range(1, size)}
+    if tags_kept:
+        bufs = [empty(4) for _ in range(1, size)]
+        works = [dist.irecv(b, tag=6) for b in bufs]
+        for w in works:
+            w.wait()
+        sources = [w._source_rank() for w in works]
+        assert sorted(sources) == list(range(1, size))
+        for b, src in zip(bufs, sources):
+            close(b, torch.full((4,), float(src)))
+
+
+def sparse_of(rank, shape):
+    """Rank rank's sparse COO tensor: indices along dimension 0, each with a value of shape[1:]
+    (a hybrid tensor); three of them, one index twice (uncoalesced); none at all on rank 1."""
+    if rank == 1:
+        return torch.sparse_coo_tensor(torch.empty(1, 0, dtype=torch.int64),
+                                       torch.empty(0, *shape[1:]), shape)
+    rows = torch.tensor([[rank % shape[0], (rank + 1) % shape[0], rank % shape[0]]])
+    values = torch.stack([torch.full(shape[1:], float(rank + k + 1)) for k in range(3)])
+    return torch.sparse_coo_tensor(rows, values, shape)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (7, 2, 2)])
+def test_sparse_all_reduce(world, shape):
+    """Sparse COO CPU tensors are summed in place, as gloo does."""
+    if DEVICE.type != "cpu":
+        pytest.skip("sparse all-reduce takes CPU tensors")
+    rank, size = world
+    t = sparse_of(rank, shape)
+    dist.all_reduce(t)
+    assert t.is_sparse
+    want = sum(sparse_of(r, shape).to_dense() for r in range(size))
+    close(t.to_dense(), want)
+    with pytest.raises(ValueError, match="sparse tensors are summed only"):
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+
+
 def test_barrier(world):
     dist.barrier()
 
@@ -378,8 +441,9 @@ def test_bad_arguments_raise_at_the_call(world):
         dist.all_reduce(empty(2, dtype=torch.int64), op=dist.ReduceOp.AVG)
     with pytest.raises(ValueError, match="tether gather: expected"):
         dist.gather(empty(1), [empty(1)] * (size + 1), dst=rank)
-    with pytest.raises(RuntimeError, match="does not support"):
-        dist.recv(empty(1))  # from any source
+    if size == 1:
+        with pytest.raises(ValueError, match="tether recvAnysource: a group of size 1"):
+            dist.recv(empty(1))  # from any source: nobody to receive from
     if size > 1:
         with pytest.raises(ValueError, match="tether send: tag -1 is negative"):
             dist.send(empty(1), (rank + 1) % size, tag=-1)

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "args.h"
+#include "sparse.h"
 #include "staging.h"
 #include "tether.h"
 #include "work.h"
@@ -277,8 +278,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type
     calls_++;
     auto work =
         c10::make_intrusive<TetherWork>(rank_, type, call, std::vector<at::Tensor>{t}, timeout_);
+    /* a receive's sender, written by tether when it completes (peer may be TETHER_ANY_SOURCE) */
+    auto source = std::make_shared<int>(peer);
     progress_->post(
-        [work, call, g = group_, progress = progress_.get(), st, h, dt, peer, tag, sending] {
+        [work, call, g = group_, progress = progress_.get(), st, h, dt, peer, tag, sending,
+         source] {
             at::Tensor buf;
             tether_request *req = nullptr;
             int blocking_rc = TETHER_OK; /* the call made in turn, not watched */
@@ -286,11 +290,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type
                 st->ready();
                 buf = h.contiguous();
                 void *p = buf.data_ptr();
-                int rc = sending ? tether_isend(g, p, buf.numel(), dt, peer, tag, &req)
-                                 : tether_irecv(g, p, buf.numel(), dt, peer, tag, &req);
+                int rc =
+                    sending ? tether_isend(g, p, buf.numel(), dt, peer, tag, &req)
+                            : tether_irecv_from(g, p, buf.numel(), dt, peer, tag, source.get(), &req);
                 if (rc == TETHER_EUNAVAIL) { /* blocking only (mpi): in turn, tags not kept */
                     blocking_rc = sending ? tether_send(g, p, buf.numel(), dt, peer)
-                                          : tether_recv(g, p, buf.numel(), dt, peer);
+                                          : tether_recv_from(g, p, buf.numel(), dt, peer,
+                                                             source.get());
                     rc = TETHER_OK;
                 }
                 return rc;
@@ -299,12 +305,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type
                 work->complete(error);
                 return;
             }
-            auto finish = [work, call, st, h, buf](int rc) {
+            auto finish = [work, call, st, h, buf, source](int rc) {
                 work->complete(outcome(call, [&] {
                     if (rc == TETHER_OK) {
                         if (!buf.is_same(h))
                             h.copy_(buf);
                         st->finish();
+                        work->set_source(*source);
                     }
                     return rc;
                 }));
@@ -337,6 +344,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Ten
                                                              const c10d::AllreduceOptions &opts)
 {
     const char *call = "allreduce";
+    if (tensors.size() == 1 && tensors[0].defined() && tensors[0].is_sparse())
+        return sparse_allreduce(tensors[0], opts);
     const at::Tensor t = single(tensors, call);
     const tether_dtype dt = dtype_of(t, call);
     const Reduction red = reduction_of(opts.reduceOp, t, call);
@@ -346,6 +355,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Ten
                    [h = st->inout(t), dt, red, n](tether_group *g) {
                        return all_reduce_into(g, h, dt, red, n);
                    });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::sparse_allreduce(const at::Tensor &t,
+                                                                    const c10d::AllreduceOptions &opts)
+{
+    const char *call = "allreduce";
+    if (!t.device().is_cpu())
+        bad_arg(call, "sparse tensor on " + t.device().str() + ": tether sums sparse CPU tensors only");
+    if (opts.reduceOp.op_ != c10d::ReduceOp::SUM)
+        bad_arg(call, "sparse tensors are summed only (ReduceOp.SUM), as on gloo");
+    const tether_dtype dt = dtype_of(t, call);
+    const int n = size_;
+    return enqueue(c10d::OpType::ALLREDUCE, call, {t}, std::make_shared<Staging>(),
+                   [t, dt, n](tether_group *g) { return sparse_all_reduce_into(g, t, dt, n); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::reduce(std::vector<at::Tensor> &tensors,
@@ -665,6 +688,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::recv(std::vector<at::Tensor> 
     if (tag < 0)
         bad_arg(call, "tag " + std::to_string(tag) + " is negative");
     return enqueue_p2p(c10d::OpType::RECV, call, t, src, tag);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTether::recvAnysource(std::vector<at::Tensor> &tensors,
+                                                                 int tag)
+{
+    const char *call = "recvAnysource";
+    const at::Tensor t = single(tensors, call);
+    if (size_ < 2)
+        bad_arg(call, "a group of size 1 has no other rank to receive from");
+    if (tag < 0)
+        bad_arg(call, "tag " + std::to_string(tag) + " is negative");
+    return enqueue_p2p(c10d::OpType::RECVANYSOURCE, call, t, TETHER_ANY_SOURCE, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTether::barrier(const c10d::BarrierOptions &)

@@ -98,6 +98,10 @@ class ProcessGroupTether final : public TetherBase
                                         int tag) override;
     c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor> &tensors, int src,
                                         int tag) override;
+    /* The next message of tag from whichever rank sent one (TETHER_ANY_SOURCE); the Work's
+     * sourceRank() names it. */
+    c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor> &tensors,
+                                                 int tag) override;
     c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &opts) override;
     /* As gloo's: every rank reports to rank 0 within opts.timeout, which names the ranks that did
      * not ("Rank 1 failed to pass monitoredBarrier in 2000 ms"; every such rank with wait_all),
@@ -126,9 +130,13 @@ class ProcessGroupTether final : public TetherBase
     c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char *call,
                                            std::vector<at::Tensor> outputs,
                                            std::shared_ptr<const Staging> staged, Body body);
-    /* A send (type SEND) or receive of t with peer, watched by the progress thread. */
+    /* A send (type SEND) or receive of t with peer (a receive: or TETHER_ANY_SOURCE), watched by
+     * the progress thread. */
     c10::intrusive_ptr<c10d::Work> enqueue_p2p(c10d::OpType type, const char *call,
                                                const at::Tensor &t, int peer, int tag);
+    /* allreduce of one sparse COO CPU tensor: SUM only (sparse.h). */
+    c10::intrusive_ptr<c10d::Work> sparse_allreduce(const at::Tensor &t,
+                                                    const c10d::AllreduceOptions &opts);
     /* all_to_all with a block size per peer (elements), any of them 0. */
     int all_to_all_blocks(tether_group *g, const char *call, const std::vector<at::Tensor> &send,
                           const std::vector<at::Tensor> &recv);

@@ -6,6 +6,7 @@
  * timeout, so no caller can block forever even if the queue ahead of it is long. */
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <string>
@@ -64,11 +65,24 @@ class TetherWork final : public c10d::Work
         return outputs_;
     }
 
+    /* A receive's sender, once it completed (torch's recv with src=None reads it); the progress
+     * thread sets it before complete(). */
+    void set_source(int rank)
+    {
+        source_ = rank;
+    }
+    int sourceRank() const override
+    {
+        const int rank = source_;
+        return rank >= 0 ? rank : c10d::Work::sourceRank(); /* not a completed receive: throws */
+    }
+
   private:
     const std::string call_;
     const std::vector<at::Tensor> outputs_;
     const std::chrono::milliseconds timeout_;
     const c10::intrusive_ptr<c10::ivalue::Future> future_;
+    std::atomic<int> source_{-1};
 };
 
 } // namespace tether_torch
