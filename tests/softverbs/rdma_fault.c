@@ -1,7 +1,7 @@
 /* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never
  * wrong data.
  *
- * Usage: rdma_fault kill|drop|mismatch|nodev|nogid|qplimit|idle|beatstop|beatidle N uc|rc [ring]
+ * Usage: rdma_fault kill|drop|mismatch|anykill|anysize|nodev|nogid|qplimit|idle|beatstop|beatidle N uc|rc [ring]
  * (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours only,
  * so the backend runs in ring mode and forwards)
  * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
@@ -18,6 +18,10 @@
  *   nodev    no devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL).
  *   nogid    devices without an IPv4-mapped GID: ECONFIG naming the fix.
  *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit.
+ *   anykill  rank 0 receives from TETHER_ANY_SOURCE, the others from rank 0; rank 1 is killed:
+ *            every survivor fails with EPEER or ENET in < 5 s.
+ *   anysize  the same, but rank 1 sends one element more than rank 0 takes: every rank fails
+ *            with EMISMATCH (or EPEER).
  *   idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those sleep outside
  *            tether: their progress threads must forward, so it finishes long before they wake.
  * With TETHER_TIMEOUT=0 (heartbeats alone decide) and TETHER_HEARTBEAT=BEAT_S:
@@ -99,6 +103,28 @@ static int mismatched_call(tether_group *g, const char *mode)
     fprintf(stderr, "rank %d: %s: %s\n", rank, tether_err_name(rc), tether_last_error());
     free(v);
     return rc == TETHER_EMISMATCH ? SAW_ERROR : rc == TETHER_OK ? FINISHED : SETUP_FAILED;
+}
+
+/* anykill, anysize: rank 0 receives from TETHER_ANY_SOURCE while the others receive from rank 0,
+ * which never sends; rank 1 is killed 0.4 s in, or sends one element more than rank 0 takes. */
+static int any_source_fault(tether_group *g, const char *mode)
+{
+    int rank = tether_group_rank(g), src = -1, rc;
+    float *v = calloc(COUNT + 1, sizeof *v);
+    double t0 = now_s();
+    if (rank == 1 && !strcmp(mode, "anykill")) {
+        usleep(400 * 1000);
+        raise(SIGKILL);
+    }
+    if (rank == 1)
+        tether_send(g, v, COUNT + 1, TETHER_FLOAT32, 0);
+    rc = rank == 0 ? tether_recv_from(g, v, COUNT, TETHER_FLOAT32, TETHER_ANY_SOURCE, &src)
+                   : tether_recv(g, v, COUNT, TETHER_FLOAT32, 0);
+    double took = now_s() - t0;
+    fprintf(stderr, "rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), took,
+            tether_last_error());
+    free(v);
+    return rc == TETHER_OK ? FINISHED : took > LIMIT_S ? SLOW : SAW_ERROR;
 }
 
 /* Ranks 0 and 2 trade IDLE_ROUNDS messages each way (forwarded: they are not neighbours) while the
@@ -196,6 +222,8 @@ static int rank_main(const char *mode)
         rc = mismatched_call(g, mode);
     else if (!strcmp(mode, "idle"))
         rc = idle_forwarders(g);
+    else if (!strncmp(mode, "any", 3))
+        rc = any_source_fault(g, mode);
     else if (!strncmp(mode, "beat", 4))
         rc = away_peer(g, !strcmp(mode, "beatstop"));
     else
@@ -303,7 +331,7 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
     for (int r = 0; r < n; r++) {
         if (codes[r] == WRONG_DATA || codes[r] == SETUP_FAILED || codes[r] == SLOW)
             return 1;
-        if ((!strcmp(mode, "kill") || strstr(mode, "stop")) && r != 1 && codes[r] != SAW_ERROR)
+        if ((strstr(mode, "kill") || strstr(mode, "stop")) && r != 1 && codes[r] != SAW_ERROR)
             return 1;
         if (((!strcmp(mode, "drop") && !strcmp(qp, "rc")) || !strcmp(mode, "idle") ||
              !strcmp(mode, "beatidle")) &&
@@ -316,7 +344,7 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
         return !strcmp(qp, "uc") && errors == 0;
     if (!strcmp(mode, "idle") || !strcmp(mode, "beatidle"))
         return 0;
-    return strcmp(mode, "kill") && !strstr(mode, "stop") && errors != n;
+    return !strstr(mode, "kill") && !strstr(mode, "stop") && errors != n;
 }
 
 int main(int argc, char **argv)
