@@ -276,7 +276,9 @@ static int any_source_fault(tether_group *g, const char *mode, int rank, float *
     static const int killed[] = {TETHER_EPEER, TETHER_ENET, 0}, sized[] = {TETHER_EMISMATCH, 0},
                      told[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
     return judge(g, rank, rc, now_s() - t0, LIMIT_S,
-                 kill_victim ? killed : rank == 0 ? sized : told);
+                 kill_victim ? killed
+                 : rank == 0 ? sized
+                             : told);
 }
 
 static int rank_main(const char *mode, const char *backend)

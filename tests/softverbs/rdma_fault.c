@@ -1,7 +1,8 @@
 /* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never
  * wrong data.
  *
- * Usage: rdma_fault kill|drop|mismatch|anykill|anysize|nodev|nogid|qplimit|idle|beatstop|beatidle N uc|rc [ring]
+ * Usage: rdma_fault kill|drop|mismatch|anykill|anysize|nodev|nogid|qplimit|idle|beatstop|beatidle
+ *        N uc|rc [ring]
  * (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours only,
  * so the backend runs in ring mode and forwards)
  * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
