@@ -148,12 +148,12 @@ TETHER_API int tether_all_to_all(tether_group *g, const void *send, void *recv,
 
 /* src of a receive that takes the next message of its tag from whichever rank sent one
  * (MPI_ANY_SOURCE). Each sender's messages of one tag still arrive in the order sent; senders
- * with messages waiting take turns (round robin), so a busy one cannot starve the others. A message that arrived
- * first is taken before one that arrives later, and the size check applies as for a directed
- * receive (a sender whose count or dtype differs: TETHER_EMISMATCH on both sides). A directed
- * receive posted while an any-source receive of the same tag waits takes its sender's next
- * message first (matching happens when a message is claimed, not when a receive is posted). In a
- * group of size 1 there is nobody to receive from: TETHER_EINVAL. */
+ * with messages waiting take turns (round robin), so a busy one cannot starve the others. The
+ * size check applies as for a directed receive (a sender whose count or dtype differs:
+ * TETHER_EMISMATCH on both sides). A directed receive posted while an any-source receive of the
+ * same tag waits takes its sender's next message first (a message is matched when it is claimed,
+ * not when a receive is posted). In a group of size 1 there is nobody to receive from:
+ * TETHER_EINVAL. */
 #define TETHER_ANY_SOURCE (-2)
 
 /* Point to point, between any two ranks. Messages between a pair arrive in the order sent; the
