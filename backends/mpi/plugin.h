@@ -44,8 +44,8 @@ typedef struct tether_mpi_call {
     size_t count; /* elements; more than INT_MAX is EINVAL (MPI counts are int) */
     tether_dtype dtype;
     tether_op op;
-    int peer; /* broadcast: root; send/recv: the other rank (recv: or TETHER_ANY_SOURCE, which is
-                 MPI_ANY_SOURCE); else unused */
+    int peer;    /* broadcast: root; send/recv: the other rank (recv: or TETHER_ANY_SOURCE, which is
+                    MPI_ANY_SOURCE); else unused */
     int *source; /* recv: where the sender's rank goes (MPI_Status.MPI_SOURCE), or NULL */
 } tether_mpi_call;
 
