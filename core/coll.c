@@ -1,5 +1,7 @@
 /* core/coll.c - the public collectives: clear the error, check arguments, run locally on a group of
- * size 1, else sign the call, pick the algorithm and run it; a failure after bytes moved breaks the
+ * size 1, else pick the algorithm (once, here), sign the call and run it. A failure before the call
+ * is numbered (a bad argument, a malformed algorithm setting) leaves the group usable: the call
+ * did not happen, and a retry is the same call on every rank. A failure after that breaks the
  * group. */
 #include <string.h>
 
@@ -79,9 +81,7 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
         return tether__run_in_backend(g, c, name);
     c->wire_bf16 =
         c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
-    c->algo = tether__algo_select(g, c);
-    if (c->algo == TETHER_ALGO_AUTO) /* a setting made malformed since init: nothing moved yet */
-        return tether__algo_env_check();
+    TRY(tether__algo_choose(g, c)); /* nothing numbered or sent yet: the group stays usable */
     g->cur_seq = g->seq++;
     g->cur_sig = tether__signature(c);
     g->cur_name = name;

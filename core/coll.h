@@ -38,7 +38,7 @@ typedef struct tether_coll {
     tether_op op;
     int root;
     size_t esize;
-    tether_algo algo; /* resolved by tether__algo_select, never AUTO when an algorithm runs */
+    tether_algo algo; /* set by tether__algo_choose, never AUTO when an algorithm runs */
     int wire_bf16;    /* float32 payload travels as bfloat16 (TETHER_WIRE_DTYPE=bf16) */
     int sending;      /* SEND_RECV: 1 for tether_send, 0 for tether_recv */
     int *source;      /* SEND_RECV receive: where the sender's group rank goes (root may be
@@ -74,14 +74,17 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg);
 int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, int from, void *rbuf,
                      size_t rbytes, uint32_t step);
 
-/* Algorithm choice: TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW, size and the transport's caps. */
-tether_algo tether__algo_select(const tether_group *g, const tether_coll *c);
+/* The one place a call's algorithm is chosen (core/algo/select.c): from TETHER_ALLREDUCE_ALGO,
+ * TETHER_TREE_BELOW (parsed again only when their text changed since this thread's last call),
+ * the size and the transport's caps, into c->algo. A malformed setting the call uses is
+ * TETHER_ECONFIG naming the variable and the values it accepts, before anything is sent. */
+int tether__algo_choose(const tether_group *g, tether_coll *c);
 const char *tether__algo_name(tether_algo a);
 /* Parse "auto|ring|tree|butterfly|direct"; -1 if unknown. */
 int tether__algo_parse(const char *s);
 /* TETHER_ECONFIG naming the variable when TETHER_ALLREDUCE_ALGO or TETHER_TREE_BELOW is malformed
- * (checked at init, and on a call that finds one changed since), else TETHER_OK. */
-int tether__algo_env_check(void);
+ * (tether_init checks both, so a job set up wrong fails before it forms), else TETHER_OK. */
+int tether__algo_settings_check(void);
 
 /* The algorithms, one file each in core/algo. Each runs c on g with g->size >= 2. */
 int tether__allreduce_ring(tether_group *g, const tether_coll *c);
@@ -96,8 +99,8 @@ int tether__broadcast_tree(tether_group *g, const tether_coll *c);
 int tether__alltoall_direct(tether_group *g, const tether_coll *c);
 int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
 
-/* Run a checked collective on a group of size >= 2: select the algorithm and call it. */
-int tether__coll_run(tether_group *g, tether_coll *c);
+/* Run a checked collective whose algorithm is chosen on a group of size >= 2: call it. */
+int tether__coll_run(tether_group *g, const tether_coll *c);
 
 /* tether_all_gather, named in failure messages as name: the library's own calls (group.c) say
  * what the user called, not a collective the user never made. */

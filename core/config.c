@@ -224,7 +224,7 @@ int tether__config_load(tether_config *cfg)
         return tether__fail(TETHER_ECONFIG, "TETHER_WIRE_DTYPE=\"%s\": expected bf16 or fp32",
                             wire);
     cfg->wire_bf16 = wire && (!strcmp(wire, "bf16") || !strcmp(wire, "bfloat16"));
-    return tether__algo_env_check();
+    return tether__algo_settings_check();
 }
 
 void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX])

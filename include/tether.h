@@ -9,7 +9,12 @@
  * different groups (a parent and its children too) may be used concurrently from different threads.
  * After a network, peer, timeout or mismatch error the group is broken: every later call on it (and
  * on groups split from the same world) returns that error at once. TETHER_EINVAL from argument
- * checks is raised before any byte moves and leaves the group usable.
+ * checks, and TETHER_ECONFIG from an algorithm setting changed to a malformed value since
+ * tether_init (TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW: read on every call), are raised before any
+ * byte moves and leave the group usable: on that rank the call did not happen, so a retry (once the
+ * setting is fixed) is the call the other ranks are in. Only on some ranks, the others wait for
+ * that retry, and fail with TETHER_EPEER within seconds if the rank exits instead (TETHER_ETIMEDOUT
+ * after TETHER_TIMEOUT if it goes on without calling).
  */
 #ifndef TETHER_H
 #define TETHER_H

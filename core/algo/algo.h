@@ -207,7 +207,4 @@ int tether__disseminate(tether_group *g, uint32_t step0);
 int tether__disseminate_start(tether_group *g, uint32_t step0, tether_req *round0[2]);
 int tether__disseminate_finish(tether_group *g, uint32_t step0, tether_req *round0[2]);
 
-/* TETHER_TREE_BELOW in bytes into *out, dflt when it is unset; -1 when malformed. */
-int tether__tree_below(size_t dflt, size_t *out);
-
 #endif

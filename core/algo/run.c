@@ -1,7 +1,5 @@
-/* core/algo/run.c - run a checked collective on a group of size >= 2: resolve the algorithm,
- * dispatch. */
-#include <stdlib.h>
-
+/* core/algo/run.c - run a checked collective on a group of size >= 2: dispatch the algorithm
+ * tether__algo_choose picked to its file. */
 #include "core/algo/algo.h"
 
 typedef int (*algo_fn)(tether_group *g, const tether_coll *c);
@@ -36,12 +34,8 @@ static algo_fn lookup(tether_coll_kind kind, tether_algo algo)
     return NULL;
 }
 
-int tether__coll_run(tether_group *g, tether_coll *c)
+int tether__coll_run(tether_group *g, const tether_coll *c)
 {
-    if (c->algo == TETHER_ALGO_AUTO)
-        c->algo = tether__algo_select(g, c);
-    if (c->algo == TETHER_ALGO_AUTO)
-        return tether__algo_env_check();
     algo_fn fn =
         ((int)c->algo > 0 && c->algo < TETHER_ALGO_COUNT) ? lookup(c->kind, c->algo) : NULL;
     if (!fn)

@@ -1,5 +1,7 @@
 /* core/algo/select.c - which algorithm runs a collective: TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW,
- * the group size and the transport's links.
+ * the group size and the transport's links. The only place a choice is made (coll.c asks once per
+ * call, before numbering it); the settings are read on every call and parsed and validated when
+ * their text changes, so a malformed one fails the call that uses it before anything is sent.
  *
  * all_reduce, auto: under TETHER_TREE_BELOW bytes the latency algorithm (recursive doubling:
  * log2(n) messages); above it, on a full mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS
@@ -17,6 +19,7 @@
  * differ get TETHER_EMISMATCH. */
 #include <errno.h>
 #include <stdint.h> /* SIZE_MAX */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,12 +47,12 @@ int tether__algo_parse(const char *s)
     return -1;
 }
 
-/* TETHER_TREE_BELOW's text as a byte count in *out; NULL or empty is dflt. -1 when malformed
+/* TETHER_TREE_BELOW's text as a byte count in *out; empty is unset (0). -1 when malformed
  * (docs/env.md: TETHER_ECONFIG, never the default in its place). */
-static int parse_tree_below(const char *v, size_t dflt, size_t *out)
+static int parse_tree_below(const char *v, size_t *out)
 {
-    *out = dflt;
-    if (!v || !*v)
+    *out = 0;
+    if (!*v)
         return 0;
     char *end;
     errno = 0;
@@ -57,29 +60,7 @@ static int parse_tree_below(const char *v, size_t dflt, size_t *out)
     if (errno || end == v || *end || v[0] == '-' || x > SIZE_MAX)
         return -1;
     *out = (size_t)x;
-    return 0;
-}
-
-/* Read on every call (so a program, or a test, can change it between calls). */
-int tether__tree_below(size_t dflt, size_t *out)
-{
-    return parse_tree_below(tether__env("TETHER_TREE_BELOW", NULL), dflt, out);
-}
-
-int tether__algo_env_check(void)
-{
-    const char *algo = tether__env("TETHER_ALLREDUCE_ALGO", NULL);
-    const char *below = tether__env("TETHER_TREE_BELOW", NULL);
-    size_t x;
-    if (tether__algo_parse(algo) < 0)
-        return tether__fail(
-            TETHER_ECONFIG,
-            "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct", algo);
-    if (parse_tree_below(below, 0, &x) < 0)
-        return tether__fail(TETHER_ECONFIG,
-                            "TETHER_TREE_BELOW=\"%s\": expected a number of bytes (0 or more)",
-                            below);
-    return TETHER_OK;
+    return 1;
 }
 
 /* s past prefix p (of len bytes), or NULL when s does not start with it. */
@@ -90,12 +71,13 @@ static const char *after(const char *s, const char *p, size_t len)
 }
 #define AFTER(s, p) after((s), (p), sizeof(p) - 1)
 
-/* The all-reduce settings, read on every call like tether__tree_below, but both in one pass over
- * the environment, finding what getenv would (the first entry of each name): two getenv calls were
- * a fifth of a small all-reduce's instructions (docs/tuning.md). */
-static void allreduce_env(const char **algo, const char **below)
+/* The algorithm settings' text, read on every call (a program, or a test, may change them between
+ * calls) in one pass over the environment, finding what getenv would (the first entry of each
+ * name; mccl's names when tether's are unset or empty): two getenv calls were a fifth of a small
+ * all-reduce's instructions (docs/tuning.md). "" when unset. */
+static void settings_text(const char **algo, const char **below)
 {
-    const char *alias[2] = {NULL, NULL}; /* mccl's names, read when tether's are unset */
+    const char *alias[2] = {NULL, NULL};
     *algo = *below = NULL;
     for (char **e = tether__environ; e && *e; e++) {
         const char *rest = AFTER(*e, "TETHER_"), *v;
@@ -108,8 +90,70 @@ static void allreduce_env(const char **algo, const char **below)
         else if (!*below_to && (v = AFTER(rest, "TREE_BELOW=")))
             *below_to = v;
     }
-    *algo = *algo && **algo ? *algo : alias[0];
-    *below = *below && **below ? *below : alias[1];
+    *algo = *algo && **algo ? *algo : alias[0] ? alias[0] : "";
+    *below = *below && **below ? *below : alias[1] ? alias[1] : "";
+}
+
+/* The settings parsed from their text; parsed again only when the text changes. */
+typedef struct algo_settings {
+    char algo_text[32], below_text[32]; /* what they were parsed from; "" unset */
+    int algo;                           /* tether_algo; -1 malformed */
+    int below_set;                      /* 1 set, 0 unset (each collective's default), -1 bad */
+    size_t below;
+} algo_settings;
+
+/* 1 if text is what buf holds (text too long for buf never is: it is parsed every time). */
+static int same_text(const char buf[32], const char *text)
+{
+    return strlen(text) < 32 && strcmp(buf, text) == 0;
+}
+
+/* This thread's settings as the environment has them now (each thread keeps its own copy, so
+ * threads on sibling groups never share one). */
+static const algo_settings *settings(void)
+{
+    static _Thread_local algo_settings cur = {.algo_text = "\x01"}; /* matches no text at first */
+    const char *algo, *below;
+    settings_text(&algo, &below);
+    if (same_text(cur.algo_text, algo) && same_text(cur.below_text, below))
+        return &cur;
+    snprintf(cur.algo_text, sizeof cur.algo_text, "%s", algo);
+    snprintf(cur.below_text, sizeof cur.below_text, "%s", below);
+    cur.algo = tether__algo_parse(algo);
+    cur.below_set = parse_tree_below(below, &cur.below);
+    return &cur;
+}
+
+/* TETHER_ECONFIG naming the variable and what it accepts, when a setting the call uses is
+ * malformed. */
+static int bad_algo(void)
+{
+    const char *v, *unused;
+    settings_text(&v, &unused);
+    return tether__fail(
+        TETHER_ECONFIG,
+        "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct "
+        "(or unset)",
+        v);
+}
+
+static int bad_below(void)
+{
+    const char *unused, *v;
+    settings_text(&unused, &v);
+    return tether__fail(
+        TETHER_ECONFIG,
+        "TETHER_TREE_BELOW=\"%s\": expected a number of bytes (0 or more, or unset)", v);
+}
+
+int tether__algo_settings_check(void)
+{
+    const algo_settings *s = settings();
+    if (s->algo < 0)
+        return bad_algo();
+    if (s->below_set < 0)
+        return bad_below();
+    return TETHER_OK;
 }
 
 static unsigned caps_of(const tether_group *g)
@@ -166,30 +210,28 @@ static tether_algo log_choice(const tether_coll *c, tether_algo a)
     return a;
 }
 
-static tether_algo choose(const tether_group *g, const tether_coll *c)
+/* The algorithm of c on g under settings s, or -1 (TETHER_ECONFIG recorded) when a setting c uses
+ * is malformed. */
+static int choose(const tether_group *g, const tether_coll *c, const algo_settings *s)
 {
     size_t bytes = c->count * c->esize;
-    const char *algo, *below;
-    size_t tree_below;
-    int forced;
     switch (c->kind) {
     case TETHER_COLL_ALL_REDUCE:
-        allreduce_env(&algo, &below);
-        forced = tether__algo_parse(algo);
-        if (forced < 0)
-            return TETHER_ALGO_AUTO;
-        if (forced != TETHER_ALGO_AUTO)
-            return (tether_algo)forced;
-        if (parse_tree_below(below, TETHER_TREE_BELOW_DEFAULT, &tree_below) < 0)
-            return TETHER_ALGO_AUTO;
-        return allreduce_auto(g, bytes, tree_below);
+        if (s->algo < 0)
+            return bad_algo();
+        if (s->algo != TETHER_ALGO_AUTO)
+            return s->algo;
+        if (s->below_set < 0)
+            return bad_below();
+        return allreduce_auto(g, bytes, s->below_set ? s->below : TETHER_TREE_BELOW_DEFAULT);
     case TETHER_COLL_ALL_GATHER:
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
-        if (tether__tree_below(bcast_tree_below(g, bytes), &tree_below) < 0)
-            return TETHER_ALGO_AUTO;
-        return bytes < tree_below ? TETHER_ALGO_TREE : TETHER_ALGO_RING;
+        if (s->below_set < 0)
+            return bad_below();
+        return bytes < (s->below_set ? s->below : bcast_tree_below(g, bytes)) ? TETHER_ALGO_TREE
+                                                                              : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL:
         return TETHER_ALGO_DIRECT;
     case TETHER_COLL_BARRIER:
@@ -200,9 +242,11 @@ static tether_algo choose(const tether_group *g, const tether_coll *c)
     return TETHER_ALGO_TREE;
 }
 
-/* AUTO back means TETHER_ALLREDUCE_ALGO or TETHER_TREE_BELOW is malformed:
- * tether__algo_env_check says which. */
-tether_algo tether__algo_select(const tether_group *g, const tether_coll *c)
+int tether__algo_choose(const tether_group *g, tether_coll *c)
 {
-    return log_choice(c, choose(g, c));
+    int a = choose(g, c, settings());
+    if (a < 0)
+        return a;
+    c->algo = log_choice(c, (tether_algo)a);
+    return TETHER_OK;
 }

@@ -27,7 +27,11 @@ static tether_algo pick(tether_coll_kind kind, int n, size_t bytes, unsigned cap
     tether_group g = {.world = &w, .size = n};
     tether_coll c = {.kind = kind, .count = bytes, .esize = 1, .dt = TETHER_UINT8};
     fake_caps = caps;
-    return tether__algo_select(&g, &c);
+    tether__clear_error(); /* as every public call does first */
+    if (tether__algo_choose(&g, &c) != TETHER_OK)
+        return TETHER_ALGO_AUTO; /* never chosen: the call fails with TETHER_ECONFIG */
+    assert_int_not_equal(c.algo, TETHER_ALGO_AUTO);
+    return c.algo;
 }
 
 static void test_names(void **state)
@@ -79,27 +83,44 @@ static void test_overrides(void **state)
     /* forcing all_reduce leaves the others alone */
     assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 10, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     setenv("TETHER_ALLREDUCE_ALGO", "fast", 1);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_AUTO); /* run reports it */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_AUTO);
+    assert_non_null(strstr(tether_last_error(), "TETHER_ALLREDUCE_ALGO=\"fast\""));
+    assert_non_null(strstr(tether_last_error(), "auto, ring, tree, butterfly or direct"));
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 10, 0), TETHER_ALGO_TREE); /* not its setting */
+    assert_int_equal(tether__algo_settings_check(), TETHER_ECONFIG);
+    setenv("TETHER_ALLREDUCE_ALGO", "tree",
+           1); /* changed back: chosen again, not the cached error */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 1 << 20, 0), TETHER_ALGO_TREE);
     unsetenv("TETHER_ALLREDUCE_ALGO");
     setenv("TETHER_TREE_BELOW", "100", 1);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 99, 0), TETHER_ALGO_TREE);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 100, 0), TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 100, 0), TETHER_ALGO_RING); /* sets both */
-    size_t below = 0;
-    assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT, &below), 0);
-    assert_int_equal(below, 100);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 99, 0), TETHER_ALGO_TREE);
+    /* mccl's name counts when tether's is unset or empty */
+    setenv("TETHER_TREE_BELOW", "", 1);
+    setenv("MCCL_TREE_BELOW", "1000", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 999, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 1000, 0), TETHER_ALGO_RING);
+    unsetenv("MCCL_TREE_BELOW");
     /* malformed: no default in its place; the call reports TETHER_ECONFIG naming it */
-    static const char *const bad[] = {"lots", "-5", "12abc", "99999999999999999999999", NULL};
+    static const char *const bad[] = {"lots",
+                                      "-5",
+                                      "12abc",
+                                      "99999999999999999999999",
+                                      "1000000000000000000000000000000000000000x",
+                                      NULL};
     for (const char *const *v = bad; *v; v++) {
         setenv("TETHER_TREE_BELOW", *v, 1);
-        assert_int_equal(tether__tree_below(TETHER_TREE_BELOW_DEFAULT, &below), -1);
         assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_AUTO);
+        assert_non_null(strstr(tether_last_error(), "TETHER_TREE_BELOW"));
         assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 10, 0), TETHER_ALGO_AUTO);
-        assert_int_equal(tether__algo_env_check(), TETHER_ECONFIG);
+        assert_int_equal(tether__algo_settings_check(), TETHER_ECONFIG);
         assert_non_null(strstr(tether_last_error(), "TETHER_TREE_BELOW"));
     }
     unsetenv("TETHER_TREE_BELOW");
-    assert_int_equal(tether__algo_env_check(), TETHER_OK);
+    assert_int_equal(tether__algo_settings_check(), TETHER_OK);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_TREE);
 }
 
 static void test_partition(void **state)
