@@ -1,4 +1,5 @@
-/* core/errors.c - status codes, their texts, and the thread-local detailed message of the last call. */
+/* core/errors.c - status codes, their texts, and the thread-local detailed message of the last
+ * call. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -41,20 +42,15 @@ const char *tether_last_error(void)
     return last_msg;
 }
 
-/* A switch with no default, so -Wswitch-style review catches a code with no text (curl's rule). */
+/* Both from include/tether.h's one list of codes: a code cannot lack a text or a name. */
 const char *tether_strerror(int status)
 {
     switch (status) {
-    case TETHER_OK: return "success";
-    case TETHER_EINVAL: return "invalid argument";
-    case TETHER_ECONFIG: return "malformed configuration";
-    case TETHER_EUNAVAIL: return "backend not available";
-    case TETHER_ENET: return "network error";
-    case TETHER_ETIMEDOUT: return "timed out waiting for peers";
-    case TETHER_EPEER: return "a peer failed or closed its connection";
-    case TETHER_EMISMATCH: return "ranks called mismatched collectives";
-    case TETHER_ENOMEM: return "out of memory";
-    case TETHER_EINTERNAL: return "internal error";
+#define TETHER_TEXT_(name, value, text)                                                            \
+    case TETHER_##name:                                                                            \
+        return text;
+        TETHER_STATUS_LIST(TETHER_TEXT_)
+#undef TETHER_TEXT_
     }
     return "unknown status code";
 }
@@ -62,16 +58,11 @@ const char *tether_strerror(int status)
 const char *tether_err_name(int status)
 {
     switch (status) {
-    case TETHER_OK: return "TETHER_OK";
-    case TETHER_EINVAL: return "TETHER_EINVAL";
-    case TETHER_ECONFIG: return "TETHER_ECONFIG";
-    case TETHER_EUNAVAIL: return "TETHER_EUNAVAIL";
-    case TETHER_ENET: return "TETHER_ENET";
-    case TETHER_ETIMEDOUT: return "TETHER_ETIMEDOUT";
-    case TETHER_EPEER: return "TETHER_EPEER";
-    case TETHER_EMISMATCH: return "TETHER_EMISMATCH";
-    case TETHER_ENOMEM: return "TETHER_ENOMEM";
-    case TETHER_EINTERNAL: return "TETHER_EINTERNAL";
+#define TETHER_NAME_(name, value, text)                                                            \
+    case TETHER_##name:                                                                            \
+        return "TETHER_" #name;
+        TETHER_STATUS_LIST(TETHER_NAME_)
+#undef TETHER_NAME_
     }
     return "TETHER_E?";
 }

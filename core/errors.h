@@ -23,24 +23,29 @@ void tether__clear_error(void);
 /* 1 if the current call has recorded a failure already. */
 int tether__has_error(void);
 
+/* TRY logs the failing frame. log.h includes this header for TETHER_PRINTF, which is defined
+ * above, so it is included here, after it: whichever of the two a file includes first, both are
+ * complete. */
+#include "log.h"
+
 /* Return from the current function when expr fails, logging the frame at trace level. */
-#define TRY(expr)                                                                   \
-    do {                                                                            \
-        int try_rc_ = (expr);                                                       \
-        if (try_rc_ < 0) {                                                          \
-            TLOG_TRACE("-> %s", tether_err_name(try_rc_));                          \
-            return try_rc_;                                                         \
-        }                                                                           \
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        int try_rc_ = (expr);                                                                      \
+        if (try_rc_ < 0) {                                                                         \
+            TLOG_TRACE("-> %s", tether_err_name(try_rc_));                                         \
+            return try_rc_;                                                                        \
+        }                                                                                          \
     } while (0)
 
 /* Jump to a cleanup label with rc set when expr fails. */
-#define TRY_GOTO(rc, expr, label)                                                   \
-    do {                                                                            \
-        (rc) = (expr);                                                              \
-        if ((rc) < 0) {                                                             \
-            TLOG_TRACE("-> %s", tether_err_name(rc));                               \
-            goto label;                                                             \
-        }                                                                           \
+#define TRY_GOTO(rc, expr, label)                                                                  \
+    do {                                                                                           \
+        (rc) = (expr);                                                                             \
+        if ((rc) < 0) {                                                                            \
+            TLOG_TRACE("-> %s", tether_err_name(rc));                                              \
+            goto label;                                                                            \
+        }                                                                                          \
     } while (0)
 
 #endif

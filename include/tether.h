@@ -36,18 +36,36 @@ extern "C" {
 #define TETHER_VERSION_PATCH 0
 #define TETHER_VERSION_STRING "0.1.0"
 
-/* Status codes. Fixed values, never renumbered. */
-#define TETHER_OK 0
-#define TETHER_EINVAL (-1)    /* bad argument (NULL buffer, dtype, op, root or peer out of range) */
-#define TETHER_ECONFIG (-2)   /* malformed configuration: hostfile, environment variable */
-#define TETHER_EUNAVAIL (-3)  /* backend not available here (not configured, library missing) */
-#define TETHER_ENET (-4)      /* socket or device error (connect, send, receive) */
-#define TETHER_ETIMEDOUT (-5) /* nothing finished or moved for TETHER_TIMEOUT seconds */
-#define TETHER_EPEER (-6)     /* a peer closed its connection or reported a failure */
-#define TETHER_EMISMATCH (-7) /* ranks called different collectives, counts, dtypes, ops or roots  \
-                               */
-#define TETHER_ENOMEM (-8)    /* out of memory */
-#define TETHER_EINTERNAL (-9) /* a bug in tether: please report it with TETHER_VERBOSE=1 output */
+/* Status codes, one list: X(name, value, tether_strerror's text). The enum below and
+ * tether_strerror/tether_err_name are all made from it, so no code lacks a text or a name.
+ * Fixed values, never renumbered. */
+/* clang-format off */
+#define TETHER_STATUS_LIST(X)                                                                  \
+    X(OK, 0, "success")                                                                        \
+    /* bad argument (NULL buffer, dtype, op, root or peer out of range) */                     \
+    X(EINVAL, -1, "invalid argument")                                                          \
+    /* malformed configuration: hostfile, environment variable */                              \
+    X(ECONFIG, -2, "malformed configuration")                                                  \
+    /* backend not available here (not configured, library missing) */                         \
+    X(EUNAVAIL, -3, "backend not available")                                                   \
+    /* socket or device error (connect, send, receive) */                                      \
+    X(ENET, -4, "network error")                                                               \
+    /* nothing finished or moved for TETHER_TIMEOUT seconds */                                 \
+    X(ETIMEDOUT, -5, "timed out waiting for peers")                                            \
+    /* a peer closed its connection or reported a failure */                                   \
+    X(EPEER, -6, "a peer failed or closed its connection")                                     \
+    /* ranks called different collectives, counts, dtypes, ops, roots or algorithms */         \
+    X(EMISMATCH, -7, "ranks called mismatched collectives")                                    \
+    /* out of memory */                                                                        \
+    X(ENOMEM, -8, "out of memory")                                                             \
+    /* a bug in tether: please report it with TETHER_VERBOSE=1 output */                       \
+    X(EINTERNAL, -9, "internal error")
+/* clang-format on */
+
+/* TETHER_OK, TETHER_EINVAL, ...: what every function returns (as int). */
+#define TETHER_STATUS_ENUM_(name, value, text) TETHER_##name = value,
+typedef enum tether_status { TETHER_STATUS_LIST(TETHER_STATUS_ENUM_) } tether_status;
+#undef TETHER_STATUS_ENUM_
 
 typedef struct tether_group tether_group;
 
