@@ -47,12 +47,13 @@ const char *tether__env(const char *name, const char *const *fallbacks);
 /* Integer variable in [min, max]; def when unset. TETHER_ECONFIG naming it when malformed. */
 int tether__env_long(const char *name, long def, long min, long max, long *out);
 
-/* The backend a name given to tether_init or TETHER_BACKEND means ("any", "ring", "mesh", "rdma",
- * "singleton"; MLX's "jaccl" and "jaccl-ring" are "rdma"), or NULL when it names none. The
- * launcher, `tether config` and the hostfile reader take the same names. */
+/* The backend a name given to tether_init or TETHER_BACKEND means ("any", "singleton", a name in
+ * backends/table.c or one of its aliases there: MLX's "jaccl" and "jaccl-ring" are "rdma"), or NULL
+ * when it names none. The launcher, `tether config` and the hostfile reader take the same names. */
 const char *tether__backend_canonical(const char *name);
-/* The accepted names, for messages: "any, ring, mesh, rdma (or jaccl, jaccl-ring) or singleton". */
-extern const char *const tether__backend_names;
+/* The accepted names, for messages, in the table's order (backends/table.c):
+ * "any, mpi, rdma (or jaccl, jaccl-ring), mesh, ring or singleton". */
+const char *tether__backend_names(void);
 
 /* One row of the table of every TETHER_* variable (core/config.c), for docs and `tether check`. */
 typedef struct tether_env_var {

@@ -63,7 +63,8 @@ int tether__group_check(tether_group *g);
 int tether__group_break(tether_group *g, int code);
 
 /* Form a world group over ops with cfg (rank/size/timeouts already loaded): ops->open, then the
- * group object. tether_init uses it for every backend; tests use it with tests/support's
+ * group object. ops has its defaults filled (tether__backend_at, tether__transport_defaults) and
+ * outlives the world. tether_init uses it for every backend; tests use it with tests/support's
  * in-process transport. */
 int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
                        tether_group **out);

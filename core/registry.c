@@ -1,47 +1,128 @@
 /* core/registry.c - tether_init: choose a backend from the table in backends/table.c and form the
- * world. */
+ * world. The table's names (and aliases) are the only backend names; its entries are handed out
+ * with the defaults of their optional members filled in, and whether one is ready is decided here
+ * alone (tether check asks too). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "group.h"
 
-/* Every name tether_init and TETHER_BACKEND take, and the backend each means: MLX's JACCL
- * ("jaccl", and "jaccl-ring" for its ring of RDMA links) is the rdma backend here. */
-static const struct {
-    const char *given, *meant;
-} known[] = {
-    {"any", "any"},   {"mpi", "mpi"},    {"ring", "ring"},       {"mesh", "mesh"},
-    {"rdma", "rdma"}, {"jaccl", "rdma"}, {"jaccl-ring", "rdma"}, {"singleton", "singleton"},
-};
+#define MAX_BACKENDS 16
 
-const char *const tether__backend_names =
-    "any, mpi, ring, mesh, rdma (or jaccl, jaccl-ring) or singleton";
+static int always_usable(char *why, size_t why_len)
+{
+    (void)why;
+    (void)why_len;
+    return 1;
+}
 
+static uint64_t never_moved(tether_ep *ep)
+{
+    (void)ep;
+    return 0;
+}
+
+static void nothing_to_free(tether_ep *ep, void *comm)
+{
+    (void)ep;
+    (void)comm;
+}
+
+void tether__transport_defaults(tether_transport_ops *ops)
+{
+    if (!ops->usable)
+        ops->usable = always_usable;
+    if (!ops->moved)
+        ops->moved = never_moved;
+    if (!ops->comm_free)
+        ops->comm_free = nothing_to_free;
+}
+
+/* The table with defaults, and the names tether_init takes, made from backends/table.c once. */
+static tether_transport_ops filled[MAX_BACKENDS];
+static int nfilled;
+static char names_text[256];
+static pthread_once_t filled_once = PTHREAD_ONCE_INIT;
+
+/* "any, mpi, rdma (or jaccl, jaccl-ring), mesh, ring or singleton": the table's order. */
+static void describe_names(void)
+{
+    size_t used = (size_t)snprintf(names_text, sizeof names_text, "any");
+    for (int i = 0; i < nfilled && used < sizeof names_text; i++) {
+        const char *sep = " (or ";
+        used +=
+            (size_t)snprintf(names_text + used, sizeof names_text - used, ", %s", filled[i].name);
+        for (const tether_backend_alias *a = tether_backend_aliases; a->alias; a++)
+            if (strcmp(a->backend, filled[i].name) == 0 && used < sizeof names_text) {
+                used += (size_t)snprintf(names_text + used, sizeof names_text - used, "%s%s", sep,
+                                         a->alias);
+                sep = ", ";
+            }
+        if (strcmp(sep, ", ") == 0 && used < sizeof names_text)
+            used += (size_t)snprintf(names_text + used, sizeof names_text - used, ")");
+    }
+    if (used < sizeof names_text)
+        snprintf(names_text + used, sizeof names_text - used, " or singleton");
+}
+
+static void fill_table(void)
+{
+    for (; tether_backends[nfilled] && nfilled < MAX_BACKENDS; nfilled++) {
+        filled[nfilled] = *tether_backends[nfilled];
+        tether__transport_defaults(&filled[nfilled]);
+    }
+    describe_names();
+}
+
+const tether_transport_ops *tether__backend_at(int i)
+{
+    pthread_once(&filled_once, fill_table);
+    return i >= 0 && i < nfilled ? &filled[i] : NULL;
+}
+
+const char *tether__backend_names(void)
+{
+    pthread_once(&filled_once, fill_table);
+    return names_text;
+}
+
+/* "any" and "singleton" are the core's own; every other name is a backend's in the table, or an
+ * alias of one. */
 const char *tether__backend_canonical(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof known / sizeof known[0]; i++)
-        if (strcmp(known[i].given, name) == 0)
-            return known[i].meant;
+    static const char *const own[] = {"any", "singleton"};
+    const tether_transport_ops *ops;
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(name, own[i]) == 0)
+            return own[i];
+    for (const tether_backend_alias *a = tether_backend_aliases; a->alias; a++)
+        if (strcmp(a->alias, name) == 0)
+            name = a->backend;
+    for (int i = 0; (ops = tether__backend_at(i)); i++)
+        if (strcmp(ops->name, name) == 0)
+            return ops->name;
     return NULL;
 }
 
 static const tether_transport_ops *find_backend(const char *name)
 {
-    for (int i = 0; tether_backends[i]; i++)
-        if (strcmp(tether_backends[i]->name, name) == 0)
-            return tether_backends[i];
+    const tether_transport_ops *ops;
+    for (int i = 0; (ops = tether__backend_at(i)); i++)
+        if (strcmp(ops->name, name) == 0)
+            return ops;
     return NULL;
 }
 
-/* 1 when ops's configuration is present and it can run here; 0 when it is not configured, -1
- * when it is but cannot run (its library does not load), with why. The configuration comes
- * first: a backend nobody configured loads nothing (the MPI plugin only under mpirun). */
-static int ready(const tether_transport_ops *ops, const tether_config *cfg, char *why, size_t len)
+int tether__backend_ready(const tether_transport_ops *ops, const tether_config *cfg, char *why,
+                          size_t why_len)
 {
-    if (!ops->configured(cfg, why, len))
+    if (!ops->configured(cfg, why, why_len))
         return 0;
-    return !ops->usable || ops->usable(why, len) ? 1 : -1;
+    return ops->usable(why, why_len) ? 1 : -1;
 }
 
 /* One named backend. Not configured: strict -> EUNAVAIL, else the singleton. */
@@ -51,13 +132,14 @@ static int init_named(const char *name, int strict, const tether_config *cfg, te
     const tether_transport_ops *ops = find_backend(name);
     if (!ops)
         return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not part of this build", name);
-    if (!ops->configured(cfg, why, sizeof why)) {
+    int state = tether__backend_ready(ops, cfg, why, sizeof why);
+    if (state == 0) {
         if (strict)
             return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not configured: %s", name, why);
         TLOG_INFO("backend %s not configured (%s): running as a group of size 1", name, why);
         return tether__singleton_open(out);
     }
-    if (ops->usable && !ops->usable(why, sizeof why))
+    if (state < 0)
         return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" cannot run here: %s", name, why);
     return tether__world_open(ops, cfg, out);
 }
@@ -85,23 +167,25 @@ static int init_any(int strict, const tether_config *cfg, tether_group **out)
 {
     char lacks[2048] = "", failed[TETHER_ERRMSG_MAX] = "";
     int first_rc = 0, n = 0;
-    const tether_transport_ops *order[16];
+    const tether_transport_ops *order[MAX_BACKENDS];
     const char *first = mlx_preference(cfg);
-    for (int i = 0; tether_backends[i] && n < 16; i++)
-        if (first && strcmp(tether_backends[i]->name, first) == 0)
-            order[n++] = tether_backends[i];
-    for (int i = 0; tether_backends[i] && n < 16; i++)
-        if (!first || strcmp(tether_backends[i]->name, first) != 0)
-            order[n++] = tether_backends[i];
+    const tether_transport_ops *ops;
+    for (int i = 0; (ops = tether__backend_at(i)); i++)
+        if (first && strcmp(ops->name, first) == 0)
+            order[n++] = ops;
+    for (int i = 0; (ops = tether__backend_at(i)); i++)
+        if (!first || strcmp(ops->name, first) != 0)
+            order[n++] = ops;
     for (int i = 0; i < n; i++) {
-        const tether_transport_ops *ops = order[i];
+        ops = order[i];
         char why[1024] = "";
         size_t used = strlen(lacks);
-        int state = ready(ops, cfg, why, sizeof why);
+        int state = tether__backend_ready(ops, cfg, why, sizeof why);
         if (state < 0) /* a job meant for it, e.g. mpirun without a plugin: never quietly */
             TLOG_WARN("backend %s is configured but cannot run here: %s", ops->name, why);
         if (state <= 0) {
-            snprintf(lacks + used, sizeof lacks - used, "%s%s: %s", used ? "; " : "", ops->name, why);
+            snprintf(lacks + used, sizeof lacks - used, "%s%s: %s", used ? "; " : "", ops->name,
+                     why);
             continue;
         }
         int rc = tether__world_open(ops, cfg, out);
@@ -135,12 +219,12 @@ int tether_init(const char *backend, int strict, tether_group **out)
     const char *given = backend ? backend : "any";
     if (!(backend = tether__backend_canonical(given)))
         return tether__fail(TETHER_EINVAL, "tether_init: unknown backend \"%s\"; expected %s",
-                            given, tether__backend_names);
+                            given, tether__backend_names());
     const char *env = tether__env("TETHER_BACKEND", NULL);
     if (strcmp(backend, "any") == 0 && env) {
         if (!(backend = tether__backend_canonical(env)))
             return tether__fail(TETHER_ECONFIG, "TETHER_BACKEND=\"%s\": expected %s", env,
-                                tether__backend_names);
+                                tether__backend_names());
     }
     TRY(tether__config_load(&cfg));
     if (strcmp(backend, "singleton") == 0)
@@ -160,19 +244,19 @@ int tether_is_available(const char *backend)
     const char *given = backend;
     if (!(backend = tether__backend_canonical(given))) {
         tether__fail(TETHER_EINVAL, "unknown backend \"%s\"; expected %s", given,
-                     tether__backend_names);
+                     tether__backend_names());
         return 0;
     }
     if (strcmp(backend, "singleton") == 0)
         return 1;
     if (tether__config_load(&cfg) != TETHER_OK)
         return 0;
-    for (int i = 0; tether_backends[i]; i++)
-        if (strcmp(backend, "any") == 0 || strcmp(backend, tether_backends[i]->name) == 0) {
-            if (ready(tether_backends[i], &cfg, why, sizeof why) > 0)
+    const tether_transport_ops *ops;
+    for (int i = 0; (ops = tether__backend_at(i)); i++)
+        if (strcmp(backend, "any") == 0 || strcmp(backend, ops->name) == 0) {
+            if (tether__backend_ready(ops, &cfg, why, sizeof why) > 0)
                 return 1;
-            tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not available: %s",
-                         tether_backends[i]->name, why);
+            tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not available: %s", ops->name, why);
         }
     return 0;
 }

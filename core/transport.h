@@ -108,7 +108,8 @@ typedef struct tether_transport_ops {
     /* A counter that changes whenever data moves on the endpoint (bytes, or completed work), read
      * without a lock from any thread; only its changes matter. A wait whose requests have not
      * finished for TETHER_TIMEOUT then still goes on while this moves: a large message on a slow
-     * link is progress, not a stalled peer. NULL: only finished requests count. */
+     * link is progress, not a stalled peer. NULL: only finished requests count (a counter that
+     * never moves). */
     uint64_t (*moved)(tether_ep *ep);
 
     /* Liveness, called by a wait that has made no progress for a heartbeat period: 0 while every
@@ -137,11 +138,34 @@ typedef struct tether_transport_ops {
      * the parent, enough for any child). */
     int (*split)(tether_ep *ep, void *comm, int color, int key, void **child, int *rank, int *size,
                  int *world_ranks);
-    /* Release a handle split() returned. */
+    /* Release a handle split() returned. NULL: nothing to release. */
     void (*comm_free)(tether_ep *ep, void *comm);
 } tether_transport_ops;
 
 /* The table of backends: defined in backends/table.c, NULL-terminated, in "any" order. */
 extern const tether_transport_ops *const tether_backends[];
+
+/* Other names of a backend of the table (MLX's), also in backends/table.c; {NULL, NULL} ends it. */
+typedef struct tether_backend_alias {
+    const char *alias, *backend;
+} tether_backend_alias;
+extern const tether_backend_alias tether_backend_aliases[];
+
+/* The defaults of the optional members, filled once (core/registry.c): ops with usable, moved and
+ * comm_free set to what their NULL means above wherever the backend left them NULL, so their
+ * callers never test them. run, split and alive stay as the backend set them: their NULL chooses
+ * another way of working (core's algorithms, core's split, no heartbeats), tested where it does.
+ * The registry hands out only such copies; a test's own transport is filled with this too. */
+void tether__transport_defaults(tether_transport_ops *ops);
+
+/* Backend i of tether_backends with its defaults filled; NULL past the end. */
+const tether_transport_ops *tether__backend_at(int i);
+
+/* How ready backend ops (from tether__backend_at) is: 1 when cfg configures it and it can run here,
+ * 0 when cfg does not configure it, -1 when it does but the backend cannot run here (its library
+ * does not load); why says why not, or what usable() found. The configuration is asked first, so a
+ * backend nobody configured loads nothing (the MPI plugin only under mpirun). */
+int tether__backend_ready(const tether_transport_ops *ops, const tether_config *cfg, char *why,
+                          size_t why_len);
 
 #endif

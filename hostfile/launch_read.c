@@ -24,7 +24,7 @@ static int parse_backend(const json_t *v, const char *name, tether_launch_hosts 
         return tether__fail(TETHER_ECONFIG,
                             "%s: \"backend\": unknown backend \"%.*s\"; expected "
                             "%s",
-                            name, HF_QUOTE_MAX, json_string_value(v), tether__backend_names);
+                            name, HF_QUOTE_MAX, json_string_value(v), tether__backend_names());
     snprintf(out->backend, sizeof out->backend, "%s", meant);
     return TETHER_OK;
 }

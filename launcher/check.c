@@ -46,21 +46,28 @@ void tether__hostcheck_problem(tether__hostcheck_report *r, const char *fmt, ...
     r->nproblems++;
 }
 
-/* Each backend in the table: can it run here, and is its configuration present. */
+/* Each backend in the table: the registry's answer (tether_init's), and for one not configured
+ * whether it could run here all the same (its libraries are loaded to find out). */
 static void check_backends(tether__hostcheck_report *r, const tether_config *cfg)
 {
+    const tether_transport_ops *b;
     tether__sb_add(&r->text, "backends:\n");
-    for (int i = 0; tether_backends[i]; i++) {
-        const tether_transport_ops *b = tether_backends[i];
-        char why[1024] = "";
-        if (b->usable && !b->usable(why, sizeof why)) {
-            tether__sb_addf(&r->text, "  %-10s not usable here: %s\n", b->name, why);
+    for (int i = 0; (b = tether__backend_at(i)); i++) {
+        char why[1024] = "", usable_why[1024] = "";
+        const char *said = why; /* usable()'s words: what it found, or why it cannot run */
+        int state = tether__backend_ready(b, cfg, why, sizeof why);
+        if (state == 0) { /* not configured (why says so): could it run all the same? */
+            said = usable_why;
+            if (!b->usable(usable_why, sizeof usable_why))
+                state = -1;
+        }
+        if (state < 0) {
+            tether__sb_addf(&r->text, "  %-10s not usable here: %s\n", b->name, said);
             continue;
         }
-        if (why[0]) /* what it found: the MPI plugin's file and MPI */
-            tether__sb_addf(&r->text, "  %-10s %s\n", b->name, why);
-        why[0] = '\0';
-        if (b->configured(cfg, why, sizeof why))
+        if (said[0]) /* what it found: the MPI plugin's file and MPI */
+            tether__sb_addf(&r->text, "  %-10s %s\n", b->name, said);
+        if (state > 0)
             tether__sb_addf(&r->text, "  %-10s usable, configured\n", b->name);
         else
             tether__sb_addf(&r->text, "  %-10s usable; not configured in this environment: %s\n",

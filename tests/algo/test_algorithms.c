@@ -74,7 +74,9 @@ static void *rank_main(void *p)
                          .wire_bf16 = w->wire_bf16};
     snprintf(cfg.job_token, sizeof cfg.job_token, "%s", w->token);
     tether_group *g = NULL;
-    int rc = tether__world_open(&tether_memt_ops, &cfg, &g);
+    tether_transport_ops ops = tether_memt_ops; /* with its defaults, as the registry hands out */
+    tether__transport_defaults(&ops);
+    int rc = tether__world_open(&ops, &cfg, &g);
     if (rc != TETHER_OK) {
         failf(w, "rank %d: world_open: %s: %s", a->rank, tether_err_name(rc), tether_last_error());
         return NULL;

@@ -55,7 +55,7 @@ bad many.json '{"backend": "ringy", "hosts": [{"ssh": "a", "ips": ["10.0.0.300"]
 expect 1 err "$WORK/many.json: unknown key \"extra\"; expected \"backend\", \"envs\" and \"hosts\"" \
     check "$WORK/many.json"
 if [ "$(wc -l <"$WORK/err")" = 4 ] &&
-    [ "$(sed -n 2p "$WORK/err")" = "  also: $WORK/many.json: \"backend\": unknown backend \"ringy\"; expected any, mpi, ring, mesh, rdma (or jaccl, jaccl-ring) or singleton" ] &&
+    [ "$(sed -n 2p "$WORK/err")" = "  also: $WORK/many.json: \"backend\": unknown backend \"ringy\"; expected any, mpi, rdma (or jaccl, jaccl-ring), mesh, ring or singleton" ] &&
     [ "$(sed -n 4p "$WORK/err")" = "  also: $WORK/many.json: host 2: \"ssh\": \"-c\" is an ssh option; expected \"host\" or \"user@host\"" ]; then
     pass "every problem of many.json, one line each"
 else

@@ -112,8 +112,8 @@ static const bad_case bad_cases[] = {
     {"launch: ip duplicate", LAUNCH, "[{\"ssh\": \"h1\", \"ips\": [\"10.0.0.1\", \"10.0.0.1\"]}]",
      "cluster.json: host 0, ips[1]: \"10.0.0.1\" is also ips[0]"},
     {"launch: backend unknown", LAUNCH, "{\"backend\": \"nccl\", \"hosts\": [{\"ssh\": \"h1\"}]}",
-     "cluster.json: \"backend\": unknown backend \"nccl\"; expected any, mpi, ring, mesh, rdma "
-     "(or jaccl, jaccl-ring) or singleton"},
+     "cluster.json: \"backend\": unknown backend \"nccl\"; expected any, mpi, rdma "
+     "(or jaccl, jaccl-ring), mesh, ring or singleton"},
     {"launch: backend not a string", LAUNCH, "{\"backend\": 1, \"hosts\": [{\"ssh\": \"h1\"}]}",
      "cluster.json: \"backend\": expected a string, got an integer"},
     {"launch: envs not a list", LAUNCH, "{\"envs\": \"A=1\", \"hosts\": [{\"ssh\": \"h1\"}]}",
