@@ -39,9 +39,11 @@ void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX]
 /* 1 if addr (dotted IPv4 or a host name) passes TETHER_IFACE_PRIORITY (always 1 without it). */
 int tether__addr_allowed(const tether_config *cfg, const char *addr);
 
-/* Environment lookups with fallbacks and validation, shared by every module that reads TETHER_*.
- * name is the TETHER_ name; fallbacks is a NULL-terminated list of other names tried in order, or
- * NULL for the names the table below lists for it (MLX's and mccl's). Returns the value or NULL. */
+/* Environment lookups with fallbacks and validation: every read of a TETHER_* variable in libtether
+ * goes through here (or tether__env_long), and only names in the table below are read (another is
+ * a bug: a warning, and NULL). name is the TETHER_ name; fallbacks is a NULL-terminated list of
+ * other names tried in order, or NULL for the names the table lists for it (MLX's and mccl's).
+ * An empty value counts as unset. Returns the value or NULL. */
 const char *tether__env(const char *name, const char *const *fallbacks);
 
 /* Integer variable in [min, max]; def when unset. TETHER_ECONFIG naming it when malformed. */
@@ -55,12 +57,26 @@ const char *tether__backend_canonical(const char *name);
  * "any, mpi, rdma (or jaccl, jaccl-ring), mesh, ring or singleton". */
 const char *tether__backend_names(void);
 
+/* Who reads a variable of the table. libtether's are read through tether__env only; the others
+ * are listed so that every TETHER_* name in the tree is in one table (tests/docs/env_names.py). */
+typedef enum {
+    TETHER_READ_LIB,    /* libtether, whatever program loads it */
+    TETHER_READ_PYTHON, /* the Python package (python/tether) and the torch extension's build */
+    TETHER_READ_CONFIG, /* `tether config`'s probe of each host */
+    /* from here on only developers meet them: `tether check` lists them only when set */
+    TETHER_READ_SCRIPTS, /* build and benchmark scripts (scripts/, cmake/, bench/) */
+    TETHER_READ_TESTS,   /* the test suite (tests/, python/tests) */
+    TETHER_READ_COUNT
+} tether_env_reader;
+extern const char *const tether__env_reader_names[TETHER_READ_COUNT];
+
 /* One row of the table of every TETHER_* variable (core/config.c), for docs and `tether check`. */
 typedef struct tether_env_var {
     const char *name;
     const char *fallbacks; /* other names read when unset, e.g. "MLX_RANK, RANK" */
     const char *def;       /* default, as text */
     const char *meaning;
+    tether_env_reader reader;
 } tether_env_var;
 extern const tether_env_var tether__env_table[];
 

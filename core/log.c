@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 
 static atomic_int level = -1; /* -1: not read from TETHER_VERBOSE yet */
@@ -17,7 +18,7 @@ int tether__log_level(void)
 {
     int l = atomic_load_explicit(&level, memory_order_relaxed);
     if (l < 0) {
-        const char *v = getenv("TETHER_VERBOSE");
+        const char *v = tether__env("TETHER_VERBOSE", NULL);
         l = (v && *v) ? atoi(v) : 0; /* malformed values are reported by config.c */
         if (l < 0)
             l = 0;

@@ -153,7 +153,8 @@ static const char *mlx_preference(const tether_config *cfg)
 {
     if (cfg->ibv_devices && cfg->coordinator)
         return "rdma";
-    if (cfg->hostfile && !getenv("TETHER_HOSTFILE"))
+    static const char *const only_tether[] = {NULL}; /* not MLX_HOSTFILE, its fallback */
+    if (cfg->hostfile && !tether__env("TETHER_HOSTFILE", only_tether))
         return "ring";
     return NULL;
 }

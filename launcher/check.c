@@ -76,18 +76,24 @@ static void check_backends(tether__hostcheck_report *r, const tether_config *cfg
     tether__sb_add(&r->text, "  singleton  usable\n");
 }
 
-/* The TETHER_* table with the value in force for each. */
+/* The TETHER_* table with the value in force for each; the variables of the build scripts and the
+ * tests only where set. A variable not read by libtether says who reads it. */
 static void check_env(tether__hostcheck_report *r)
 {
     tether__sb_add(&r->text, "environment:\n");
     for (const tether_env_var *v = tether__env_table; v->name; v++) {
         const char *val = getenv(v->name);
+        char who[64] = "";
+        if (v->reader >= TETHER_READ_SCRIPTS && !(val && *val))
+            continue;
+        if (v->reader != TETHER_READ_LIB)
+            snprintf(who, sizeof who, "  [%s]", tether__env_reader_names[v->reader]);
         if (val && *val)
-            tether__sb_addf(&r->text, "  %-22s %s\n", v->name, val);
+            tether__sb_addf(&r->text, "  %-23s %s%s\n", v->name, val, who);
         else if (v->def[0])
-            tether__sb_addf(&r->text, "  %-22s %s (default)\n", v->name, v->def);
+            tether__sb_addf(&r->text, "  %-23s %s (default)%s\n", v->name, v->def, who);
         else
-            tether__sb_addf(&r->text, "  %-22s (unset)\n", v->name);
+            tether__sb_addf(&r->text, "  %-23s (unset)%s\n", v->name, who);
     }
 }
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""tests/docs/env_names.py - every TETHER_* environment variable the sources name is a row of
+core/config.c's table and is documented in docs/env.md.
+
+Usage: env_names.py SOURCE_DIR. Exit 1 naming each variable missing from either, with a file that
+names it.
+
+What counts as a variable, by file kind (a name the public header defines, such as a status code,
+a dtype or TETHER_VERSION_STRING, never does, so python's "TETHER_EINVAL" is no variable):
+  C and C++: a string literal that starts with the name ("TETHER_X" or "TETHER_X=..."), as getenv,
+    setenv, tether__env and messages spell it, or $TETHER_X / ${TETHER_X inside one (a shell
+    script carried in a string). Macros, enum constants and header guards are never quoted.
+  Python: a quoted name ('TETHER_X', "TETHER_X", or "TETHER_X=..."): os.environ and env dicts.
+  Shell (*.sh, or a file whose first line is a #! naming a shell): $TETHER_X, ${TETHER_X..., and
+    TETHER_X=... where a command, `export` or `--env` could take it.
+  CMake (CMakeLists.txt, *.cmake): $ENV{TETHER_X}, TETHER_X=... in a test's ENVIRONMENT list,
+    after `cmake -E env` or --env; cache options (-DTETHER_RDMA=OFF, "TETHER_RDMA=ON but ...")
+    are not environment variables.
+"""
+import os
+import re
+import subprocess
+import sys
+
+NAME = r"(TETHER_[A-Z0-9_]+)"
+C_RX = re.compile(r'"' + NAME + r'(?=["=])|\$\{?' + NAME)
+PY_RX = re.compile(r"""["']""" + NAME + r"""(?=["'=])""")
+SH_RX = re.compile(r"\$\{?" + NAME + r"|(?:^|[\s;&|`])(?:export\s+|--env\s+)?" + NAME + "=", re.M)
+CMAKE_RX = re.compile(r"\$ENV\{" + NAME + r"\}|(?:ENVIRONMENT\s+\"?|;|\benv\s+|--env\s+)" + NAME + "=")
+# Folders of build outputs, when there is no git to list the tracked files.
+SKIP_DIRS = ("build", ".git", "node_modules")
+
+
+def source_files(src):
+    try:
+        out = subprocess.run(["git", "-C", src, "ls-files"], capture_output=True, text=True,
+                             check=True).stdout
+        return [f for f in out.splitlines() if os.path.isfile(os.path.join(src, f))]
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for root, dirs, names in os.walk(src):
+            dirs[:] = [d for d in dirs if not d.startswith(SKIP_DIRS)]
+            files += [os.path.relpath(os.path.join(root, n), src) for n in names]
+        return files
+
+
+def pattern_for(path, text):
+    base, ext = os.path.basename(path), os.path.splitext(path)[1]
+    if ext in (".c", ".h", ".cpp", ".cc", ".hpp", ".m"):
+        return C_RX
+    if ext == ".py":
+        return PY_RX
+    if base == "CMakeLists.txt" or ext == ".cmake":
+        return CMAKE_RX
+    first = text.split("\n", 1)[0]
+    if ext == ".sh" or (first.startswith("#!") and re.search(r"\b(ba|da|z)?sh\b", first)):
+        return SH_RX
+    return None
+
+
+def header_identifiers(src):
+    """Every TETHER_ name include/tether.h defines: outside its comments, plus the status list."""
+    text = open(os.path.join(src, "include", "tether.h"), encoding="utf-8").read()
+    code = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    names = set(re.findall(NAME, code))
+    names |= {"TETHER_" + n for n in re.findall(r"\bX\((\w+),", code)}
+    return names
+
+
+def main(src):
+    api = header_identifiers(src)
+    config = open(os.path.join(src, "core", "config.c"), encoding="utf-8").read()
+    table = set(re.findall(r'\{"' + NAME + '"', config))
+    documented = set(re.findall("`" + NAME + "`", open(os.path.join(src, "docs", "env.md"),
+                                                        encoding="utf-8").read()))
+    found = {}
+    for path in source_files(src):
+        if path.endswith(".md"):
+            continue
+        try:
+            text = open(os.path.join(src, path), encoding="utf-8").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        rx = pattern_for(path, text)
+        for m in rx.finditer(text) if rx else ():
+            name = next(g for g in m.groups() if g)
+            if name not in api:
+                found.setdefault(name, path)
+    # The scan itself must work: one name each rule must find, read where only that rule looks.
+    for name, where in (("TETHER_TCP_LOCAL_SNDBUF", "C"), ("TETHER_BIN", "Python"),
+                        ("TETHER_ZIG", "shell"), ("TETHER_MACOS_PREFIX", "CMake")):
+        if name not in found:
+            print(f"env_names: the {where} rule found no {name}: the scan is broken")
+            return 1
+    bad = 0
+    for name in sorted(found):
+        if name not in table:
+            print(f"{name} (named in {found[name]}) is not in core/config.c's table")
+            bad += 1
+        if name not in documented:
+            print(f"{name} (named in {found[name]}) is not documented in docs/env.md")
+            bad += 1
+    print(f"env_names: {len(found)} TETHER_* variables in the sources, {bad} problems")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))
