@@ -1,12 +1,18 @@
 /* tests/coll/config_change.c - algorithm settings changed while a group runs (issue 25, item 3).
  * Run under `tether launch -n N` (N >= 2).
- *   default: on every rank a malformed TETHER_ALLREDUCE_ALGO, then TETHER_TREE_BELOW, fails the
- * call that uses it with TETHER_ECONFIG naming the variable and what it accepts, before anything is
- *   sent; once unset the same group's all-reduce and broadcast are right, and so is every algorithm
- *   set between calls. Then the last rank alone has the malformed value: its call fails, it unsets
- *   it and retries, and that retry is the call the other ranks wait in (correct sums everywhere).
- *   --gives-up: the last rank alone has it and, failing, frees the group and exits; every other
- * rank must get TETHER_EPEER naming that rank within seconds, not hang until TETHER_TIMEOUT. */
+ *
+ * Default: on every rank a malformed TETHER_ALLREDUCE_ALGO, then TETHER_TREE_BELOW, fails the call
+ * that uses it with TETHER_ECONFIG naming the variable and what it accepts, before anything is
+ * sent; once unset the same group's all-reduce and broadcast are right, and so is every algorithm
+ * set between calls. Then the last rank alone has the malformed value: its call fails, it unsets
+ * it and retries, and that retry is the call the other ranks wait in (correct sums everywhere).
+ *
+ * --gives-up: the last rank alone has it and, failing, frees the group and exits; every other rank
+ * must get TETHER_EPEER naming that rank within seconds, not hang until TETHER_TIMEOUT.
+ *
+ * --disagree: the last rank alone forces a valid algorithm the others do not take (ring, where they
+ * take the tree): the algorithm is part of the call's signature, so every rank must get
+ * TETHER_EMISMATCH within seconds, not wrong sums. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,35 +122,46 @@ static void one_rank_retries(tether_group *g)
     sum_checked(g, "the next all_reduce");
 }
 
-/* The last rank alone: it fails and gives up; the others must hear of it within seconds. */
-static int one_rank_gives_up(tether_group *g)
+/* An all-reduce that must fail with want, naming the last rank, within seconds. */
+static void expect_failure_soon(tether_group *g, int want, const char *after)
 {
-    if (rank == size - 1) {
-        bogus_all_reduce(g);
-        tether_group_free(g);
-        return 0;
-    }
     int32_t x[COUNT] = {0};
     double t0 = now_s();
     int rc = tether_all_reduce(g, x, x, COUNT, TETHER_INT32, TETHER_SUM);
     double took = now_s() - t0;
     char peer[32];
     snprintf(peer, sizeof peer, "rank %d", size - 1);
-    if (rc != TETHER_EPEER || took > GIVE_UP_WITHIN_S || !strstr(tether_last_error(), peer)) {
-        fprintf(stderr, "rank %d: after rank %d gave up, all_reduce -> %s after %.1f s: %s\n", rank,
-                size - 1, tether_err_name(rc), took, tether_last_error());
+    if (rc != want || took > GIVE_UP_WITHIN_S || !strstr(tether_last_error(), peer)) {
+        fprintf(stderr, "rank %d: after %s, all_reduce -> %s after %.1f s (expected %s): %s\n",
+                rank, after, tether_err_name(rc), took, tether_err_name(want), tether_last_error());
         exit(1);
     }
     printf("rank %d: %s after %.1f s: %s\n", rank, tether_err_name(rc), took, tether_last_error());
-    tether_group_free(g);
-    return 0;
+}
+
+/* The last rank alone: it fails and gives up; the others must hear of it within seconds. */
+static void one_rank_gives_up(tether_group *g)
+{
+    if (rank == size - 1)
+        bogus_all_reduce(g);
+    else
+        expect_failure_soon(g, TETHER_EPEER, "the last rank gave up");
+}
+
+/* The last rank alone forces the ring; the others take the tree for so small a vector. */
+static void one_rank_disagrees(tether_group *g)
+{
+    if (rank == size - 1)
+        setenv("TETHER_ALLREDUCE_ALGO", "ring", 1);
+    expect_failure_soon(g, TETHER_EMISMATCH, "the last rank forced the ring");
 }
 
 int main(int argc, char **argv)
 {
     int gives_up = argc == 2 && !strcmp(argv[1], "--gives-up");
-    if (argc > 2 || (argc == 2 && !gives_up)) {
-        fprintf(stderr, "usage: config_change [--gives-up]\n");
+    int disagree = argc == 2 && !strcmp(argv[1], "--disagree");
+    if (argc > 2 || (argc == 2 && !gives_up && !disagree)) {
+        fprintf(stderr, "usage: config_change [--gives-up | --disagree]\n");
         return 2;
     }
     tether_group *g = NULL;
@@ -153,8 +170,11 @@ int main(int argc, char **argv)
         fail("tether_init", rc);
     rank = tether_group_rank(g);
     size = tether_group_size(g);
-    if (gives_up)
-        return one_rank_gives_up(g);
+    if (gives_up || disagree) {
+        (gives_up ? one_rank_gives_up : one_rank_disagrees)(g);
+        tether_group_free(g);
+        return 0;
+    }
     every_rank(g);
     one_rank_retries(g);
     rc = tether_barrier(g);
