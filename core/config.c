@@ -206,8 +206,7 @@ static int env_int(const char *name, long min, long max, int *out)
 
 static int load_coordinator(tether_config *cfg)
 {
-    static const char *const fb[] = {"MLX_JACCL_COORDINATOR", NULL};
-    cfg->coordinator = tether__env("TETHER_COORDINATOR", fb);
+    cfg->coordinator = tether__env("TETHER_COORDINATOR", NULL);
     if (cfg->coordinator)
         return TETHER_OK;
     const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
@@ -260,8 +259,6 @@ static int load_heartbeat(tether_config *cfg)
 
 int tether__config_load(tether_config *cfg)
 {
-    static const char *const hostfile_fb[] = {"MLX_HOSTFILE", NULL};
-    static const char *const ibv_fb[] = {"MLX_IBV_DEVICES", NULL};
     long timeout_s, verbose, spin;
 
     memset(cfg, 0, sizeof *cfg);
@@ -269,8 +266,8 @@ int tether__config_load(tether_config *cfg)
     cfg->size = -1;
     TRY(env_int("TETHER_RANK", 0, 1 << 20, &cfg->rank));
     TRY(env_int("TETHER_SIZE", 1, 1 << 20, &cfg->size));
-    cfg->hostfile = tether__env("TETHER_HOSTFILE", hostfile_fb);
-    cfg->ibv_devices = tether__env("TETHER_IBV_DEVICES", ibv_fb);
+    cfg->hostfile = tether__env("TETHER_HOSTFILE", NULL);
+    cfg->ibv_devices = tether__env("TETHER_IBV_DEVICES", NULL);
     TRY(load_coordinator(cfg));
     const char *tok = tether__env("TETHER_JOB_TOKEN", NULL);
     if (tok && strlen(tok) >= sizeof cfg->job_token)
