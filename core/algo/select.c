@@ -47,8 +47,9 @@ int tether__algo_parse(const char *s)
     return -1;
 }
 
-/* TETHER_TREE_BELOW's text as a byte count in *out; empty is unset (0). -1 when malformed
- * (docs/env.md: TETHER_ECONFIG, never the default in its place). */
+/* TETHER_TREE_BELOW's text as a byte count in *out: 1 when set, 0 when empty (unset: each
+ * collective's default), -1 when malformed (docs/env.md: TETHER_ECONFIG, never the default in its
+ * place). */
 static int parse_tree_below(const char *v, size_t *out)
 {
     *out = 0;
@@ -210,8 +211,8 @@ static tether_algo log_choice(const tether_coll *c, tether_algo a)
     return a;
 }
 
-/* The algorithm of c on g under settings s, or -1 (TETHER_ECONFIG recorded) when a setting c uses
- * is malformed. */
+/* The algorithm of c on g under settings s, or TETHER_ECONFIG (recorded) when a setting c uses is
+ * malformed. */
 static int choose(const tether_group *g, const tether_coll *c, const algo_settings *s)
 {
     size_t bytes = c->count * c->esize;
