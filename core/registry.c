@@ -46,25 +46,29 @@ static int nfilled;
 static char names_text[256];
 static pthread_once_t filled_once = PTHREAD_ONCE_INIT;
 
+/* Append a then b to names_text, keeping what fits. */
+static void names_add(const char *a, const char *b)
+{
+    size_t used = strlen(names_text);
+    snprintf(names_text + used, sizeof names_text - used, "%s%s", a, b);
+}
+
 /* "any, mpi, rdma (or jaccl, jaccl-ring), mesh, ring or singleton": the table's order. */
 static void describe_names(void)
 {
-    size_t used = (size_t)snprintf(names_text, sizeof names_text, "any");
-    for (int i = 0; i < nfilled && used < sizeof names_text; i++) {
+    names_add("any", "");
+    for (int i = 0; i < nfilled; i++) {
         const char *sep = " (or ";
-        used +=
-            (size_t)snprintf(names_text + used, sizeof names_text - used, ", %s", filled[i].name);
+        names_add(", ", filled[i].name);
         for (const tether_backend_alias *a = tether_backend_aliases; a->alias; a++)
-            if (strcmp(a->backend, filled[i].name) == 0 && used < sizeof names_text) {
-                used += (size_t)snprintf(names_text + used, sizeof names_text - used, "%s%s", sep,
-                                         a->alias);
+            if (strcmp(a->backend, filled[i].name) == 0) {
+                names_add(sep, a->alias);
                 sep = ", ";
             }
-        if (strcmp(sep, ", ") == 0 && used < sizeof names_text)
-            used += (size_t)snprintf(names_text + used, sizeof names_text - used, ")");
+        if (sep[0] == ',')
+            names_add(")", "");
     }
-    if (used < sizeof names_text)
-        snprintf(names_text + used, sizeof names_text - used, " or singleton");
+    names_add(" or singleton", "");
 }
 
 static void fill_table(void)
@@ -88,26 +92,6 @@ const char *tether__backend_names(void)
     return names_text;
 }
 
-/* "any" and "singleton" are the core's own; every other name is a backend's in the table, or an
- * alias of one. */
-const char *tether__backend_canonical(const char *name)
-{
-    static const char *const own[] = {"any", "singleton"};
-    const tether_transport_ops *ops;
-    if (!name)
-        return NULL;
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (strcmp(name, own[i]) == 0)
-            return own[i];
-    for (const tether_backend_alias *a = tether_backend_aliases; a->alias; a++)
-        if (strcmp(a->alias, name) == 0)
-            name = a->backend;
-    for (int i = 0; (ops = tether__backend_at(i)); i++)
-        if (strcmp(ops->name, name) == 0)
-            return ops->name;
-    return NULL;
-}
-
 static const tether_transport_ops *find_backend(const char *name)
 {
     const tether_transport_ops *ops;
@@ -115,6 +99,25 @@ static const tether_transport_ops *find_backend(const char *name)
         if (strcmp(ops->name, name) == 0)
             return ops;
     return NULL;
+}
+
+/* "any" and "singleton" are the core's own; every other name is a backend's in the table, or an
+ * alias of one. */
+const char *tether__backend_canonical(const char *name)
+{
+    static const char *const own[] = {"any", "singleton"};
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(name, own[i]) == 0)
+            return own[i];
+    for (const tether_backend_alias *a = tether_backend_aliases; a->alias; a++)
+        if (strcmp(a->alias, name) == 0) {
+            name = a->backend;
+            break;
+        }
+    const tether_transport_ops *ops = find_backend(name);
+    return ops ? ops->name : NULL;
 }
 
 int tether__backend_ready(const tether_transport_ops *ops, const tether_config *cfg, char *why,

@@ -36,9 +36,9 @@ extern "C" {
 #define TETHER_VERSION_PATCH 0
 #define TETHER_VERSION_STRING "0.1.0"
 
-/* Status codes, one list: X(name, value, tether_strerror's text). The enum below and
- * tether_strerror/tether_err_name are all made from it, so no code lacks a text or a name.
- * Fixed values, never renumbered. */
+/* Status codes, one list: X(name, value, tether_strerror's text). Fixed values, never renumbered.
+ * The values of the TETHER_OK... names below, tether_strerror and tether_err_name are all made
+ * from it (core/errors.c uses every name of the list, so none lacks its #define). */
 /* clang-format off */
 #define TETHER_STATUS_LIST(X)                                                                  \
     X(OK, 0, "success")                                                                        \
@@ -62,10 +62,22 @@ extern "C" {
     X(EINTERNAL, -9, "internal error")
 /* clang-format on */
 
-/* TETHER_OK, TETHER_EINVAL, ...: what every function returns (as int). */
-#define TETHER_STATUS_ENUM_(name, value, text) TETHER_##name = value,
-typedef enum tether_status { TETHER_STATUS_LIST(TETHER_STATUS_ENUM_) } tether_status;
-#undef TETHER_STATUS_ENUM_
+/* The list's values, for the names below (use the names). */
+#define TETHER_STATUS_VALUE_(name, value, text) TETHER__STATUS_##name = (value),
+enum tether__status_value { TETHER_STATUS_LIST(TETHER_STATUS_VALUE_) };
+#undef TETHER_STATUS_VALUE_
+
+/* What every function returns: plain int constants, in C++ too. */
+#define TETHER_OK ((int)TETHER__STATUS_OK)
+#define TETHER_EINVAL ((int)TETHER__STATUS_EINVAL)
+#define TETHER_ECONFIG ((int)TETHER__STATUS_ECONFIG)
+#define TETHER_EUNAVAIL ((int)TETHER__STATUS_EUNAVAIL)
+#define TETHER_ENET ((int)TETHER__STATUS_ENET)
+#define TETHER_ETIMEDOUT ((int)TETHER__STATUS_ETIMEDOUT)
+#define TETHER_EPEER ((int)TETHER__STATUS_EPEER)
+#define TETHER_EMISMATCH ((int)TETHER__STATUS_EMISMATCH)
+#define TETHER_ENOMEM ((int)TETHER__STATUS_ENOMEM)
+#define TETHER_EINTERNAL ((int)TETHER__STATUS_EINTERNAL)
 
 typedef struct tether_group tether_group;
 

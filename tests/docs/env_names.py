@@ -74,8 +74,9 @@ def main(src):
     documented = set(re.findall("`" + NAME + "`", open(os.path.join(src, "docs", "env.md"),
                                                         encoding="utf-8").read()))
     found = {}
+    me = os.path.realpath(__file__)
     for path in source_files(src):
-        if path.endswith(".md"):
+        if path.endswith(".md") or os.path.realpath(os.path.join(src, path)) == me:
             continue
         try:
             text = open(os.path.join(src, path), encoding="utf-8").read()
