@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """tests/docs/env_names.py - every TETHER_* environment variable the sources name is a row of
-core/config.c's table and is documented in docs/env.md.
+core/config.c's table and is documented in docs/env.md, and the C sources outside tests/ read none
+with getenv (libtether reads them through tether__env, which knows the table).
 
 Usage: env_names.py SOURCE_DIR. Exit 1 naming each variable missing from either, with a file that
-names it.
+names it, and each stray getenv.
 
 What counts as a variable, by file kind (a name the public header defines, such as a status code,
 a dtype or TETHER_VERSION_STRING, never does, so python's "TETHER_EINVAL" is no variable):
@@ -29,6 +30,7 @@ SH_RX = re.compile(r"\$\{?" + NAME + r"|(?:^|[\s;&|`])(?:export\s+|--env\s+)?" +
 CMAKE_RX = re.compile(r"\$ENV\{" + NAME + r"\}|(?:ENVIRONMENT\s+\"?|;|\benv\s+|--env\s+)" + NAME + "=")
 # Folders of build outputs, when there is no git to list the tracked files.
 SKIP_DIRS = ("build", ".git", "node_modules")
+STRAY_READ_RX = re.compile(r'\b(?:secure_)?getenv\s*\(\s*"' + NAME)
 
 
 def source_files(src):
@@ -73,7 +75,7 @@ def main(src):
     table = set(re.findall(r'\{"' + NAME + '"', config))
     documented = set(re.findall("`" + NAME + "`", open(os.path.join(src, "docs", "env.md"),
                                                         encoding="utf-8").read()))
-    found = {}
+    found, bad = {}, 0
     me = os.path.realpath(__file__)
     for path in source_files(src):
         if path.endswith(".md") or os.path.realpath(os.path.join(src, path)) == me:
@@ -83,6 +85,11 @@ def main(src):
         except (UnicodeDecodeError, OSError):
             continue
         rx = pattern_for(path, text)
+        if rx is C_RX and not path.startswith("tests/"):
+            for m in STRAY_READ_RX.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                print(f"{path}:{line}: getenv of {m.group(1)}: read it with tether__env")
+                bad += 1
         for m in rx.finditer(text) if rx else ():
             name = next(g for g in m.groups() if g)
             if name not in api:
@@ -93,7 +100,6 @@ def main(src):
         if name not in found:
             print(f"env_names: the {where} rule found no {name}: the scan is broken")
             return 1
-    bad = 0
     for name in sorted(found):
         if name not in table:
             print(f"{name} (named in {found[name]}) is not in core/config.c's table")
