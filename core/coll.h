@@ -96,6 +96,7 @@ int tether__allgather_direct(tether_group *g, const tether_coll *c);
 int tether__reducescatter_ring(tether_group *g, const tether_coll *c);
 int tether__reducescatter_direct(tether_group *g, const tether_coll *c);
 int tether__broadcast_tree(tether_group *g, const tether_coll *c);
+int tether__broadcast_ring(tether_group *g, const tether_coll *c);
 int tether__alltoall_direct(tether_group *g, const tether_coll *c);
 int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
 

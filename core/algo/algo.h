@@ -170,9 +170,6 @@ typedef struct tether_bcast_shape {
 int tether__bcast_rank(const tether_group *g, const tether_coll *c, int v);
 int tether__bcast_pipeline(tether_group *g, const tether_coll *c, const tether_bcast_shape *t,
                            size_t nseg);
-/* Declared here, not beside the other algorithms in core/coll.h, until issue 25's restructure of
- * coll.h and run.c lands (broadcast_tree.c says why). */
-int tether__broadcast_ring(tether_group *g, const tether_coll *c);
 
 /* Non-power-of-two folding for the tree and butterfly all-reduce (core/algo/fold.c): of the n
  * ranks, the first 2 * extra pair up (even r, odd r + 1) and the even one hands its vector to the

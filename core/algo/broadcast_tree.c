@@ -7,11 +7,6 @@
 
 int tether__broadcast_tree(tether_group *g, const tether_coll *c)
 {
-    /* Transitional: run.c, which the restructure of issue 25 rewrites, still sends every
-     * broadcast here; branch issue-25c-followup dispatches TETHER_ALGO_RING to broadcast_ring.c
-     * there and deletes these two lines. */
-    if (c->algo != TETHER_ALGO_TREE)
-        return tether__broadcast_ring(g, c);
     int n = g->size, v = tether__mod(g->rank - c->root, n);
     tether_bcast_shape t = {.parent = -1};
     int low = 1; /* lowest set bit of v; for the root, the first power of two >= n */

@@ -22,7 +22,7 @@ static algo_fn lookup(tether_coll_kind kind, tether_algo algo)
         return algo == TETHER_ALGO_DIRECT ? tether__reducescatter_direct
                                           : tether__reducescatter_ring;
     case TETHER_COLL_BROADCAST:
-        return tether__broadcast_tree; /* TREE: binomial, otherwise the pipelined chain */
+        return algo == TETHER_ALGO_TREE ? tether__broadcast_tree : tether__broadcast_ring;
     case TETHER_COLL_ALL_TO_ALL:
         return tether__alltoall_direct;
     case TETHER_COLL_BARRIER:
