@@ -153,8 +153,9 @@ extern const tether_backend_alias tether_backend_aliases[];
 
 /* The defaults of the optional members, filled once (core/registry.c): ops with usable, moved and
  * comm_free set to what their NULL means above wherever the backend left them NULL, so their
- * callers never test them. run, split and alive stay as the backend set them: their NULL chooses
- * another way of working (core's algorithms, core's split, no heartbeats), tested where it does.
+ * callers never test them. run, split, alive and probe stay as the backend set them: their NULL
+ * chooses another way of working (core's algorithms, core's split, no heartbeats) or says a feature
+ * is missing (no any-source receives), tested where it matters.
  * The registry hands out only such copies; a test's own transport is filled with this too. */
 void tether__transport_defaults(tether_transport_ops *ops);
 
