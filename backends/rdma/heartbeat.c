@@ -10,13 +10,13 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "backends/tcp/socket.h"
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 #ifdef MSG_NOSIGNAL
 #define BEAT_FLAGS (MSG_NOSIGNAL | MSG_DONTWAIT)
 #else
-#define BEAT_FLAGS MSG_DONTWAIT /* SO_NOSIGPIPE is set on the socket instead (tcp/socket.c) */
+#define BEAT_FLAGS MSG_DONTWAIT /* SO_NOSIGPIPE is set on the socket instead (net/socket.c) */
 #endif
 
 /* Side-channel bytes arrived from peer p: read, or waiting in the socket. */
@@ -24,7 +24,7 @@ static uint64_t arrived(const rdma_peer *l)
 {
     size_t in = 0, out = 0;
     if (l->fd >= 0 && !l->eof)
-        tether__tcp_queued(l->fd, &in, &out);
+        tether__net_queued(l->fd, &in, &out);
     return l->side_bytes + in;
 }
 
@@ -45,12 +45,12 @@ static void beat(void *arg, int beating)
         size_t in = 0, queued = 0;
         if (p == ep->rank || l->fd < 0 || l->eof || l->bye)
             continue;
-        tether__tcp_queued(l->fd, &in, &queued);
+        tether__net_queued(l->fd, &in, &queued);
         if (queued == 0 && send(l->fd, h, sizeof h, BEAT_FLAGS) < 0 && errno != EAGAIN)
             TLOG_TRACE("rdma: heartbeat to rank %d (%s): %s", p, l->addr, strerror(errno));
     }
     if (!ep->err)
-        sample(ep, tether__tcp_now_ms());
+        sample(ep, tether__net_now_ms());
     pthread_mutex_unlock(&ep->mu);
 }
 
@@ -63,7 +63,7 @@ int tether__rdma_alive(tether_ep *tep)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     char why[TETHER_ERRMSG_MAX];
-    int64_t now = tether__tcp_now_ms();
+    int64_t now = tether__net_now_ms();
     pthread_mutex_lock(&ep->mu);
     int look = !ep->err && tether__heartbeat_due(ep->beat, now); /* a break is test()'s */
     if (look)

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backends/tcp/socket.h"
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 #define HEARTBEAT_MS 1000 /* the thread's longest sleep: a safety net, not needed for progress */
@@ -64,7 +64,7 @@ int tether__rdma_progress_wait(rdma_ep *ep, int timeout_ms)
 void tether__rdma_progress_until(rdma_ep *ep, int64_t deadline_ms, int (*done)(rdma_ep *))
 {
     while (!ep->err && !done(ep)) {
-        int64_t left = deadline_ms - tether__tcp_now_ms();
+        int64_t left = deadline_ms - tether__net_now_ms();
         struct timespec until;
         if (left <= 0)
             break;

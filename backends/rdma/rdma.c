@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/tcp/socket.h"
+#include "backends/net/socket.h"
 #include "hostfile/hostfile.h"
 #include "rdma.h"
 #include "rdma_impl.h"
@@ -197,7 +197,7 @@ static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *
 
 static uint32_t initial_psn(const rdma_link *l, int rank)
 {
-    return (uint32_t)(tether__tcp_now_ms() * 2654435761u ^ (uint64_t)rank << 12 ^
+    return (uint32_t)(tether__net_now_ms() * 2654435761u ^ (uint64_t)rank << 12 ^
                       (uint64_t)l->peer << 4 ^ (uint64_t)l->lane) &
            0xffffff;
 }
@@ -234,7 +234,7 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     tether_device_matrix m;
     char why[512];
     int rc;
-    int64_t deadline = tether__tcp_now_ms() + cfg->timeout_ms;
+    int64_t deadline = tether__net_now_ms() + cfg->timeout_ms;
     TRY(qp_type_from_env(ep));
     if (tether__ibv_load(&ep->ibv, why, sizeof why))
         return tether__fail(TETHER_EUNAVAIL, "rdma: %s", why);
@@ -487,12 +487,12 @@ static int all_said_bye(rdma_ep *ep)
 /* Frames posted but not yet sent would die with their QP: let them leave first. */
 static void drain_sends(rdma_ep *ep)
 {
-    int64_t deadline = tether__tcp_now_ms() + CLOSE_DRAIN_MS;
+    int64_t deadline = tether__net_now_ms() + CLOSE_DRAIN_MS;
     if (ep->prog) {
         tether__rdma_progress_until(ep, deadline, sends_done);
         return;
     }
-    while (!ep->err && !sends_done(ep) && tether__tcp_now_ms() < deadline) {
+    while (!ep->err && !sends_done(ep) && tether__net_now_ms() < deadline) {
         int moved = 0;
         if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
             sleep_on_fds(ep, 10);
@@ -542,7 +542,7 @@ static void rdma_close(tether_ep *tep)
     /* Ring mode: others' messages may still pass through here; keep forwarding until every rank
      * has closed too (or the time is up). */
     if (ep->prog)
-        tether__rdma_progress_until(ep, tether__tcp_now_ms() + RING_LINGER_MS, all_said_bye);
+        tether__rdma_progress_until(ep, tether__net_now_ms() + RING_LINGER_MS, all_said_bye);
     tether__rdma_progress_stop(ep);
     for (int p = 0; p < ep->size; p++) /* before the requests: their queues still point at them */
         if (p != ep->rank)

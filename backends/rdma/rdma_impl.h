@@ -25,7 +25,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "backends/tcp/frame.h"
+#include "backends/net/frame.h"
 #include "core/heartbeat.h"
 #include "core/transport.h"
 #include "verbs.h"

@@ -9,21 +9,12 @@
  * set-up, or point-to-point between distant ranks: the bandwidth collectives talk to neighbours. */
 #include <stdlib.h>
 
+#include "backends/net/hop.h"
 #include "rdma_impl.h"
-
-/* The neighbour towards dst: the shorter way round; at equal distance clockwise when this rank is
- * the lower, so a pair's two directions share one path. */
-static int next_hop(int rank, int size, int dst)
-{
-    int cw = (dst - rank + size) % size, ccw = (rank - dst + size) % size;
-    if (cw == 1 || ccw == 1)
-        return dst;
-    return cw < ccw || (cw == ccw && rank < dst) ? (rank + 1) % size : (rank + size - 1) % size;
-}
 
 rdma_link *tether__rdma_hop(rdma_ep *ep, int dst)
 {
-    rdma_peer *pe = &ep->peers[ep->ring ? next_hop(ep->rank, ep->size, dst) : dst];
+    rdma_peer *pe = &ep->peers[ep->ring ? tether__net_next_hop(ep->rank, ep->size, dst) : dst];
     return pe->nlinks ? &pe->link[0] : NULL;
 }
 

@@ -15,15 +15,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "backends/tcp/bootstrap.h"
-#include "backends/tcp/setup.h"
-#include "backends/tcp/socket.h"
+#include "backends/net/bootstrap.h"
+#include "backends/net/setup.h"
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 #ifdef MSG_NOSIGNAL
 #define SEND_FLAGS (MSG_NOSIGNAL | MSG_DONTWAIT)
 #else
-#define SEND_FLAGS MSG_DONTWAIT /* SO_NOSIGPIPE is set on the socket instead (tcp/socket.c) */
+#define SEND_FLAGS MSG_DONTWAIT /* SO_NOSIGPIPE is set on the socket instead (net/socket.c) */
 #endif
 
 #define SIDE_HDR 16u
@@ -57,11 +57,11 @@ static void plan_free(side_plan *p)
 int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
 {
     tether_rank_hosts table;
-    tether__tcp_links links = {0};
+    tether__net_links links = {0};
     side_plan sp = {0};
     int listen_fd = -1, rc;
     memset(&table, 0, sizeof table);
-    TRY_GOTO(rc, tether__tcp_bootstrap(cfg, &table, &listen_fd), done);
+    TRY_GOTO(rc, tether__net_bootstrap(cfg, &table, &listen_fd), done);
     TRY_GOTO(rc, plan_alloc(&sp, ep->size), done);
     for (int p = 0; p < ep->size; p++) {
         sp.out[p] = p > ep->rank;
@@ -69,7 +69,7 @@ int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
         sp.naddrs[p] = 1;
         sp.addrs[p] = table.addrs[p];
     }
-    tether__tcp_plan plan = {.rank = ep->rank,
+    tether__net_plan plan = {.rank = ep->rank,
                              .size = ep->size,
                              .token = cfg->job_token,
                              .timeout_ms = cfg->timeout_ms,
@@ -81,7 +81,7 @@ int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
                              .addrs = sp.addrs,
                              .backend = "rdma"};
     tether__config_agreed(cfg, plan.settings);
-    TRY_GOTO(rc, tether__tcp_setup(&plan, &links), done);
+    TRY_GOTO(rc, tether__net_setup(&plan, &links), done);
     for (int p = 0; p < ep->size; p++) {
         if (p == ep->rank)
             continue;
@@ -91,7 +91,7 @@ int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
     }
 done:
     if (links.fds)
-        tether__tcp_links_free(&links);
+        tether__net_links_free(&links);
     if (listen_fd >= 0)
         close(listen_fd);
     plan_free(&sp);
@@ -105,8 +105,8 @@ int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *min
     char what[128];
     (void)ep;
     snprintf(what, sizeof what, "rank %d (%s), RDMA set-up", peer, pe->addr);
-    TRY(tether__tcp_write_all(pe->fd, mine, len, deadline_ms, what));
-    return tether__tcp_read_all(pe->fd, theirs, len, deadline_ms, what);
+    TRY(tether__net_write_all(pe->fd, mine, len, deadline_ms, what));
+    return tether__net_read_all(pe->fd, theirs, len, deadline_ms, what);
 }
 
 /* One whole message at the start of side_buf: 1 (consumed), 0 (incomplete), or an error. A bye's

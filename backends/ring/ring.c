@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "backends/ring/ring.h"
-#include "backends/tcp/frame.h"
+#include "backends/net/frame.h"
+#include "backends/net/hop.h"
 #include "backends/tcp/ops.h"
 #include "backends/tcp/probe.h"
 #include "backends/tcp/world.h"
@@ -39,7 +40,7 @@ static int on_cable(const char *own, const char *theirs)
 {
     if (!strncmp(own, "127.", 4) && !strncmp(theirs, "127.", 4))
         return 1;
-    return tether__tcp_same_subnet(own, theirs);
+    return tether__net_same_subnet(own, theirs);
 }
 
 /* 1 if address a of this rank is on a cable to some address of rank peer. */
@@ -77,7 +78,7 @@ static int plan_right(const tether_config *cfg, tether__tcp_world *w, int right)
                                     "rank %d: address %s of rank %d (entry %d of %s) does not "
                                     "match TETHER_IFACE_PRIORITY",
                                     w->rank, all[i].host, right, i, cfg->hostfile);
-            TRY(tether__tcp_plan_add_addr(&w->plan, right, &all[i]));
+            TRY(tether__net_plan_add_addr(&w->plan, right, &all[i]));
         }
     w->plan.out_links[right] = w->plan.naddrs[right];
     return TETHER_OK;
@@ -111,23 +112,13 @@ static int plan_links(const tether_config *cfg, tether__tcp_world *w)
     return TETHER_OK;
 }
 
-/* The neighbour a message from this rank to peer goes through: the shorter way round; at equal
- * distance clockwise when this rank is the lower, so a pair's two directions share one path. */
-static int next_hop(int rank, int size, int peer)
-{
-    int cw = (peer - rank + size) % size, ccw = (rank - peer + size) % size;
-    if (cw == 1 || ccw == 1)
-        return peer;
-    return cw < ccw || (cw == ccw && rank < peer) ? (rank + 1) % size : (rank + size - 1) % size;
-}
-
 static int route(const tether__tcp_world *w, tether__tcp_ep *ep)
 {
     int *via = malloc((size_t)w->size * sizeof *via);
     if (!via)
         return tether__fail(TETHER_ENOMEM, "out of memory for the routes of %d ranks", w->size);
     for (int p = 0; p < w->size; p++)
-        via[p] = p == w->rank ? p : next_hop(w->rank, w->size, p);
+        via[p] = p == w->rank ? p : tether__net_next_hop(w->rank, w->size, p);
     int rc = tether__tcp_ep_route(ep, via);
     free(via);
     return rc;

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "core/platform.h"
-#include "socket.h"
-#include "wire.h"
+#include "backends/net/socket.h"
+#include "backends/net/wire.h"
 
 #if TETHER_LINUX
 #include <sys/random.h>
@@ -132,7 +132,7 @@ int tether__cma_negotiate(tether__tcp_ep *ep, int timeout_ms)
     for (int peer = 0; peer < ep->size && rc == TETHER_OK; peer++)
         if (ep->nlinks[peer] > 0)
             rc = send_offer(ep, &ep->links[peer][0],
-                            ep->cma_min && tether__tcp_same_host(ep->links[peer][0].fd));
+                            ep->cma_min && tether__net_same_host(ep->links[peer][0].fd));
     if (rc < 0) /* the break recorded why; the caller reports it */
         rc = tether__fail(rc, "%s", ep->errmsg);
     pthread_mutex_unlock(&ep->mu);
@@ -141,9 +141,9 @@ int tether__cma_negotiate(tether__tcp_ep *ep, int timeout_ms)
     tether__link **ls = malloc((size_t)ep->size * sizeof *ls);
     if (!pfd || !ls)
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", ep->size);
-    int64_t deadline = tether__tcp_now_ms() + timeout_ms;
+    int64_t deadline = tether__net_now_ms() + timeout_ms;
     for (int peer; rc == TETHER_OK && (peer = first_negotiating(ep)) >= 0;) {
-        int64_t left = deadline - tether__tcp_now_ms();
+        int64_t left = deadline - tether__net_now_ms();
         if (left > 0) {
             rc = negotiate_step(ep, pfd, ls, (int)(left < 100 ? left : 100));
             continue;

@@ -11,7 +11,7 @@
 
 #include "cma.h"
 #include "engine_impl.h"
-#include "socket.h"
+#include "backends/net/socket.h"
 
 #define MAX_IO_DEFAULT                                                                             \
     (1L << 30)            /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)          \
@@ -498,11 +498,11 @@ static int queue_ctrl(tether__link *l, uint32_t type, int code, const char *text
  * the connection close instead. */
 static void flush_ctrl(tether__tcp_ep *ep, int ms)
 {
-    int64_t deadline = tether__tcp_now_ms() + ms;
+    int64_t deadline = tether__net_now_ms() + ms;
     for (int i = 0; i < ep->nflat; i++) {
         tether__link *l = ep->flat[i];
         while (l->txhead && tx_flush(ep, l) == 0 && l->txhead) {
-            int64_t left = deadline - tether__tcp_now_ms();
+            int64_t left = deadline - tether__net_now_ms();
             struct pollfd p = {.fd = l->fd, .events = POLLOUT};
             if (left <= 0 || poll(&p, 1, (int)left) <= 0)
                 break;
@@ -602,9 +602,9 @@ int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sen
 
 /* ---- creation ---- */
 
-/* Links between processes of one host get the smaller send buffer tether__tcp_local_sndbuf_default
+/* Links between processes of one host get the smaller send buffer tether__net_local_sndbuf_default
  * explains and a receive window as large (local_sndbuf bytes; 0 leaves both as they are). */
-static int take_links(tether__tcp_ep *ep, tether__tcp_links *links, long local_sndbuf)
+static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_sndbuf)
 {
     ep->one_host = 1;
     for (int p = 0; p < ep->size; p++) {
@@ -621,12 +621,12 @@ static int take_links(tether__tcp_ep *ep, tether__tcp_links *links, long local_s
             l->nlinks = k;
             l->fd = links->fds[p][i];
             links->fds[p][i] = -1;
-            int local = tether__tcp_same_host(l->fd);
+            int local = tether__net_same_host(l->fd);
             ep->one_host &= local;
             if (local && local_sndbuf) {
                 char what[TETHER__ADDR_TEXT + 48];
                 snprintf(what, sizeof what, "link %d with rank %d (%s)", i, p, links->addr[p]);
-                TRY(tether__tcp_set_local_bufs(l->fd, local_sndbuf, what));
+                TRY(tether__net_set_local_bufs(l->fd, local_sndbuf, what));
             }
             ep->flat[ep->nflat++] = l;
             if (!(l->rbuf = malloc(TETHER__RBUF_SIZE)))
@@ -636,19 +636,19 @@ static int take_links(tether__tcp_ep *ep, tether__tcp_links *links, long local_s
     return TETHER_OK;
 }
 
-int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backend,
+int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backend,
                           tether__tcp_ep **out)
 {
     long max_io, local_sndbuf;
     int total = 0, rc;
     TRY(tether__env_long("TETHER_TCP_MAX_IO", MAX_IO_DEFAULT, 64, MAX_IO_DEFAULT, &max_io));
-    TRY(tether__env_long("TETHER_TCP_LOCAL_SNDBUF", tether__tcp_local_sndbuf_default(), 0, 1L << 30,
+    TRY(tether__env_long("TETHER_TCP_LOCAL_SNDBUF", tether__net_local_sndbuf_default(), 0, 1L << 30,
                          &local_sndbuf));
-    if (local_sndbuf > 0 && local_sndbuf < TETHER__TCP_LOCAL_SNDBUF_MIN)
+    if (local_sndbuf > 0 && local_sndbuf < TETHER__NET_LOCAL_SNDBUF_MIN)
         return tether__fail(TETHER_ECONFIG,
                             "TETHER_TCP_LOCAL_SNDBUF=%ld: expected 0 (the system's) or at least "
                             "%ld bytes; smaller buffers stall loopback transfers",
-                            local_sndbuf, TETHER__TCP_LOCAL_SNDBUF_MIN);
+                            local_sndbuf, TETHER__NET_LOCAL_SNDBUF_MIN);
     for (int p = 0; p < links->size; p++)
         total += links->nlinks[p];
     tether__tcp_ep *ep = calloc(1, sizeof *ep);
@@ -685,7 +685,7 @@ uint64_t tether__tcp_moved_total(tether__tcp_ep *ep)
         const tether__link *l = ep->flat[i];
         size_t in = 0, out = 0;
         if (l->fd >= 0)
-            tether__tcp_queued(l->fd, &in, &out);
+            tether__net_queued(l->fd, &in, &out);
         total += l->bytes_recvd + in + (l->bytes_sent > out ? l->bytes_sent - out : 0);
     }
     pthread_mutex_unlock(&ep->mu);

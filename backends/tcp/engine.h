@@ -1,6 +1,6 @@
 /* backends/tcp/engine.h - the TCP message engine: tagged messages over 1..K sockets per peer.
  *
- * It implements the message half of core/transport.h over the links tether__tcp_setup formed:
+ * It implements the message half of core/transport.h over the links tether__net_setup formed:
  * per-link ordered send queues (a send is written at once when its link is idle), posted and
  * unexpected receives matched per link by (group, seq, step), payloads read straight into the
  * user's buffer when the receive is posted, large messages striped across the links of a peer,
@@ -11,13 +11,13 @@
 #define TETHER_TCP_ENGINE_H
 
 #include "core/transport.h"
-#include "setup.h"
+#include "backends/net/setup.h"
 
 typedef struct tether__tcp_ep tether__tcp_ep;
 
 /* An endpoint over links (its sockets move into the endpoint and are set to -1 in links).
  * backend names the transport in messages ("mesh"). */
-int tether__tcp_ep_create(tether__tcp_links *links, int rank, const char *backend,
+int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backend,
                           tether__tcp_ep **out);
 
 /* The message calls, with the contracts of core/transport.h. */

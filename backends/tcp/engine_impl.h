@@ -7,7 +7,7 @@
 
 #include "core/heartbeat.h"
 #include "engine.h"
-#include "frame.h"
+#include "backends/net/frame.h"
 
 /* Bytes read ahead per link: a header and a small payload (often several) per recv. */
 #define TETHER__RBUF_SIZE (64u << 10)
@@ -96,7 +96,7 @@ struct tether__tcp_ep {
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
     uint64_t cma_min; /* TETHER_TCP_CMA_MIN: 0 = off */
-    int one_host; /* every socket link joins two processes of this host (tether__tcp_same_host) */
+    int one_host; /* every socket link joins two processes of this host (tether__net_same_host) */
     int err;      /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
     int aborted;

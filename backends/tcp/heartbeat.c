@@ -19,7 +19,7 @@
 #include <stdlib.h>
 
 #include "engine_impl.h"
-#include "socket.h"
+#include "backends/net/socket.h"
 
 /* Bytes arrived from peer p over all its links: read, or waiting in the socket. */
 static uint64_t arrived(const tether__tcp_ep *ep, int p)
@@ -29,7 +29,7 @@ static uint64_t arrived(const tether__tcp_ep *ep, int p)
         const tether__link *l = &ep->links[p][i];
         size_t in = 0, out = 0;
         if (l->fd >= 0 && !l->eof)
-            tether__tcp_queued(l->fd, &in, &out);
+            tether__net_queued(l->fd, &in, &out);
         n += l->bytes_recvd + in;
     }
     return n;
@@ -65,7 +65,7 @@ static void beat(void *arg, int send)
         tether__tcp_nudge(ep, l, t);
     }
     if (!ep->err)
-        sample(ep, tether__tcp_now_ms());
+        sample(ep, tether__net_now_ms());
     pthread_mutex_unlock(&ep->mu);
 }
 
@@ -78,7 +78,7 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
 int tether__tcp_alive(tether__tcp_ep *ep)
 {
     char why[TETHER_ERRMSG_MAX];
-    int64_t now = tether__tcp_now_ms();
+    int64_t now = tether__net_now_ms();
     pthread_mutex_lock(&ep->mu);
     int look = !ep->err && tether__heartbeat_due(ep->beat, now); /* a break is test()'s */
     if (look)

@@ -4,14 +4,6 @@
 
 #include "engine_impl.h"
 
-int tether__rxq_holds(const tether__rxq *q, tether_tag tag)
-{
-    for (const tether__rxmsg *m = q->head; m; m = m->next)
-        if (m->tag.group == tag.group && m->tag.seq == tag.seq && m->tag.step == tag.step)
-            return 1;
-    return 0;
-}
-
 int tether__tcp_op_probe(tether_ep *tep, int peer, tether_tag tag)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;

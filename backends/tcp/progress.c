@@ -16,7 +16,7 @@
 
 #include "cma.h"
 #include "engine_impl.h"
-#include "socket.h"
+#include "backends/net/socket.h"
 
 #define HEARTBEAT_MS 1000 /* the thread's longest sleep: a safety net, not needed for progress */
 #define POLL_STACK 64

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bootstrap.h"
-#include "token.h"
+#include "backends/net/bootstrap.h"
+#include "backends/net/token.h"
 
 static int load_hostfile(const tether_config *cfg, tether__tcp_world *w)
 {
@@ -45,7 +45,7 @@ static int listen_all(const tether_config *cfg, tether__tcp_world *w)
                                 "rank %d: address %s (entry %d of %s) does not match "
                                 "TETHER_IFACE_PRIORITY: remove it or widen the prefixes",
                                 w->rank, a->host, i, cfg->hostfile);
-        TRY(tether__tcp_listen(a->host, a->port, &w->listen_fds[i], &port));
+        TRY(tether__net_listen(a->host, a->port, &w->listen_fds[i], &port));
         w->nlisten++;
     }
     return TETHER_OK;
@@ -61,7 +61,7 @@ static int locate(const tether_config *cfg, int allow_coordinator, tether__tcp_w
     }
     if (!(w->listen_fds = malloc(sizeof *w->listen_fds)))
         return tether__fail(TETHER_ENOMEM, "out of memory for a listener");
-    TRY(tether__tcp_bootstrap(cfg, &w->table, &w->listen_fds[0]));
+    TRY(tether__net_bootstrap(cfg, &w->table, &w->listen_fds[0]));
     w->nlisten = 1;
     w->rank = cfg->rank;
     w->size = cfg->size;
@@ -72,9 +72,9 @@ int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, te
 {
     memset(w, 0, sizeof *w);
     TRY(locate(cfg, allow_coordinator, w));
-    TRY(tether__tcp_plan_init(&w->plan, w->rank, w->size, cfg));
+    TRY(tether__net_plan_init(&w->plan, w->rank, w->size, cfg));
     if (!cfg->job_token[0] && cfg->hostfile) {
-        tether__tcp_token_from_table(&w->table, cfg->hostfile, w->token, sizeof w->token);
+        tether__net_token_from_table(&w->table, cfg->hostfile, w->token, sizeof w->token);
         w->plan.token = w->token;
     }
     w->plan.nlisten = w->nlisten;
@@ -86,7 +86,7 @@ int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, te
 static int near(const tether__tcp_world *w, const char *addr)
 {
     for (int i = 0; i < w->table.naddrs[w->rank]; i++)
-        if (tether__tcp_same_subnet(w->table.addrs[w->rank][i].host, addr))
+        if (tether__net_same_subnet(w->table.addrs[w->rank][i].host, addr))
             return 1;
     return 0;
 }
@@ -99,7 +99,7 @@ int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int 
         for (int i = 0; i < w->table.naddrs[peer]; i++)
             if (tether__addr_allowed(cfg, all[i].host) &&
                 (!near_first || near(w, all[i].host) == (pass == 0)))
-                TRY(tether__tcp_plan_add_addr(&w->plan, peer, &all[i]));
+                TRY(tether__net_plan_add_addr(&w->plan, peer, &all[i]));
     if (w->plan.naddrs[peer] == 0 && w->plan.out_links[peer] > 0)
         return tether__fail(TETHER_ECONFIG,
                             "rank %d: no address of rank %d in %s matches TETHER_IFACE_PRIORITY",
@@ -109,11 +109,11 @@ int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int 
 
 int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether__tcp_ep **out)
 {
-    tether__tcp_links links = {0};
+    tether__net_links links = {0};
     w->plan.backend = backend;
-    TRY(tether__tcp_setup(&w->plan, &links));
+    TRY(tether__net_setup(&w->plan, &links));
     int rc = tether__tcp_ep_create(&links, w->rank, backend, out);
-    tether__tcp_links_free(&links);
+    tether__net_links_free(&links);
     if (rc == TETHER_OK && (rc = tether__tcp_beat_start(*out, w->plan.heartbeat_ms)) < 0) {
         tether__tcp_abort(*out, rc, tether_last_error()); /* the peers formed their links */
         tether__tcp_close(*out);
@@ -127,6 +127,6 @@ void tether__tcp_world_free(tether__tcp_world *w)
     for (int i = 0; i < w->nlisten; i++)
         close(w->listen_fds[i]);
     free(w->listen_fds);
-    tether__tcp_plan_free(&w->plan);
+    tether__net_plan_free(&w->plan);
     tether_rank_hosts_free(&w->table);
 }

@@ -5,14 +5,14 @@
 #define TETHER_TCP_WORLD_H
 
 #include "engine.h"
-#include "setup.h"
+#include "backends/net/setup.h"
 
 typedef struct tether__tcp_world {
     tether_rank_hosts table;
     int rank, size;
     int nlisten;
     int *listen_fds;
-    tether__tcp_plan plan; /* no links yet: the backend fills out_links, in_links and addresses */
+    tether__net_plan plan; /* no links yet: the backend fills out_links, in_links and addresses */
     char token[TETHER_TOKEN_MAX]; /* derived from the hostfile when TETHER_JOB_TOKEN is unset */
 } tether__tcp_world;
 

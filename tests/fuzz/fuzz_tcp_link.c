@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "backends/mesh/mesh.h"
-#include "backends/tcp/frame.h"
-#include "backends/tcp/handshake.h"
+#include "backends/net/frame.h"
+#include "backends/net/handshake.h"
 #include "core/config.h"
 #include "core/errors.h"
 

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backends/tcp/frame.h"
-#include "backends/tcp/handshake.h"
+#include "backends/net/frame.h"
+#include "backends/net/handshake.h"
 
 #define RANK_LIMIT_S 60
 #define WAIT_LIMIT_MS 20000

@@ -73,7 +73,7 @@ int harness_connect(int port);
  * so that its endpoint forms and reads whatever comes next as frames. Returns the socket. */
 int harness_fake_peer(int port, int rank, int size, const char *token);
 
-/* Send a frame header (backends/tcp/frame.h) on fd. */
+/* Send a frame header (backends/net/frame.h) on fd. */
 void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int32_t code);
 
 /* Fill / check a buffer with a pattern that depends on (seed, offset). */

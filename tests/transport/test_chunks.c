@@ -94,26 +94,26 @@ static int stripes_body(const rank_ctx *ctx)
 {
     int me = ctx->rank, peer = 1 - me, port, lfd;
     tether_config cfg;
-    tether__tcp_plan plan;
+    tether__net_plan plan;
     tether_hostaddr a = {"127.0.0.1", ctx->ports[peer]};
     CHECK_OK(tether__config_load(&cfg));
-    CHECK_OK(tether__tcp_plan_init(&plan, me, 2, &cfg));
-    CHECK_OK(tether__tcp_plan_add_addr(&plan, peer, &a));
+    CHECK_OK(tether__net_plan_init(&plan, me, 2, &cfg));
+    CHECK_OK(tether__net_plan_add_addr(&plan, peer, &a));
     if (me == 0)
         plan.out_links[peer] = 2;
     else
         plan.in_links[peer] = 2;
-    CHECK_OK(tether__tcp_listen("127.0.0.1", ctx->ports[me], &lfd, &port));
+    CHECK_OK(tether__net_listen("127.0.0.1", ctx->ports[me], &lfd, &port));
     plan.nlisten = 1;
     plan.listen_fds = &lfd;
-    tether__tcp_links links;
+    tether__net_links links;
     tether__tcp_ep *ep;
-    CHECK_OK(tether__tcp_setup(&plan, &links));
+    CHECK_OK(tether__net_setup(&plan, &links));
     close(lfd);
-    tether__tcp_plan_free(&plan);
+    tether__net_plan_free(&plan);
     CHECK(links.nlinks[peer] == 2, "%d links", links.nlinks[peer]);
     CHECK_OK(tether__tcp_ep_create(&links, me, "test", &ep));
-    tether__tcp_links_free(&links);
+    tether__net_links_free(&links);
 
     size_t big = (8u << 20) + 4097;
     unsigned char *buf = malloc(big);

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "backends/tcp/frame.h"
-#include "backends/tcp/handshake.h"
+#include "backends/net/frame.h"
+#include "backends/net/handshake.h"
 #include "harness.h"
 
 static int contains(const char *text, const char *part)

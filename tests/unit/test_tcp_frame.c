@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "backends/tcp/frame.h"
-#include "backends/tcp/handshake.h"
+#include "backends/net/frame.h"
+#include "backends/net/handshake.h"
 
 static void test_frame_layout(void **state)
 {

@@ -1,4 +1,4 @@
-/* backends/tcp/socket.c - socket helpers: listen, connect, options, timed I/O, routes. */
+/* backends/net/socket.c - socket helpers: listen, connect, options, timed I/O, routes. */
 #include "socket.h"
 
 #include <arpa/inet.h>
@@ -41,14 +41,14 @@
 #define KEEPALIVE_INTVL_S 5
 #define KEEPALIVE_COUNT 3
 
-int64_t tether__tcp_now_ms(void)
+int64_t tether__net_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int tether__tcp_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len)
+int tether__net_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len)
 {
     struct addrinfo hints, *res = NULL;
     char portstr[16];
@@ -69,7 +69,7 @@ int tether__tcp_resolve(const char *host, int port, struct sockaddr_storage *ss,
     return TETHER_OK;
 }
 
-void tether__tcp_addr_text(const struct sockaddr *sa, char *out, size_t n)
+void tether__net_addr_text(const struct sockaddr *sa, char *out, size_t n)
 {
     char ip[INET6_ADDRSTRLEN] = "?";
     if (sa->sa_family == AF_INET) {
@@ -104,14 +104,14 @@ static int set_opt(int fd, int level, int name, int value, const char *optname, 
     return TETHER_OK;
 }
 
-int tether__tcp_listen(const char *host, int port, int *fd_out, int *bound_port)
+int tether__net_listen(const char *host, int port, int *fd_out, int *bound_port)
 {
     struct sockaddr_storage ss;
     socklen_t len;
     char what[TETHER__ADDR_TEXT];
     int rc;
     snprintf(what, sizeof what, "%s:%d", host, port);
-    TRY(tether__tcp_resolve(host, port, &ss, &len));
+    TRY(tether__net_resolve(host, port, &ss, &len));
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CX, 0);
     if (fd < 0)
         return tether__fail(TETHER_ENET, "socket() to listen on %s: %s", what, strerror(errno));
@@ -151,11 +151,11 @@ fail:
     return rc;
 }
 
-int tether__tcp_connect_start(const struct sockaddr_storage *ss, socklen_t len, const char *what,
+int tether__net_connect_start(const struct sockaddr_storage *ss, socklen_t len, const char *what,
                               int *fd_out)
 {
     int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CX, 0);
-    if (fd < 0 && tether__tcp_out_of_fds(errno))
+    if (fd < 0 && tether__net_out_of_fds(errno))
         return errno; /* the caller sheds a stray connection and retries */
     if (fd < 0)
         return tether__fail(TETHER_ENET, "socket() to connect to %s: %s", what, strerror(errno));
@@ -173,7 +173,7 @@ int tether__tcp_connect_start(const struct sockaddr_storage *ss, socklen_t len, 
     return 0;
 }
 
-int tether__tcp_accept(int lfd, int *fd_out, char *peer_text, size_t n)
+int tether__net_accept(int lfd, int *fd_out, char *peer_text, size_t n)
 {
     struct sockaddr_storage ss;
     for (;;) {
@@ -183,11 +183,11 @@ int tether__tcp_accept(int lfd, int *fd_out, char *peer_text, size_t n)
             continue; /* a client that gave up before we got to it */
         if (fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
-        if (fd < 0 && tether__tcp_out_of_fds(errno))
+        if (fd < 0 && tether__net_out_of_fds(errno))
             return 2;
         if (fd < 0)
             return tether__fail(TETHER_ENET, "accept(): %s", strerror(errno));
-        tether__tcp_addr_text((struct sockaddr *)&ss, peer_text, n);
+        tether__net_addr_text((struct sockaddr *)&ss, peer_text, n);
         /* accepted sockets do not inherit O_NONBLOCK on Linux: a silent client would block us */
         int rc = set_nonblock(fd, peer_text);
         if (rc < 0) {
@@ -199,12 +199,12 @@ int tether__tcp_accept(int lfd, int *fd_out, char *peer_text, size_t n)
     }
 }
 
-int tether__tcp_out_of_fds(int err)
+int tether__net_out_of_fds(int err)
 {
     return err == EMFILE || err == ENFILE;
 }
 
-int tether__tcp_connect_result(int fd)
+int tether__net_connect_result(int fd)
 {
     int err = 0;
     socklen_t len = sizeof err;
@@ -236,13 +236,13 @@ static int sockbuf_allowed(const char *proc_file)
 }
 #endif
 
-long tether__tcp_local_sndbuf_default(void)
+long tether__net_local_sndbuf_default(void)
 {
 #if TETHER_LINUX && defined(_SC_LEVEL2_CACHE_SIZE)
     long half = sysconf(_SC_LEVEL2_CACHE_SIZE) / 2;
     if (half <= 0)
         half = 512L << 10; /* the L2 unknown: half of a common 1 MiB */
-    return half > TETHER__TCP_LOCAL_SNDBUF_MIN ? half : TETHER__TCP_LOCAL_SNDBUF_MIN;
+    return half > TETHER__NET_LOCAL_SNDBUF_MIN ? half : TETHER__NET_LOCAL_SNDBUF_MIN;
 #else
     return 0; /* measured on Linux only; elsewhere the system's (or WANT_SOCKBUF) stays */
 #endif
@@ -273,7 +273,7 @@ static int get_opt(int fd, int name)
     return getsockopt(fd, SOL_SOCKET, name, &v, &len) == 0 ? v : 0;
 }
 
-int tether__tcp_set_local_bufs(int fd, long bytes, const char *what)
+int tether__net_set_local_bufs(int fd, long bytes, const char *what)
 {
     long asked = bytes;
 #if TETHER_LINUX
@@ -329,7 +329,7 @@ static int set_congestion(int fd, const char *what)
 #endif
 }
 
-int tether__tcp_tune(int fd, const char *what)
+int tether__net_tune(int fd, const char *what)
 {
     TRY(set_nonblock(fd, what));
     TRY(set_opt(fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY", what));
@@ -351,7 +351,7 @@ int tether__tcp_tune(int fd, const char *what)
 static int wait_fd(int fd, short events, int64_t deadline_ms, const char *op, const char *what)
 {
     for (;;) {
-        int64_t left = deadline_ms - tether__tcp_now_ms();
+        int64_t left = deadline_ms - tether__net_now_ms();
         if (left <= 0)
             return tether__fail(TETHER_ETIMEDOUT, "timed out %s %s", op, what);
         struct pollfd p = {.fd = fd, .events = events};
@@ -363,7 +363,7 @@ static int wait_fd(int fd, short events, int64_t deadline_ms, const char *op, co
     }
 }
 
-int tether__tcp_write_all(int fd, const void *buf, size_t len, int64_t deadline_ms,
+int tether__net_write_all(int fd, const void *buf, size_t len, int64_t deadline_ms,
                           const char *what)
 {
     const char *p = buf;
@@ -381,7 +381,7 @@ int tether__tcp_write_all(int fd, const void *buf, size_t len, int64_t deadline_
     return TETHER_OK;
 }
 
-int tether__tcp_read_all(int fd, void *buf, size_t len, int64_t deadline_ms, const char *what)
+int tether__net_read_all(int fd, void *buf, size_t len, int64_t deadline_ms, const char *what)
 {
     char *p = buf;
     while (len > 0) {
@@ -403,13 +403,13 @@ int tether__tcp_read_all(int fd, void *buf, size_t len, int64_t deadline_ms, con
     return TETHER_OK;
 }
 
-int tether__tcp_route_addr(const char *host, int port, char *out, size_t n)
+int tether__net_route_addr(const char *host, int port, char *out, size_t n)
 {
     struct sockaddr_storage ss, local;
     socklen_t len, llen = sizeof local;
     char what[TETHER__ADDR_TEXT];
     snprintf(what, sizeof what, "%s:%d", host, port);
-    TRY(tether__tcp_resolve(host, port, &ss, &len));
+    TRY(tether__net_resolve(host, port, &ss, &len));
     /* connect() on a UDP socket only looks up the route, and getsockname() then tells the source
      * address the kernel picked. */
     int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CX, 0);
@@ -433,7 +433,7 @@ int tether__tcp_route_addr(const char *host, int port, char *out, size_t n)
     return rc;
 }
 
-int tether__tcp_same_subnet(const char *mine, const char *theirs)
+int tether__net_same_subnet(const char *mine, const char *theirs)
 {
     struct in_addr a, b;
     struct ifaddrs *ifs = NULL;
@@ -461,7 +461,7 @@ static int loopback(const struct sockaddr_storage *a)
     return IN6_IS_ADDR_LOOPBACK(v6) || (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
 }
 
-int tether__tcp_same_host(int fd)
+int tether__net_same_host(int fd)
 {
     struct sockaddr_storage me, peer;
     socklen_t ml = sizeof me, pl = sizeof peer;
@@ -478,7 +478,7 @@ int tether__tcp_same_host(int fd)
                    &((struct sockaddr_in6 *)&peer)->sin6_addr, sizeof(struct in6_addr));
 }
 
-void tether__tcp_queued(int fd, size_t *in, size_t *out)
+void tether__net_queued(int fd, size_t *in, size_t *out)
 {
     int i = 0, o = 0;
 #if TETHER_LINUX

@@ -1,6 +1,6 @@
-/* backends/tcp/wire.h - little-endian integers on the wire, so mixed machines agree. */
-#ifndef TETHER_TCP_WIRE_H
-#define TETHER_TCP_WIRE_H
+/* backends/net/wire.h - little-endian integers on the wire, so mixed machines agree. */
+#ifndef TETHER_NET_WIRE_H
+#define TETHER_NET_WIRE_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-/* backends/tcp/bootstrap.c - coordinator bootstrap: register with rank 0, get the table. */
+/* backends/net/bootstrap.c - coordinator bootstrap: register with rank 0, get the table. */
 #include "bootstrap.h"
 
 #include <stdlib.h>
@@ -95,18 +95,18 @@ static int check_env(const tether_config *cfg)
 static int serve(const tether_config *cfg, const tether_hostaddr *coord, tether_rank_hosts *t)
 {
     int n = cfg->size, boot_fd = -1, port, rc;
-    tether__tcp_plan plan;
-    tether__tcp_links links = {0};
+    tether__net_plan plan;
+    tether__net_links links = {0};
     unsigned char *wire = NULL;
     uint32_t len;
-    int64_t deadline = tether__tcp_now_ms() + cfg->timeout_ms;
-    TRY(tether__tcp_plan_init(&plan, 0, n, cfg));
+    int64_t deadline = tether__net_now_ms() + cfg->timeout_ms;
+    TRY(tether__net_plan_init(&plan, 0, n, cfg));
     for (int r = 1; r < n; r++)
         plan.in_links[r] = 1;
-    TRY_GOTO(rc, tether__tcp_listen(coord->host, coord->port, &boot_fd, &port), done);
+    TRY_GOTO(rc, tether__net_listen(coord->host, coord->port, &boot_fd, &port), done);
     plan.nlisten = 1;
     plan.listen_fds = &boot_fd;
-    TRY_GOTO(rc, tether__tcp_setup(&plan, &links), done);
+    TRY_GOTO(rc, tether__net_setup(&plan, &links), done);
     for (int r = 1; r < n; r++) {
         const tether_hostaddr *a = &links.announced[r];
         if (a->port < 1 || a->port > 65535 || !a->host[0]) {
@@ -123,14 +123,14 @@ static int serve(const tether_config *cfg, const tether_hostaddr *coord, tether_
         goto done;
     }
     for (int r = 1; r < n && rc == TETHER_OK; r++)
-        rc = tether__tcp_write_all(links.fds[r][0], wire, len, deadline, links.addr[r]);
+        rc = tether__net_write_all(links.fds[r][0], wire, len, deadline, links.addr[r]);
     TLOG_INFO("coordinator %s:%d: sent the table of %d ranks", coord->host, coord->port, n);
 done:
     if (boot_fd >= 0)
         close(boot_fd);
     if (links.fds)
-        tether__tcp_links_free(&links);
-    tether__tcp_plan_free(&plan);
+        tether__net_links_free(&links);
+    tether__net_plan_free(&plan);
     free(wire);
     return rc;
 }
@@ -139,19 +139,19 @@ done:
 static int join(const tether_config *cfg, const tether_hostaddr *coord, const tether_hostaddr *self,
                 tether_rank_hosts *t)
 {
-    tether__tcp_plan plan;
-    tether__tcp_links links = {0};
+    tether__net_plan plan;
+    tether__net_links links = {0};
     unsigned char head[8], *wire = NULL;
-    int64_t deadline = tether__tcp_now_ms() + cfg->timeout_ms;
+    int64_t deadline = tether__net_now_ms() + cfg->timeout_ms;
     int rc;
-    TRY(tether__tcp_plan_init(&plan, cfg->rank, cfg->size, cfg));
+    TRY(tether__net_plan_init(&plan, cfg->rank, cfg->size, cfg));
     plan.out_links[0] = 1;
     plan.announce_host = self->host;
     plan.announce_port = self->port;
-    TRY_GOTO(rc, tether__tcp_plan_add_addr(&plan, 0, coord), done);
-    TRY_GOTO(rc, tether__tcp_setup(&plan, &links), done);
+    TRY_GOTO(rc, tether__net_plan_add_addr(&plan, 0, coord), done);
+    TRY_GOTO(rc, tether__net_setup(&plan, &links), done);
     int fd = links.fds[0][0];
-    TRY_GOTO(rc, tether__tcp_read_all(fd, head, sizeof head, deadline, links.addr[0]), done);
+    TRY_GOTO(rc, tether__net_read_all(fd, head, sizeof head, deadline, links.addr[0]), done);
     uint32_t len = tether__get_u32(head);
     if (len < 8 || len > TABLE_MAX || !(wire = malloc(len))) {
         rc = tether__fail(len < 8 || len > TABLE_MAX ? TETHER_EPEER : TETHER_ENOMEM,
@@ -159,31 +159,31 @@ static int join(const tether_config *cfg, const tether_hostaddr *coord, const te
         goto done;
     }
     memcpy(wire, head, sizeof head);
-    TRY_GOTO(rc, tether__tcp_read_all(fd, wire + 8, len - 8, deadline, links.addr[0]), done);
+    TRY_GOTO(rc, tether__net_read_all(fd, wire + 8, len - 8, deadline, links.addr[0]), done);
     rc = table_decode(wire, len, cfg->size, t);
 done:
     if (links.fds)
-        tether__tcp_links_free(&links);
-    tether__tcp_plan_free(&plan);
+        tether__net_links_free(&links);
+    tether__net_plan_free(&plan);
     free(wire);
     return rc;
 }
 
-int tether__tcp_bootstrap(const tether_config *cfg, tether_rank_hosts *table, int *listen_fd)
+int tether__net_bootstrap(const tether_config *cfg, tether_rank_hosts *table, int *listen_fd)
 {
     tether_hostaddr coord, self;
     int rc;
     memset(table, 0, sizeof *table);
     TRY(tether_hostaddr_parse(cfg->coordinator, "TETHER_COORDINATOR", &coord));
     TRY(check_env(cfg));
-    tether__tcp_token_warn_unset(cfg);
-    TRY(tether__tcp_route_addr(coord.host, coord.port, self.host, sizeof self.host));
+    tether__net_token_warn_unset(cfg);
+    TRY(tether__net_route_addr(coord.host, coord.port, self.host, sizeof self.host));
     if (!tether__addr_allowed(cfg, self.host))
         return tether__fail(TETHER_ECONFIG,
                             "rank %d: %s, the local address that reaches the coordinator "
                             "%s, does not match TETHER_IFACE_PRIORITY",
                             cfg->rank, self.host, cfg->coordinator);
-    TRY(tether__tcp_listen(self.host, 0, listen_fd, &self.port));
+    TRY(tether__net_listen(self.host, 0, listen_fd, &self.port));
     if (cfg->rank == 0) {
         TRY_GOTO(rc, table_alloc(table, cfg->size), fail);
         table->addrs[0][0] = self;

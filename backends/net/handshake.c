@@ -1,4 +1,4 @@
-/* backends/tcp/handshake.c - encoding and checking the hello that opens every TCP connection. */
+/* backends/net/handshake.c - encoding and checking the hello that opens every TCP connection. */
 #include "handshake.h"
 
 #include <stdio.h>

@@ -1,12 +1,12 @@
-/* backends/tcp/handshake.h - the hello every TCP connection starts with, and its checks.
+/* backends/net/handshake.h - the hello every TCP connection starts with, and its checks.
  *
  * The connecting side sends a hello (magic, protocol version, job token, its rank, the world size,
  * the link index and how many links it opens to this peer, optionally an address it announces, its
  * backend and the settings every rank must share: tether__config_agreed);
  * the accepting side checks it and answers with its own hello whose status says yes or why not.
  * A connection whose first bytes are not a hello is a stray and is dropped without an answer. */
-#ifndef TETHER_TCP_HANDSHAKE_H
-#define TETHER_TCP_HANDSHAKE_H
+#ifndef TETHER_NET_HANDSHAKE_H
+#define TETHER_NET_HANDSHAKE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,12 +1,12 @@
-/* backends/tcp/setup.h - forming the TCP links of a world, every connect and accept at once.
+/* backends/net/setup.h - forming the TCP links of a world, every connect and accept at once.
  *
  * A plan says, per peer, how many links this rank opens to it (trying its addresses in order) and
  * how many it accepts from it. The mesh opens one link to every higher rank and accepts one from
  * every lower rank; the ring opens K links to its right neighbour and accepts K from its left.
  * Every link starts with the hello of handshake.h. Strays (garbage, another job's token, silence
  * for 2 s) are logged and dropped; the set-up goes on. */
-#ifndef TETHER_TCP_SETUP_H
-#define TETHER_TCP_SETUP_H
+#ifndef TETHER_NET_SETUP_H
+#define TETHER_NET_SETUP_H
 
 #include "core/config.h"
 #include "hostfile/hostfile.h"
@@ -15,7 +15,7 @@
 /* How long a new connection may take to send its hello, and a connector to get its answer. */
 #define TETHER__HELLO_TIMEOUT_MS 2000
 
-typedef struct tether__tcp_plan {
+typedef struct tether__net_plan {
     int rank, size;
     const char *token; /* TETHER_JOB_TOKEN, "" when unset */
     int timeout_ms;    /* the whole set-up */
@@ -32,32 +32,32 @@ typedef struct tether__tcp_plan {
     int announce_port;
     const char *backend;              /* sent in every hello; NULL in the bootstrap */
     char settings[TETHER_AGREED_MAX]; /* tether__config_agreed: sent in every hello */
-} tether__tcp_plan;
+} tether__net_plan;
 
 /* A plan for rank of size ranks with no links yet, the token, timeout and settings from cfg. */
-int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_config *cfg);
+int tether__net_plan_init(tether__net_plan *p, int rank, int size, const tether_config *cfg);
 
 /* Append a copy of a to the addresses tried for peer. */
-int tether__tcp_plan_add_addr(tether__tcp_plan *p, int peer, const tether_hostaddr *a);
+int tether__net_plan_add_addr(tether__net_plan *p, int peer, const tether_hostaddr *a);
 
-void tether__tcp_plan_free(tether__tcp_plan *p);
+void tether__net_plan_free(tether__net_plan *p);
 
 /* The links of a pair are numbered the same way on both sides: first those the lower rank
  * opened, then those the higher rank opened. Striping relies on it. */
-typedef struct tether__tcp_links {
+typedef struct tether__net_links {
     int size;
     int *nlinks;                     /* per peer */
     int **fds;                       /* per peer, per link: connected, tuned, non-blocking */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer: its address, for messages */
     tether_hostaddr *announced;      /* per peer: the address it announced (bootstrap) */
     int timeout_ms; /* the plan's: how long the engine waits for its peers' first frames */
-} tether__tcp_links;
+} tether__net_links;
 
 /* Run the plan until every link is up. ETIMEDOUT names the links still missing and why; EPEER
  * when a rank of this job disagrees (size, version, links); ENET on socket failures. */
-int tether__tcp_setup(const tether__tcp_plan *plan, tether__tcp_links *out);
+int tether__net_setup(const tether__net_plan *plan, tether__net_links *out);
 
 /* Close the sockets still in l (those not taken, set to -1, by an engine) and free it. */
-void tether__tcp_links_free(tether__tcp_links *l);
+void tether__net_links_free(tether__net_links *l);
 
 #endif

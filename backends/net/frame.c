@@ -1,4 +1,4 @@
-/* backends/tcp/frame.c - frame header encoding, stripe arithmetic and tag matching (no sockets). */
+/* backends/net/frame.c - frame header encoding, stripe arithmetic and tag matching (no sockets). */
 #include "frame.h"
 
 #include <stdlib.h>
@@ -196,4 +196,12 @@ uint64_t tether__rxcache_limit(const tether__rxcache *c, tether_tag tag)
 int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether_tag tag)
 {
     return len <= tether__rxcache_limit(c, tag);
+}
+
+int tether__rxq_holds(const tether__rxq *q, tether_tag tag)
+{
+    for (const tether__rxmsg *m = q->head; m; m = m->next)
+        if (m->tag.group == tag.group && m->tag.seq == tag.seq && m->tag.step == tag.step)
+            return 1;
+    return 0;
 }

@@ -1,4 +1,4 @@
-/* backends/tcp/frame.h - the 32-byte frame header, striping across links, and receive matching.
+/* backends/net/frame.h - the 32-byte frame header, striping across links, and receive matching.
  *
  * Every message travels as one frame per link it uses: a header, then that link's share of the
  * payload. A header carries the tag, the length of the whole message and the frame type: data;
@@ -12,8 +12,8 @@
  * derive the stripes from the length in the header, so a link's byte stream always parses, and each
  * link carries its frames in send order, so matching per link keeps the order of messages between a
  * pair. Everything here is pure (no sockets), for unit tests. */
-#ifndef TETHER_TCP_FRAME_H
-#define TETHER_TCP_FRAME_H
+#ifndef TETHER_NET_FRAME_H
+#define TETHER_NET_FRAME_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -146,5 +146,9 @@ typedef enum {
  * step) is numbered on its own, so the same seq with another step is another tag's message, whose
  * size may well differ. *m is left in the queue unless the result is TETHER__MATCH_OK. */
 tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m);
+
+/* 1 if q holds a message with tag's group, seq and step (whatever its sig), else 0: the probe of an
+ * any-source receive (core/p2p.c). */
+int tether__rxq_holds(const tether__rxq *q, tether_tag tag);
 
 #endif

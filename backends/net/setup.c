@@ -1,4 +1,4 @@
-/* backends/tcp/setup.c - forming the links of a plan: parallel connects, accepts, hellos. */
+/* backends/net/setup.c - forming the links of a plan: parallel connects, accepts, hellos. */
 #include "setup.h"
 
 #include <errno.h>
@@ -41,8 +41,8 @@ typedef struct conn {
 } conn;
 
 typedef struct setup {
-    const tether__tcp_plan *p;
-    tether__tcp_links *out;
+    const tether__net_plan *p;
+    tether__net_links *out;
     tether__hello mine;
     conn *c;
     int nc, cap;
@@ -58,7 +58,7 @@ typedef struct setup {
 /* The slot of a link in its pair's numbering (setup.h): the lower rank's links come first. */
 static int slot_of(const setup *s, int peer, int link, int outgoing)
 {
-    const tether__tcp_plan *p = s->p;
+    const tether__net_plan *p = s->p;
     int lower_opens = p->rank < peer ? p->out_links[peer] : p->in_links[peer];
     return ((p->rank < peer) == outgoing) ? link : lower_opens + link;
 }
@@ -106,7 +106,7 @@ static void retry_later(setup *s, conn *c, const char *why)
         c->cand = (c->cand + 1) % s->p->naddrs[c->peer];
     int backoff = BACKOFF_FIRST_MS << (c->tries < 7 ? c->tries : 7);
     c->tries++;
-    c->at = tether__tcp_now_ms() + (backoff < BACKOFF_MAX_MS ? backoff : BACKOFF_MAX_MS);
+    c->at = tether__net_now_ms() + (backoff < BACKOFF_MAX_MS ? backoff : BACKOFF_MAX_MS);
     c->st = C_WAIT;
 }
 
@@ -148,11 +148,11 @@ static int start_connect(setup *s, conn *c)
     struct sockaddr_storage ss;
     socklen_t len;
     snprintf(c->what, sizeof c->what, "rank %d (%s:%d)", c->peer, a->host, a->port);
-    TRY(tether__tcp_resolve(a->host, a->port, &ss, &len));
-    int rc = tether__tcp_connect_start(&ss, len, c->what, &c->fd);
+    TRY(tether__net_resolve(a->host, a->port, &ss, &len));
+    int rc = tether__net_connect_start(&ss, len, c->what, &c->fd);
     if (rc < 0)
         return rc;
-    if (rc > 0 && tether__tcp_out_of_fds(rc))
+    if (rc > 0 && tether__net_out_of_fds(rc))
         shed_stray(s); /* room for the next attempt */
     if (rc > 0)
         retry_later(s, c, strerror(rc));
@@ -163,12 +163,12 @@ static int start_connect(setup *s, conn *c)
 
 static int connected(setup *s, conn *c)
 {
-    int err = tether__tcp_connect_result(c->fd);
+    int err = tether__net_connect_result(c->fd);
     if (err) {
         retry_later(s, c, strerror(err));
         return TETHER_OK;
     }
-    TRY(tether__tcp_tune(c->fd, c->what));
+    TRY(tether__net_tune(c->fd, c->what));
     tether__hello h = s->mine;
     h.link = c->link;
     h.nlinks = s->p->out_links[c->peer];
@@ -226,7 +226,7 @@ static int check_answer(setup *s, conn *c)
 /* Incoming: which rank and link a hello claims, if this side expects it. */
 static int expected_link(const setup *s, const tether__hello *h)
 {
-    const tether__tcp_plan *p = s->p;
+    const tether__net_plan *p = s->p;
     return h->rank >= 0 && h->rank < p->size && h->rank != p->rank && h->link >= 0 &&
            h->link < p->in_links[h->rank] && h->nlinks == p->in_links[h->rank];
 }
@@ -268,7 +268,7 @@ static int check_hello(setup *s, conn *c)
     snprintf(s->out->announced[h.rank].host, sizeof s->out->announced[h.rank].host, "%s",
              h.announce_host);
     s->out->announced[h.rank].port = h.announce_port;
-    TRY(tether__tcp_tune(c->fd, c->what));
+    TRY(tether__net_tune(c->fd, c->what));
     tether__hello_encode(&answer, c->buf);
     c->n = 0;
     c->st = C_SEND;
@@ -327,7 +327,7 @@ static void refuse_one(setup *s, int lfd)
     char what[TETHER__ADDR_TEXT];
     if (s->spare_fd >= 0)
         close(s->spare_fd);
-    if (tether__tcp_accept(lfd, &fd, what, sizeof what) == 1) {
+    if (tether__net_accept(lfd, &fd, what, sizeof what) == 1) {
         TLOG_INFO("closed a connection from %s at once: out of file descriptors", what);
         close(fd);
     }
@@ -338,7 +338,7 @@ static int accept_all(setup *s, int lfd)
 {
     int fd, got;
     char what[TETHER__ADDR_TEXT];
-    while ((got = tether__tcp_accept(lfd, &fd, what, sizeof what)) > 0) {
+    while ((got = tether__net_accept(lfd, &fd, what, sizeof what)) > 0) {
         if (got == 2) { /* out of descriptors: a flood must not fail the rank */
             if (!shed_stray(s)) {
                 refuse_one(s, lfd);
@@ -356,7 +356,7 @@ static int accept_all(setup *s, int lfd)
         c->st = C_RECV;
         c->peer = -1;
         c->pollix = -1;
-        c->at = tether__tcp_now_ms() + TETHER__HELLO_TIMEOUT_MS;
+        c->at = tether__net_now_ms() + TETHER__HELLO_TIMEOUT_MS;
         snprintf(c->what, sizeof c->what, "%s", what);
         TLOG_TRACE("accepted a connection from %s, waiting for its hello", c->what);
     }
@@ -421,9 +421,9 @@ static void describe_missing(const setup *s, char *buf, size_t n)
 
 static int run(setup *s)
 {
-    int64_t deadline = tether__tcp_now_ms() + s->p->timeout_ms;
+    int64_t deadline = tether__net_now_ms() + s->p->timeout_ms;
     while (s->missing > 0) {
-        int64_t now = tether__tcp_now_ms();
+        int64_t now = tether__net_now_ms();
         if (now >= deadline) {
             char missing[512];
             describe_missing(s, missing, sizeof missing);
@@ -440,7 +440,7 @@ static int run(setup *s)
         if (poll(s->pfd, (nfds_t)s->npfd, timeout) < 0 && errno != EINTR)
             return tether__fail(TETHER_ENET, "rank %d: poll() during set-up: %s", s->p->rank,
                                 strerror(errno));
-        now = tether__tcp_now_ms();
+        now = tether__net_now_ms();
         int nc = s->nc; /* connections accepted below are polled next round */
         for (int i = 0; i < s->p->nlisten; i++)
             if (s->pfd[i].revents)
@@ -455,7 +455,7 @@ static int run(setup *s)
     return TETHER_OK;
 }
 
-static int alloc_result(const tether__tcp_plan *p, tether__tcp_links *l)
+static int alloc_result(const tether__net_plan *p, tether__net_links *l)
 {
     memset(l, 0, sizeof *l);
     l->size = p->size;
@@ -486,7 +486,7 @@ static int alloc_result(const tether__tcp_plan *p, tether__tcp_links *l)
 /* One outgoing connection per link this rank opens, all due at once. */
 static int plan_outgoing(setup *s)
 {
-    const tether__tcp_plan *p = s->p;
+    const tether__net_plan *p = s->p;
     for (int peer = 0; peer < p->size; peer++) {
         s->missing += peer == p->rank ? 0 : p->out_links[peer] + p->in_links[peer];
         if (peer != p->rank && p->out_links[peer] > 0 && p->naddrs[peer] < 1)
@@ -513,7 +513,7 @@ static int plan_outgoing(setup *s)
 
 static void init_hello(setup *s)
 {
-    const tether__tcp_plan *p = s->p;
+    const tether__net_plan *p = s->p;
     memset(&s->mine, 0, sizeof s->mine);
     s->mine.version = TETHER__PROTO_VERSION;
     s->mine.rank = p->rank;
@@ -527,7 +527,7 @@ static void init_hello(setup *s)
     }
 }
 
-int tether__tcp_setup(const tether__tcp_plan *plan, tether__tcp_links *out)
+int tether__net_setup(const tether__net_plan *plan, tether__net_links *out)
 {
     setup s;
     int rc;
@@ -548,11 +548,11 @@ done:
     if (s.spare_fd >= 0)
         close(s.spare_fd);
     if (rc < 0)
-        tether__tcp_links_free(out);
+        tether__net_links_free(out);
     return rc;
 }
 
-int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_config *cfg)
+int tether__net_plan_init(tether__net_plan *p, int rank, int size, const tether_config *cfg)
 {
     memset(p, 0, sizeof *p);
     p->rank = rank;
@@ -566,13 +566,13 @@ int tether__tcp_plan_init(tether__tcp_plan *p, int rank, int size, const tether_
     p->naddrs = calloc((size_t)size, sizeof *p->naddrs);
     p->addrs = calloc((size_t)size, sizeof *p->addrs);
     if (!p->out_links || !p->in_links || !p->naddrs || !p->addrs) {
-        tether__tcp_plan_free(p);
+        tether__net_plan_free(p);
         return tether__fail(TETHER_ENOMEM, "out of memory planning the links of %d ranks", size);
     }
     return TETHER_OK;
 }
 
-int tether__tcp_plan_add_addr(tether__tcp_plan *p, int peer, const tether_hostaddr *a)
+int tether__net_plan_add_addr(tether__net_plan *p, int peer, const tether_hostaddr *a)
 {
     tether_hostaddr *grown = realloc(p->addrs[peer], (size_t)(p->naddrs[peer] + 1) * sizeof *grown);
     if (!grown)
@@ -582,7 +582,7 @@ int tether__tcp_plan_add_addr(tether__tcp_plan *p, int peer, const tether_hostad
     return TETHER_OK;
 }
 
-void tether__tcp_plan_free(tether__tcp_plan *p)
+void tether__net_plan_free(tether__net_plan *p)
 {
     for (int peer = 0; p->addrs && peer < p->size; peer++)
         free(p->addrs[peer]);
@@ -593,7 +593,7 @@ void tether__tcp_plan_free(tether__tcp_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-void tether__tcp_links_free(tether__tcp_links *l)
+void tether__net_links_free(tether__net_links *l)
 {
     for (int peer = 0; l->fds && peer < l->size; peer++) {
         for (int k = 0; l->fds[peer] && k < l->nlinks[peer]; k++)
