@@ -9,8 +9,6 @@
 
 #include "backends/mesh/mesh.h"
 #include "backends/tcp/engine.h"
-#include "backends/tcp/ops.h"
-#include "backends/tcp/probe.h"
 #include "backends/tcp/world.h"
 #include "core/transport.h"
 
@@ -68,13 +66,13 @@ const tether_transport_ops tether_mesh_ops = {
     .usable = NULL,
     .open = mesh_open,
     .caps = mesh_caps,
-    .isend = tether__tcp_op_isend,
-    .irecv = tether__tcp_op_irecv,
-    .test = tether__tcp_op_test,
-    .probe = tether__tcp_op_probe,
-    .wait = tether__tcp_op_wait,
-    .moved = tether__tcp_op_moved,
-    .alive = tether__tcp_op_alive,
-    .abort = tether__tcp_op_abort,
+    .isend = tether__tcp_isend,
+    .irecv = tether__tcp_irecv,
+    .test = tether__tcp_test,
+    .probe = tether__tcp_probe,
+    .wait = tether__tcp_wait,
+    .moved = tether__tcp_moved,
+    .alive = tether__tcp_alive,
+    .abort = tether__tcp_abort,
     .close = mesh_close,
 };

@@ -91,15 +91,4 @@ int tether__net_set_local_bufs(int fd, long bytes, const char *what);
  * or both are loopback addresses. */
 int tether__net_same_host(int fd);
 
-/* A non-blocking, close-on-exec pipe that wakes a progress thread sleeping in poll(); who names
- * the backend in messages. ENET naming the failed call. */
-int tether__wake_pipe(int fds[2], const char *who);
-
-/* A condition variable for a progress thread's waiters, on a monotonic clock where
- * pthread_condattr_setclock exists (macOS lacks it: the realtime clock there). ENOMEM on failure.
- * tether__cond_deadline gives the absolute time ms from now on that clock, for
- * pthread_cond_timedwait. */
-int tether__cond_init(pthread_cond_t *cv);
-struct timespec tether__cond_deadline(int64_t ms);
-
 #endif

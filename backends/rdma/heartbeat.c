@@ -69,7 +69,7 @@ int tether__rdma_alive(tether_ep *tep)
     if (look)
         sample(ep, now);
     /* the side channels' bytes, read (the progress thread reads them in ring mode) */
-    for (int p = 0; look && p < ep->size && !ep->err && !ep->prog; p++)
+    for (int p = 0; look && p < ep->size && !ep->err && !ep->loop; p++)
         if (p != ep->rank)
             tether__rdma_side_read(ep, &ep->peers[p], p);
     for (int p = 0; look && p < ep->size && !ep->err; p++)

@@ -4,7 +4,7 @@
  * Links follow TETHER_IBV_DEVICES (MLX's N x N matrix): one QP per device named for a pair (a list
  * is several cables, striped). Every entry set is a full mesh; entries set only between ring
  * neighbours (N >= 4) is ring mode, where other ranks are reached by forwarding (route.c) and a
- * progress thread forwards while the program is away (progress.c). Each pair also has a TCP side
+ * progress thread forwards while the program is away (ring_thread.c). Each pair also has a TCP side
  * channel formed through the coordinator. open() loads the verbs
  * library, opens the devices (port active, IPv4-mapped GID found by scanning), creates the QPs with
  * their receives posted, trades QP numbers, PSNs and GIDs on the side channels, moves every QP to
@@ -250,7 +250,7 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     TRY(rc);
     TRY(tether__rdma_side_open(cfg, ep));
     TRY(connect_links(ep, deadline));
-    return ep->ring ? tether__rdma_progress_start(ep) : TETHER_OK;
+    return ep->ring ? tether__rdma_thread_start(ep) : TETHER_OK;
 }
 
 /* MLX's JACCL needs no world size: the device matrix (N x N) says it. cfg with that size. */
@@ -407,11 +407,11 @@ static int rdma_test(tether_ep *tep, tether_req *r, int *done)
     int moved = 0, rc;
     pthread_mutex_lock(&ep->mu);
     tether__rdma_progress(ep, &moved);
-    if (ep->prog) { /* parts of other threads' requests may have finished: wake their waits */
+    if (ep->loop) { /* parts of other threads' requests may have finished: wake their waits */
         if (moved)
             ep->events++;
-        tether__rdma_progress_signal(ep);
-        tether__rdma_progress_seen(ep);
+        tether__loop_signal(ep->loop);
+        tether__loop_seen(ep->loop);
     }
     *done = !ep->err && r->done;
     if (ep->err || r->done)
@@ -453,8 +453,8 @@ static int rdma_wait(tether_ep *tep, int timeout_ms)
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;
     pthread_mutex_lock(&ep->mu);
-    if (ep->prog) /* the progress thread owns the channels: sleep until it signals */
-        tether__rdma_progress_wait(ep, timeout_ms);
+    if (ep->loop) /* the progress thread owns the channels: sleep until it signals */
+        tether__loop_wait(ep->loop, ep->err ? 0 : timeout_ms);
     else if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
         sleep_on_fds(ep, timeout_ms);
     rc = ep->err ? sticky(ep) : TETHER_OK;
@@ -469,6 +469,18 @@ static void rdma_abort(tether_ep *tep, int code, const char *msg)
     tether__rdma_break(ep, code, "%s", msg);
     tether__rdma_side_say(ep, SIDE_ABORT, code, msg);
     pthread_mutex_unlock(&ep->mu);
+}
+
+/* Sleep on the progress thread's signals until deadline_ms or until done(ep) holds. */
+static void loop_until(rdma_ep *ep, int64_t deadline_ms, int (*done)(rdma_ep *))
+{
+    while (!ep->err && !done(ep)) {
+        int64_t left = deadline_ms - tether__net_now_ms();
+        if (left <= 0)
+            break;
+        struct timespec until = tether__loop_deadline(left);
+        tether__loop_sleep(ep->loop, &until);
+    }
 }
 
 static int sends_done(rdma_ep *ep)
@@ -488,8 +500,8 @@ static int all_said_bye(rdma_ep *ep)
 static void drain_sends(rdma_ep *ep)
 {
     int64_t deadline = tether__net_now_ms() + CLOSE_DRAIN_MS;
-    if (ep->prog) {
-        tether__rdma_progress_until(ep, deadline, sends_done);
+    if (ep->loop) {
+        loop_until(ep, deadline, sends_done);
         return;
     }
     while (!ep->err && !sends_done(ep) && tether__net_now_ms() < deadline) {
@@ -541,9 +553,9 @@ static void rdma_close(tether_ep *tep)
     tether__rdma_side_say(ep, SIDE_BYE, 0, NULL);
     /* Ring mode: others' messages may still pass through here; keep forwarding until every rank
      * has closed too (or the time is up). */
-    if (ep->prog)
-        tether__rdma_progress_until(ep, tether__net_now_ms() + RING_LINGER_MS, all_said_bye);
-    tether__rdma_progress_stop(ep);
+    if (ep->loop)
+        loop_until(ep, tether__net_now_ms() + RING_LINGER_MS, all_said_bye);
+    tether__loop_stop(&ep->loop);
     for (int p = 0; p < ep->size; p++) /* before the requests: their queues still point at them */
         if (p != ep->rank)
             free_peer(ep, &ep->peers[p]);

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "backends/net/frame.h"
+#include "backends/net/loop.h"
 #include "core/heartbeat.h"
 #include "core/transport.h"
 #include "verbs.h"
@@ -82,7 +83,6 @@ typedef struct rdma_qp_info {
 } rdma_qp_info;
 
 typedef struct rdma_part rdma_part;
-typedef struct rdma_progress rdma_progress;
 
 typedef struct rdma_link {
     int peer, lane;       /* the rank it reaches, and which of that rank's links it is */
@@ -153,8 +153,9 @@ typedef struct rdma_ep {
     struct tether_req *live;
     int err;
     char errmsg[TETHER_ERRMSG_MAX];
-    struct rdma_progress *prog; /* ring mode: the thread that forwards while the program is away */
-    uint64_t events;      /* bumped when requests may have finished, for waiters on prog */
+    tether__loop *loop;   /* ring mode: the thread that forwards while the program is away */
+    int propagated;       /* that thread told every peer of the break */
+    uint64_t events;      /* bumped when requests may have finished, for waiters on loop */
     _Atomic uint64_t moved; /* successful completions (the vtable's moved()) */
     tether__rxcache rxcache; /* blocks for unexpected and passing-through messages */
     tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
@@ -201,13 +202,9 @@ int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
 /* route.c: ring mode. */
 rdma_link *tether__rdma_hop(rdma_ep *ep, int dst);
 int tether__rdma_forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m);
-int tether__rdma_progress_start(rdma_ep *ep);
-void tether__rdma_progress_stop(rdma_ep *ep);
-void tether__rdma_progress_signal(rdma_ep *ep);
-int tether__rdma_progress_wait(rdma_ep *ep, int timeout_ms);
-void tether__rdma_progress_seen(rdma_ep *ep);
-/* Wait on the progress thread's signal until ms passed or done(ep) holds. Caller holds ep->mu. */
-void tether__rdma_progress_until(rdma_ep *ep, int64_t deadline_ms, int (*done)(rdma_ep *));
+
+/* ring_thread.c: ring mode's progress thread (backends/net/loop.h over its handler). */
+int tether__rdma_thread_start(rdma_ep *ep);
 
 /* side.c: the TCP side channel. */
 int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep);

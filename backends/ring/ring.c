@@ -6,19 +6,17 @@
  * links to each neighbour, link k always to address k. Every link starts with the handshake of the
  * TCP backends (job token, version, rank, size), all connects and accepts at once. Large messages
  * are striped over a neighbour's K links by the engine. Messages to other ranks go the shorter way
- * round as routed frames that every rank on the way passes on (backends/tcp/route.c) from its
+ * round as routed frames that every rank on the way passes on (backends/tcp/route.h) from its
  * progress thread, so a rank busy outside tether still forwards, and a failure anywhere reaches
- * every rank (backends/tcp/progress.c). The core's ring algorithms send half of the data each way,
- * so both links of every rank carry data in both directions. */
+ * every rank (backends/tcp/engine_wait.c). The core's ring algorithms send half of the data each
+ * way, so both links of every rank carry data in both directions. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ring/ring.h"
 #include "backends/net/frame.h"
 #include "backends/net/hop.h"
-#include "backends/tcp/ops.h"
-#include "backends/tcp/probe.h"
+#include "backends/ring/ring.h"
 #include "backends/tcp/world.h"
 #include "core/transport.h"
 
@@ -145,7 +143,7 @@ static int ring_open(const tether_config *cfg, tether_ep **out, int *rank, int *
     *size = w.size;
     goto done;
 fail: /* the neighbours formed their links: tell them, so they fail now rather than time out */
-    tether__tcp_abort(ep, rc, tether_last_error());
+    tether__tcp_abort((tether_ep *)ep, rc, tether_last_error());
     tether__tcp_close(ep);
 done:
     tether__tcp_world_free(&w);
@@ -171,13 +169,13 @@ const tether_transport_ops tether_ring_ops = {
     .usable = NULL,
     .open = ring_open,
     .caps = ring_caps,
-    .isend = tether__tcp_op_isend,
-    .irecv = tether__tcp_op_irecv,
-    .test = tether__tcp_op_test,
-    .probe = tether__tcp_op_probe,
-    .wait = tether__tcp_op_wait,
-    .moved = tether__tcp_op_moved,
-    .alive = tether__tcp_op_alive,
-    .abort = tether__tcp_op_abort,
+    .isend = tether__tcp_isend,
+    .irecv = tether__tcp_irecv,
+    .test = tether__tcp_test,
+    .probe = tether__tcp_probe,
+    .wait = tether__tcp_wait,
+    .moved = tether__tcp_moved,
+    .alive = tether__tcp_alive,
+    .abort = tether__tcp_abort,
     .close = ring_close,
 };

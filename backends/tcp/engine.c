@@ -1,32 +1,25 @@
-/* backends/tcp/engine.c - the endpoint: requests, sending, test, wait, abort, close. */
+/* backends/tcp/engine.c - the endpoint: errors, the send side, requests, creation.
+ *
+ * The other halves of the engine: engine_rx.c reads and matches frames, engine_wait.c waits (in
+ * poll(), or for the progress thread, net/loop.h), engine_close.c aborts and closes,
+ * engine_beat.c keeps the heartbeats. The memory path (cma.h) and the routing rules (route.h) are
+ * helpers called from here that return what to do. */
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
-#include "cma.h"
-#include "engine_impl.h"
 #include "backends/net/socket.h"
+#include "engine_impl.h"
 
-#define MAX_IO_DEFAULT                                                                             \
-    (1L << 30)            /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)          \
-                           */
-#define IOV_BATCH 64      /* frames gathered into one sendmsg */
-#define CTRL_FLUSH_MS 500 /* how long abort() and close() try to get their frame out */
-#define ABORT_TAIL_MAX                                                                             \
-    (4u << 20) /* a half-sent frame longer than this is not finished for abort                     \
-                */
-#define POLL_STACK 64
+#define IOV_BATCH 64 /* frames gathered into one sendmsg */
 
 /* ---- errors ---- */
 
-/* Forget a chain of queued frames: request parts belong to their requests, abort frames to us. */
-static void tx_forget(tether__txmsg *t)
+void tether__tcp_tx_forget(tether__txmsg *t)
 {
     while (t) {
         tether__txmsg *next = t->next;
@@ -36,10 +29,19 @@ static void tx_forget(tether__txmsg *t)
     }
 }
 
-static void tx_clear(tether__link *l)
+void tether__tcp_tx_clear(tether__link *l)
 {
-    tx_forget(l->txhead);
+    tether__tcp_tx_forget(l->txhead);
     l->txhead = l->txtail = NULL;
+}
+
+void tether__tcp_cma_withdraw(tether__tcp_ep *ep)
+{
+    int any = 0;
+    for (int i = 0; i < ep->nflat; i++)
+        any |= tether__cma_forget(&ep->flat[i]->cma);
+    if (any)
+        tether__cma_withdrew();
 }
 
 int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
@@ -52,10 +54,10 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
     va_end(ap);
     ep->err = code;
     ep->events++;
-    tether__cma_withdraw(ep);
+    tether__tcp_cma_withdraw(ep);
     TLOG_INFO("%s endpoint broken: %s: %s", ep->backend, tether_err_name(code), ep->errmsg);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
-        tx_clear(ep->flat[i]);
+        tether__tcp_tx_clear(ep->flat[i]);
         tether__tcp_rx_clear(ep, ep->flat[i]);
     }
     return code;
@@ -69,15 +71,14 @@ int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what
                              l->peer, ep->addr[l->peer], ep->rank, what);
 }
 
-/* The sticky error, recorded for the calling thread's public call. */
-static int sticky(const tether__tcp_ep *ep)
+int tether__tcp_sticky(const tether__tcp_ep *ep)
 {
     return tether__fail(ep->err, "%s", ep->errmsg);
 }
 
 /* ---- send side ---- */
 
-static void tx_push(tether__link *l, tether__txmsg *t)
+void tether__tcp_tx_push(tether__link *l, tether__txmsg *t)
 {
     t->next = NULL;
     if (l->txtail)
@@ -133,8 +134,7 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
     }
 }
 
-/* Write what the socket takes. 0 when the queue is empty or the socket is full, else the errno. */
-static int tx_flush(tether__tcp_ep *ep, tether__link *l)
+int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l)
 {
     struct iovec iov[IOV_BATCH];
     while (l->txhead) {
@@ -158,7 +158,7 @@ static int tx_flush(tether__tcp_ep *ep, tether__link *l)
 /* Forget l's heartbeat frames: its connection failed, and only the program's own frames may
  * report that (a heartbeat left queued would make the next wait that flushes l fail, though the
  * peer may have closed normally). */
-static void tx_drop_beats(tether__link *l)
+void tether__tcp_tx_drop_beats(tether__link *l)
 {
     tether__txmsg **pp = &l->txhead, *last = NULL;
     while (*pp) {
@@ -177,10 +177,10 @@ static void tx_drop_beats(tether__link *l)
 
 int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
 {
-    int e = tx_flush(ep, l);
+    int e = tether__tcp_tx_flush(ep, l);
     if (!e)
         return TETHER_OK;
-    tx_drop_beats(l);
+    tether__tcp_tx_drop_beats(l);
     if (!l->txhead) /* only heartbeats were lost: a later call on this peer tells what became of it
                      */
         return TETHER_OK;
@@ -188,6 +188,75 @@ int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
         ep, e == EPIPE || e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
         "send to rank %d (%s) failed: %s%s", l->peer, ep->addr[l->peer], strerror(e),
         e == EPIPE || e == ECONNRESET ? "; it probably exited, see its output" : "");
+}
+
+int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
+{
+    int idle = l->txhead == NULL;
+    tether__tcp_tx_push(l, t);
+    if (!idle) /* whoever flushes the frames ahead flushes this one too */
+        return TETHER_OK;
+    /* the short path: most small messages leave here, in one sendmsg */
+    TRY(tether__tcp_flush(ep, l));
+    if (l->txhead && ep->loop) /* the socket is full: the progress thread must poll for room */
+        tether__loop_kick(ep->loop);
+    return TETHER_OK;
+}
+
+int tether__tcp_tx_owned(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,
+                         const void *payload, size_t n)
+{
+    tether__txmsg *t = calloc(1, sizeof *t + n);
+    if (!t)
+        return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory for a frame to rank %d",
+                                 l->peer);
+    if (n)
+        memcpy(t + 1, payload, n);
+    tether__frame_encode(f, t->hdr);
+    t->payload = (const unsigned char *)(t + 1);
+    t->len = n;
+    return tether__tcp_tx_queue(ep, l, t);
+}
+
+/* ---- the helpers' answers ---- */
+
+tether__cma_at tether__tcp_cma_at(tether__tcp_ep *ep, const tether__link *l)
+{
+    return (tether__cma_at){.rank = ep->rank,
+                            .peer = l->peer,
+                            .addr = ep->addr[l->peer],
+                            .index = l->index,
+                            .nlinks = l->nlinks,
+                            .min = ep->cma_min,
+                            .max_io = ep->max_io,
+                            .cache = &ep->rxcache};
+}
+
+int tether__tcp_apply(tether__tcp_ep *ep, tether__link *l, tether__cma_todo *t)
+{
+    switch (t->fail) {
+    case TETHER__CMA_OK:
+        break;
+    case TETHER__CMA_FAIL:
+        return tether__tcp_break(ep, t->code, "%s", t->why);
+    case TETHER__CMA_MALFORMED:
+        return tether__tcp_protocol_error(ep, l, t->what);
+    case TETHER__CMA_MISMATCH:
+        return tether__tcp_mismatch(ep, l, t->tag, t->len, t->want_tag, t->want_len);
+    case TETHER__CMA_TOO_LONG:
+        return tether__tcp_too_long(ep, l, t->len, t->tag);
+    }
+    l->bytes_recvd += t->read;
+    if (t->reply)
+        TRY(tether__tcp_tx_owned(ep, l, &t->frame, t->payload, t->n));
+    if (t->done)
+        tether__tcp_part_done(ep, t->done);
+    return TETHER_OK;
+}
+
+tether__link *tether__tcp_hop(tether__tcp_ep *ep, int peer)
+{
+    return &ep->links[tether__route_hop(&ep->routes, peer)][0];
 }
 
 /* ---- requests ---- */
@@ -216,7 +285,7 @@ static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send)
     return r;
 }
 
-static void req_free(tether__tcp_ep *ep, struct tether_req *r)
+void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r)
 {
     if (r->prev)
         r->prev->next = r->next;
@@ -233,7 +302,7 @@ static int begin(tether__tcp_ep *ep, int peer, int is_send, struct tether_req **
     TRY(check_peer(ep, peer));
     pthread_mutex_lock(&ep->mu);
     if (ep->err) {
-        int rc = sticky(ep);
+        int rc = tether__tcp_sticky(ep);
         pthread_mutex_unlock(&ep->mu);
         return rc;
     }
@@ -249,8 +318,8 @@ static int begin(tether__tcp_ep *ep, int peer, int is_send, struct tether_req **
 static int end(tether__tcp_ep *ep, struct tether_req *r, int rc, tether_req **out)
 {
     if (rc < 0) {
-        req_free(ep, r);
-        rc = sticky(ep);
+        tether__tcp_req_free(ep, r);
+        rc = tether__tcp_sticky(ep);
     } else {
         *out = r;
     }
@@ -258,46 +327,55 @@ static int end(tether__tcp_ep *ep, struct tether_req *r, int rc, tether_req **ou
     return rc;
 }
 
-int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
+/* A message to a peer with no link: one routed frame on link 0 of the neighbour towards it. */
+static int route_send(tether__tcp_ep *ep, struct tether_req *r, const void *buf, size_t len,
+                      tether_tag tag)
 {
-    int idle = l->txhead == NULL;
-    tx_push(l, t);
-    if (!idle) /* whoever flushes the frames ahead flushes this one too */
-        return TETHER_OK;
-    /* the short path: most small messages leave here, in one sendmsg */
-    TRY(tether__tcp_flush(ep, l));
-    if (l->txhead && ep->prog) /* the socket is full: the progress thread must poll for room */
-        tether__tcp_progress_kick(ep);
-    return TETHER_OK;
+    int peer = r->peer;
+    if (!ep->routes.via)
+        return tether__fail(TETHER_EINTERNAL, "%s: rank %d has no link to rank %d", ep->backend,
+                            ep->rank, peer);
+    tether__frame f = {.tag = tag,
+                       .len = len,
+                       .type = TETHER__FRAME_ROUTED,
+                       .code = tether__route_code(ep->rank, peer)};
+    tether__txmsg *t = &r->part[0].tx;
+    tether__frame_encode(&f, t->hdr);
+    t->payload = buf;
+    t->len = len;
+    t->req = r;
+    r->parts_left = 1;
+    return tether__tcp_tx_queue(ep, tether__tcp_hop(ep, peer), t);
 }
 
-void tether__tcp_nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
+/* A receive from a peer with no link waits in its queue-only link, where routed frames from it
+ * are matched as if they had come straight from it. */
+static int route_recv(tether__tcp_ep *ep, struct tether_req *r, void *buf, size_t len,
+                      tether_tag tag)
 {
-    if (t)
-        tx_push(l, t);
-    int e = tx_flush(ep, l);
-    if (e) {
-        TLOG_TRACE("rank %d: writing to rank %d in the background: %s", ep->rank, l->peer,
-                   strerror(e));
-        tx_drop_beats(l);
-    } else if (l->txhead && ep->prog) {
-        tether__tcp_progress_kick(ep);
-    }
+    tether__rxmsg *m = &r->part[0].rx;
+    if (!ep->routes.via)
+        return tether__fail(TETHER_EINTERNAL, "%s: rank %d has no link to rank %d", ep->backend,
+                            ep->rank, r->peer);
+    *m = (tether__rxmsg){.tag = tag, .msglen = len, .len = len, .buf = buf, .req = r};
+    r->parts_left = 1;
+    return tether__tcp_post_recv(ep, &ep->links[r->peer][0], r, m);
 }
 
-int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
+int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tether_tag tag,
                       tether_req **out)
 {
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     struct tether_req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 1, &r));
     tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
-        return end(ep, r, tether__tcp_route_send(ep, r, buf, len, tag), out);
+        return end(ep, r, route_send(ep, r, buf, len, tag), out);
     if (ep->links[peer][0].bye)
         return end(ep, r, tether__tcp_gone(ep, &ep->links[peer][0], "sends to it"), out);
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
-    int cma = tether__cma_use(ep, peer, len);
+    int cma = tether__cma_use(&ep->links[peer][0].cma, ep->cma_min, len);
     for (int k = 0; k < ep->nlinks[peer] && rc == TETHER_OK; k++) {
         tether__link *l = &ep->links[peer][k];
         tether__txmsg *t = &r->part[k].tx;
@@ -307,7 +385,10 @@ int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len,
         t->req = r;
         r->parts_left++;
         if (cma) {
-            tether__cma_describe(l, t, &f, (const unsigned char *)buf + off);
+            tether__cma_describe(&l->cma, &t->cma, r, &f, (const unsigned char *)buf + off, t->hdr);
+            t->payload = t->cma.desc;
+            t->len = TETHER__CMA_DESC_SIZE;
+            r->parts_left++; /* the reader's CMA_DONE */
         } else {
             tether__frame_encode(&f, t->hdr);
             t->payload = (const unsigned char *)buf + off;
@@ -318,15 +399,16 @@ int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len,
     return end(ep, r, rc, out);
 }
 
-int tether__tcp_irecv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
+int tether__tcp_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_tag tag,
                       tether_req **out)
 {
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     struct tether_req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 0, &r));
     tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
-        return end(ep, r, tether__tcp_route_recv(ep, r, buf, len, tag), out);
+        return end(ep, r, route_recv(ep, r, buf, len, tag), out);
     for (int k = 0; k < ep->nlinks[peer]; k++) { /* count first: a part may finish while posting */
         uint64_t off, n;
         r->parts_left += tether__stripe(len, ep->nlinks[peer], k, &off, &n);
@@ -352,241 +434,31 @@ static int progress_peer(tether__tcp_ep *ep, int peer, int read)
         tether__link *l = first + k;
         if (l->txhead)
             TRY(tether__tcp_flush(ep, l));
-        if (read || l->cma_wait) /* a send left in memory finishes when the reader says so */
+        /* a send left in memory finishes when the reader says so */
+        if (read || tether__cma_sending(&l->cma))
             TRY(tether__tcp_read(ep, l, 0));
     }
     return ep->err;
 }
 
-int tether__tcp_test(tether__tcp_ep *ep, tether_req *r, int *done)
+int tether__tcp_test(tether_ep *tep, tether_req *r, int *done)
 {
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);
     if (r->parts_left > 0 && !ep->err)
         progress_peer(ep, r->peer, !r->is_send);
     int rc = TETHER_OK;
     *done = r->parts_left == 0;
     if (*done || ep->err) { /* a request that finished before the break still reports done */
-        rc = *done ? TETHER_OK : sticky(ep);
-        req_free(ep, r);
+        rc = *done ? TETHER_OK : tether__tcp_sticky(ep);
+        tether__tcp_req_free(ep, r);
     }
-    if (ep->prog) {
-        tether__tcp_progress_signal(ep); /* we may have finished another thread's request */
-        tether__tcp_progress_seen(ep);
+    if (ep->loop) {
+        tether__loop_signal(ep->loop); /* we may have finished another thread's request */
+        tether__loop_seen(ep->loop);
     }
     pthread_mutex_unlock(&ep->mu);
     return rc;
-}
-
-/* ---- waiting ---- */
-
-void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
-{
-    for (int i = 0; i < ep->nflat && !ep->err; i++) {
-        tether__link *l = ep->flat[i];
-        if ((pfd[i].revents & POLLOUT) && l->txhead && tether__tcp_flush(ep, l) < 0)
-            return;
-        if (ep->prog && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-            tether__tcp_read(ep, l, 1);
-        else if (!ep->prog && pfd[i].revents)
-            tether__tcp_input_ready(ep, l, pfd[i].revents);
-    }
-}
-
-/* A whole wait passed with nothing moving. If a send is stuck on a link whose peer has sent bytes
- * we have not asked for yet, that peer may be stuck sending to us in turn (both sent before
- * receiving, with messages larger than the socket buffers): take its bytes after all, as
- * unexpected messages, so both sends can finish. */
-static void unblock_sends(tether__tcp_ep *ep)
-{
-    for (int i = 0; i < ep->nflat && !ep->err; i++)
-        if (ep->flat[i]->held && ep->flat[i]->txhead)
-            tether__tcp_read(ep, ep->flat[i], 1);
-}
-
-int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms)
-{
-    struct pollfd stack[POLL_STACK], *pfd = stack;
-    if (ep->prog) /* the thread polls the sockets; we wait for what it moves */
-        return tether__tcp_progress_wait(ep, timeout_ms);
-    pthread_mutex_lock(&ep->mu);
-    if (ep->err) {
-        int rc = sticky(ep);
-        pthread_mutex_unlock(&ep->mu);
-        return rc;
-    }
-    if (ep->nflat > POLL_STACK && !(pfd = malloc((size_t)ep->nflat * sizeof *pfd))) {
-        pthread_mutex_unlock(&ep->mu);
-        return tether__fail(TETHER_ENOMEM, "out of memory polling %d links", ep->nflat);
-    }
-    /* every link, not only those of pending requests: a dead peer is noticed while we wait on
-     * another */
-    for (int i = 0; i < ep->nflat; i++)
-        pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd, /* -1: not polled */
-                                 .events = tether__tcp_poll_events(ep->flat[i])};
-    pthread_mutex_unlock(&ep->mu);
-    int n = poll(pfd, (nfds_t)ep->nflat, timeout_ms);
-    int poll_errno = errno;
-    pthread_mutex_lock(&ep->mu);
-    if (n < 0 && poll_errno != EINTR)
-        tether__tcp_break(ep, TETHER_ENET, "poll() on %d links: %s", ep->nflat,
-                          strerror(poll_errno));
-    else if (n > 0 && !ep->err)
-        tether__tcp_progress_ready(ep, pfd);
-    else if (n == 0 && !ep->err) {
-        unblock_sends(ep);
-        tether__cma_unblock(ep);
-    }
-    int rc = ep->err ? sticky(ep) : TETHER_OK;
-    pthread_mutex_unlock(&ep->mu);
-    if (pfd != stack)
-        free(pfd);
-    return rc;
-}
-
-/* ---- abort and close ---- */
-
-/* Before a bye: drop the frames of requests that have not started (their buffers are going away).
- * A half-sent frame stays (the stream must stay parseable), and so do frames passing through to
- * another rank: they own their bytes, and that rank waits for them. */
-static void tx_drop_requests(tether__link *l)
-{
-    tether__txmsg **pp = &l->txhead, *last = NULL;
-    while (*pp) {
-        tether__txmsg *t = *pp;
-        if (t->req && t->sent == 0) {
-            *pp = t->next;
-            continue;
-        }
-        last = t;
-        pp = &t->next;
-    }
-    l->txtail = last;
-}
-
-/* Queue a control frame (abort or bye) on l, behind a half-sent frame (which must finish first
- * to keep the stream parseable) unless that one is too long to wait for. An abort drops every
- * other queued frame, a bye those of requests; their requests fail or are freed. 0 when the link
- * gets no frame. */
-static int queue_ctrl(tether__link *l, uint32_t type, int code, const char *text)
-{
-    tether__txmsg *head = l->txhead;
-    if (head && head->sent > 0 && TETHER__FRAME_SIZE + head->len - head->sent > ABORT_TAIL_MAX)
-        return 0;
-    if (type == TETHER__FRAME_BYE) {
-        tx_drop_requests(l);
-    } else if (head && head->sent > 0) { /* keep only the half-sent frame */
-        tx_forget(head->next);
-        head->next = NULL;
-        l->txtail = head;
-    } else {
-        tx_clear(l);
-    }
-    size_t len = strnlen(text, TETHER__ABORT_TEXT_MAX);
-    tether__txmsg *t = calloc(1, sizeof *t + len);
-    if (!t)
-        return 0;
-    memcpy(t + 1, text, len);
-    tether__frame f = {.len = len, .type = type, .code = code};
-    tether__frame_encode(&f, t->hdr);
-    t->payload = (const unsigned char *)(t + 1);
-    t->len = len;
-    tx_push(l, t);
-    return 1;
-}
-
-/* Write the control frames for at most ms; a peer that does not read loses its frame and sees
- * the connection close instead. */
-static void flush_ctrl(tether__tcp_ep *ep, int ms)
-{
-    int64_t deadline = tether__net_now_ms() + ms;
-    for (int i = 0; i < ep->nflat; i++) {
-        tether__link *l = ep->flat[i];
-        while (l->txhead && tx_flush(ep, l) == 0 && l->txhead) {
-            int64_t left = deadline - tether__net_now_ms();
-            struct pollfd p = {.fd = l->fd, .events = POLLOUT};
-            if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-                break;
-        }
-    }
-}
-
-void tether__tcp_abort(tether__tcp_ep *ep, int code, const char *msg)
-{
-    pthread_mutex_lock(&ep->mu);
-    if (!ep->aborted) {
-        ep->aborted = 1;
-        for (int i = 0; i < ep->nflat; i++)
-            queue_ctrl(ep->flat[i], TETHER__FRAME_ABORT, code, msg);
-        flush_ctrl(ep, CTRL_FLUSH_MS);
-        tether__tcp_break(ep, code, "%s", msg); /* no-op when a link failure broke us first */
-        /* shutdown, not close: it wakes threads sleeping in poll on these sockets, and the file
-         * descriptors cannot be reused under them before close() */
-        for (int i = 0; i < ep->nflat; i++)
-            shutdown(ep->flat[i]->fd, SHUT_RDWR);
-    }
-    pthread_mutex_unlock(&ep->mu);
-}
-
-static void log_link_bytes(const tether__tcp_ep *ep)
-{
-    for (int i = 0; i < ep->nflat; i++) {
-        const tether__link *l = ep->flat[i];
-        TLOG_INFO("link %d with rank %d (%s): sent %llu bytes, received %llu", l->index, l->peer,
-                  ep->addr[l->peer], (unsigned long long)l->bytes_sent,
-                  (unsigned long long)l->bytes_recvd);
-    }
-}
-
-/* A normal close tells every peer, so that peers still busy with others do not take our exit
- * for a crash. Reading what is left first makes close() send FIN rather than RST, which could
- * destroy the bye before the peer reads it. */
-static void say_bye(tether__tcp_ep *ep)
-{
-    for (int i = 0; i < ep->nflat; i++)
-        queue_ctrl(ep->flat[i], TETHER__FRAME_BYE, 0, "");
-    flush_ctrl(ep, CTRL_FLUSH_MS);
-    for (int i = 0; i < ep->nflat; i++) {
-        tether__link *l = ep->flat[i];
-        shutdown(l->fd, SHUT_WR);
-        while (recv(l->fd, l->rbuf, TETHER__RBUF_SIZE, 0) > 0)
-            continue;
-    }
-}
-
-void tether__tcp_close(tether__tcp_ep *ep)
-{
-    if (!ep)
-        return;
-    tether__heartbeat_stop(ep->beat); /* first: it queues frames, and the bye must be the last */
-    ep->beat = NULL;
-    if (ep->prog)
-        tether__tcp_progress_stop(ep, 0);
-    pthread_mutex_lock(&ep->mu);
-    log_link_bytes(ep);
-    tether__cma_withdraw(ep);
-    if (!ep->err)
-        say_bye(ep);
-    for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
-        tether__link *l = ep->flat[i];
-        tx_clear(l);
-        tether__tcp_rx_clear(ep, l);
-        if (l->fd >= 0)
-            close(l->fd);
-        free(l->rbuf);
-    }
-    while (ep->live)
-        req_free(ep, ep->live);
-    tether__rxcache_clear(&ep->rxcache);
-    for (int p = 0; ep->links && p < ep->size; p++)
-        free(ep->links[p]);
-    free(ep->links);
-    free(ep->nlinks);
-    free(ep->flat);
-    free(ep->addr);
-    free(ep->via);
-    pthread_mutex_unlock(&ep->mu);
-    pthread_mutex_destroy(&ep->mu);
-    free(ep);
 }
 
 int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sent, uint64_t *recvd)
@@ -600,85 +472,9 @@ int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sen
     return TETHER_OK;
 }
 
-/* ---- creation ---- */
-
-/* Links between processes of one host get the smaller send buffer tether__net_local_sndbuf_default
- * explains and a receive window as large (local_sndbuf bytes; 0 leaves both as they are). */
-static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_sndbuf)
+uint64_t tether__tcp_moved(tether_ep *tep)
 {
-    ep->one_host = 1;
-    for (int p = 0; p < ep->size; p++) {
-        int k = links->nlinks[p];
-        ep->nlinks[p] = k;
-        memcpy(ep->addr[p], links->addr[p], sizeof ep->addr[p]);
-        ep->links[p] = calloc((size_t)(k ? k : 1), sizeof **ep->links);
-        if (!ep->links[p])
-            return tether__fail(TETHER_ENOMEM, "out of memory for the links to rank %d", p);
-        for (int i = 0; i < k; i++) {
-            tether__link *l = &ep->links[p][i];
-            l->peer = p;
-            l->index = i;
-            l->nlinks = k;
-            l->fd = links->fds[p][i];
-            links->fds[p][i] = -1;
-            int local = tether__net_same_host(l->fd);
-            ep->one_host &= local;
-            if (local && local_sndbuf) {
-                char what[TETHER__ADDR_TEXT + 48];
-                snprintf(what, sizeof what, "link %d with rank %d (%s)", i, p, links->addr[p]);
-                TRY(tether__net_set_local_bufs(l->fd, local_sndbuf, what));
-            }
-            ep->flat[ep->nflat++] = l;
-            if (!(l->rbuf = malloc(TETHER__RBUF_SIZE)))
-                return tether__fail(TETHER_ENOMEM, "out of memory for the receive buffers");
-        }
-    }
-    return TETHER_OK;
-}
-
-int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backend,
-                          tether__tcp_ep **out)
-{
-    long max_io, local_sndbuf;
-    int total = 0, rc;
-    TRY(tether__env_long("TETHER_TCP_MAX_IO", MAX_IO_DEFAULT, 64, MAX_IO_DEFAULT, &max_io));
-    TRY(tether__env_long("TETHER_TCP_LOCAL_SNDBUF", tether__net_local_sndbuf_default(), 0, 1L << 30,
-                         &local_sndbuf));
-    if (local_sndbuf > 0 && local_sndbuf < TETHER__NET_LOCAL_SNDBUF_MIN)
-        return tether__fail(TETHER_ECONFIG,
-                            "TETHER_TCP_LOCAL_SNDBUF=%ld: expected 0 (the system's) or at least "
-                            "%ld bytes; smaller buffers stall loopback transfers",
-                            local_sndbuf, TETHER__NET_LOCAL_SNDBUF_MIN);
-    for (int p = 0; p < links->size; p++)
-        total += links->nlinks[p];
-    tether__tcp_ep *ep = calloc(1, sizeof *ep);
-    if (!ep)
-        return tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
-    pthread_mutex_init(&ep->mu, NULL);
-    ep->backend = backend;
-    ep->rank = rank;
-    ep->size = links->size;
-    ep->max_io = (uint64_t)max_io;
-    ep->links = calloc((size_t)ep->size, sizeof *ep->links);
-    ep->nlinks = calloc((size_t)ep->size, sizeof *ep->nlinks);
-    ep->flat = calloc((size_t)(total + links->size), sizeof *ep->flat); /* + queue-only links */
-    ep->addr = calloc((size_t)ep->size, sizeof *ep->addr);
-    if (!ep->links || !ep->nlinks || !ep->flat || !ep->addr)
-        rc = tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
-    else if ((rc = take_links(ep, links, local_sndbuf)) == TETHER_OK &&
-             (rc = tether__cma_min(&ep->cma_min)) == 0)
-        rc = tether__cma_negotiate(ep, links->timeout_ms);
-    if (rc < 0) {
-        ep->err = rc; /* never formed: no bye to anyone */
-        tether__tcp_close(ep);
-        return rc;
-    }
-    *out = ep;
-    return TETHER_OK;
-}
-
-uint64_t tether__tcp_moved_total(tether__tcp_ep *ep)
-{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     uint64_t total = 0;
     pthread_mutex_lock(&ep->mu);
     for (int i = 0; i < ep->nflat; i++) {
@@ -697,20 +493,14 @@ int tether__tcp_one_host(const tether__tcp_ep *ep)
     return ep->one_host;
 }
 
-int tether__tcp_ep_route(tether__tcp_ep *ep, const int *via)
+int tether__tcp_reads_memory(const tether__tcp_ep *ep)
 {
-    if (!(ep->via = malloc((size_t)ep->size * sizeof *ep->via)))
-        return tether__fail(TETHER_ENOMEM, "out of memory for the routes of %d ranks", ep->size);
-    memcpy(ep->via, via, (size_t)ep->size * sizeof *ep->via);
-    for (int p = 0; p < ep->size; p++) {
-        if (p == ep->rank || ep->nlinks[p] > 0)
-            continue;
-        /* take_links allocated one zeroed link for every peer without sockets */
-        tether__link *q = &ep->links[p][0];
-        q->fd = -1;
-        q->peer = p;
-        q->nlinks = 1;
-        ep->flat[ep->nflat + ep->nvirt++] = q;
-    }
-    return TETHER_OK;
+    /* only facts the peers share: with TETHER_TCP_CMA_MIN=0 this rank answered no to every offer,
+     * but its value otherwise is its own, so it does not count */
+    if (!ep->cma_min)
+        return 0;
+    for (int p = 0; p < ep->size; p++)
+        if (p != ep->rank && !(ep->nlinks[p] > 0 && tether__cma_both_ways(&ep->links[p][0].cma)))
+            return 0;
+    return 1;
 }

@@ -10,8 +10,8 @@
 #ifndef TETHER_TCP_ENGINE_H
 #define TETHER_TCP_ENGINE_H
 
-#include "core/transport.h"
 #include "backends/net/setup.h"
+#include "core/transport.h"
 
 typedef struct tether__tcp_ep tether__tcp_ep;
 
@@ -20,21 +20,27 @@ typedef struct tether__tcp_ep tether__tcp_ep;
 int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backend,
                           tether__tcp_ep **out);
 
-/* The message calls, with the contracts of core/transport.h. */
-int tether__tcp_isend(tether__tcp_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
+/* The message half of the transport vtable (core/transport.h, with its contracts) for the backends
+ * whose endpoint is the engine itself (mesh, ring): ep is a tether__tcp_ep. */
+int tether__tcp_isend(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
                       tether_req **out);
-int tether__tcp_irecv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
+int tether__tcp_irecv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
                       tether_req **out);
-int tether__tcp_test(tether__tcp_ep *ep, tether_req *r, int *done);
-int tether__tcp_wait(tether__tcp_ep *ep, int timeout_ms);
-void tether__tcp_abort(tether__tcp_ep *ep, int code, const char *msg);
-void tether__tcp_close(tether__tcp_ep *ep);
-
+int tether__tcp_test(tether_ep *ep, tether_req *r, int *done);
+int tether__tcp_wait(tether_ep *ep, int timeout_ms);
+void tether__tcp_abort(tether_ep *ep, int code, const char *msg);
 /* Bytes that have crossed this endpoint's links so far, counted where the kernel has them: received
- * into its socket buffers and sent from them (the vtable's moved(); any thread). A root whose
- * broadcast still drains from a send buffer over a slow link sees it move while it waits elsewhere.
- */
-uint64_t tether__tcp_moved_total(tether__tcp_ep *ep);
+ * into its socket buffers and sent from them (any thread). A root whose broadcast still drains from
+ * a send buffer over a slow link sees it move while it waits elsewhere. */
+uint64_t tether__tcp_moved(tether_ep *ep);
+/* Whether a message of tag from peer has arrived that no receive has claimed (1, 0, or the sticky
+ * error): the probe of an any-source receive. */
+int tether__tcp_probe(tether_ep *ep, int peer, tether_tag tag);
+/* The heartbeats' verdict (engine_beat.c): a peer silent for TETHER_HEARTBEATS_MISSED periods
+ * breaks the endpoint. */
+int tether__tcp_alive(tether_ep *ep);
+
+void tether__tcp_close(tether__tcp_ep *ep);
 
 /* 1 when every link joins two processes of this host (loopback, or the same address at both ends):
  * then links are memory copies on shared cores and caches, not cables (TETHER_CAP_ONE_HOST). */
@@ -49,8 +55,8 @@ int tether__tcp_reads_memory(const tether__tcp_ep *ep);
 int tether__tcp_ep_route(tether__tcp_ep *ep, const int *via);
 
 /* A thread that moves bytes, passes routed frames on and spreads a failure to every neighbour while
- * the program is outside tether (it sleeps in poll(), never spins). From then on wait() sleeps
- * until that thread reports progress. */
+ * the program is outside tether (backends/net/loop.h: it sleeps in poll(), never spins). From then
+ * on wait() sleeps until that thread reports progress. */
 int tether__tcp_progress_start(tether__tcp_ep *ep);
 
 /* Stop that thread. linger_ms > 0 (a normal close of a routed endpoint): first tell every rank and
@@ -58,10 +64,9 @@ int tether__tcp_progress_start(tether__tcp_ep *ep);
  * still finishing their last calls through this one can. */
 void tether__tcp_progress_stop(tether__tcp_ep *ep, int linger_ms);
 
-/* Heartbeats (heartbeat.c): a thread that tells every linked peer this rank is alive each
- * period_ms, and the check a waiting rank makes (core/transport.h's alive()). Stopped by close. */
+/* Heartbeats (engine_beat.c): a thread that tells every linked peer this rank is alive each
+ * period_ms. Stopped by close. */
 int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms);
-int tether__tcp_alive(tether__tcp_ep *ep);
 
 /* Bytes a link has sent and received (headers included), for TETHER_VERBOSE and striping tests.
  * EINVAL when peer or link does not exist. */

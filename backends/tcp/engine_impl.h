@@ -1,13 +1,23 @@
-/* backends/tcp/engine_impl.h - the engine's private structures (engine.c, engine_rx.c). */
+/* backends/tcp/engine_impl.h - the engine's private structures and the calls between its files.
+ *
+ * Private to the engine's own files (engine*.c). Its two halves call each other: the send and
+ * request side (engine.c) and the receive side (engine_rx.c). The other files only call down into
+ * them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats (engine_beat.c);
+ * waiting and the progress thread's handler (engine_wait.c); opening (engine_open.c) and closing
+ * (engine_close.c). The helpers the engine calls (cma.h, route.h, backends/net/) never include
+ * this header and never call the engine: they return what to do. */
 #ifndef TETHER_TCP_ENGINE_IMPL_H
 #define TETHER_TCP_ENGINE_IMPL_H
 
 #include <poll.h>
 #include <pthread.h>
 
+#include "backends/net/frame.h"
+#include "backends/net/loop.h"
+#include "cma.h"
 #include "core/heartbeat.h"
 #include "engine.h"
-#include "backends/net/frame.h"
+#include "route.h"
 
 /* Bytes read ahead per link: a header and a small payload (often several) per recv. */
 #define TETHER__RBUF_SIZE (64u << 10)
@@ -22,11 +32,17 @@ typedef struct tether__txmsg {
     uint64_t len;           /* payload bytes of this frame */
     uint64_t sent;          /* bytes written, header included */
     struct tether_req *req; /* NULL for an abort or bye frame, which the link owns */
-    /* a descriptor frame (cma.c): the descriptor it carries, its id, the link's CMA_DONE queue */
-    unsigned char cma_desc[TETHER__CMA_DESC_SIZE];
-    uint64_t cma_id;
-    struct tether__txmsg *cma_next;
+    tether__cma_send cma;   /* a descriptor frame (cma.h): what it carries */
 } tether__txmsg;
+
+/* What the frame being read on a link is (its payload goes to l->cur). */
+typedef enum {
+    TETHER__RX_HEADER,  /* none: the next bytes are a header */
+    TETHER__RX_DATA,    /* a data frame, for a posted receive or kept as unexpected */
+    TETHER__RX_ABORT,   /* an abort frame's reason text */
+    TETHER__RX_PASSING, /* a routed frame passing through, passed on once read */
+    TETHER__RX_MEMORY,  /* the payload of a CMA frame (cma.h): an offer or a descriptor */
+} tether__rx_state;
 
 typedef struct tether__link {
     int fd;
@@ -34,9 +50,8 @@ typedef struct tether__link {
     tether__txmsg *txhead, *txtail;
     tether__rxq posted;     /* receives waiting for their frame, in posting order */
     tether__rxq unexpected; /* frames that came first, in arrival order */
-    tether__rxmsg *cur;     /* the frame whose payload is being read, or NULL */
-    int cur_abort;          /* cur is an abort frame's reason text */
-    int cur_fwd;            /* cur is a routed frame passing through, forwarded once read */
+    tether__rx_state rx;    /* what the frame being read is */
+    tether__rxmsg *cur;     /* where its payload goes; NULL between frames */
     int32_t abort_code;
     int bye;  /* the peer closed normally: its end of stream is no failure */
     int eof;  /* ...and it came: nothing more to read or poll */
@@ -44,20 +59,7 @@ typedef struct tether__link {
     unsigned char *rbuf;
     size_t rlen; /* bytes held at the start of rbuf */
     uint64_t bytes_sent, bytes_recvd;
-    /* cross-memory attach with this peer (cma.c); the state is link 0's, the queues each link's */
-    int cma_offered;  /* our offer waits for its answer: 2 a real one, 1 an empty one */
-    int cma_expected; /* the peer's offer has not come yet */
-    int cma_on;       /* the peer reads our memory: large sends go as descriptors */
-    int cma_read;     /* we read the peer's memory: its pid and epoch cell are known */
-    int64_t cma_pid;
-    uint64_t cma_epoch_addr;
-    uint64_t cma_next_id;
-    tether__txmsg *cma_wait; /* descriptors sent here whose CMA_DONE has not come */
-    int cma_unread;          /* unexpected descriptors on this link, not copied yet */
-    int cur_cma;             /* cur is the payload of a CMA frame (cma_hdr), read into cma_buf */
-    tether__frame cma_hdr;
-    tether__rxmsg cma_msg;
-    unsigned char cma_buf[TETHER__CMA_OFFER_SIZE];
+    tether__cma_link cma; /* cross-memory attach (cma.h): the memory path's, not ours */
 } tether__link;
 
 /* A posted send or receive: one part per link of its peer. */
@@ -79,18 +81,16 @@ typedef struct tether__fwd {
     tether__rxmsg rx;
 } tether__fwd;
 
-typedef struct tether__tcp_progress tether__tcp_progress;
-
 struct tether__tcp_ep {
     pthread_mutex_t mu;
     const char *backend;
     int rank, size;
     tether__link **links; /* per peer: its nlinks[peer] links, or one queue-only link (fd -1) for a
-                             peer reached through via[peer] */
+                             peer reached through another (route.h) */
     int *nlinks;
     tether__link **flat; /* every socket link, for poll; then the nvirt queue-only links */
     int nflat, nvirt;
-    int *via; /* per peer: the neighbour a message to it goes through; NULL when all are linked */
+    tether__routes routes; /* which neighbour a message to an unlinked peer goes through */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer, for messages */
     struct tether_req *live;
     tether__rxcache rxcache; /* blocks for unexpected frames */
@@ -100,11 +100,13 @@ struct tether__tcp_ep {
     int err;      /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
     int aborted;
-    uint64_t events; /* request parts finished, leave notices, breaks: what wait() waits for */
-    int leaves_seen; /* leave notices received (route.c) */
-    tether__tcp_progress *prog; /* the progress thread (progress.c), NULL when none runs */
-    tether_heartbeat *beat;     /* the heartbeats (heartbeat.c), NULL when none run */
+    uint64_t events;    /* request parts finished, leave notices, breaks: what wait() waits for */
+    tether__loop *loop; /* the progress thread (engine_wait.c), NULL when none runs */
+    int propagated;     /* the progress thread passed the break on to every neighbour */
+    tether_heartbeat *beat; /* the heartbeats (engine_beat.c), NULL when none run */
 };
+
+/* ---- engine.c: errors, the send side, requests ---- */
 
 /* Break ep (first failure wins): record code and the message, fail every request, forget every
  * queued frame so nothing touches a user buffer again. Returns code. Caller holds ep->mu. */
@@ -113,22 +115,41 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...) TETHER
 /* EPEER for a message to or from a peer that closed normally. Caller holds ep->mu. */
 int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what);
 
+/* The sticky error, recorded for the calling thread's public call. */
+int tether__tcp_sticky(const tether__tcp_ep *ep);
+
 /* Write what l's socket takes of its queue; a failure breaks ep. Caller holds ep->mu. */
 int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l);
-
-/* Queue t on l (when not NULL) and write what l's socket takes, without breaking ep when that
- * fails: for a thread writing on its own (heartbeat.c), which must not be the one to report a
- * peer gone (a bye nobody has read yet may explain it); the next call on that peer reports it.
- * Caller holds ep->mu. */
-void tether__tcp_nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
+/* The same without breaking ep: 0, or the errno (heartbeats and control frames). */
+int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l);
 
 /* Queue t on l and write what the socket takes at once when l was idle. Caller holds ep->mu. */
+void tether__tcp_tx_push(tether__link *l, tether__txmsg *t);
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
+/* Queue a frame l owns (no request) with n payload bytes copied after it. */
+int tether__tcp_tx_owned(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,
+                         const void *payload, size_t n);
+/* Forget l's queued frames (request parts belong to their requests, the rest to l), and l's
+ * heartbeat frames only. */
+void tether__tcp_tx_clear(tether__link *l);
+void tether__tcp_tx_forget(tether__txmsg *t);
+void tether__tcp_tx_drop_beats(tether__link *l);
 
-/* After poll: move bytes on every socket link that is ready. Caller holds ep->mu. */
-void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd);
+/* Forget the sends left in memory on every link; bump the epoch when there were any (cma.h). */
+void tether__tcp_cma_withdraw(tether__tcp_ep *ep);
 
-/* Receive side (engine_rx.c), caller holds ep->mu.
+/* What the memory path (cma.h) returned, applied to l: a failure breaks ep. */
+int tether__tcp_apply(tether__tcp_ep *ep, tether__link *l, tether__cma_todo *t);
+/* Where the memory path's calls about l stand. */
+tether__cma_at tether__tcp_cma_at(tether__tcp_ep *ep, const tether__link *l);
+
+/* The link a message to or from peer travels on first. */
+tether__link *tether__tcp_hop(tether__tcp_ep *ep, int peer);
+
+/* Free a request (any thread's, caller holds ep->mu). */
+void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r);
+
+/* ---- engine_rx.c: the receive side, caller holds ep->mu ----
  * tether__tcp_read reads what l's socket holds. With all = 0 it stops once no receive is posted on
  * l and no frame is half read: bytes nobody asked for yet stay in the socket, where TCP's flow
  * control holds back the sender, and are read later straight into the receive that claims them.
@@ -138,8 +159,6 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd);
  * progress thread always drains (the thread must pass routed frames on, and it sees only the
  * socket, not frames left in rbuf). */
 int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all);
-/* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
-int tether__tcp_wants_input(const tether__link *l);
 /* The poll events wait() asks of l, and what to do with what poll() said of it (caller holds
  * ep->mu). A link whose bytes nobody wants yet is still polled until input shows up on it, so that
  * a peer that exits is noticed while we wait on another; a peek then tells a closed connection
@@ -152,36 +171,24 @@ void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r);
 int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
                           tether__rxmsg *part);
 void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l);
-int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *got,
-                         tether_tag want, uint64_t want_len);
+int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag got_tag,
+                         uint64_t got_len, tether_tag want, uint64_t want_len);
 int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what);
 /* l's peer announced len bytes no receive claims, more than tether__rxcache_admits: ENET. */
 int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether_tag tag);
 
-/* Routing (route.c), caller holds ep->mu. A message to a peer with no link travels as one routed
- * frame on link 0 of the neighbour via[peer]; a receive from it waits in that peer's queue-only
- * link, where routed frames for this rank are matched as if they had come straight from it. */
-int tether__tcp_route_send(tether__tcp_ep *ep, struct tether_req *r, const void *buf, size_t len,
-                           tether_tag tag);
-int tether__tcp_route_recv(tether__tcp_ep *ep, struct tether_req *r, void *buf, size_t len,
-                           tether_tag tag);
-/* A routed frame's header arrived on l: match it here or prepare to pass it on. */
-int tether__tcp_route_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);
-/* m, a frame passing through that came on link from, is read: queue it towards its destination. */
-int tether__tcp_route_pass(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *m);
-/* Closing a routed endpoint: send this rank's leave notice to every neighbour; on receiving one,
- * count it and pass it on; 1 once every other rank's notice came from every neighbour. */
-int tether__tcp_route_leave(tether__tcp_ep *ep);
-int tether__tcp_route_leave_rx(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);
-int tether__tcp_route_all_left(const tether__tcp_ep *ep);
-/* The link a message to or from peer travels on first (for test's progress). */
-tether__link *tether__tcp_hop(tether__tcp_ep *ep, int peer);
+/* ---- engine_ctrl.c ---- */
 
-/* Progress thread (progress.c), caller holds ep->mu: wake the thread (bytes left queued), wake
- * threads waiting in tether__tcp_wait (events moved), remember what this thread's test saw. */
-void tether__tcp_progress_kick(tether__tcp_ep *ep);
-void tether__tcp_progress_signal(tether__tcp_ep *ep);
-void tether__tcp_progress_seen(const tether__tcp_ep *ep);
-int tether__tcp_progress_wait(tether__tcp_ep *ep, int timeout_ms);
+/* Send every peer a bye (a normal close). Caller holds ep->mu. */
+void tether__tcp_say_bye(tether__tcp_ep *ep);
+
+/* ---- engine_wait.c: waiting, and the progress thread's handler ---- */
+
+/* After poll: move bytes on every socket link that is ready. Caller holds ep->mu. */
+void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd);
+/* Exchange the memory path's offers with every peer, before any other thread knows ep. */
+int tether__tcp_negotiate(tether__tcp_ep *ep, int timeout_ms);
+/* Queue a leave notice of origin to neighbour to (route.h). Caller holds ep->mu. */
+int tether__tcp_queue_leave(tether__tcp_ep *ep, int to, int origin);
 
 #endif

@@ -6,20 +6,19 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "cma.h"
 #include "engine_impl.h"
 
 /* Both sides of a disagreement, in the words of transport.h. */
-int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *got,
-                         tether_tag want, uint64_t want_len)
+int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag got_tag,
+                         uint64_t got_len, tether_tag want, uint64_t want_len)
 {
     return tether__tcp_break(
         ep, TETHER_EMISMATCH,
         "rank %d (%s) sent %llu bytes with signature %08x for group %08x seq %08x step %u, "
         "but rank %d expects %llu bytes with signature %08x (step %u): the ranks called "
         "different collectives or with different counts, dtypes, ops or roots",
-        l->peer, ep->addr[l->peer], (unsigned long long)got->msglen, got->tag.sig, got->tag.group,
-        got->tag.seq, got->tag.step, ep->rank, (unsigned long long)want_len, want.sig, want.step);
+        l->peer, ep->addr[l->peer], (unsigned long long)got_len, got_tag.sig, got_tag.group,
+        got_tag.seq, got_tag.step, ep->rank, (unsigned long long)want_len, want.sig, want.step);
 }
 
 int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what)
@@ -49,25 +48,56 @@ void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r)
     ep->events++;
 }
 
+/* m, a routed frame passing through that came on link from, is read: queue it on towards its
+ * destination (route.h says which way). */
+static int pass_on(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *m)
+{
+    tether__fwd *fw = (tether__fwd *)((char *)m - offsetof(tether__fwd, rx));
+    tether__frame f;
+    tether__frame_decode(fw->tx.hdr, &f);
+    int src = tether__route_src(f.code), dst = tether__route_dst(f.code);
+    int next = tether__route_onward(&ep->routes, from->peer, dst);
+    tether__link *l = next < 0 ? NULL : &ep->links[next][0];
+    if (!l || l->eof) {
+        free(fw);
+        return tether__tcp_break(ep, TETHER_EPEER,
+                                 "rank %d cannot pass on a message from rank %d to rank %d: %s",
+                                 ep->rank, src, dst,
+                                 l ? "the next rank on the way has left the ring"
+                                   : "it came from the way it should go (ranks disagree "
+                                     "on the ring: check the hostfiles are the same)");
+    }
+    return tether__tcp_tx_queue(ep, l, &fw->tx);
+}
+
 /* The payload of l->cur is complete. */
 static int rx_done(tether__tcp_ep *ep, tether__link *l)
 {
     tether__rxmsg *m = l->cur;
+    tether__rx_state was = l->rx;
     l->cur = NULL;
-    if (l->cur_cma)
-        return tether__cma_rx_done(ep, l);
-    if (l->cur_fwd) {
-        l->cur_fwd = 0;
-        return tether__tcp_route_pass(ep, l, m);
+    l->rx = TETHER__RX_HEADER;
+    switch (was) {
+    case TETHER__RX_MEMORY: {
+        tether__cma_todo t = {.fail = TETHER__CMA_OK};
+        tether__cma_at at = tether__tcp_cma_at(ep, l);
+        tether__cma_rx_done(&l->cma, &ep->links[l->peer][0].cma, &at, &l->posted, &l->unexpected,
+                            &t);
+        return tether__tcp_apply(ep, l, &t);
     }
-    if (l->cur_abort) {
-        l->cur_abort = 0;
+    case TETHER__RX_PASSING:
+        return pass_on(ep, l, m);
+    case TETHER__RX_ABORT: {
         m->buf[m->len] = '\0';
         /* a mismatch is the same on every rank; any other failure is this peer's */
         int code = l->abort_code == TETHER_EMISMATCH ? TETHER_EMISMATCH : TETHER_EPEER;
         int rc = tether__tcp_break(ep, code, "rank %d reported: %s", l->peer, (char *)m->buf);
         tether__rxcache_put(&ep->rxcache, m);
         return rc;
+    }
+    case TETHER__RX_DATA:
+    case TETHER__RX_HEADER:
+        break;
     }
     if (m->req) {
         tether__tcp_part_done(ep, m->req);
@@ -85,7 +115,7 @@ static int start_abort(tether__tcp_ep *ep, tether__link *l, const tether__frame 
     if (!l->cur)
         return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory reading rank %d's abort frame",
                                  l->peer);
-    l->cur_abort = 1;
+    l->rx = TETHER__RX_ABORT;
     l->abort_code = f->code;
     return TETHER_OK;
 }
@@ -94,7 +124,7 @@ static int start_abort(tether__tcp_ep *ep, tether__link *l, const tether__frame 
 static int rx_bye(tether__tcp_ep *ep, tether__link *l)
 {
     l->bye = 1;
-    if (l->cma_wait)
+    if (tether__cma_sending(&l->cma))
         return tether__tcp_gone(ep, l, "waits for it to read a message from this rank's memory");
     return l->posted.head ? tether__tcp_gone(ep, l, "expects a message from it") : TETHER_OK;
 }
@@ -121,12 +151,36 @@ static int rx_match(tether__tcp_ep *ep, tether__link *l, tether__link *q, const 
         tether__rxq_push(&q->unexpected, m);
         break;
     case TETHER__MATCH_SIG:
-    case TETHER__MATCH_LEN: {
-        tether__rxmsg got = {.tag = f->tag, .msglen = f->len};
-        return tether__tcp_mismatch(ep, q, &got, m->tag, m->msglen);
-    }
+    case TETHER__MATCH_LEN:
+        return tether__tcp_mismatch(ep, q, f->tag, f->len, m->tag, m->msglen);
     }
     l->cur = m;
+    l->rx = TETHER__RX_DATA;
+    return TETHER_OK;
+}
+
+/* A routed frame for another rank: read it whole into a block of its own (tether__fwd), passed on
+ * once read (pass_on). */
+static int take_passing(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag) ||
+        f->len > SIZE_MAX - sizeof(tether__fwd))
+        return tether__tcp_too_long(ep, l, f->len, f->tag);
+    tether__fwd *fw = malloc(sizeof *fw + (size_t)f->len);
+    if (!fw)
+        return tether__tcp_break(ep, TETHER_ENOMEM,
+                                 "rank %d: out of memory passing on %llu bytes from rank %d to "
+                                 "rank %d",
+                                 ep->rank, (unsigned long long)f->len, tether__route_src(f->code),
+                                 tether__route_dst(f->code));
+    memset(fw, 0, sizeof *fw);
+    tether__frame_encode(f, fw->tx.hdr); /* unchanged: origin, destination, tag, length */
+    fw->tx.payload = (const unsigned char *)(fw + 1);
+    fw->tx.len = f->len;
+    fw->rx = (tether__rxmsg){
+        .tag = f->tag, .msglen = f->len, .len = f->len, .buf = (unsigned char *)(fw + 1)};
+    l->cur = &fw->rx;
+    l->rx = TETHER__RX_PASSING;
     return TETHER_OK;
 }
 
@@ -134,14 +188,49 @@ static int rx_match(tether__tcp_ep *ep, tether__link *l, tether__link *q, const 
  * another it is read whole, then passed on. */
 static int rx_routed(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
-    int src = tether__route_src(f->code), dst = tether__route_dst(f->code);
-    if (!ep->via || src >= ep->size || dst >= ep->size || src == ep->rank || l->index != 0)
+    switch (tether__route_arrived(&ep->routes, f->code, l->index)) {
+    case TETHER__ROUTE_HERE:
+        break;
+    case TETHER__ROUTE_PASS:
+        return take_passing(ep, l, f);
+    case TETHER__ROUTE_MISPLACED:
         return tether__tcp_protocol_error(ep, l, "a routed frame this rank cannot place");
-    if (dst != ep->rank)
-        return tether__tcp_route_start(ep, l, f);
-    if (ep->nlinks[src] > 0)
+    case TETHER__ROUTE_LINKED:
         return tether__tcp_protocol_error(ep, l, "a routed frame from a rank linked to this one");
-    return rx_match(ep, l, &ep->links[src][0], f, f->len);
+    }
+    return rx_match(ep, l, &ep->links[tether__route_src(f->code)][0], f, f->len);
+}
+
+int tether__tcp_queue_leave(tether__tcp_ep *ep, int to, int origin)
+{
+    tether__frame f = {.type = TETHER__FRAME_LEAVE, .code = origin};
+    return ep->links[to][0].eof ? TETHER_OK
+                                : tether__tcp_tx_owned(ep, &ep->links[to][0], &f, NULL, 0);
+}
+
+/* A leave notice (route.h): count it and pass it on. */
+static int rx_leave(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    if (f->len != 0 || tether__route_left(&ep->routes, f->code) < 0)
+        return tether__tcp_protocol_error(ep, l, "a malformed leave notice");
+    ep->events++;
+    for (int p = -1; (p = tether__route_leave_next(&ep->routes, l->peer, f->code, p)) >= 0;)
+        TRY(tether__tcp_queue_leave(ep, p, f->code));
+    return TETHER_OK;
+}
+
+/* A CMA frame's header (cma.h): the memory path says what follows. */
+static int rx_memory(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    tether__cma_todo t = {.fail = TETHER__CMA_OK};
+    tether__cma_at at = tether__tcp_cma_at(ep, l);
+    tether__rxmsg *m = tether__cma_rx_start(&l->cma, &ep->links[l->peer][0].cma, &at, f, &t);
+    TRY(tether__tcp_apply(ep, l, &t));
+    if (m) {
+        l->cur = m;
+        l->rx = TETHER__RX_MEMORY;
+    }
+    return TETHER_OK;
 }
 
 /* A header arrived: find its receive or keep it as unexpected. */
@@ -151,7 +240,7 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     if (f->type == TETHER__FRAME_BYE)
         return rx_bye(ep, l);
     if (f->type == TETHER__FRAME_LEAVE)
-        return tether__tcp_route_leave_rx(ep, l, f);
+        return rx_leave(ep, l, f);
     if (f->type == TETHER__FRAME_HEARTBEAT) /* its bytes were the news (heartbeat.c) */
         return f->len == 0 ? TETHER_OK
                            : tether__tcp_protocol_error(ep, l, "a heartbeat with a payload");
@@ -160,7 +249,7 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     } else if (f->type == TETHER__FRAME_ROUTED) {
         TRY(rx_routed(ep, l, f));
     } else if (tether__frame_is_cma(f->type)) {
-        TRY(tether__cma_rx_start(ep, l, f));
+        TRY(rx_memory(ep, l, f));
         if (!l->cur) /* an answer or a read notice: a header alone */
             return TETHER_OK;
     } else if (!tether__stripe(f->len, l->nlinks, l->index, &off, &n)) {
@@ -171,6 +260,12 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     return l->cur->len == 0 ? rx_done(ep, l) : TETHER_OK;
 }
 
+/* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
+static int wants_input(const tether__link *l)
+{
+    return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma);
+}
+
 /* Consume the bytes held in rbuf: payload of the current frame, then whole headers. With all = 0
  * it stops before a header while no receive is posted on l: the frames behind stay in rbuf, as
  * they would in the socket, until a receive wants them (read-ahead must not turn into reading
@@ -179,7 +274,7 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 static int parse(tether__tcp_ep *ep, tether__link *l, int all)
 {
     size_t pos = 0;
-    while (pos < l->rlen && (all || tether__tcp_wants_input(l))) {
+    while (pos < l->rlen && (all || wants_input(l))) {
         tether__rxmsg *m = l->cur;
         if (m) {
             uint64_t left = m->len - m->got;
@@ -230,11 +325,6 @@ static int peer_closed(tether__tcp_ep *ep, const tether__link *l, const char *ho
                              l->peer, ep->addr[l->peer], how);
 }
 
-int tether__tcp_wants_input(const tether__link *l)
-{
-    return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(l);
-}
-
 /* POLLRDHUP (Linux): the peer shut its side down, reported even while unread bytes wait. */
 #ifdef POLLRDHUP
 #define HANGUP_EVENTS (POLLHUP | POLLERR | POLLRDHUP)
@@ -245,7 +335,7 @@ int tether__tcp_wants_input(const tether__link *l)
 short tether__tcp_poll_events(const tether__link *l)
 {
     short ev = l->txhead ? POLLOUT : 0;
-    if (tether__tcp_wants_input(l) || !l->held)
+    if (wants_input(l) || !l->held)
         ev |= POLLIN;
 #ifdef POLLRDHUP
     ev |= POLLRDHUP;
@@ -257,7 +347,7 @@ int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
 {
     if (revents & HANGUP_EVENTS)
         return tether__tcp_read(ep, l, 1); /* what is left, then the end of the stream */
-    if (!(revents & POLLIN) || tether__tcp_wants_input(l))
+    if (!(revents & POLLIN) || wants_input(l))
         return tether__tcp_read(ep, l, 0);
     char c;
     ssize_t n = recv(l->fd, &c, 1, MSG_PEEK);
@@ -269,8 +359,8 @@ int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
 
 int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
 {
-    all |= ep->prog != NULL; /* a progress thread passes routed frames on: it must see them all */
-    while (!ep->err && !l->eof && (all || tether__tcp_wants_input(l))) {
+    all |= ep->loop != NULL; /* a progress thread passes routed frames on: it must see them all */
+    while (!ep->err && !l->eof && (all || wants_input(l))) {
         if (l->rlen >= TETHER__FRAME_SIZE && !l->cur) { /* frames parse() left for a receive */
             size_t before = l->rlen;
             TRY(parse(ep, l, all));
@@ -335,12 +425,16 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
         return TETHER_OK;
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
-        return tether__tcp_mismatch(ep, l, m, part->tag, part->msglen);
+        return tether__tcp_mismatch(ep, l, m->tag, m->msglen, part->tag, part->msglen);
     case TETHER__MATCH_OK:
         break;
     }
-    if (m->cma) /* still in the sender's memory */
-        return tether__cma_claim(ep, l, part, m);
+    if (m->cma) { /* still in the sender's memory */
+        tether__cma_todo t = {.fail = TETHER__CMA_OK};
+        tether__cma_at at = tether__tcp_cma_at(ep, l);
+        tether__cma_claim(&l->cma, &ep->links[l->peer][0].cma, &at, part, m, &t);
+        return tether__tcp_apply(ep, l, &t);
+    }
     if (m->got)
         memcpy(part->buf, m->buf, (size_t)m->got);
     if (m->got == m->len) {
@@ -368,18 +462,37 @@ void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
 {
     /* cur is either in the unexpected queue, a posted part (owned by its request) or an abort
      * frame's text (owned by the link) */
-    if (l->cur && l->cur_abort)
+    if (l->rx == TETHER__RX_ABORT)
         tether__rxcache_put(&ep->rxcache, l->cur);
-    else if (l->cur && l->cur_fwd) /* not queued yet: the block is still ours */
+    else if (l->rx == TETHER__RX_PASSING) /* not queued yet: the block is still ours */
         free((char *)l->cur - offsetof(tether__fwd, rx));
-    else if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
+    else if (l->rx == TETHER__RX_DATA && l->cur->heap && l->cur->req) /* claimed while arriving */
         tether__rxcache_put(&ep->rxcache, l->cur);
-    l->cur = NULL; /* with cur_cma it was the link's own cma_msg */
-    l->cur_abort = 0;
-    l->cur_fwd = 0;
-    l->cur_cma = 0;
-    l->cma_unread = 0;
+    l->cur = NULL; /* RX_MEMORY: it was the memory path's own message */
+    l->rx = TETHER__RX_HEADER;
+    tether__cma_rx_clear(&l->cma);
     l->posted.head = l->posted.tail = NULL;
     free_heap_queue(ep, &l->unexpected);
     l->rlen = 0;
+}
+
+/* Has the next message of a tag from peer arrived, unclaimed? The probe an any-source receive asks
+ * each peer in turn (core/p2p.c); it only reads the engine's queues. */
+int tether__tcp_probe(tether_ep *tep, int peer, tether_tag tag)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    pthread_mutex_lock(&ep->mu);
+    /* An any-source receive wants whatever comes, so the links a message from peer arrives on
+     * (its own, or the neighbour's a routed one passes) are drained: frames that no receive has
+     * asked for are read now, as unexpected, where tether__tcp_read(all = 0) would leave them in
+     * the socket. */
+    tether__link *first = tether__tcp_hop(ep, peer);
+    for (int k = 0; k < first->nlinks && !ep->err; k++)
+        if (first[k].fd >= 0 && !first[k].eof)
+            tether__tcp_read(ep, &first[k], 1);
+    /* Link 0 carries a frame of every message from peer, a routed one too (its queue-only link). */
+    int rc =
+        ep->err ? tether__tcp_sticky(ep) : tether__rxq_holds(&ep->links[peer][0].unexpected, tag);
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
 }

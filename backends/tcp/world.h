@@ -4,8 +4,8 @@
 #ifndef TETHER_TCP_WORLD_H
 #define TETHER_TCP_WORLD_H
 
-#include "engine.h"
 #include "backends/net/setup.h"
+#include "engine.h"
 
 typedef struct tether__tcp_world {
     tether_rank_hosts table;

@@ -124,21 +124,21 @@ static int stripes_body(const rank_ctx *ctx)
     int done;
     if (me == 0) {
         harness_fill(buf, big, 99);
-        CHECK_OK(tether__tcp_isend(ep, peer, &v[0], sizeof v[0], ts, &r[0]));
-        CHECK_OK(tether__tcp_isend(ep, peer, buf, big, tb, &r[1]));
-        CHECK_OK(tether__tcp_isend(ep, peer, &v[1], sizeof v[1], ts, &r[2]));
-        CHECK_OK(tether__tcp_isend(ep, peer, &v[2], sizeof v[2], ts, &r[3]));
+        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, &v[0], sizeof v[0], ts, &r[0]));
+        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, buf, big, tb, &r[1]));
+        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, &v[1], sizeof v[1], ts, &r[2]));
+        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, &v[2], sizeof v[2], ts, &r[3]));
     } else {
         usleep(50 * 1000); /* the first small one is unexpected; the big one may be either */
         for (int i = 0; i < 3; i++)
-            CHECK_OK(tether__tcp_irecv(ep, peer, &v[i], sizeof v[i], ts, &r[i]));
-        CHECK_OK(tether__tcp_irecv(ep, peer, buf, big, tb, &r[3]));
+            CHECK_OK(tether__tcp_irecv((tether_ep *)ep, peer, &v[i], sizeof v[i], ts, &r[i]));
+        CHECK_OK(tether__tcp_irecv((tether_ep *)ep, peer, buf, big, tb, &r[3]));
     }
     for (int i = 0; i < 4; i++)
         for (done = 0; !done;) {
-            CHECK_OK(tether__tcp_test(ep, r[i], &done));
+            CHECK_OK(tether__tcp_test((tether_ep *)ep, r[i], &done));
             if (!done)
-                CHECK_OK(tether__tcp_wait(ep, 1000));
+                CHECK_OK(tether__tcp_wait((tether_ep *)ep, 1000));
         }
     if (me == 1) {
         CHECK(v[0] == 10 && v[1] == 11 && v[2] == 12, "order: %d %d %d", v[0], v[1], v[2]);
@@ -165,12 +165,12 @@ static int stripes_body(const rank_ctx *ctx)
     }
     /* a last round trip so neither closes while the other still reads */
     tether_req *fin;
-    CHECK_OK(me ? tether__tcp_isend(ep, peer, v, 4, tb, &fin)
-                : tether__tcp_irecv(ep, peer, v, 4, tb, &fin));
+    CHECK_OK(me ? tether__tcp_isend((tether_ep *)ep, peer, v, 4, tb, &fin)
+                : tether__tcp_irecv((tether_ep *)ep, peer, v, 4, tb, &fin));
     for (done = 0; !done;) {
-        CHECK_OK(tether__tcp_test(ep, fin, &done));
+        CHECK_OK(tether__tcp_test((tether_ep *)ep, fin, &done));
         if (!done)
-            CHECK_OK(tether__tcp_wait(ep, 1000));
+            CHECK_OK(tether__tcp_wait((tether_ep *)ep, 1000));
     }
     free(buf);
     tether__tcp_close(ep);

@@ -1,5 +1,5 @@
-/* backends/tcp/heartbeat.c - liveness of the linked peers (core/heartbeat.h has the thread and the
- * ledger).
+/* backends/tcp/engine_beat.c - the engine's heartbeats: liveness of the linked peers
+ * (core/heartbeat.h has the thread and the ledger).
  *
  * A rank may wait in a collective for hours while its peers are busy elsewhere (a serving loop's
  * workers waiting for rank 0's next request), so "no progress for TETHER_TIMEOUT" cannot tell a
@@ -17,9 +17,10 @@
  * while a peer that is merely busy keeps answering. Routed peers (the ring) are watched by their
  * own neighbours, whose break crosses the ring. */
 #include <stdlib.h>
+#include <string.h>
 
-#include "engine_impl.h"
 #include "backends/net/socket.h"
+#include "engine_impl.h"
 
 /* Bytes arrived from peer p over all its links: read, or waiting in the socket. */
 static uint64_t arrived(const tether__tcp_ep *ep, int p)
@@ -43,6 +44,23 @@ static void sample(tether__tcp_ep *ep, int64_t now)
             tether__heartbeat_note(ep->beat, p, arrived(ep, p), now);
 }
 
+/* Queue t on l (when not NULL) and write what l's socket takes, without breaking ep when that
+ * fails: this thread writes on its own and must not be the one to report a peer gone (a bye nobody
+ * has read yet may explain it); the next call on that peer reports it. */
+static void nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
+{
+    if (t)
+        tether__tcp_tx_push(l, t);
+    int e = tether__tcp_tx_flush(ep, l);
+    if (e) {
+        TLOG_TRACE("rank %d: writing to rank %d in the background: %s", ep->rank, l->peer,
+                   strerror(e));
+        tether__tcp_tx_drop_beats(l);
+    } else if (l->txhead && ep->loop) {
+        tether__loop_kick(ep->loop);
+    }
+}
+
 /* The thread's call: arrivals noted; with send, heartbeats on every idle link 0 and queued sends
  * pushed on. */
 static void beat(void *arg, int send)
@@ -54,7 +72,7 @@ static void beat(void *arg, int send)
         if (!l || l->fd < 0 || l->eof || l->bye)
             continue;
         if (l->txhead) { /* the program may be away: move its sends on (whole frames stay whole) */
-            tether__tcp_nudge(ep, l, NULL);
+            nudge(ep, l, NULL);
             continue;
         }
         tether__txmsg *t = calloc(1, sizeof *t); /* the link owns it: freed once written */
@@ -62,7 +80,7 @@ static void beat(void *arg, int send)
             continue; /* the next period tries again */
         tether__frame f = {.type = TETHER__FRAME_HEARTBEAT};
         tether__frame_encode(&f, t->hdr);
-        tether__tcp_nudge(ep, l, t);
+        nudge(ep, l, t);
     }
     if (!ep->err)
         sample(ep, tether__net_now_ms());
@@ -75,8 +93,9 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
     return tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
 }
 
-int tether__tcp_alive(tether__tcp_ep *ep)
+int tether__tcp_alive(tether_ep *tep)
 {
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     char why[TETHER_ERRMSG_MAX];
     int64_t now = tether__net_now_ms();
     pthread_mutex_lock(&ep->mu);
@@ -85,7 +104,7 @@ int tether__tcp_alive(tether__tcp_ep *ep)
         sample(ep, now);
     /* Read what the sockets hold (a progress thread does already), so heartbeats never fill one
      * during a long wait; the count above saw them where they were. */
-    for (int i = 0; look && i < ep->nflat && !ep->err && !ep->prog; i++)
+    for (int i = 0; look && i < ep->nflat && !ep->err && !ep->loop; i++)
         if (ep->flat[i]->fd >= 0 && !ep->flat[i]->eof)
             tether__tcp_read(ep, ep->flat[i], 1);
     for (int p = 0; look && p < ep->size && !ep->err; p++)

@@ -1,0 +1,72 @@
+/* backends/net/loop.h - the event loop every backend's progress thread is: one thread asleep in
+ * poll() on what a handler names, calling the handler back with what poll() said.
+ *
+ * A message between distant ranks of a ring passes through ranks that may be computing outside
+ * tether, and a failure must reach every rank even when nobody calls tether; so an endpoint may
+ * run one thread that sleeps in poll() and moves whatever is ready. The loop owns that thread, a
+ * wake pipe (always first in the poll set) and a condition variable that the program's threads
+ * sleep on in wait(); the backend owns everything else and tells the loop what to watch through a
+ * handler, as libuv's watchers or gloo's Loop handlers do. Callbacks run under the endpoint's
+ * mutex, which the loop releases only around poll(); they never call the loop back except to
+ * signal or kick it. The loop knows nothing of links, frames or requests, and it is portable
+ * (poll(), pipes and pthreads: it runs on macOS too).
+ *
+ * Waiters: the endpoint counts events (request parts finished, notices, breaks) in a uint64_t the
+ * loop reads under the mutex; tether__loop_signal wakes the waiters when it moved, and a thread's
+ * tether__loop_seen remembers the count its last test() saw, so a completion between that test
+ * and the next wait is never slept through. */
+#ifndef TETHER_NET_LOOP_H
+#define TETHER_NET_LOOP_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+typedef struct tether__loop tether__loop;
+
+typedef struct tether__loop_handler {
+    void *arg;
+    int nfds; /* the most descriptors fds() names */
+    /* Before each sleep: do what is due without waiting (report a break to the peers, arm a
+     * completion channel). 1 when something moved and the loop should look again before
+     * sleeping; the loop signals the waiters either way. */
+    int (*due)(void *arg);
+    /* The descriptors to watch now, at most nfds; -1 as fd leaves a slot out. Returns the count. */
+    int (*fds)(void *arg, struct pollfd *pfd);
+    /* poll() reported n of them ready (n > 0 descriptors, as fds() filled them). */
+    void (*ready)(void *arg, const struct pollfd *pfd, int n);
+    /* poll() itself failed with err (not EINTR): the endpoint breaks. */
+    void (*failed)(void *arg, int err);
+} tether__loop_handler;
+
+/* Start the thread over h, with mu the endpoint's mutex and events its count. *out is set under
+ * mu before the thread starts, so callbacks may read it. who names the backend in messages. Called
+ * without mu held. */
+int tether__loop_start(const tether__loop_handler *h, pthread_mutex_t *mu, const uint64_t *events,
+                       const char *who, tether__loop **out);
+
+/* Stop and free the loop *slot holds: caller holds mu, which is released while the thread is
+ * joined; *slot is NULL when this returns (mu held again). */
+void tether__loop_stop(tether__loop **slot);
+
+/* Wake the thread (new bytes to watch for room, or stop). Any thread. */
+void tether__loop_kick(tether__loop *lp);
+
+/* Caller holds mu: wake the waiters when the events count moved since the last signal. */
+void tether__loop_signal(tether__loop *lp);
+
+/* Caller holds mu: remember the events count as this thread saw it (its test() did). */
+void tether__loop_seen(const tether__loop *lp);
+
+/* Caller holds mu: sleep (releasing it) until the events count moves past what this thread saw
+ * last, or timeout_ms pass (<= 0: do not sleep), then remember the count. 1 when the time ran out
+ * with nothing moving. */
+int tether__loop_wait(tether__loop *lp, int timeout_ms);
+
+/* Caller holds mu: sleep until the next signal or until (tether__loop_deadline's clock); 1 when
+ * the time ran out. For waits on a condition of the endpoint's own, checked between sleeps. */
+int tether__loop_sleep(tether__loop *lp, const struct timespec *until);
+struct timespec tether__loop_deadline(int64_t ms);
+
+#endif

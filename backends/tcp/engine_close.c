@@ -1,0 +1,51 @@
+/* backends/tcp/engine_close.c - closing an endpoint: its threads stopped, a bye to every peer,
+ * everything freed. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "engine_impl.h"
+
+static void log_link_bytes(const tether__tcp_ep *ep)
+{
+    for (int i = 0; i < ep->nflat; i++) {
+        const tether__link *l = ep->flat[i];
+        TLOG_INFO("link %d with rank %d (%s): sent %llu bytes, received %llu", l->index, l->peer,
+                  ep->addr[l->peer], (unsigned long long)l->bytes_sent,
+                  (unsigned long long)l->bytes_recvd);
+    }
+}
+
+void tether__tcp_close(tether__tcp_ep *ep)
+{
+    if (!ep)
+        return;
+    tether__heartbeat_stop(ep->beat); /* first: it queues frames, and the bye must be the last */
+    ep->beat = NULL;
+    tether__tcp_progress_stop(ep, 0);
+    pthread_mutex_lock(&ep->mu);
+    log_link_bytes(ep);
+    tether__tcp_cma_withdraw(ep);
+    if (!ep->err)
+        tether__tcp_say_bye(ep);
+    for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
+        tether__link *l = ep->flat[i];
+        tether__tcp_tx_clear(l);
+        tether__tcp_rx_clear(ep, l);
+        if (l->fd >= 0)
+            close(l->fd);
+        free(l->rbuf);
+    }
+    while (ep->live)
+        tether__tcp_req_free(ep, ep->live);
+    tether__rxcache_clear(&ep->rxcache);
+    for (int p = 0; ep->links && p < ep->size; p++)
+        free(ep->links[p]);
+    free(ep->links);
+    free(ep->nlinks);
+    free(ep->flat);
+    free(ep->addr);
+    free(ep->routes.via);
+    pthread_mutex_unlock(&ep->mu);
+    pthread_mutex_destroy(&ep->mu);
+    free(ep);
+}

@@ -1,0 +1,279 @@
+/* backends/tcp/engine_wait.c - waiting: in poll() on every link, or for the progress thread.
+ *
+ * Without a progress thread, wait() sleeps in poll() on every link and moves what is ready. With
+ * one (the ring: a message between distant ranks passes through ranks that may be busy computing,
+ * and a failure must cross the ring even when nobody calls tether), the thread is backends/net's
+ * event loop over this file's handler: it sleeps in poll() on every socket, moves whatever is
+ * ready under the endpoint's mutex (as test() does), and when the endpoint breaks, aborts it once,
+ * which tells every neighbour, which does the same. The program's threads still write and read in
+ * isend/test (the short path), but sleep in wait() until the loop (or a test() that finished
+ * parts of another thread's requests) signals that request parts finished, byes arrived or the
+ * endpoint broke. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/net/socket.h"
+#include "engine_impl.h"
+
+#define POLL_STACK 64
+
+void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
+{
+    for (int i = 0; i < ep->nflat && !ep->err; i++) {
+        tether__link *l = ep->flat[i];
+        if ((pfd[i].revents & POLLOUT) && l->txhead && tether__tcp_flush(ep, l) < 0)
+            return;
+        if (ep->loop && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+            tether__tcp_read(ep, l, 1);
+        else if (!ep->loop && pfd[i].revents)
+            tether__tcp_input_ready(ep, l, pfd[i].revents);
+    }
+}
+
+/* A wait passed idle: copy every unexpected descriptor out, so that its sender can finish (cma.h).
+ */
+static void cma_unblock(tether__tcp_ep *ep)
+{
+    for (int i = 0; i < ep->nflat && !ep->err; i++) {
+        tether__link *l = ep->flat[i];
+        tether__cma_at at = tether__tcp_cma_at(ep, l);
+        tether__cma_todo t = {.fail = TETHER__CMA_OK};
+        while (tether__cma_unblock(&l->cma, &ep->links[l->peer][0].cma, &at, &l->unexpected, &t)) {
+            if (tether__tcp_apply(ep, l, &t) < 0)
+                return;
+            t = (tether__cma_todo){.fail = TETHER__CMA_OK};
+        }
+    }
+}
+
+/* A whole wait passed with nothing moving. If a send is stuck on a link whose peer has sent bytes
+ * we have not asked for yet, that peer may be stuck sending to us in turn (both sent before
+ * receiving, with messages larger than the socket buffers): take its bytes after all, as
+ * unexpected messages, so both sends can finish; and copy out what waits in senders' memory. */
+static void unblock(tether__tcp_ep *ep)
+{
+    for (int i = 0; i < ep->nflat && !ep->err; i++)
+        if (ep->flat[i]->held && ep->flat[i]->txhead)
+            tether__tcp_read(ep, ep->flat[i], 1);
+    cma_unblock(ep);
+}
+
+/* With the progress thread: sleep until it (or a test) reports progress. A break is reported by
+ * test(), not here: the thread reads eagerly, so a request whose bytes came in just before another
+ * rank's abort is complete and must still report done. */
+static int wait_loop(tether__tcp_ep *ep, int timeout_ms)
+{
+    pthread_mutex_lock(&ep->mu);
+    if (tether__loop_wait(ep->loop, ep->err ? 0 : timeout_ms) && !ep->err)
+        cma_unblock(ep); /* idle: see cma.h */
+    pthread_mutex_unlock(&ep->mu);
+    return TETHER_OK;
+}
+
+int tether__tcp_wait(tether_ep *tep, int timeout_ms)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    struct pollfd stack[POLL_STACK], *pfd = stack;
+    if (ep->loop) /* the thread polls the sockets; we wait for what it moves */
+        return wait_loop(ep, timeout_ms);
+    pthread_mutex_lock(&ep->mu);
+    if (ep->err) {
+        int rc = tether__tcp_sticky(ep);
+        pthread_mutex_unlock(&ep->mu);
+        return rc;
+    }
+    if (ep->nflat > POLL_STACK && !(pfd = malloc((size_t)ep->nflat * sizeof *pfd))) {
+        pthread_mutex_unlock(&ep->mu);
+        return tether__fail(TETHER_ENOMEM, "out of memory polling %d links", ep->nflat);
+    }
+    /* every link, not only those of pending requests: a dead peer is noticed while we wait on
+     * another */
+    for (int i = 0; i < ep->nflat; i++)
+        pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd, /* -1: not polled */
+                                 .events = tether__tcp_poll_events(ep->flat[i])};
+    pthread_mutex_unlock(&ep->mu);
+    int n = poll(pfd, (nfds_t)ep->nflat, timeout_ms);
+    int poll_errno = errno;
+    pthread_mutex_lock(&ep->mu);
+    if (n < 0 && poll_errno != EINTR)
+        tether__tcp_break(ep, TETHER_ENET, "poll() on %d links: %s", ep->nflat,
+                          strerror(poll_errno));
+    else if (n > 0 && !ep->err)
+        tether__tcp_progress_ready(ep, pfd);
+    else if (n == 0 && !ep->err)
+        unblock(ep);
+    int rc = ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
+    pthread_mutex_unlock(&ep->mu);
+    if (pfd != stack)
+        free(pfd);
+    return rc;
+}
+
+/* ---- the progress thread's handler (net/loop.h), called with ep->mu held ---- */
+
+/* After a break: abort once, so every neighbour learns of it (and does the same). */
+static int loop_due(void *arg)
+{
+    tether__tcp_ep *ep = arg;
+    if (ep->err && !ep->propagated) {
+        char msg[TETHER_ERRMSG_MAX];
+        int code = ep->err;
+        ep->propagated = 1;
+        memcpy(msg, ep->errmsg, sizeof msg);
+        pthread_mutex_unlock(&ep->mu);
+        tether__tcp_abort((tether_ep *)ep, code, msg); /* a no-op if the program aborted first */
+        pthread_mutex_lock(&ep->mu);
+    }
+    return 0;
+}
+
+/* Every socket still open while the endpoint is healthy (a broken one only waits to be stopped). */
+static int loop_fds(void *arg, struct pollfd *pfd)
+{
+    tether__tcp_ep *ep = arg;
+    if (ep->err)
+        return 0;
+    for (int i = 0; i < ep->nflat; i++)
+        pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd,
+                                 .events = POLLIN | (ep->flat[i]->txhead ? POLLOUT : 0)};
+    return ep->nflat;
+}
+
+static void loop_ready(void *arg, const struct pollfd *pfd, int n)
+{
+    tether__tcp_ep *ep = arg;
+    (void)n;
+    if (!ep->err)
+        tether__tcp_progress_ready(ep, pfd);
+}
+
+static void loop_failed(void *arg, int err)
+{
+    tether__tcp_ep *ep = arg;
+    tether__tcp_break(ep, TETHER_ENET, "rank %d: poll() in the progress thread: %s", ep->rank,
+                      strerror(err));
+}
+
+int tether__tcp_progress_start(tether__tcp_ep *ep)
+{
+    tether__loop_handler h = {.arg = ep,
+                              .nfds = ep->nflat,
+                              .due = loop_due,
+                              .fds = loop_fds,
+                              .ready = loop_ready,
+                              .failed = loop_failed};
+    return tether__loop_start(&h, &ep->mu, &ep->events, ep->backend, &ep->loop);
+}
+
+/* A normal close: announce it and keep the thread passing frames on until every rank has. */
+static void linger(tether__tcp_ep *ep, int linger_ms)
+{
+    struct timespec until = tether__loop_deadline(linger_ms);
+    int rc = TETHER_OK;
+    for (int p = -1; !ep->err && rc == TETHER_OK &&
+                     (p = tether__route_leave_next(&ep->routes, -1, ep->rank, p)) >= 0;)
+        rc = tether__tcp_queue_leave(ep, p, ep->rank);
+    if (!ep->err && rc == TETHER_OK)
+        tether__loop_kick(ep->loop); /* the notices may wait for room behind other frames */
+    while (!ep->err && !tether__route_all_left(&ep->routes))
+        if (tether__loop_sleep(ep->loop, &until)) {
+            TLOG_INFO("rank %d: closing after %d ms although some ranks have not closed yet; "
+                      "messages between them through this rank will fail",
+                      ep->rank, linger_ms);
+            break;
+        }
+}
+
+void tether__tcp_progress_stop(tether__tcp_ep *ep, int linger_ms)
+{
+    pthread_mutex_lock(&ep->mu);
+    if (ep->loop && linger_ms > 0)
+        linger(ep, linger_ms);
+    tether__loop_stop(&ep->loop);
+    pthread_mutex_unlock(&ep->mu);
+}
+
+/* ---- opening: the memory path's offers (cma.h) ---- */
+
+/* Wait at most ms for the links still negotiating, and move their frames. Only those: a frame of
+ * another peer that has finished (its first collective, or an abort of it) is no business of
+ * opening, and reading stops at the end of the exchange for the same reason (frames follow it in
+ * order). */
+static int negotiate_step(tether__tcp_ep *ep, struct pollfd *pfd, tether__link **ls, int ms)
+{
+    int n = 0;
+    pthread_mutex_lock(&ep->mu);
+    for (int peer = 0; peer < ep->size; peer++) {
+        tether__link *l = ep->nlinks[peer] > 0 ? &ep->links[peer][0] : NULL;
+        if (l && tether__cma_negotiating(&l->cma)) {
+            pfd[n] = (struct pollfd){.fd = l->fd, .events = POLLIN | (l->txhead ? POLLOUT : 0)};
+            ls[n++] = l;
+        }
+    }
+    pthread_mutex_unlock(&ep->mu);
+    if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
+        return tether__fail(TETHER_ENET, "poll() on %d links: %s", n, strerror(errno));
+    pthread_mutex_lock(&ep->mu);
+    for (int i = 0; i < n && !ep->err; i++) {
+        if ((pfd[i].revents & POLLOUT) && ls[i]->txhead)
+            tether__tcp_flush(ep, ls[i]);
+        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+            tether__tcp_read(ep, ls[i], 0);
+    }
+    int rc = ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
+}
+
+/* The first peer still negotiating, or -1. */
+static int first_negotiating(const tether__tcp_ep *ep)
+{
+    for (int peer = 0; peer < ep->size; peer++)
+        if (ep->nlinks[peer] > 0 && tether__cma_negotiating(&ep->links[peer][0].cma))
+            return peer;
+    return -1;
+}
+
+int tether__tcp_negotiate(tether__tcp_ep *ep, int timeout_ms)
+{
+    pthread_mutex_lock(&ep->mu);
+    int rc = TETHER_OK;
+    /* every link exchanges offers, empty where this side sees another host: both sides then wait
+     * for the same frames even where they disagree on that (an address translated on the way) */
+    for (int peer = 0; peer < ep->size && rc == TETHER_OK; peer++) {
+        if (ep->nlinks[peer] == 0)
+            continue;
+        tether__link *l = &ep->links[peer][0];
+        tether__cma_todo t = {.fail = TETHER__CMA_OK};
+        tether__cma_offer(&l->cma, ep->cma_min && tether__net_same_host(l->fd), &t);
+        rc = tether__tcp_apply(ep, l, &t);
+    }
+    if (rc < 0) /* the break recorded why; the caller reports it */
+        rc = tether__tcp_sticky(ep);
+    pthread_mutex_unlock(&ep->mu);
+    TRY(rc);
+    struct pollfd *pfd = malloc((size_t)ep->size * sizeof *pfd);
+    tether__link **ls = malloc((size_t)ep->size * sizeof *ls);
+    if (!pfd || !ls)
+        rc = tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", ep->size);
+    int64_t deadline = tether__net_now_ms() + timeout_ms;
+    for (int peer; rc == TETHER_OK && (peer = first_negotiating(ep)) >= 0;) {
+        int64_t left = deadline - tether__net_now_ms();
+        if (left > 0) {
+            rc = negotiate_step(ep, pfd, ls, (int)(left < 100 ? left : 100));
+            continue;
+        }
+        pthread_mutex_lock(&ep->mu);
+        tether__tcp_break(ep, TETHER_ETIMEDOUT,
+                          "rank %d (%s) formed its link but sent no memory offer or "
+                          "answer within %d s: is it stopped?",
+                          peer, ep->addr[peer], timeout_ms / 1000);
+        rc = tether__tcp_sticky(ep);
+        pthread_mutex_unlock(&ep->mu);
+    }
+    free(pfd);
+    free(ls);
+    return rc;
+}
