@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""tests/layers/layers.py - the rules that keep the backends one-way, checked on the real tree.
+
+Usage: layers.py SOURCE_DIR OBJECT_LIST (a file naming the library's compiled objects, one a line).
+
+Include graph (from the #include "..." lines of backends/):
+  - backends/net/ (what every backend shares) includes no other backend's header;
+  - no backend includes another backend's private header (*_impl.h), and rdma/ and tcp/ include
+    nothing of each other (RDMA builds on net/ only);
+  - backends/tcp/engine_impl.h is included only by the engine's own files (tcp/engine*.c);
+  - the headers of backends/ form no include cycle.
+Call graph (from nm: which object defines a symbol another one uses):
+  - backends/net/ calls no backend;
+  - between the files of backends/tcp/ there is no call cycle except between the engine's two
+    halves, engine.c and engine_rx.c; the helpers the engine calls (cma.c, route.c) call nothing
+    of tcp/: they return what to do.
+Each broken rule is printed with the files involved; the exit status is 1 if any broke."""
+import os
+import re
+import subprocess
+import sys
+
+SRC, OBJLIST = sys.argv[1], sys.argv[2]
+BACKENDS = os.path.join(SRC, "backends")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def rel(path):
+    return os.path.relpath(path, SRC)
+
+
+# ---- include graph ----
+files = []
+for root, _, names in os.walk(BACKENDS):
+    files += [os.path.join(root, n) for n in names if n.endswith((".c", ".h"))]
+includes = {}  # file (relative to SRC) -> included files (relative to SRC, when found)
+for f in files:
+    with open(f, encoding="utf-8") as fh:
+        text = fh.read()
+    got = []
+    for inc in INCLUDE.findall(text):
+        here = os.path.join(os.path.dirname(f), inc)
+        target = here if os.path.exists(here) else os.path.join(SRC, inc)
+        if os.path.exists(target):
+            got.append(rel(os.path.normpath(target)))
+    includes[rel(f)] = got
+
+
+def backend_of(path):  # "backends/tcp/engine.c" -> "tcp"; None outside backends/<dir>/
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "backends" else None
+
+
+for f, incs in sorted(includes.items()):
+    mine = backend_of(f)
+    for inc in incs:
+        theirs = backend_of(inc)
+        if theirs is None or theirs == mine:
+            continue
+        if mine == "net":
+            fail(f"{f} includes {inc}: backends/net/ is shared by every backend and includes none")
+        if inc.endswith("_impl.h"):
+            fail(f"{f} includes {inc}, the private header of backends/{theirs}/")
+        if {mine, theirs} == {"tcp", "rdma"}:
+            fail(f"{f} includes {inc}: tcp/ and rdma/ share only backends/net/")
+    if "backends/tcp/engine_impl.h" in incs and not (
+        f.startswith("backends/tcp/engine") and f.endswith(".c") or f.endswith("engine_impl.h")
+    ):
+        fail(f"{f} includes backends/tcp/engine_impl.h, which is the engine's own (tcp/engine*.c)")
+
+
+def cycles(graph):
+    """Every cycle's nodes, as lists (one per strongly connected component larger than one)."""
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph.get(v, ()):
+                out.append(sorted(comp))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+for comp in cycles({f: [i for i in incs if i.startswith("backends/")] for f, incs in includes.items()}):
+    fail("include cycle: " + " -> ".join(comp))
+
+# ---- call graph ----
+with open(OBJLIST, encoding="utf-8") as fh:
+    objects = [line.strip() for line in fh if line.strip()]
+
+
+def source_of(obj):  # .../tether_objs.dir/backends/tcp/engine.c.o -> backends/tcp/engine.c
+    m = re.search(r"((?:backends|core|hostfile)/.*\.c)\.o(bj)?$", obj.replace("\\", "/"))
+    return m.group(1) if m else None
+
+
+defined, used = {}, {}
+for obj in objects:
+    src = source_of(obj)
+    if not src:
+        continue
+    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
+    used[src] = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "U":
+            used[src].add(parts[1])
+        elif len(parts) == 3 and parts[1] in "TDBR":
+            defined[parts[2]] = src
+if not any(s.startswith("backends/tcp/") for s in used):
+    fail(f"no object of backends/tcp/ in {OBJLIST}: the call graph was not checked")
+
+calls = {s: {defined[u] for u in us if u in defined and defined[u] != s} for s, us in used.items()}
+for src, callees in sorted(calls.items()):
+    if src.startswith("backends/net/"):
+        for c in sorted(callees):
+            if c.startswith("backends/") and not c.startswith("backends/net/"):
+                fail(f"{src} calls into {c}: backends/net/ calls no backend")
+    if src in ("backends/tcp/cma.c", "backends/tcp/route.c"):
+        for c in sorted(callees):
+            if c.startswith("backends/tcp/"):
+                fail(f"{src} calls {c}: the engine's helpers return what to do, never call it")
+
+# the engine's two halves count as one node; any other cycle among tcp/'s files is a knot
+HALVES = {"backends/tcp/engine.c", "backends/tcp/engine_rx.c"}
+node = lambda s: "backends/tcp/engine.c+engine_rx.c" if s in HALVES else s
+tcp = {}
+for src, callees in calls.items():
+    if src.startswith("backends/tcp/"):
+        tcp.setdefault(node(src), set()).update(
+            node(c) for c in callees if c.startswith("backends/tcp/") and node(c) != node(src))
+for comp in cycles(tcp):
+    fail("call cycle between files of backends/tcp/: " + " <-> ".join(comp))
+
+print(f"layers: {len(includes)} files of backends/, {len(used)} objects checked: "
+      f"{'OK' if not failures else str(len(failures)) + ' rule(s) broken'}")
+sys.exit(1 if failures else 0)
