@@ -22,24 +22,6 @@ static uint64_t wr_id(const rdma_link *l, unsigned kind, int slot)
            (uint32_t)slot;
 }
 
-rdma_link *tether__rdma_first_link(rdma_ep *ep)
-{
-    for (int p = 0; p < ep->size; p++)
-        if (ep->peers[p].nlinks)
-            return &ep->peers[p].link[0];
-    return NULL;
-}
-
-rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l)
-{
-    if (l->lane + 1 < ep->peers[l->peer].nlinks)
-        return &ep->peers[l->peer].link[l->lane + 1];
-    for (int p = l->peer + 1; p < ep->size; p++)
-        if (ep->peers[p].nlinks)
-            return &ep->peers[p].link[0];
-    return NULL;
-}
-
 /* Which bytes of a len-byte message link k of nlinks carries: both sides cut the same way from the
  * length alone, so the parts meet; small messages go whole on link 0 (*n = 0: nothing on k). */
 static int part_bounds(uint64_t len, int k, int nlinks, uint64_t *lo, uint64_t *n)
@@ -278,6 +260,43 @@ static void recv_part_done(struct tether_req *r)
         r->done = 1;
 }
 
+/* m, a whole message for another rank that came in on from, goes on towards it; m is then the
+ * forward's (freed once in frames). */
+static int forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m)
+{
+    int src = (int)from->cur_src, dst = (int)from->cur_dst;
+    rdma_link *next = tether__rdma_hop(ep, dst);
+    struct tether_req *r;
+    if (!next || next->peer == from->peer || ep->peers[next->peer].eof) {
+        tether__rxcache_put(&ep->rxcache, m);
+        return tether__rdma_break(ep, TETHER_EPEER,
+                                  "rdma: rank %d cannot pass on a message from "
+                                  "rank %d to rank %d: %s",
+                                  ep->rank, src, dst,
+                                  next && ep->peers[next->peer].eof
+                                      ? "the next rank on the way has left the ring"
+                                      : "it came from the way it should go (ranks disagree on the "
+                                        "ring: check every rank reads the same device matrix)");
+    }
+    if (!(r = calloc(1, sizeof *r))) {
+        unsigned long long len = (unsigned long long)m->len;
+        tether__rxcache_put(&ep->rxcache, m);
+        return tether__rdma_break(ep, TETHER_ENOMEM,
+                                  "rdma: rank %d: out of memory passing on %llu "
+                                  "bytes from rank %d to rank %d",
+                                  ep->rank, len, src, dst);
+    }
+    *r = (struct tether_req){.is_send = 1,
+                             .peer = dst,
+                             .buf = m->buf,
+                             .len = (size_t)m->len,
+                             .tag = m->tag,
+                             .src = (uint32_t)src,
+                             .dst = (uint32_t)dst,
+                             .owned = m};
+    return tether__rdma_send(ep, r);
+}
+
 static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
     tether__rxmsg *m;
@@ -293,7 +312,7 @@ static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned cha
         return TETHER_OK;
     l->cur = NULL;
     if ((int)l->cur_dst != ep->rank)
-        return tether__rdma_forward(ep, l, m);
+        return forward(ep, l, m);
     if (m->req) {
         recv_part_done(m->req);
         if (m->heap) /* an unexpected message claimed while it was still arriving */
@@ -366,22 +385,7 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
     return frame_in(ep, l, slot, wc->byte_len);
 }
 
-/* A peer that closed normally while a receive from it waits on link l: once every frame it sent
- * there is in, nothing more will come. Only its own messages count: after its bye a ring
- * neighbour may still pass on others' messages while it lingers. */
-int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l)
-{
-    rdma_peer *pe = &ep->peers[l->peer];
-    int own_cur = l->cur && (int)l->cur_src == l->peer;
-    if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || (!pe->posted[l->lane].head && !own_cur))
-        return TETHER_OK;
-    return tether__rdma_break(ep, TETHER_EPEER,
-                              "rank %d closed its endpoint (its program freed the "
-                              "group or is exiting) while rank %d still expects a message from it",
-                              l->peer, ep->rank);
-}
-
-int tether__rdma_progress(rdma_ep *ep, int *moved)
+int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
 {
     struct ibv_wc wc[POLL_BATCH];
     if (ep->err)
@@ -464,5 +468,5 @@ int tether__rdma_arm(rdma_ep *ep, int *moved)
             return tether__rdma_break(ep, TETHER_ENET, "rdma: ibv_req_notify_cq(%s) failed: %s",
                                       ep->devs[d].name, strerror(rc));
     }
-    return tether__rdma_progress(ep, moved);
+    return tether__rdma_poll_cqs(ep, moved);
 }

@@ -33,19 +33,6 @@
 #define NO_DEVICE_HINT "`ibv_devices` lists none: is the NIC's RDMA driver loaded (rdma link show)?"
 #endif
 
-int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...)
-{
-    va_list ap;
-    if (ep->err)
-        return ep->err;
-    va_start(ap, fmt);
-    vsnprintf(ep->errmsg, sizeof ep->errmsg, fmt, ap);
-    va_end(ap);
-    ep->err = code;
-    TLOG_INFO("rdma endpoint broken: %s: %s", tether_err_name(code), ep->errmsg);
-    return code;
-}
-
 /* The sticky error, recorded for the calling thread's public call. */
 static int sticky(const rdma_ep *ep)
 {
@@ -316,22 +303,9 @@ static uint64_t rdma_moved(tether_ep *ep)
     return atomic_load_explicit(&((rdma_ep *)ep)->moved, memory_order_relaxed);
 }
 
-static void req_live(rdma_ep *ep, struct tether_req *r)
-{
-    r->next = ep->live;
-    if (ep->live)
-        ep->live->prev = r;
-    ep->live = r;
-}
-
 static void req_release(rdma_ep *ep, struct tether_req *r)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        ep->live = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
+    tether__net_live_remove(&ep->live, &r->live);
     free(r);
 }
 
@@ -354,7 +328,7 @@ static struct tether_req *req_new(rdma_ep *ep, int peer, tether_tag tag, int *rc
     }
     r->peer = peer;
     r->tag = tag;
-    req_live(ep, r);
+    tether__net_live_add(&ep->live, &r->live);
     *rc = TETHER_OK;
     return r;
 }
@@ -406,7 +380,7 @@ static int rdma_test(tether_ep *tep, tether_req *r, int *done)
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;
     pthread_mutex_lock(&ep->mu);
-    tether__rdma_progress(ep, &moved);
+    tether__rdma_poll_cqs(ep, &moved);
     if (ep->loop) { /* parts of other threads' requests may have finished: wake their waits */
         if (moved)
             ep->events++;
@@ -560,7 +534,7 @@ static void rdma_close(tether_ep *tep)
         if (p != ep->rank)
             free_peer(ep, &ep->peers[p]);
     while (ep->live)
-        req_release(ep, ep->live);
+        req_release(ep, (struct tether_req *)ep->live);
     tether__rxcache_clear(&ep->rxcache);
     for (int d = 0; d < ep->ndev; d++)
         tether__rdma_dev_close(ep, &ep->devs[d]);

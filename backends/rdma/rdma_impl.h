@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "backends/net/endpoint.h"
 #include "backends/net/frame.h"
 #include "backends/net/loop.h"
 #include "core/heartbeat.h"
@@ -41,7 +42,7 @@
 #define FRAME_DATA 0x52444101u
 #define FRAME_CREDIT 0x52444102u
 
-#define MAX_CABLES 4 /* links per peer: Apple allows about 10 QPs per device anyway */
+#define MAX_CABLES 4            /* links per peer: Apple allows about 10 QPs per device anyway */
 #define STRIPE_MIN (256u << 10) /* smaller messages to a peer go whole on its first link */
 
 typedef struct rdma_hdr {
@@ -50,9 +51,9 @@ typedef struct rdma_hdr {
     uint32_t credits;   /* data receives the sender reposted for us since its last frame */
     uint32_t ctrl_seen; /* credit-only frames of ours the sender has taken in, in all */
     tether_tag tag;
-    uint64_t msglen;    /* bytes of the whole message */
-    uint64_t offset;    /* where this frame's payload goes in this link's part of it */
-    uint32_t src, dst;  /* origin and destination rank: a rank on the way passes it on */
+    uint64_t msglen;   /* bytes of the whole message */
+    uint64_t offset;   /* where this frame's payload goes in this link's part of it */
+    uint32_t src, dst; /* origin and destination rank: a rank on the way passes it on */
 } rdma_hdr;
 
 _Static_assert(sizeof(rdma_hdr) == 56, "the frame header is 56 bytes on every platform");
@@ -68,8 +69,8 @@ typedef struct rdma_dev {
     struct ibv_mr *mr;
     unsigned char *pool;
     size_t pool_len;
-    int nlinks;          /* links on this device: the pool has LINK_SLOTS slots for each */
-    int gid_index;       /* of the IPv4-mapped GID, found by scanning */
+    int nlinks;    /* links on this device: the pool has LINK_SLOTS slots for each */
+    int gid_index; /* of the IPv4-mapped GID, found by scanning */
     union ibv_gid gid;
     enum ibv_mtu mtu;
     int max_qp;
@@ -85,22 +86,22 @@ typedef struct rdma_qp_info {
 typedef struct rdma_part rdma_part;
 
 typedef struct rdma_link {
-    int peer, lane;       /* the rank it reaches, and which of that rank's links it is */
+    int peer, lane; /* the rank it reaches, and which of that rank's links it is */
     rdma_dev *dev;
-    int first_slot;       /* index of its first slot in dev->pool */
+    int first_slot; /* index of its first slot in dev->pool */
     struct ibv_qp *qp;
     uint32_t max_inline;
     /* flow control */
-    int credits;          /* data frames we may still send */
+    int credits; /* data frames we may still send */
     uint32_t ctrl_sent, ctrl_acked;
-    uint32_t pending;     /* data receives reposted since we last told the peer */
+    uint32_t pending; /* data receives reposted since we last told the peer */
     uint32_t ctrl_seen;
     uint32_t tx_seq, rx_seq;
     int free_send[SEND_SLOTS];
     int nfree_send;
     /* messages */
     rdma_part *sendq, *sendq_tail; /* parts not yet wholly framed, in order */
-    tether__rxmsg *cur;   /* the message part whose frames are arriving, or NULL */
+    tether__rxmsg *cur;            /* the message part whose frames are arriving, or NULL */
     uint32_t cur_src, cur_dst; /* its origin and destination (another rank's: passing through) */
 } rdma_link;
 
@@ -112,11 +113,11 @@ typedef struct rdma_peer {
     tether__rxq posted[MAX_CABLES], unexpected[MAX_CABLES];
     /* side channel */
     int fd;
-    char addr[96];        /* its side-channel address, for messages */
+    char addr[96]; /* its side-channel address, for messages */
     unsigned char side_buf[16 + 1024];
     size_t side_len;
-    uint64_t side_bytes;  /* read from the side channel so far (liveness: heartbeat.c) */
-    int bye;              /* it closed normally after sending bye_frames[k] frames on link k */
+    uint64_t side_bytes; /* read from the side channel so far (liveness: heartbeat.c) */
+    int bye;             /* it closed normally after sending bye_frames[k] frames on link k */
     uint32_t bye_frames[MAX_CABLES];
     int eof;
 } rdma_peer;
@@ -124,20 +125,20 @@ typedef struct rdma_peer {
 /* One link's share of a message: all of it, or one stripe. */
 struct rdma_part {
     struct tether_req *req;
-    rdma_part *qnext;               /* send: its place in its link's queue */
-    size_t lo, len, framed;         /* send: where it starts, its bytes, those already in frames */
-    tether__rxmsg rx;               /* receive */
+    rdma_part *qnext;       /* send: its place in its link's queue */
+    size_t lo, len, framed; /* send: where it starts, its bytes, those already in frames */
+    tether__rxmsg rx;       /* receive */
 };
 
 struct tether_req {
-    struct tether_req *prev, *next; /* the endpoint's live requests (not forwards) */
+    tether__net_live live; /* first: its place among the live requests (not forwards) */
     int is_send, peer, done;
     int nparts, parts_left;
-    const unsigned char *buf;       /* send: the bytes */
+    const unsigned char *buf; /* send: the bytes */
     size_t len;
     tether_tag tag;
-    uint32_t src, dst;              /* send: what its frames carry */
-    tether__rxmsg *owned;           /* a forward: the block holding its bytes, freed with it */
+    uint32_t src, dst;    /* send: what its frames carry */
+    tether__rxmsg *owned; /* a forward: the block holding its bytes, freed with it */
     rdma_part part[MAX_CABLES];
 };
 
@@ -145,30 +146,36 @@ typedef struct rdma_ep {
     pthread_mutex_t mu;
     tether__ibv ibv;
     int rank, size;
-    int uc;               /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
-    int ring;             /* ring mode: links to the two neighbours only, the rest forwarded */
+    int uc;   /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
+    int ring; /* ring mode: links to the two neighbours only, the rest forwarded */
     int ndev;
     rdma_dev *devs;
-    rdma_peer *peers;     /* per world rank; peers[rank] is unused */
-    struct tether_req *live;
+    rdma_peer *peers;       /* per world rank; peers[rank] is unused */
+    tether__net_live *live; /* the live requests, freed by close() */
     int err;
     char errmsg[TETHER_ERRMSG_MAX];
-    tether__loop *loop;   /* ring mode: the thread that forwards while the program is away */
-    int propagated;       /* that thread told every peer of the break */
-    uint64_t events;      /* bumped when requests may have finished, for waiters on loop */
-    _Atomic uint64_t moved; /* successful completions (the vtable's moved()) */
+    tether__loop *loop;      /* ring mode: the thread that forwards while the program is away */
+    int propagated;          /* that thread told every peer of the break */
+    uint64_t events;         /* bumped when requests may have finished, for waiters on loop */
+    _Atomic uint64_t moved;  /* successful completions (the vtable's moved()) */
     tether__rxcache rxcache; /* blocks for unexpected and passing-through messages */
     tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
-#define RDMA_EACH_LINK(ep, l)                                                                     \
-    rdma_link *l = tether__rdma_first_link(ep); l; l = tether__rdma_next_link(ep, l)
+#define RDMA_EACH_LINK(ep, l)                                                                      \
+    rdma_link *l = tether__rdma_first_link(ep);                                                    \
+    l;                                                                                             \
+    l = tether__rdma_next_link(ep, l)
 rdma_link *tether__rdma_first_link(rdma_ep *ep);
 rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l);
 
-/* Break ep (first failure wins) and return code; later calls return it. Caller holds ep->mu. */
+/* state.c. Break ep (first failure wins) and return code; later calls return it. Caller holds
+ * ep->mu. */
 int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
+/* A peer that closed normally while a receive from it waits on link l: EPEER once every frame it
+ * sent there is in. */
+int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l);
 
 /* device.c */
 int tether__rdma_dev_open(rdma_ep *ep, rdma_dev *d, struct ibv_device *dev);
@@ -185,7 +192,7 @@ int tether__rdma_qp_connect(rdma_ep *ep, rdma_link *l, const rdma_qp_info *mine,
 
 /* io.c: the data path. Caller holds ep->mu. */
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot);
-int tether__rdma_progress(rdma_ep *ep, int *moved);
+int tether__rdma_poll_cqs(rdma_ep *ep, int *moved);
 /* Arm every CQ's channel, then progress: before sleeping on the channels. */
 int tether__rdma_arm(rdma_ep *ep, int *moved);
 int tether__rdma_push(rdma_ep *ep, rdma_link *l);
@@ -193,23 +200,21 @@ int tether__rdma_push(rdma_ep *ep, rdma_link *l);
 int tether__rdma_send(rdma_ep *ep, struct tether_req *r);
 /* Post receive r's parts into buf (r->peer, r->len, r->tag set). */
 int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf);
-int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l);
 int tether__rdma_sends_left(rdma_ep *ep);
 
 /* probe.c: the vtable's probe (core/transport.h). */
 int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
 
-/* route.c: ring mode. */
+/* route.c: ring mode. The first link towards dst (NULL: none). */
 rdma_link *tether__rdma_hop(rdma_ep *ep, int dst);
-int tether__rdma_forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m);
 
 /* ring_thread.c: ring mode's progress thread (backends/net/loop.h over its handler). */
 int tether__rdma_thread_start(rdma_ep *ep);
 
 /* side.c: the TCP side channel. */
 int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep);
-int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *mine, void *theirs, size_t len,
-                           int64_t deadline_ms);
+int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *mine, void *theirs,
+                           size_t len, int64_t deadline_ms);
 int tether__rdma_side_read(rdma_ep *ep, rdma_peer *pe, int peer);
 void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text);
 

@@ -46,16 +46,14 @@ void tether__tcp_cma_withdraw(tether__tcp_ep *ep)
 
 int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
 {
-    if (ep->err)
-        return ep->err;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ep->errmsg, sizeof ep->errmsg, fmt, ap);
+    int first = tether__net_fail_first(&ep->err, ep->errmsg, ep->backend, code, fmt, ap);
     va_end(ap);
-    ep->err = code;
+    if (!first)
+        return ep->err;
     ep->events++;
     tether__tcp_cma_withdraw(ep);
-    TLOG_INFO("%s endpoint broken: %s: %s", ep->backend, tether_err_name(code), ep->errmsg);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tether__tcp_tx_clear(ep->flat[i]);
         tether__tcp_rx_clear(ep, ep->flat[i]);
@@ -278,21 +276,13 @@ static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send)
     memset(r, 0, sizeof *r + (size_t)k * sizeof r->part[0]);
     r->peer = peer;
     r->is_send = is_send;
-    r->next = ep->live;
-    if (ep->live)
-        ep->live->prev = r;
-    ep->live = r;
+    tether__net_live_add(&ep->live, &r->live);
     return r;
 }
 
 void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        ep->live = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
+    tether__net_live_remove(&ep->live, &r->live);
     free(r);
 }
 

@@ -36,7 +36,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
         free(l->rbuf);
     }
     while (ep->live)
-        tether__tcp_req_free(ep, ep->live);
+        tether__tcp_req_free(ep, (struct tether_req *)ep->live);
     tether__rxcache_clear(&ep->rxcache);
     for (int p = 0; ep->links && p < ep->size; p++)
         free(ep->links[p]);

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include "backends/net/endpoint.h"
 #include "backends/net/frame.h"
 #include "backends/net/loop.h"
 #include "cma.h"
@@ -64,7 +65,7 @@ typedef struct tether__link {
 
 /* A posted send or receive: one part per link of its peer. */
 struct tether_req {
-    struct tether_req *prev, *next; /* the endpoint's live requests, freed by close() */
+    tether__net_live live; /* first: its place among the endpoint's live requests */
     int is_send;
     int peer;
     int parts_left; /* parts not yet finished; 0 = done */
@@ -92,8 +93,8 @@ struct tether__tcp_ep {
     int nflat, nvirt;
     tether__routes routes; /* which neighbour a message to an unlinked peer goes through */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer, for messages */
-    struct tether_req *live;
-    tether__rxcache rxcache; /* blocks for unexpected frames */
+    tether__net_live *live;          /* the live requests, freed by close() */
+    tether__rxcache rxcache;         /* blocks for unexpected frames */
     uint64_t max_io;
     uint64_t cma_min; /* TETHER_TCP_CMA_MIN: 0 = off */
     int one_host; /* every socket link joins two processes of this host (tether__net_same_host) */

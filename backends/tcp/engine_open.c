@@ -7,8 +7,9 @@
 #include "backends/net/socket.h"
 #include "engine_impl.h"
 
-#define MAX_IO_DEFAULT (1L << 30) /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)  \
-                                   */
+#define MAX_IO_DEFAULT                                                                             \
+    (1L << 30) /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)                     \
+                */
 
 /* Links between processes of one host get the smaller send buffer tether__net_local_sndbuf_default
  * explains and a receive window as large (local_sndbuf bytes; 0 leaves both as they are). */

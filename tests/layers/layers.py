@@ -11,9 +11,10 @@ Include graph (from the #include "..." lines of backends/):
   - the headers of backends/ form no include cycle.
 Call graph (from nm: which object defines a symbol another one uses):
   - backends/net/ calls no backend;
-  - between the files of backends/tcp/ there is no call cycle except between the engine's two
-    halves, engine.c and engine_rx.c; the helpers the engine calls (cma.c, route.c) call nothing
-    of tcp/: they return what to do.
+  - between the files of one folder of backends/ there is no call cycle, except in tcp/ between
+    the engine's two halves, engine.c and engine_rx.c;
+  - the helpers the engines call for routing and the memory path (tcp/cma.c, tcp/route.c,
+    rdma/route.c) call nothing of their backend: they return what to do.
 Each broken rule is printed with the files involved; the exit status is 1 if any broke."""
 import os
 import re
@@ -142,21 +143,22 @@ for src, callees in sorted(calls.items()):
         for c in sorted(callees):
             if c.startswith("backends/") and not c.startswith("backends/net/"):
                 fail(f"{src} calls into {c}: backends/net/ calls no backend")
-    if src in ("backends/tcp/cma.c", "backends/tcp/route.c"):
+    if src in ("backends/tcp/cma.c", "backends/tcp/route.c", "backends/rdma/route.c"):
         for c in sorted(callees):
-            if c.startswith("backends/tcp/"):
+            if backend_of(c) == backend_of(src):
                 fail(f"{src} calls {c}: the engine's helpers return what to do, never call it")
 
-# the engine's two halves count as one node; any other cycle among tcp/'s files is a knot
+# per folder of backends/; tcp/'s engine halves count as one node, any other cycle is a knot
 HALVES = {"backends/tcp/engine.c", "backends/tcp/engine_rx.c"}
 node = lambda s: "backends/tcp/engine.c+engine_rx.c" if s in HALVES else s
-tcp = {}
-for src, callees in calls.items():
-    if src.startswith("backends/tcp/"):
-        tcp.setdefault(node(src), set()).update(
-            node(c) for c in callees if c.startswith("backends/tcp/") and node(c) != node(src))
-for comp in cycles(tcp):
-    fail("call cycle between files of backends/tcp/: " + " <-> ".join(comp))
+for folder in sorted({backend_of(s) for s in calls if backend_of(s)}):
+    graph = {}
+    for src, callees in calls.items():
+        if backend_of(src) == folder:
+            graph.setdefault(node(src), set()).update(
+                node(c) for c in callees if backend_of(c) == folder and node(c) != node(src))
+    for comp in cycles(graph):
+        fail(f"call cycle between files of backends/{folder}/: " + " <-> ".join(comp))
 
 print(f"layers: {len(includes)} files of backends/, {len(used)} objects checked: "
       f"{'OK' if not failures else str(len(failures)) + ' rule(s) broken'}")
