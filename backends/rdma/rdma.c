@@ -310,7 +310,7 @@ static void req_release(rdma_ep *ep, struct tether_req *r)
 }
 
 /* A new request to peer; NULL and the error when it cannot be made. */
-static struct tether_req *req_new(rdma_ep *ep, int peer, tether_tag tag, int *rc)
+static struct tether_req *req_new(rdma_ep *ep, int peer, tether_tag tag, size_t len, int *rc)
 {
     struct tether_req *r;
     if (ep->err) {
@@ -328,51 +328,52 @@ static struct tether_req *req_new(rdma_ep *ep, int peer, tether_tag tag, int *rc
     }
     r->peer = peer;
     r->tag = tag;
+    r->len = len;
+    tether__rxcache_note(&ep->rxcache, len);
     tether__net_live_add(&ep->live, &r->live);
     *rc = TETHER_OK;
     return r;
 }
 
-static int rdma_isend(tether_ep *tep, int peer, const void *buf, size_t len, tether_tag tag,
-                      tether_req **out)
+/* isend (is_send: buf holds the bytes) or irecv (buf takes them). */
+static int post(tether_ep *tep, int is_send, int peer, void *buf, size_t len, tether_tag tag,
+                tether_req **out)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     struct tether_req *r;
     int rc;
     pthread_mutex_lock(&ep->mu);
-    if ((r = req_new(ep, peer, tag, &rc)) != NULL) {
-        tether__rxcache_note(&ep->rxcache, len);
-        r->is_send = 1;
-        r->buf = buf;
-        r->len = len;
-        r->src = (uint32_t)ep->rank;
-        r->dst = (uint32_t)peer;
-        rc = ep->peers[peer].bye ? tether__rdma_break(ep, TETHER_EPEER,
-                                                      "rank %d closed its "
-                                                      "endpoint while rank %d still sends to it",
-                                                      peer, ep->rank)
-                                 : tether__rdma_send(ep, r);
+    if ((r = req_new(ep, peer, tag, len, &rc)) != NULL) {
         *out = r;
+        if (!is_send) {
+            rc = tether__rdma_recv(ep, r, buf);
+        } else {
+            r->is_send = 1;
+            r->buf = buf;
+            r->src = (uint32_t)ep->rank;
+            r->dst = (uint32_t)peer;
+            rc = ep->peers[peer].bye
+                     ? tether__rdma_break(ep, TETHER_EPEER,
+                                          "rank %d closed its endpoint while rank %d still sends "
+                                          "to it",
+                                          peer, ep->rank)
+                     : tether__rdma_send(ep, r);
+        }
     }
     pthread_mutex_unlock(&ep->mu);
     return rc < 0 ? (ep->err ? sticky(ep) : rc) : TETHER_OK;
 }
 
+static int rdma_isend(tether_ep *tep, int peer, const void *buf, size_t len, tether_tag tag,
+                      tether_req **out)
+{
+    return post(tep, 1, peer, (void *)buf, len, tag, out); /* only read: r->buf is const */
+}
+
 static int rdma_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_tag tag,
                       tether_req **out)
 {
-    rdma_ep *ep = (rdma_ep *)tep;
-    struct tether_req *r;
-    int rc;
-    pthread_mutex_lock(&ep->mu);
-    if ((r = req_new(ep, peer, tag, &rc)) != NULL) {
-        tether__rxcache_note(&ep->rxcache, len);
-        r->len = len;
-        rc = tether__rdma_recv(ep, r, buf);
-        *out = r;
-    }
-    pthread_mutex_unlock(&ep->mu);
-    return rc < 0 ? (ep->err ? sticky(ep) : rc) : TETHER_OK;
+    return post(tep, 0, peer, buf, len, tag, out);
 }
 
 static int rdma_test(tether_ep *tep, tether_req *r, int *done)

@@ -40,6 +40,12 @@ int tether__tcp_probe(tether_ep *ep, int peer, tether_tag tag);
  * breaks the endpoint. */
 int tether__tcp_alive(tether_ep *ep);
 
+/* Those calls in the initializer of such a backend's vtable. */
+#define TETHER__TCP_MESSAGE_OPS                                                                    \
+    .isend = tether__tcp_isend, .irecv = tether__tcp_irecv, .test = tether__tcp_test,              \
+    .probe = tether__tcp_probe, .wait = tether__tcp_wait, .moved = tether__tcp_moved,              \
+    .alive = tether__tcp_alive, .abort = tether__tcp_abort
+
 void tether__tcp_close(tether__tcp_ep *ep);
 
 /* 1 when every link joins two processes of this host (loopback, or the same address at both ends):

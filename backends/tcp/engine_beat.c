@@ -1,5 +1,5 @@
 /* backends/tcp/engine_beat.c - the engine's heartbeats: liveness of the linked peers
- * (core/heartbeat.h has the thread and the ledger).
+ * (core/heartbeat.h has the thread and the ledger, backends/net/liveness.h the verdict).
  *
  * A rank may wait in a collective for hours while its peers are busy elsewhere (a serving loop's
  * workers waiting for rank 0's next request), so "no progress for TETHER_TIMEOUT" cannot tell a
@@ -19,30 +19,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/net/liveness.h"
 #include "backends/net/socket.h"
 #include "engine_impl.h"
 
 /* Bytes arrived from peer p over all its links: read, or waiting in the socket. */
-static uint64_t arrived(const tether__tcp_ep *ep, int p)
+static int arrived(void *arg, int p, uint64_t *bytes)
 {
-    uint64_t n = 0;
+    const tether__tcp_ep *ep = arg;
+    *bytes = 0;
     for (int i = 0; i < ep->nlinks[p]; i++) {
         const tether__link *l = &ep->links[p][i];
         size_t in = 0, out = 0;
         if (l->fd >= 0 && !l->eof)
             tether__net_queued(l->fd, &in, &out);
-        n += l->bytes_recvd + in;
+        *bytes += l->bytes_recvd + in;
     }
-    return n;
+    return ep->nlinks[p] > 0; /* routed peers are watched by their own neighbours */
 }
 
-/* Note who has been heard from since the last look. Caller holds ep->mu. */
-static void sample(tether__tcp_ep *ep, int64_t now)
+static const char *silence_fails(void *arg, int p)
 {
-    for (int p = 0; p < ep->size; p++)
-        if (ep->nlinks[p] > 0)
-            tether__heartbeat_note(ep->beat, p, arrived(ep, p), now);
+    const tether__tcp_ep *ep = arg;
+    return ep->nlinks[p] > 0 && !ep->links[p][0].bye ? ep->addr[p] : NULL;
 }
+
+static void drain(void *arg)
+{
+    tether__tcp_ep *ep = arg;
+    for (int i = 0; i < ep->nflat && !ep->err && !ep->loop; i++)
+        if (ep->flat[i]->fd >= 0 && !ep->flat[i]->eof)
+            tether__tcp_read(ep, ep->flat[i], 1);
+}
+
+static void fail(void *arg, const char *why)
+{
+    tether__tcp_break(arg, TETHER_ETIMEDOUT, "%s", why);
+}
+
+static const tether__liveness liveness = {
+    .arrived = arrived, .silence_fails = silence_fails, .drain = drain, .fail = fail};
 
 /* Queue t on l (when not NULL) and write what l's socket takes, without breaking ep when that
  * fails: this thread writes on its own and must not be the one to report a peer gone (a bye nobody
@@ -83,7 +99,7 @@ static void beat(void *arg, int send)
         nudge(ep, l, t);
     }
     if (!ep->err)
-        sample(ep, tether__net_now_ms());
+        tether__liveness_sample(&liveness, ep, ep->size, ep->beat, tether__net_now_ms());
     pthread_mutex_unlock(&ep->mu);
 }
 
@@ -96,22 +112,6 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
 int tether__tcp_alive(tether_ep *tep)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
-    char why[TETHER_ERRMSG_MAX];
-    int64_t now = tether__net_now_ms();
-    pthread_mutex_lock(&ep->mu);
-    int look = !ep->err && tether__heartbeat_due(ep->beat, now); /* a break is test()'s */
-    if (look)
-        sample(ep, now);
-    /* Read what the sockets hold (a progress thread does already), so heartbeats never fill one
-     * during a long wait; the count above saw them where they were. */
-    for (int i = 0; look && i < ep->nflat && !ep->err && !ep->loop; i++)
-        if (ep->flat[i]->fd >= 0 && !ep->flat[i]->eof)
-            tether__tcp_read(ep, ep->flat[i], 1);
-    for (int p = 0; look && p < ep->size && !ep->err; p++)
-        if (ep->nlinks[p] > 0 && !ep->links[p][0].bye &&
-            tether__heartbeat_silent(ep->beat, p, ep->addr[p], now, why, sizeof why))
-            tether__tcp_break(ep, TETHER_ETIMEDOUT, "%s", why);
-    int rc = look && ep->err ? tether__fail(ep->err, "%s", ep->errmsg) : TETHER_OK;
-    pthread_mutex_unlock(&ep->mu);
-    return rc;
+    tether__liveness_ep e = {ep, ep->size, ep->beat, &ep->mu, &ep->err, ep->errmsg};
+    return tether__liveness_check(&liveness, &e);
 }
