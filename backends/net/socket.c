@@ -251,10 +251,10 @@ long tether__net_local_sndbuf_default(void)
 /* Open fd's receive window to bytes from the start, keeping the kernel's autotuning (Linux). The
  * buffer starts at tcp_rmem[1] (often 128 KiB) and grows only as reads show the need; between
  * processes of one host, whose bursts outrun that, windows closed and reopened mid-message (zero
- * window advertisements in nstat) and a 1 MiB all-reduce took 2x as long (N = 4: 1057 against
- * 517 us; docs/tuning.md). SO_RCVBUF would size it too but switch autotuning off, which cost a
- * third at N = 3, 4 MiB; raising SO_RCVLOWAT grows the buffer to hold such a window and leaves
- * autotuning on, so set it to bytes and back to 1 (reads return as soon as anything arrived). */
+ * window advertisements in nstat) and one-host collectives slowed down. SO_RCVBUF would size it
+ * too but switch autotuning off, which cost more at larger messages; raising SO_RCVLOWAT grows the
+ * buffer to hold such a window and leaves autotuning on, so set it to bytes and back to 1 (reads
+ * return as soon as anything arrived). The measurements: docs/perf/backends.md. */
 static int open_rcvwin(int fd, long bytes, const char *what)
 {
 #if TETHER_LINUX && defined(SO_RCVLOWAT)
