@@ -70,9 +70,12 @@ int tether__hostfile_write_launch(const char *path, const tether_launch_hosts *h
 
 /* Device matrix for n ranks: devs[i][j] is a NULL-terminated list of device names (empty list:
  * no link). */
+/* The devices (cables) linking one rank to another: names, NULL-terminated; empty: no link. */
+typedef char **tether_device_list;
+
 typedef struct tether_device_matrix {
     int n;
-    char ****devs; /* devs[i][j][k]: device k linking rank i to rank j; devs[i][j] ends with NULL */
+    tether_device_list **devs; /* devs[i][j]: the devices linking rank i to rank j */
 } tether_device_matrix;
 
 int tether__hostfile_load_devices(const char *path, tether_device_matrix *out);

@@ -107,7 +107,7 @@ static int device_for(rdma_ep *ep, struct ibv_device **list, int n, const char *
                         name, ep->rank, peer, file, n ? have : "none");
 }
 
-static int count_devices(char **list)
+static int count_devices(tether_device_list list)
 {
     int k = 0;
     while (list[k])
@@ -166,9 +166,10 @@ static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *
         rdma_peer *pe = &ep->peers[p];
         if (p == ep->rank || (rc = check_entry(ep, m, p, file)) != TETHER_OK)
             continue;
-        for (int k = 0; m->devs[ep->rank][p][k] && rc == TETHER_OK; k++) {
+        tether_device_list cables = m->devs[ep->rank][p];
+        for (int k = 0; cables[k] && rc == TETHER_OK; k++) {
             rdma_link *l = &pe->link[pe->nlinks++];
-            rc = device_for(ep, list, n, m->devs[ep->rank][p][k], p, file, &l->dev);
+            rc = device_for(ep, list, n, cables[k], p, file, &l->dev);
             if (rc == TETHER_OK)
                 l->first_slot = l->dev->nlinks++ * LINK_SLOTS;
         }
