@@ -219,6 +219,7 @@ static void copy_stripe(const tether__cma_link *c0, const tether__cma_at *at, vo
 #else
     (void)dst;
     (void)c0;
+    (void)at;
 #endif
     t->read += n;
     tether__frame f = {.len = tether__get_u64(desc + 8), .type = TETHER__FRAME_CMA_DONE};
