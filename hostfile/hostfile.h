@@ -68,11 +68,10 @@ void tether__launch_hosts_free(tether_launch_hosts *h);
 int tether__hostfile_format_launch(const tether_launch_hosts *h, char **out);
 int tether__hostfile_write_launch(const char *path, const tether_launch_hosts *h);
 
-/* Device matrix for n ranks: devs[i][j] is a NULL-terminated list of device names (empty list:
- * no link). */
 /* The devices (cables) linking one rank to another: names, NULL-terminated; empty: no link. */
 typedef char **tether_device_list;
 
+/* Device matrix for n ranks. */
 typedef struct tether_device_matrix {
     int n;
     tether_device_list **devs; /* devs[i][j]: the devices linking rank i to rank j */

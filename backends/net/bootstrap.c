@@ -26,7 +26,7 @@ static int table_alloc(tether_rank_hosts *t, int n)
         t->naddrs[r] = 1;
     }
     if (!t->naddrs || !t->addrs || (n > 0 && !t->addrs[n - 1])) {
-        tether_rank_hosts_free(t);
+        tether__rank_hosts_free(t);
         return tether__fail(TETHER_ENOMEM, "out of memory for a table of %d ranks", n);
     }
     return TETHER_OK;
@@ -65,7 +65,7 @@ static int table_decode(const unsigned char *buf, uint32_t len, int size, tether
     for (int r = 0; r < size; r++) {
         uint32_t hl = end - p >= 8 ? tether__get_u32(p + 4) : UINT32_MAX;
         if (hl >= TETHER_HOST_MAX || (size_t)(end - p) < 8 + (size_t)hl) {
-            tether_rank_hosts_free(t);
+            tether__rank_hosts_free(t);
             return tether__fail(TETHER_EPEER, "the coordinator sent a malformed table (rank %d)",
                                 r);
         }
@@ -174,7 +174,7 @@ int tether__net_bootstrap(const tether_config *cfg, tether_rank_hosts *table, in
     tether_hostaddr coord, self;
     int rc;
     memset(table, 0, sizeof *table);
-    TRY(tether_hostaddr_parse(cfg->coordinator, "TETHER_COORDINATOR", &coord));
+    TRY(tether__hostaddr_parse(cfg->coordinator, "TETHER_COORDINATOR", &coord));
     TRY(check_env(cfg));
     tether__net_token_warn_unset(cfg);
     TRY(tether__net_route_addr(coord.host, coord.port, self.host, sizeof self.host));
@@ -193,7 +193,7 @@ int tether__net_bootstrap(const tether_config *cfg, tether_rank_hosts *table, in
     }
     return TETHER_OK;
 fail:
-    tether_rank_hosts_free(table);
+    tether__rank_hosts_free(table);
     close(*listen_fd);
     *listen_fd = -1;
     return rc;

@@ -102,7 +102,8 @@ void tether__rxq_push(tether__rxq *q, tether__rxmsg *m);
  * Algorithms post a window of receives and send further ahead, so a large collective meets a
  * steady stream of unexpected segments of the same size; a fresh malloc for each one (mmap'd above
  * 128 KiB) paid a page fault per 4 KiB as it was read, which made the reads several times slower
- * than the copy itself (docs/perf/backends.md). Caller serialises (the endpoint's mutex). */
+ * than the copy itself (measured: docs/perf/notes.md, backends/net/frame.h). Caller serialises (the
+ * endpoint's mutex). */
 #define TETHER__RXCACHE_SLOTS 8
 #define TETHER__RXCACHE_KEEP_MAX ((uint64_t)4 << 20) /* larger blocks are freed, not kept */
 typedef struct tether__rxcache {

@@ -254,7 +254,7 @@ long tether__net_local_sndbuf_default(void)
  * window advertisements in nstat) and one-host collectives slowed down. SO_RCVBUF would size it
  * too but switch autotuning off, which cost more at larger messages; raising SO_RCVLOWAT grows the
  * buffer to hold such a window and leaves autotuning on, so set it to bytes and back to 1 (reads
- * return as soon as anything arrived). The measurements: docs/perf/backends.md. */
+ * return as soon as anything arrived). (measured: docs/perf/notes.md, backends/net/socket.c) */
 static int open_rcvwin(int fd, long bytes, const char *what)
 {
 #if TETHER_LINUX && defined(SO_RCVLOWAT)

@@ -80,7 +80,7 @@ void tether__net_queued(int fd, size_t *in, size_t *out);
  * half the L2 cache on Linux, 0 (the system's) elsewhere. Over loopback the sender copies each byte
  * into the kernel and the receiver copies it out; with no more than this in flight the receiver
  * finds it still in cache. Below TETHER__NET_LOCAL_SNDBUF_MIN large transfers stall (measured:
- * docs/perf/backends.md). */
+ * docs/perf/notes.md, backends/net/socket.h). */
 #define TETHER__NET_LOCAL_SNDBUF_MIN (128L << 10)
 long tether__net_local_sndbuf_default(void);
 /* Such a link's buffers: a send buffer of bytes (as getsockopt reports it), and a receive window

@@ -226,7 +226,7 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     TRY(qp_type_from_env(ep));
     if (tether__ibv_load(&ep->ibv, why, sizeof why))
         return tether__fail(TETHER_EUNAVAIL, "rdma: %s", why);
-    TRY(tether_hostfile_load_devices(cfg->ibv_devices, &m));
+    TRY(tether__hostfile_load_devices(cfg->ibv_devices, &m));
     if (m.n != ep->size)
         rc = tether__fail(TETHER_ECONFIG,
                           "rdma: %s is a %d x %d device matrix but the job has %d "
@@ -234,7 +234,7 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
                           cfg->ibv_devices, m.n, m.n, ep->size);
     else
         rc = open_devices(ep, &m, cfg->ibv_devices);
-    tether_device_matrix_free(&m);
+    tether__device_matrix_free(&m);
     TRY(rc);
     TRY(tether__rdma_side_open(cfg, ep));
     TRY(connect_links(ep, deadline));
@@ -248,9 +248,9 @@ static int size_from_matrix(const tether_config *given, tether_config *cfg)
     *cfg = *given;
     if (cfg->size >= 1)
         return TETHER_OK;
-    TRY(tether_hostfile_load_devices(cfg->ibv_devices, &m));
+    TRY(tether__hostfile_load_devices(cfg->ibv_devices, &m));
     cfg->size = m.n;
-    tether_device_matrix_free(&m);
+    tether__device_matrix_free(&m);
     return TETHER_OK;
 }
 

@@ -95,7 +95,7 @@ done:
     if (listen_fd >= 0)
         close(listen_fd);
     plan_free(&sp);
-    tether_rank_hosts_free(&table);
+    tether__rank_hosts_free(&table);
     return rc;
 }
 

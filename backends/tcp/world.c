@@ -11,7 +11,7 @@
 
 static int load_hostfile(const tether_config *cfg, tether__tcp_world *w)
 {
-    TRY(tether_hostfile_load_ranks(cfg->hostfile, &w->table));
+    TRY(tether__hostfile_load_ranks(cfg->hostfile, &w->table));
     int n = w->table.nranks;
     if (cfg->rank < 0)
         return tether__fail(TETHER_ECONFIG,
@@ -129,5 +129,5 @@ void tether__tcp_world_free(tether__tcp_world *w)
         close(w->listen_fds[i]);
     free(w->listen_fds);
     tether__net_plan_free(&w->plan);
-    tether_rank_hosts_free(&w->table);
+    tether__rank_hosts_free(&w->table);
 }
