@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "config_tool/config_tool.h"
 #include "core/errors.h"
-#include "cli/commands.h"
 
 typedef enum { FORM_GUESS, FORM_LAUNCH, FORM_RANKS, FORM_DEVICES } form;
 
@@ -142,8 +142,9 @@ int tether__cmd_hostfile(int argc, char **argv)
     if (f == FORM_GUESS)
         f = guess(path);
     tether__clear_error();
-    rc = f == FORM_LAUNCH ? check_launch(path) : f == FORM_RANKS ? check_ranks(path)
-                                                                 : check_devices(path);
+    rc = f == FORM_LAUNCH  ? check_launch(path)
+         : f == FORM_RANKS ? check_ranks(path)
+                           : check_devices(path);
     if (rc < 0)
         fprintf(stderr, "%s\n", tether_last_error());
     return rc < 0 ? CT_EXIT_FAILED : 0;

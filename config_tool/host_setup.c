@@ -137,7 +137,8 @@ static void ping_script(const ct_run *run, int h, char *out, size_t len)
         if (!run->plan[c].used || run->topo.cables[c].host[0] != h)
             continue;
         ct_format_ipv4(run->plan[c].addr[1], peer, sizeof peer);
-        used += (size_t)snprintf(out + used, len - used, "if ping %s %s >/dev/null 2>&1; then "
+        used += (size_t)snprintf(out + used, len - used,
+                                 "if ping %s %s >/dev/null 2>&1; then "
                                  "r=ok; else r=fail; fi; echo \"@@tether ping %s $r\"; ",
                                  flags, peer, peer);
     }
@@ -193,7 +194,8 @@ static int verify(ct_run *run, char (*scripts)[CT_CMDS_MAX], ct_session *s)
             char addr[32], res[8];
             if (sscanf(f, "@@tether ping %31s %7s", addr, res) == 2 && strcmp(res, "ok") != 0) {
                 ct_say("%s: no answer from %s across its cable; check the cable and the "
-                       "addresses", hosts[i], addr);
+                       "addresses",
+                       hosts[i], addr);
                 failed = 1;
             }
         }
@@ -204,7 +206,7 @@ static int verify(ct_run *run, char (*scripts)[CT_CMDS_MAX], ct_session *s)
 
 int ct_auto_setup(ct_run *run)
 {
-    char (*scripts)[CT_CMDS_MAX] = calloc(CT_MAX_HOSTS, CT_CMDS_MAX);
+    char(*scripts)[CT_CMDS_MAX] = calloc(CT_MAX_HOSTS, CT_CMDS_MAX);
     ct_session *s = calloc(CT_MAX_HOSTS, sizeof *s);
     char cmds[CT_CMDS_MAX];
     int rc = 0, changes = 0;
@@ -212,7 +214,8 @@ int ct_auto_setup(ct_run *run)
     for (int h = 0; h < run->nhosts && rc == 0; h++)
         if (!run->hosts[h].sudo_ok) {
             ct_say("--auto-setup: %s has no password-less sudo (sudo -n true failed); run the "
-                   "commands below by hand", run->hosts[h].name);
+                   "commands below by hand",
+                   run->hosts[h].name);
             rc = -1;
         }
     if (!scripts || !s)

@@ -167,9 +167,11 @@ static void print_hosts(const ct_run *run, int w)
            "ports", "rdma");
     for (int h = 0; h < run->nhosts; h++) {
         const ct_host *x = &run->hosts[h];
-        printf("  %-*s  %-6s %-*s %-10s %-6d %s\n", w, x->name, os_name(x->os), vw,
-               x->os_version, x->model[0] ? x->model : "-", x->nports,
-               x->os != CT_OS_MACOS ? "-" : x->rdma_enabled ? "enabled" : "disabled");
+        printf("  %-*s  %-6s %-*s %-10s %-6d %s\n", w, x->name, os_name(x->os), vw, x->os_version,
+               x->model[0] ? x->model : "-", x->nports,
+               x->os != CT_OS_MACOS ? "-"
+               : x->rdma_enabled    ? "enabled"
+                                    : "disabled");
     }
 }
 

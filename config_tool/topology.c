@@ -99,10 +99,14 @@ void ct_topology_build(ct_run *run)
 const char *ct_backend_name(ct_backend b)
 {
     switch (b) {
-    case CT_BACKEND_AUTO: return "auto";
-    case CT_BACKEND_RING: return "ring";
-    case CT_BACKEND_MESH: return "mesh";
-    case CT_BACKEND_RDMA: return "rdma";
+    case CT_BACKEND_AUTO:
+        return "auto";
+    case CT_BACKEND_RING:
+        return "ring";
+    case CT_BACKEND_MESH:
+        return "mesh";
+    case CT_BACKEND_RDMA:
+        return "rdma";
     }
     return "?";
 }
@@ -157,8 +161,10 @@ static void rdma_blocker(const ct_run *run, char *why, size_t len)
         if (x->os != CT_OS_MACOS)
             snprintf(why, len, "%s runs Linux, which has no RDMA over Thunderbolt", x->name);
         else if (!x->rdma_enabled)
-            snprintf(why, len, "%s: rdma_ctl does not report RDMA enabled (run `rdma_ctl enable` "
-                     "in macOS recovery, macOS 26.2 or later)", x->name);
+            snprintf(why, len,
+                     "%s: rdma_ctl does not report RDMA enabled (run `rdma_ctl enable` "
+                     "in macOS recovery, macOS 26.2 or later)",
+                     x->name);
     }
     for (int c = 0; c < run->topo.ncables && !why[0]; c++) {
         const ct_cable *cb = &run->topo.cables[c];
@@ -167,12 +173,14 @@ static void rdma_blocker(const ct_run *run, char *why, size_t len)
         if (!run->plan[c].used)
             continue;
         if (cb->gbps < CT_TB5_GBPS)
-            snprintf(why, len, "the cable %s %s - %s %s runs at %g Gb/s, a Thunderbolt 4 (or "
-                     "older) link; RDMA needs Thunderbolt 5 at both ends", a->name, pa->iface,
-                     b->name, pb->iface, cb->gbps);
+            snprintf(why, len,
+                     "the cable %s %s - %s %s runs at %g Gb/s, a Thunderbolt 4 (or "
+                     "older) link; RDMA needs Thunderbolt 5 at both ends",
+                     a->name, pa->iface, b->name, pb->iface, cb->gbps);
         else if (!has_dev(a, pa->iface) || !has_dev(b, pb->iface))
-            snprintf(why, len, "ibv_devices on %s lists no rdma_%s", has_dev(a, pa->iface) ?
-                     b->name : a->name, has_dev(a, pa->iface) ? pb->iface : pa->iface);
+            snprintf(why, len, "ibv_devices on %s lists no rdma_%s",
+                     has_dev(a, pa->iface) ? b->name : a->name,
+                     has_dev(a, pa->iface) ? pb->iface : pa->iface);
     }
 }
 
@@ -219,8 +227,10 @@ static int choose_ethernet(ct_run *run)
             return -1;
         }
     run->backend = run->opt.backend == CT_BACKEND_RING ? CT_BACKEND_RING : CT_BACKEND_MESH;
-    snprintf(run->backend_why, sizeof run->backend_why, "%s over ethernet: every host reaches "
-             "every other through the LAN", ct_backend_name(run->backend));
+    snprintf(run->backend_why, sizeof run->backend_why,
+             "%s over ethernet: every host reaches "
+             "every other through the LAN",
+             ct_backend_name(run->backend));
     return 0;
 }
 
@@ -249,15 +259,18 @@ int ct_backend_choose(ct_run *run)
     }
     if ((want == CT_BACKEND_AUTO || want == CT_BACKEND_RDMA) && !why[0] && (mesh || ring)) {
         run->backend = CT_BACKEND_RDMA;
-        snprintf(run->backend_why, sizeof run->backend_why, "rdma: every host has Thunderbolt 5 "
-                 "RDMA and the cables form a %s", mesh ? "full mesh" : "ring");
+        snprintf(run->backend_why, sizeof run->backend_why,
+                 "rdma: every host has Thunderbolt 5 "
+                 "RDMA and the cables form a %s",
+                 mesh ? "full mesh" : "ring");
         return 0;
     }
     if ((want == CT_BACKEND_AUTO || want == CT_BACKEND_MESH) && mesh) {
         run->backend = CT_BACKEND_MESH;
-        snprintf(run->backend_why, sizeof run->backend_why, "mesh: every pair of hosts has a "
-                 "cable%s%s", want == CT_BACKEND_AUTO ? "; not rdma: " : "",
-                 want == CT_BACKEND_AUTO ? why : "");
+        snprintf(run->backend_why, sizeof run->backend_why,
+                 "mesh: every pair of hosts has a "
+                 "cable%s%s",
+                 want == CT_BACKEND_AUTO ? "; not rdma: " : "", want == CT_BACKEND_AUTO ? why : "");
         return 0;
     }
     if ((want == CT_BACKEND_AUTO || want == CT_BACKEND_RING) && ring) {
@@ -272,6 +285,7 @@ int ct_backend_choose(ct_run *run)
         ct_say("--backend mesh: not a full mesh; no cable between %s", missing);
     else
         ct_say("the cables form neither a full mesh nor a ring through all %d hosts (no cable "
-               "between %s); the largest ring found is %s", run->nhosts, missing, why);
+               "between %s); the largest ring found is %s",
+               run->nhosts, missing, why);
     return -1;
 }

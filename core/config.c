@@ -88,8 +88,6 @@ const tether_env_var tether__env_table[] = {
      TETHER_READ_SCRIPTS},
     {"TETHER_CROSS_CACHE", "", "~/.cache/tether-cross-macos",
      "download cache of scripts/cross-macos.sh", TETHER_READ_SCRIPTS},
-    {"TETHER_FORMAT_CHECK", "", "0", "1: CI (.ci/run) fails on a source clang-format would change",
-     TETHER_READ_SCRIPTS},
     {"TETHER_SOURCE_DIR", "", "", "source tree, for unit tests that read it", TETHER_READ_TESTS},
     {"TETHER_TEST_DATA", "", "", "tests/unit/data, for the unit tests", TETHER_READ_TESTS},
     {"TETHER_TEST_BIN", "", "", "the build's tether command, for the Python package's tests",

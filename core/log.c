@@ -1,4 +1,4 @@
-/* core/log.c - leveled logging to stderr with the "[tether r2/4 mesh]" prefix, one write per line. */
+/* core/log.c - leveled logging to stderr, "[tether r2/4 mesh]" prefix, one write per line. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -12,7 +12,8 @@
 
 static atomic_int level = -1; /* -1: not read from TETHER_VERBOSE yet */
 static char identity[64] = "tether";
-static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER; /* worlds may open on any thread */
+static pthread_mutex_t identity_lock =
+    PTHREAD_MUTEX_INITIALIZER; /* worlds may open on any thread */
 
 int tether__log_level(void)
 {

@@ -15,15 +15,15 @@ void tether__log_identity(int rank, int size, const char *backend);
 void tether__log(int level, const char *file, int line, const char *fmt, ...) TETHER_PRINTF(4, 5);
 
 #define TLOG_WARN(...) tether__log(TETHER_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
-#define TLOG_INFO(...)                                                              \
-    do {                                                                            \
-        if (tether__log_level() >= TETHER_LOG_INFO)                                 \
-            tether__log(TETHER_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);          \
+#define TLOG_INFO(...)                                                                             \
+    do {                                                                                           \
+        if (tether__log_level() >= TETHER_LOG_INFO)                                                \
+            tether__log(TETHER_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);                         \
     } while (0)
-#define TLOG_TRACE(...)                                                             \
-    do {                                                                            \
-        if (tether__log_level() >= TETHER_LOG_TRACE)                                \
-            tether__log(TETHER_LOG_TRACE, __FILE__, __LINE__, __VA_ARGS__);         \
+#define TLOG_TRACE(...)                                                                            \
+    do {                                                                                           \
+        if (tether__log_level() >= TETHER_LOG_TRACE)                                               \
+            tether__log(TETHER_LOG_TRACE, __FILE__, __LINE__, __VA_ARGS__);                        \
     } while (0)
 
 #endif

@@ -19,7 +19,8 @@ int main(void)
         x[i] = (float)(rank + 1) * (float)(i + 1);
     rc = tether_all_reduce(g, x, x, 4, TETHER_FLOAT32, TETHER_SUM);
     if (rc != TETHER_OK) {
-        fprintf(stderr, "rank %d: all_reduce: %s: %s\n", rank, tether_strerror(rc), tether_last_error());
+        fprintf(stderr, "rank %d: all_reduce: %s: %s\n", rank, tether_strerror(rc),
+                tether_last_error());
         tether_group_free(g);
         return 1;
     }

@@ -54,7 +54,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (tether_group_rank(g) == 0)
-        printf("c_call us_per_call=%.3f iterations=%ld\n", elapsed / (double)iterations, iterations);
+        printf("c_call us_per_call=%.3f iterations=%ld\n", elapsed / (double)iterations,
+               iterations);
     tether_group_free(g);
     return 0;
 }

@@ -23,8 +23,10 @@ static int check_ipv4(const char *host, const char *where)
 
     /* inet_pton takes exactly four decimal parts 0..255 (no "1.2.3", no octal "010"). */
     if (inet_pton(AF_INET, host, &a) != 1)
-        return tether__fail(TETHER_ECONFIG, "%s: \"%.*s\" is not a valid IPv4 address; expected "
-                            "four numbers 0-255 separated by dots", where, HF_QUOTE_MAX, host);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: \"%.*s\" is not a valid IPv4 address; expected "
+                            "four numbers 0-255 separated by dots",
+                            where, HF_QUOTE_MAX, host);
     return TETHER_OK;
 }
 
@@ -47,8 +49,10 @@ static int check_name(const char *host, const char *where)
     for (const char *p = host;; p++) {
         if (*p == '.' || *p == '\0') {
             if (label == 0 || label > HF_LABEL_MAX)
-                return tether__fail(TETHER_ECONFIG, "%s: \"%.*s\" is not a valid host name: "
-                                    "%s label", where, HF_QUOTE_MAX, host,
+                return tether__fail(TETHER_ECONFIG,
+                                    "%s: \"%.*s\" is not a valid host name: "
+                                    "%s label",
+                                    where, HF_QUOTE_MAX, host,
                                     label ? "an over-long (> 63 characters)" : "an empty");
             if (*p == '\0')
                 return TETHER_OK;
@@ -56,9 +60,10 @@ static int check_name(const char *host, const char *where)
         } else if (isalnum((unsigned char)*p) || *p == '-' || *p == '_') {
             label++;
         } else {
-            return tether__fail(TETHER_ECONFIG, "%s: \"%.*s\" is not a valid host name: "
-                                "character '%c' (expected letters, digits, '-', '.')", where,
-                                HF_QUOTE_MAX, host, isprint((unsigned char)*p) ? *p : '?');
+            return tether__fail(TETHER_ECONFIG,
+                                "%s: \"%.*s\" is not a valid host name: "
+                                "character '%c' (expected letters, digits, '-', '.')",
+                                where, HF_QUOTE_MAX, host, isprint((unsigned char)*p) ? *p : '?');
         }
     }
 }
@@ -66,16 +71,19 @@ static int check_name(const char *host, const char *where)
 int tether__hf_check_host(const char *host, int allow_v6, const char *where)
 {
     if (host[0] == '\0')
-        return tether__fail(TETHER_ECONFIG, "%s: empty host; expected an IPv4 address or a host "
-                            "name", where);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: empty host; expected an IPv4 address or a host "
+                            "name",
+                            where);
     if (strlen(host) >= TETHER_HOST_MAX)
         return tether__fail(TETHER_ECONFIG, "%s: host \"%.*s...\" is longer than %d characters",
                             where, HF_QUOTE_MAX, host, TETHER_HOST_MAX - 1);
     if (strchr(host, ':')) {
         if (!allow_v6)
-            return tether__fail(TETHER_ECONFIG, "%s: \"%.*s\" looks like an IPv6 address; write "
-                                "it in brackets with a port, e.g. \"[fe80::1]:5000\"", where,
-                                HF_QUOTE_MAX, host);
+            return tether__fail(TETHER_ECONFIG,
+                                "%s: \"%.*s\" looks like an IPv6 address; write "
+                                "it in brackets with a port, e.g. \"[fe80::1]:5000\"",
+                                where, HF_QUOTE_MAX, host);
         return check_ipv6(host, where);
     }
     return looks_ipv4(host) ? check_ipv4(host, where) : check_name(host, where);
@@ -87,8 +95,10 @@ static int parse_port(const char *text, const char *port, const char *where, int
     long v;
 
     if (port[0] == '\0' || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5)
-        return tether__fail(TETHER_ECONFIG, "%s: \"%.*s\" has port \"%.*s\"; expected a number "
-                            "1-65535", where, HF_QUOTE_MAX, text, HF_QUOTE_MAX, port);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: \"%.*s\" has port \"%.*s\"; expected a number "
+                            "1-65535",
+                            where, HF_QUOTE_MAX, text, HF_QUOTE_MAX, port);
     v = strtol(port, NULL, 10);
     if (v < 1 || v > 65535)
         return tether__fail(TETHER_ECONFIG, "%s: \"%.*s\" has port %ld; expected 1-65535", where,
@@ -120,8 +130,10 @@ static int split_addr(const char *text, const char *where, char *host, const cha
     }
     hlen = (size_t)((*bracketed ? end : colon) - text);
     if (hlen >= TETHER_HOST_MAX)
-        return tether__fail(TETHER_ECONFIG, "%s: host in \"%.*s...\" is longer than %d "
-                            "characters", where, HF_QUOTE_MAX, text, TETHER_HOST_MAX - 1);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: host in \"%.*s...\" is longer than %d "
+                            "characters",
+                            where, HF_QUOTE_MAX, text, TETHER_HOST_MAX - 1);
     memcpy(host, text, hlen);
     host[hlen] = '\0';
     *port = colon + 1;

@@ -1,4 +1,4 @@
-/* hostfile/devices.c - the RDMA device matrix (TETHER_IBV_DEVICES, MLX_IBV_DEVICES): read, check. */
+/* hostfile/devices.c - the RDMA device matrix (TETHER_IBV_DEVICES, MLX_IBV_DEVICES): read it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +14,15 @@ static int parse_row(const json_t *row, const char *name, int i, tether_device_m
     const json_t *cell;
 
     if (!json_is_array(row))
-        return tether__fail(TETHER_ECONFIG, "%s: row %d: expected a list of %d entries (null or "
-                            "device names, one per rank), got %s", name, i, m->n,
-                            tether__hf_type_name(row));
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: row %d: expected a list of %d entries (null or "
+                            "device names, one per rank), got %s",
+                            name, i, m->n, tether__hf_type_name(row));
     if (json_array_size(row) != (size_t)m->n)
-        return tether__fail(TETHER_ECONFIG, "%s: row %d has %zu entries; expected %d (one per "
-                            "rank, as many as there are rows)", name, i, json_array_size(row),
-                            m->n);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: row %d has %zu entries; expected %d (one per "
+                            "rank, as many as there are rows)",
+                            name, i, json_array_size(row), m->n);
     TRY(tether__hf_calloc((size_t)m->n, sizeof *m->devs[i], name, &m->devs[i]));
     json_array_foreach(row, j, cell) {
         snprintf(where, sizeof where, "%s: row %d, column %zu", name, i, j);
@@ -37,12 +39,15 @@ static int from_json(const json_t *root, const char *name, void *result)
     const json_t *row;
 
     if (!json_is_array(root))
-        return tether__fail(TETHER_ECONFIG, "%s: expected an N x N list of lists (entry [i][j]: "
-                            "the device linking rank i to rank j), got %s", name,
-                            tether__hf_type_name(root));
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: expected an N x N list of lists (entry [i][j]: "
+                            "the device linking rank i to rank j), got %s",
+                            name, tether__hf_type_name(root));
     if (json_array_size(root) == 0)
-        return tether__fail(TETHER_ECONFIG, "%s: the device matrix is empty; expected one row "
-                            "per rank", name);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: the device matrix is empty; expected one row "
+                            "per rank",
+                            name);
     TRY(tether__hf_calloc(json_array_size(root), sizeof *m->devs, name, &m->devs));
     m->n = (int)json_array_size(root);
     json_array_foreach(root, i, row) /* every row, each bad one noted: a check names them all */

@@ -16,22 +16,30 @@
 const char *tether__hf_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE: return "true";
-    case JSON_FALSE: return "false";
-    case JSON_NULL: return "null";
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "a list";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+        return "true";
+    case JSON_FALSE:
+        return "false";
+    case JSON_NULL:
+        return "null";
     }
     return "an unknown JSON value";
 }
 
 static int syntax_error(const char *name, const json_error_t *err)
 {
-    return tether__fail(TETHER_ECONFIG, "%s: line %d, column %d: invalid JSON: %s", name,
-                        err->line, err->column, err->text);
+    return tether__fail(TETHER_ECONFIG, "%s: line %d, column %d: invalid JSON: %s", name, err->line,
+                        err->column, err->text);
 }
 
 /* Double the buffer (one spare byte for the terminator), up to HF_FILE_MAX. */
@@ -70,8 +78,8 @@ static int read_all(const char *path, char **buf, size_t *len)
             n += fread(b + n, 1, cap - n, f);
     }
     if (rc == TETHER_OK && ferror(f))
-        rc = tether__fail(TETHER_ECONFIG, "%s: cannot read the hostfile: %s", path,
-                          strerror(errno));
+        rc =
+            tether__fail(TETHER_ECONFIG, "%s: cannot read the hostfile: %s", path, strerror(errno));
     fclose(f);
     if (rc < 0) {
         free(b);
@@ -165,12 +173,16 @@ static int check_devname(const char *s, const char *where)
         return tether__fail(TETHER_ECONFIG, "%s: empty device name; expected e.g. \"rdma_en2\"",
                             where);
     if (len > HF_DEVNAME_MAX)
-        return tether__fail(TETHER_ECONFIG, "%s: device name \"%.*s...\" is longer than %d "
-                            "characters", where, HF_QUOTE_MAX, s, HF_DEVNAME_MAX);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: device name \"%.*s...\" is longer than %d "
+                            "characters",
+                            where, HF_QUOTE_MAX, s, HF_DEVNAME_MAX);
     for (const char *p = s; *p; p++)
         if (*p <= ' ' || *p == 0x7f)
-            return tether__fail(TETHER_ECONFIG, "%s: device name \"%.*s\" contains a space or "
-                                "control character", where, HF_QUOTE_MAX, s);
+            return tether__fail(TETHER_ECONFIG,
+                                "%s: device name \"%.*s\" contains a space or "
+                                "control character",
+                                where, HF_QUOTE_MAX, s);
     return TETHER_OK;
 }
 
@@ -213,8 +225,10 @@ int tether__hf_parse_devlist(const json_t *v, const char *where, char ***out)
     else if (json_is_array(v))
         n = json_array_size(v);
     else
-        return tether__fail(TETHER_ECONFIG, "%s: expected null, a device name or a list of device "
-                            "names, got %s", where, tether__hf_type_name(v));
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: expected null, a device name or a list of device "
+                            "names, got %s",
+                            where, tether__hf_type_name(v));
     TRY(tether__hf_calloc(n + 1, sizeof *list, where, &list));
     rc = n ? fill_devlist(v, where, list) : TETHER_OK;
     if (rc < 0) {
@@ -259,16 +273,19 @@ int tether__hf_check_links(char ****rows, int n, const char *name, tether__hf_ta
     for (int i = 0; i < n; i++) {
         cell_pos(a_pos, sizeof a_pos, form, i, i);
         if (tether__hf_devlist_len(rows[i][i]) != 0)
-            return tether__fail(TETHER_ECONFIG, "%s: %s: \"%s\" links %s %d to itself; expected "
-                                "null on the diagonal", name, a_pos, rows[i][i][0], who, i);
+            return tether__fail(TETHER_ECONFIG,
+                                "%s: %s: \"%s\" links %s %d to itself; expected "
+                                "null on the diagonal",
+                                name, a_pos, rows[i][i][0], who, i);
         for (int j = i + 1; j < n; j++) {
             size_t a = tether__hf_devlist_len(rows[i][j]), b = tether__hf_devlist_len(rows[j][i]);
             cell_pos(a_pos, sizeof a_pos, form, i, j);
             cell_pos(b_pos, sizeof b_pos, form, j, i);
             if (a != b)
-                return tether__fail(TETHER_ECONFIG, "%s: %s names %zu device(s) but %s names %zu; "
-                                    "a cable links both ends, so both must list it", name, a_pos,
-                                    a, b_pos, b);
+                return tether__fail(TETHER_ECONFIG,
+                                    "%s: %s names %zu device(s) but %s names %zu; "
+                                    "a cable links both ends, so both must list it",
+                                    name, a_pos, a, b_pos, b);
         }
     }
     return TETHER_OK;

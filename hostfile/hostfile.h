@@ -47,15 +47,15 @@ typedef struct tether_launch_host {
     int nips;
     char (*ips)[TETHER_HOST_MAX];
     int nrdma;
-    char **rdma;               /* rdma device per peer (may be NULL entries), MLX's "rdma" list */
-    char ***rdma_devs;         /* per peer: NULL-terminated list of every device (MLX allows a list
-                                  per peer for several cables); rdma[j] is its first entry */
+    char **rdma;       /* rdma device per peer (may be NULL entries), MLX's "rdma" list */
+    char ***rdma_devs; /* per peer: NULL-terminated list of every device (MLX allows a list
+                          per peer for several cables); rdma[j] is its first entry */
 } tether_launch_host;
 
 typedef struct tether_launch_hosts {
-    char backend[32];          /* "" when absent; MLX's "jaccl" and "jaccl-ring" read as "rdma" */
+    char backend[32]; /* "" when absent; MLX's "jaccl" and "jaccl-ring" read as "rdma" */
     int nenvs;
-    char **envs;               /* "KEY=VALUE" */
+    char **envs; /* "KEY=VALUE" */
     int nhosts;
     tether_launch_host *hosts;
 } tether_launch_hosts;
@@ -80,14 +80,5 @@ typedef struct tether_device_matrix {
 int tether__hostfile_load_devices(const char *path, tether_device_matrix *out);
 int tether__hostfile_parse_devices(const char *json, const char *name, tether_device_matrix *out);
 void tether__device_matrix_free(tether_device_matrix *m);
-
-/* Transitional: backends/ still calls these by their old public-looking names while issues 25a/25b
- * restructure it; the lead renames those call sites after the merge (branch issue-25c-followup)
- * and deletes this block. */
-#define tether_hostaddr_parse tether__hostaddr_parse
-#define tether_hostfile_load_ranks tether__hostfile_load_ranks
-#define tether_hostfile_load_devices tether__hostfile_load_devices
-#define tether_rank_hosts_free tether__rank_hosts_free
-#define tether_device_matrix_free tether__device_matrix_free
 
 #endif

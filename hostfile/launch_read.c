@@ -38,8 +38,10 @@ static int check_env(const char *s, const char *where)
     for (const char *p = s; ok && p < eq; p++)
         ok = isalnum((unsigned char)*p) || *p == '_';
     if (!ok)
-        return tether__fail(TETHER_ECONFIG, "%s: \"%.*s\" is not KEY=VALUE with KEY a variable "
-                            "name (letters, digits, '_')", where, HF_QUOTE_MAX, s);
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: \"%.*s\" is not KEY=VALUE with KEY a variable "
+                            "name (letters, digits, '_')",
+                            where, HF_QUOTE_MAX, s);
     return TETHER_OK;
 }
 
@@ -50,8 +52,10 @@ static int parse_envs(const json_t *v, const char *name, tether_launch_hosts *ou
     const json_t *e;
 
     if (!json_is_array(v))
-        return tether__fail(TETHER_ECONFIG, "%s: \"envs\": expected a list of \"KEY=VALUE\" "
-                            "strings, got %s", name, tether__hf_type_name(v));
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: \"envs\": expected a list of \"KEY=VALUE\" "
+                            "strings, got %s",
+                            name, tether__hf_type_name(v));
     TRY(tether__hf_calloc(json_array_size(v), sizeof *out->envs, name, &out->envs));
     json_array_foreach(v, i, e) {
         snprintf(where, sizeof where, "%s: envs[%zu]", name, i);
@@ -78,14 +82,19 @@ static int parse_ssh(const json_t *v, const char *where, tether_launch_host *h)
                             tether__hf_type_name(v));
     s = json_string_value(v);
     if (s[0] == '\0' || s[0] == '-' || strlen(s) >= sizeof h->ssh)
-        return tether__fail(TETHER_ECONFIG, "%s: \"ssh\": \"%.*s\" is %s; expected \"host\" or "
-                            "\"user@host\"", where, HF_QUOTE_MAX, s,
-                            s[0] == '\0' ? "empty" : s[0] == '-' ? "an ssh option" : "too long");
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: \"ssh\": \"%.*s\" is %s; expected \"host\" or "
+                            "\"user@host\"",
+                            where, HF_QUOTE_MAX, s,
+                            s[0] == '\0'  ? "empty"
+                            : s[0] == '-' ? "an ssh option"
+                                          : "too long");
     for (const char *p = s; *p; p++)
         if (*p <= ' ' || *p == 0x7f)
-            return tether__fail(TETHER_ECONFIG, "%s: \"ssh\": \"%.*s\" contains a space or control "
-                                "character; expected \"host\" or \"user@host\"", where,
-                                HF_QUOTE_MAX, s);
+            return tether__fail(TETHER_ECONFIG,
+                                "%s: \"ssh\": \"%.*s\" contains a space or control "
+                                "character; expected \"host\" or \"user@host\"",
+                                where, HF_QUOTE_MAX, s);
     memcpy(h->ssh, s, strlen(s) + 1);
     return TETHER_OK;
 }
@@ -123,9 +132,10 @@ static int parse_rdma(const json_t *v, const char *where, tether_launch_host *h)
     const json_t *e;
 
     if (!json_is_array(v))
-        return tether__fail(TETHER_ECONFIG, "%s: \"rdma\": expected a list with one entry per "
-                            "host (null, a device or a list of devices), got %s", where,
-                            tether__hf_type_name(v));
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: \"rdma\": expected a list with one entry per "
+                            "host (null, a device or a list of devices), got %s",
+                            where, tether__hf_type_name(v));
     TRY(tether__hf_calloc(n, sizeof *h->rdma, where, &h->rdma));
     TRY(tether__hf_calloc(n, sizeof *h->rdma_devs, where, &h->rdma_devs));
     h->nrdma = (int)n;
@@ -145,12 +155,16 @@ static int parse_host(const json_t *v, const char *name, int i, tether_launch_ho
 
     snprintf(where, sizeof where, "%s: host %d", name, i);
     if (!json_is_object(v))
-        return tether__fail(TETHER_ECONFIG, "%s: expected an object {\"ssh\": ..., \"ips\": "
-                            "[...]}, got %s", where, tether__hf_type_name(v));
+        return tether__fail(TETHER_ECONFIG,
+                            "%s: expected an object {\"ssh\": ..., \"ips\": "
+                            "[...]}, got %s",
+                            where, tether__hf_type_name(v));
     json_object_foreach((json_t *)v, key, val)
         if (strcmp(key, "ssh") && strcmp(key, "ips") && strcmp(key, "rdma"))
-            return tether__fail(TETHER_ECONFIG, "%s: unknown key \"%.*s\"; expected \"ssh\", "
-                                "\"ips\" and \"rdma\"", where, HF_QUOTE_MAX, key);
+            return tether__fail(TETHER_ECONFIG,
+                                "%s: unknown key \"%.*s\"; expected \"ssh\", "
+                                "\"ips\" and \"rdma\"",
+                                where, HF_QUOTE_MAX, key);
     TRY(parse_ssh(json_object_get(v, "ssh"), where, h));
     if ((val = json_object_get(v, "ips")))
         TRY(parse_ips(val, where, h));
@@ -171,9 +185,11 @@ static int check_rdma(const tether_launch_hosts *out, const char *name)
         return TETHER_OK;
     for (int i = 0; i < out->nhosts; i++)
         if (out->hosts[i].nrdma != out->nhosts)
-            return tether__fail(TETHER_ECONFIG, "%s: host %d: \"rdma\" has %d entries; expected %d "
+            return tether__fail(TETHER_ECONFIG,
+                                "%s: host %d: \"rdma\" has %d entries; expected %d "
                                 "(one per host, null for itself) since host %d has an \"rdma\" "
-                                "list", name, i, out->hosts[i].nrdma, out->nhosts, first);
+                                "list",
+                                name, i, out->hosts[i].nrdma, out->nhosts, first);
     TRY(tether__hf_calloc((size_t)out->nhosts, sizeof *rows, name, &rows));
     for (int i = 0; i < out->nhosts; i++)
         rows[i] = out->hosts[i].rdma_devs;
@@ -191,22 +207,28 @@ static void parse_hosts(const json_t *v, const char *name, tether_launch_hosts *
     int before = pb->n;
 
     if (!v) {
-        tether__hf_note(pb, tether__fail(TETHER_ECONFIG, "%s: no \"hosts\"; expected {\"hosts\": "
-                                         "[{\"ssh\": ...}, ...]}", name));
+        tether__hf_note(pb, tether__fail(TETHER_ECONFIG,
+                                         "%s: no \"hosts\"; expected {\"hosts\": "
+                                         "[{\"ssh\": ...}, ...]}",
+                                         name));
         return;
     }
     if (!json_is_array(v)) {
-        tether__hf_note(pb, tether__fail(TETHER_ECONFIG, "%s: \"hosts\": expected a list of host "
-                                         "objects, got %s", name, tether__hf_type_name(v)));
+        tether__hf_note(pb, tether__fail(TETHER_ECONFIG,
+                                         "%s: \"hosts\": expected a list of host "
+                                         "objects, got %s",
+                                         name, tether__hf_type_name(v)));
         return;
     }
     if (json_array_size(v) == 0) {
-        tether__hf_note(pb, tether__fail(TETHER_ECONFIG, "%s: the list of hosts is empty; expected "
-                                         "one {\"ssh\": ..., \"ips\": [...]} per host", name));
+        tether__hf_note(pb, tether__fail(TETHER_ECONFIG,
+                                         "%s: the list of hosts is empty; expected "
+                                         "one {\"ssh\": ..., \"ips\": [...]} per host",
+                                         name));
         return;
     }
-    if (tether__hf_note(pb, tether__hf_calloc(json_array_size(v), sizeof *out->hosts, name,
-                                              &out->hosts)) < 0)
+    if (tether__hf_note(
+            pb, tether__hf_calloc(json_array_size(v), sizeof *out->hosts, name, &out->hosts)) < 0)
         return;
     out->nhosts = (int)json_array_size(v);
     json_array_foreach(v, i, e)
@@ -223,7 +245,8 @@ static int parse_object(const json_t *root, const char *name, tether_launch_host
 
     json_object_foreach((json_t *)root, key, val)
         if (strcmp(key, "backend") && strcmp(key, "envs") && strcmp(key, "hosts"))
-            tether__hf_note(&pb, tether__fail(TETHER_ECONFIG, "%s: unknown key \"%.*s\"; "
+            tether__hf_note(&pb, tether__fail(TETHER_ECONFIG,
+                                              "%s: unknown key \"%.*s\"; "
                                               "expected \"backend\", \"envs\" and \"hosts\"",
                                               name, HF_QUOTE_MAX, key));
     if ((val = json_object_get(root, "backend")))
@@ -244,8 +267,10 @@ static int from_json(const json_t *root, const char *name, void *result)
     }
     if (json_is_object(root))
         return parse_object(root, name, result);
-    return tether__fail(TETHER_ECONFIG, "%s: expected a list of hosts or an object with "
-                        "\"hosts\", got %s", name, tether__hf_type_name(root));
+    return tether__fail(TETHER_ECONFIG,
+                        "%s: expected a list of hosts or an object with "
+                        "\"hosts\", got %s",
+                        name, tether__hf_type_name(root));
 }
 
 static void release(void *h)
@@ -255,8 +280,7 @@ static void release(void *h)
 
 int tether__hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out)
 {
-    return tether__hf_read(json, 0, name ? name : "hostfile", from_json, release, out,
-                           sizeof *out);
+    return tether__hf_read(json, 0, name ? name : "hostfile", from_json, release, out, sizeof *out);
 }
 
 int tether__hostfile_load_launch(const char *path, tether_launch_hosts *out)

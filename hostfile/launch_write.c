@@ -30,8 +30,8 @@ static json_t *host_json(const tether_launch_host *h)
         json_array_append_new(ips, json_string(h->ips[i]));
     for (int j = 0; rdma && j < h->nrdma; j++)
         json_array_append_new(rdma, h->rdma_devs ? devlist_json(h->rdma_devs[j])
-                                                  : h->rdma[j] ? json_string(h->rdma[j])
-                                                               : json_null());
+                                    : h->rdma[j] ? json_string(h->rdma[j])
+                                                 : json_null());
     return json_pack("{s:s, s:o, s:o}", "ssh", h->ssh, "ips", ips, "rdma", rdma);
 }
 

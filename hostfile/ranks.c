@@ -24,8 +24,7 @@ static int parse_rank(const json_t *entry, const char *name, int r, tether_rank_
                             "\"ip:port\" the rank listens on",
                             name, r);
     TRY(tether__hf_calloc(json_array_size(entry), sizeof **h->addrs, name, &h->addrs[r]));
-    json_array_foreach(entry, j, a)
-    {
+    json_array_foreach(entry, j, a) {
         snprintf(where, sizeof where, "%s: rank %d, address %zu", name, r, j);
         if (!json_is_string(a))
             return tether__fail(TETHER_ECONFIG, "%s: expected an \"ip:port\" string, got %s", where,

@@ -219,8 +219,8 @@ typedef struct tether_request tether_request;
  * be completed with tether_test, tether_wait or tether_waitsome, which free it; a group must not
  * be freed with requests in flight. The checks of tether_send apply; TETHER_EINVAL leaves no
  * request. Requests are used by the thread that uses their group. */
-TETHER_API int tether_isend(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst,
-                            int tag, tether_request **req);
+TETHER_API int tether_isend(tether_group *g, const void *buf, size_t count, tether_dtype dt,
+                            int dst, int tag, tether_request **req);
 TETHER_API int tether_irecv(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
                             int tag, tether_request **req);
 

@@ -35,13 +35,13 @@ typedef struct tether__launch_opts {
     const char *cwd;         /* --cwd; NULL: the launcher's cwd where it exists, else home */
     const char *backend;     /* --backend; NULL when not given */
     int nenvs;
-    char **envs;       /* --env K=V, in order (points into argv) */
-    int prefix;        /* --prefix: "[rank] " before every line */
-    int verbose;       /* --verbose */
-    int starting_port; /* --starting-port; 0: free ports picked by the system */
-    int conns_per_ip;  /* --connections-per-ip, >= 1 */
-    long timeout_s;    /* --timeout */
-    int timeout_set;   /* --timeout was given (0 is a value: heartbeats only) */
+    char **envs;        /* --env K=V, in order (points into argv) */
+    int prefix;         /* --prefix: "[rank] " before every line */
+    int verbose;        /* --verbose */
+    int starting_port;  /* --starting-port; 0: free ports picked by the system */
+    int conns_per_ip;   /* --connections-per-ip, >= 1 */
+    long timeout_s;     /* --timeout */
+    int timeout_set;    /* --timeout was given (0 is a value: heartbeats only) */
     const char *python; /* --python; NULL: python3 on the rank's PATH */
     int print_python;   /* --print-python: say which Python and exit */
     int no_verify;      /* --no-verify-script */
@@ -157,7 +157,7 @@ typedef struct tether__out_stream {
     tether__line_filter filter; /* NULL: every line goes out; it sees whole lines only */
     void *filter_ctx;
     const char *keep_whole; /* unfinished lines starting with this wait for their newline */
-    char *buf; /* bytes of an unfinished line */
+    char *buf;              /* bytes of an unfinished line */
     size_t len, cap;
     long long last_read_ms; /* when bytes last came (monotonic) */
 } tether__out_stream;

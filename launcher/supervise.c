@@ -368,7 +368,7 @@ int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int si
     while (s.pfds && s.who && !finished(&s)) {
         int nfds = build_pollfds(&s);
         int r = poll(s.pfds, (nfds_t)nfds, poll_timeout(&s));
-        int poll_errno = errno; /* the note below makes calls of its own */
+        int poll_errno = errno;                   /* the note below makes calls of its own */
         tether__exit_order_note(&s.order, ranks); /* before dispatch closes pipes at their end */
         if (r > 0)
             dispatch(&s, nfds);

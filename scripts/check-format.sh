@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/check-format.sh - do the tree's C sources and headers pass the repo's .clang-format?
-# CI runs it (.ci/run, with TETHER_FORMAT_CHECK=1), so a change that breaks the style fails there
-# rather than in the next person's diff.
+# CI runs it (.ci/run), so a change that breaks the style fails there rather than in the next
+# person's diff.
 #
 # Usage: scripts/check-format.sh [--list]
 #   (no option)  clang-format --dry-run -Werror on every file, its diagnostics shown; exit 1 when

@@ -1,4 +1,5 @@
-/* backends/rdma/device.c - one RDMA device: open, port and GID checks, its PD, CQ, channel and slot pool. */
+/* backends/rdma/device.c - one RDMA device: open, port and GID checks, its PD, CQ, channel and slot
+ * pool. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,8 +10,10 @@
 
 static const char *port_state_text(enum ibv_port_state s)
 {
-    return s == IBV_PORT_DOWN ? "DOWN" : s == IBV_PORT_INIT ? "INIT" : s == IBV_PORT_ARMED ? "ARMED"
-                                                                                         : "not active";
+    return s == IBV_PORT_DOWN    ? "DOWN"
+           : s == IBV_PORT_INIT  ? "INIT"
+           : s == IBV_PORT_ARMED ? "ARMED"
+                                 : "not active";
 }
 
 static int is_ipv4_mapped(const union ibv_gid *g)
@@ -31,11 +34,13 @@ static int find_gid(rdma_ep *ep, rdma_dev *d, int table_len)
             return TETHER_OK;
         }
     }
-    return tether__fail(TETHER_ECONFIG, "rdma: device %s has no IPv4-mapped GID among its %d GID "
+    return tether__fail(TETHER_ECONFIG,
+                        "rdma: device %s has no IPv4-mapped GID among its %d GID "
                         "entries, so peers cannot address it: give its interface an IPv4 address "
                         "(macOS: rdma_en5 pairs with en5, `sudo ifconfig en5 inet 10.0.5.1/30`; "
                         "Linux: `sudo ip addr add 10.0.5.1/30 dev <netdev>`), then check with "
-                        "`ibv_devinfo -v`", d->name, table_len);
+                        "`ibv_devinfo -v`",
+                        d->name, table_len);
 }
 
 static int check_port(rdma_ep *ep, rdma_dev *d)
@@ -48,9 +53,10 @@ static int check_port(rdma_ep *ep, rdma_dev *d)
         return tether__fail(TETHER_ENET, "rdma: ibv_query_port(%s, 1) failed: %s", d->name,
                             strerror(rc));
     if (pa.state != IBV_PORT_ACTIVE)
-        return tether__fail(TETHER_ENET, "rdma: port 1 of %s is %s: is the cable plugged in and the "
-                            "peer up? (`ibv_devinfo` shows the port state)", d->name,
-                            port_state_text(pa.state));
+        return tether__fail(TETHER_ENET,
+                            "rdma: port 1 of %s is %s: is the cable plugged in and the "
+                            "peer up? (`ibv_devinfo` shows the port state)",
+                            d->name, port_state_text(pa.state));
     memset(&da, 0, sizeof da);
     if ((rc = ep->ibv.query_device(d->ctx, &da)) != 0)
         return tether__fail(TETHER_ENET, "rdma: ibv_query_device(%s) failed: %s", d->name,
@@ -75,7 +81,8 @@ int tether__rdma_dev_open(rdma_ep *ep, rdma_dev *d, struct ibv_device *dev)
         return tether__fail(TETHER_ENET, "rdma: ibv_create_comp_channel(%s) failed: %s", d->name,
                             strerror(errno));
     /* wait() polls the channel and drains its events without blocking */
-    if ((flags = fcntl(d->ch->fd, F_GETFL)) < 0 || fcntl(d->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    if ((flags = fcntl(d->ch->fd, F_GETFL)) < 0 ||
+        fcntl(d->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
         return tether__fail(TETHER_ENET, "rdma: fcntl(O_NONBLOCK) on the channel of %s: %s",
                             d->name, strerror(errno));
     return TETHER_OK;

@@ -1,7 +1,9 @@
-/* backends/rdma/qp.c - a link's queue pair: creation, RESET->INIT with its receives posted, then RTR and RTS.
+/* backends/rdma/qp.c - a link's queue pair: creation, RESET->INIT with its receives posted, then
+ * RTR and RTS.
  *
- * Receives are posted at INIT, before the peer learns our QP number, so a peer that may send (it has
- * our RTS and its credits) always finds them. Every transition names its attributes on failure. */
+ * Receives are posted at INIT, before the peer learns our QP number, so a peer that may send (it
+ * has our RTS and its credits) always finds them. Every transition names its attributes on failure.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,9 +23,10 @@ static const char *qp_kind(const rdma_ep *ep)
 
 static int modify_failed(rdma_ep *ep, const rdma_link *l, const char *to, int rc, const char *attrs)
 {
-    return tether__fail(TETHER_ENET, "rdma: ibv_modify_qp(%s QP %u -> %s) for rank %d on %s failed: "
-                        "%s (%s)", qp_kind(ep), l->qp->qp_num, to, l->peer, l->dev->name,
-                        strerror(rc), attrs);
+    return tether__fail(TETHER_ENET,
+                        "rdma: ibv_modify_qp(%s QP %u -> %s) for rank %d on %s failed: "
+                        "%s (%s)",
+                        qp_kind(ep), l->qp->qp_num, to, l->peer, l->dev->name, strerror(rc), attrs);
 }
 
 static struct ibv_qp *create(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)
@@ -38,20 +41,26 @@ static struct ibv_qp *create(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr 
 
 int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l)
 {
-    struct ibv_qp_init_attr ia = {
-        .send_cq = l->dev->cq, .recv_cq = l->dev->cq, .qp_type = ep->uc ? IBV_QPT_UC : IBV_QPT_RC,
-        .cap = {.max_send_wr = SEND_SLOTS, .max_recv_wr = RECV_SLOTS, .max_send_sge = 1,
-                .max_recv_sge = 1, .max_inline_data = INLINE_WANTED}};
-    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-                            .qp_access_flags = IBV_ACCESS_LOCAL_WRITE};
+    struct ibv_qp_init_attr ia = {.send_cq = l->dev->cq,
+                                  .recv_cq = l->dev->cq,
+                                  .qp_type = ep->uc ? IBV_QPT_UC : IBV_QPT_RC,
+                                  .cap = {.max_send_wr = SEND_SLOTS,
+                                          .max_recv_wr = RECV_SLOTS,
+                                          .max_send_sge = 1,
+                                          .max_recv_sge = 1,
+                                          .max_inline_data = INLINE_WANTED}};
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE};
     int rc;
     if (!(l->qp = create(ep, l, &ia))) {
         int e = errno;
         char hint[200] = "";
         if (e == ENOMEM)
-            snprintf(hint, sizeof hint, "; the device allows %d QPs (Apple's about 10) and this rank "
+            snprintf(hint, sizeof hint,
+                     "; the device allows %d QPs (Apple's about 10) and this rank "
                      "needs one per peer on it: spread the peers over more devices in "
-                     "TETHER_IBV_DEVICES", l->dev->max_qp);
+                     "TETHER_IBV_DEVICES",
+                     l->dev->max_qp);
         return tether__fail(TETHER_ENET, "rdma: ibv_create_qp(%s, %s) for rank %d failed: %s%s",
                             l->dev->name, qp_kind(ep), l->peer, strerror(e), hint);
     }
@@ -71,8 +80,11 @@ int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l)
 
 static int to_rtr(rdma_ep *ep, rdma_link *l, const rdma_qp_info *peer, enum ibv_mtu mtu)
 {
-    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = peer->qpn,
-                            .rq_psn = peer->psn, .min_rnr_timer = RNR_TIMER};
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR,
+                            .path_mtu = mtu,
+                            .dest_qp_num = peer->qpn,
+                            .rq_psn = peer->psn,
+                            .min_rnr_timer = RNR_TIMER};
     int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
     char dgid[INET6_ADDRSTRLEN], attrs[256];
     int rc;
@@ -93,8 +105,11 @@ static int to_rtr(rdma_ep *ep, rdma_link *l, const rdma_qp_info *peer, enum ibv_
 
 static int to_rts(rdma_ep *ep, rdma_link *l, uint32_t psn)
 {
-    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTS, .sq_psn = psn, .timeout = RC_TIMEOUT,
-                            .retry_cnt = 7, .rnr_retry = 7};
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTS,
+                            .sq_psn = psn,
+                            .timeout = RC_TIMEOUT,
+                            .retry_cnt = 7,
+                            .rnr_retry = 7};
     int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
     char attrs[96];
     int rc;

@@ -1,4 +1,4 @@
-/* backends/rdma/verbs.c - dlopen of libibverbs into the entry-point table (NCCL's ibvsymbols idea). */
+/* backends/rdma/verbs.c - dlopen of libibverbs into an entry-point table (NCCL's ibvsymbols). */
 #include "verbs.h"
 
 #include <dlfcn.h>
@@ -14,23 +14,36 @@
 #endif
 
 /* Where each entry point goes in the table, by name. */
-#define SYM(field, name) {offsetof(tether__ibv, field), name}
+#define SYM(field, name)                                                                           \
+    {                                                                                              \
+        offsetof(tether__ibv, field), name                                                         \
+    }
 static const struct {
     size_t offset;
     const char *name;
 } symbols[] = {
-    SYM(get_device_list, "ibv_get_device_list"), SYM(free_device_list, "ibv_free_device_list"),
-    SYM(get_device_name, "ibv_get_device_name"), SYM(open_device, "ibv_open_device"),
-    SYM(close_device, "ibv_close_device"),       SYM(query_device, "ibv_query_device"),
-    SYM(query_port, "ibv_query_port"),           SYM(query_gid, "ibv_query_gid"),
-    SYM(alloc_pd, "ibv_alloc_pd"),               SYM(dealloc_pd, "ibv_dealloc_pd"),
-    SYM(reg_mr, "ibv_reg_mr"),                   SYM(dereg_mr, "ibv_dereg_mr"),
+    SYM(get_device_list, "ibv_get_device_list"),
+    SYM(free_device_list, "ibv_free_device_list"),
+    SYM(get_device_name, "ibv_get_device_name"),
+    SYM(open_device, "ibv_open_device"),
+    SYM(close_device, "ibv_close_device"),
+    SYM(query_device, "ibv_query_device"),
+    SYM(query_port, "ibv_query_port"),
+    SYM(query_gid, "ibv_query_gid"),
+    SYM(alloc_pd, "ibv_alloc_pd"),
+    SYM(dealloc_pd, "ibv_dealloc_pd"),
+    SYM(reg_mr, "ibv_reg_mr"),
+    SYM(dereg_mr, "ibv_dereg_mr"),
     SYM(create_comp_channel, "ibv_create_comp_channel"),
     SYM(destroy_comp_channel, "ibv_destroy_comp_channel"),
-    SYM(create_cq, "ibv_create_cq"),             SYM(destroy_cq, "ibv_destroy_cq"),
-    SYM(get_cq_event, "ibv_get_cq_event"),       SYM(ack_cq_events, "ibv_ack_cq_events"),
-    SYM(create_qp, "ibv_create_qp"),             SYM(modify_qp, "ibv_modify_qp"),
-    SYM(destroy_qp, "ibv_destroy_qp"),           SYM(wc_status_str, "ibv_wc_status_str"),
+    SYM(create_cq, "ibv_create_cq"),
+    SYM(destroy_cq, "ibv_destroy_cq"),
+    SYM(get_cq_event, "ibv_get_cq_event"),
+    SYM(ack_cq_events, "ibv_ack_cq_events"),
+    SYM(create_qp, "ibv_create_qp"),
+    SYM(modify_qp, "ibv_modify_qp"),
+    SYM(destroy_qp, "ibv_destroy_qp"),
+    SYM(wc_status_str, "ibv_wc_status_str"),
 };
 
 int tether__ibv_load(tether__ibv *v, char *why, size_t why_len)
@@ -41,8 +54,10 @@ int tether__ibv_load(tether__ibv *v, char *why, size_t why_len)
     /* NODELETE: a library that keeps state (threads, provider caches) must survive our dlclose,
      * and its allocations stay reachable for leak checkers. */
     if (!(v->lib = dlopen(v->path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))) {
-        snprintf(why, why_len, "cannot load %s (%s); RDMA needs libibverbs (Linux) or macOS 26.2+, "
-                 "TETHER_IBVERBS_LIB names another file", v->path, dlerror());
+        snprintf(why, why_len,
+                 "cannot load %s (%s); RDMA needs libibverbs (Linux) or macOS 26.2+, "
+                 "TETHER_IBVERBS_LIB names another file",
+                 v->path, dlerror());
         return -1;
     }
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {

@@ -1,4 +1,5 @@
-/* backends/rdma/verbs.h - libibverbs loaded at run time: one table of the entry points the backend calls.
+/* backends/rdma/verbs.h - libibverbs loaded at run time: one table of the entry points the backend
+ * calls.
  *
  * The library is dlopened (TETHER_IBVERBS_LIB, else librdma.dylib on macOS, libibverbs.so.1
  * elsewhere), so tether links no verbs library and runs where RDMA is absent. The header's inline

@@ -1,10 +1,11 @@
-/* bench/drivers/compare_mpi.c - Open MPI's reduce-scatter and all-to-all, the peer figures the anchors lack.
- * Built and run by bench/compare with mpicc (kept out of bench/, whose .c files make the tether
- * command). Same protocol as the anchors' drivers (../shared/anchors/src/bench_common.h, not copied): sizes 4, 8, 16, 64 ... x4 up
- * to ANCHOR_MAXBYTES, verify once, calibrate with doubling batches until one lasts ANCHOR_CAL_S, then
- * 5 blocks of ~ANCHOR_TARGET_S in total; a block's time is the mean over ranks, time = median block.
- * Sizes follow nccl-tests: reduce_scatter = the input (N blocks), all_to_all = the whole send buffer.
- * Prints the driver-contract lines: coll nranks size_bytes time_us algbw_GBps busbw_GBps */
+/* bench/drivers/compare_mpi.c - Open MPI's reduce-scatter and all-to-all, the peer figures the
+ * anchors lack. Built and run by bench/compare with mpicc (kept out of bench/, whose .c files make
+ * the tether command). Same protocol as the anchors' drivers (../shared/anchors/src/bench_common.h,
+ * not copied): sizes 4, 8, 16, 64 ... x4 up to ANCHOR_MAXBYTES, verify once, calibrate with
+ * doubling batches until one lasts ANCHOR_CAL_S, then 5 blocks of ~ANCHOR_TARGET_S in total; a
+ * block's time is the mean over ranks, time = median block. Sizes follow nccl-tests: reduce_scatter
+ * = the input (N blocks), all_to_all = the whole send buffer. Prints the driver-contract lines:
+ * coll nranks size_bytes time_us algbw_GBps busbw_GBps */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
     float *send = calloc(maxb / 4 + 16, 4), *recv = calloc(maxb / 4 + 16, 4);
     if (me == 0)
         printf("# system=mpi-tcp coll=%s nranks=%d dtype=float32 op=sum\n"
-               "# fields: coll nranks size_bytes time_us algbw_GBps busbw_GBps\n", name, n);
+               "# fields: coll nranks size_bytes time_us algbw_GBps busbw_GBps\n",
+               name, n);
     for (size_t size = 4; size <= maxb; size = size == 4 ? 8 : size == 8 ? 16 : size * 4) {
         int per_rank = (int)(size / 4 / (size_t)n);
         if (per_rank == 0)
@@ -61,9 +63,11 @@ int main(int argc, char **argv)
         for (int i = 0; i < per_rank; i++) { /* verify once */
             float pattern = (float)((me * per_rank + i) % 7);
             for (int j = 0; j < (rs ? 1 : n); j++) { /* all_to_all: block j came from rank j */
-                float want = rs ? (float)(n * (n + 1) / 2) + (float)n * pattern : (float)(j + 1) + pattern;
+                float want =
+                    rs ? (float)(n * (n + 1) / 2) + (float)n * pattern : (float)(j + 1) + pattern;
                 if (recv[j * per_rank + i] != want) {
-                    fprintf(stderr, "VERIFY FAILED: rank %d %s index %d\n", me, name, j * per_rank + i);
+                    fprintf(stderr, "VERIFY FAILED: rank %d %s index %d\n", me, name,
+                            j * per_rank + i);
                     MPI_Abort(MPI_COMM_WORLD, 10);
                 }
             }
@@ -94,7 +98,8 @@ int main(int argc, char **argv)
         qsort(bt, 5, sizeof bt[0], cmp);
         double algbw = (double)bytes / bt[2] / 1e9;
         if (me == 0) {
-            printf("%s %d %zu %.3f %.6f %.6f\n", name, n, size, bt[2] * 1e6, algbw, algbw * (n - 1) / n);
+            printf("%s %d %zu %.3f %.6f %.6f\n", name, n, size, bt[2] * 1e6, algbw,
+                   algbw * (n - 1) / n);
             fflush(stdout);
         }
     }

@@ -36,7 +36,7 @@ struct world {
     rank_body body;
     char token[64];
     pthread_mutex_t lock;
-    char failure[1024]; /* the first failure of any rank */
+    char failure[1024];    /* the first failure of any rank */
     atomic_int arrived[4]; /* barrier test: ranks past each stage */
     float *results[8];     /* bf16 test: every rank's result, compared across ranks */
     long elapsed_ms[8];    /* fault test: how long each rank took to fail */
@@ -102,7 +102,8 @@ static void run_world(world *w)
         pthread_join(threads[r], NULL);
     pthread_mutex_destroy(&w->lock);
     if (w->failure[0])
-        fail_msg("N=%d caps=%u algo=%s: %s", w->n, w->caps, getenv("TETHER_ALLREDUCE_ALGO"), w->failure);
+        fail_msg("N=%d caps=%u algo=%s: %s", w->n, w->caps, getenv("TETHER_ALLREDUCE_ALGO"),
+                 w->failure);
 }
 
 /* ---- inputs and the serial reference ---- */
@@ -119,20 +120,43 @@ static void store(tether_dtype dt, void *buf, size_t i, int v, tether_op op)
 {
     char *p = (char *)buf + i * tether_dtype_size(dt);
     switch (dt) {
-    case TETHER_BOOL: *(uint8_t *)p = (uint8_t)(v & 1); break;
-    case TETHER_INT8: case TETHER_UINT8: *(int8_t *)p = (int8_t)v; break;
-    case TETHER_INT16: case TETHER_UINT16: *(int16_t *)p = (int16_t)v; break;
-    case TETHER_INT32: case TETHER_UINT32: *(int32_t *)p = v; break;
-    case TETHER_INT64: case TETHER_UINT64: *(int64_t *)p = v; break;
-    case TETHER_FLOAT16: *(uint16_t *)p = tether__float_to_half((float)v); break;
-    case TETHER_BFLOAT16: *(uint16_t *)p = tether__float_to_bf16((float)v); break;
-    case TETHER_FLOAT32: *(float *)p = (float)v; break;
-    case TETHER_FLOAT64: *(double *)p = v; break;
+    case TETHER_BOOL:
+        *(uint8_t *)p = (uint8_t)(v & 1);
+        break;
+    case TETHER_INT8:
+    case TETHER_UINT8:
+        *(int8_t *)p = (int8_t)v;
+        break;
+    case TETHER_INT16:
+    case TETHER_UINT16:
+        *(int16_t *)p = (int16_t)v;
+        break;
+    case TETHER_INT32:
+    case TETHER_UINT32:
+        *(int32_t *)p = v;
+        break;
+    case TETHER_INT64:
+    case TETHER_UINT64:
+        *(int64_t *)p = v;
+        break;
+    case TETHER_FLOAT16:
+        *(uint16_t *)p = tether__float_to_half((float)v);
+        break;
+    case TETHER_BFLOAT16:
+        *(uint16_t *)p = tether__float_to_bf16((float)v);
+        break;
+    case TETHER_FLOAT32:
+        *(float *)p = (float)v;
+        break;
+    case TETHER_FLOAT64:
+        *(double *)p = v;
+        break;
     case TETHER_COMPLEX64: /* PROD: 1 or i, so products are exact; SUM: (v, v - 1) */
         ((float *)p)[0] = op == TETHER_PROD ? (float)(v == 1) : (float)v;
         ((float *)p)[1] = op == TETHER_PROD ? (float)(v != 1) : (float)(v - 1);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -168,14 +192,20 @@ static int check_rc(tether_group *g, world *w, int rc, const char *what)
 static int same(const char *a, const char *b, tether_dtype dt)
 {
     switch (dt) {
-    case TETHER_FLOAT32: return *(const float *)a == *(const float *)b;
-    case TETHER_FLOAT64: return *(const double *)a == *(const double *)b;
-    case TETHER_COMPLEX64: return same(a, b, TETHER_FLOAT32) && same(a + 4, b + 4, TETHER_FLOAT32);
+    case TETHER_FLOAT32:
+        return *(const float *)a == *(const float *)b;
+    case TETHER_FLOAT64:
+        return *(const double *)a == *(const double *)b;
+    case TETHER_COMPLEX64:
+        return same(a, b, TETHER_FLOAT32) && same(a + 4, b + 4, TETHER_FLOAT32);
     case TETHER_FLOAT16:
-        return tether__half_to_float(*(const uint16_t *)a) == tether__half_to_float(*(const uint16_t *)b);
+        return tether__half_to_float(*(const uint16_t *)a) ==
+               tether__half_to_float(*(const uint16_t *)b);
     case TETHER_BFLOAT16:
-        return tether__bf16_to_float(*(const uint16_t *)a) == tether__bf16_to_float(*(const uint16_t *)b);
-    default: return memcmp(a, b, tether_dtype_size(dt)) == 0;
+        return tether__bf16_to_float(*(const uint16_t *)a) ==
+               tether__bf16_to_float(*(const uint16_t *)b);
+    default:
+        return memcmp(a, b, tether_dtype_size(dt)) == 0;
     }
 }
 
@@ -185,19 +215,22 @@ static void check_equal(tether_group *g, world *w, const void *got, const void *
     size_t es = tether_dtype_size(dt);
     for (size_t i = 0; i < count; i++)
         if (!same((const char *)got + i * es, (const char *)want + i * es, dt)) {
-            failf(w, "rank %d: %s: element %zu of %zu differs from the reference", g->rank, what, i, count);
+            failf(w, "rank %d: %s: element %zu of %zu differs from the reference", g->rank, what, i,
+                  count);
             return;
         }
 }
 
 /* ---- one check per collective ---- */
 
-static void all_reduce(tether_group *g, world *w, tether_dtype dt, tether_op op, size_t count, int in_place)
+static void all_reduce(tether_group *g, world *w, tether_dtype dt, tether_op op, size_t count,
+                       int in_place)
 {
     char what[128];
     snprintf(what, sizeof what, "all_reduce dtype %d op %d count %zu%s", (int)dt, (int)op, count,
              in_place ? " in place" : "");
-    char *send = input(dt, op, g->rank, count, 0), *recv = malloc(count * tether_dtype_size(dt) + 1);
+    char *send = input(dt, op, g->rank, count, 0),
+         *recv = malloc(count * tether_dtype_size(dt) + 1);
     char *ref = reference(dt, op, g->size, count);
     if (check_rc(g, w, tether_all_reduce(g, send, in_place ? send : recv, count, dt, op), what))
         check_equal(g, w, in_place ? send : recv, ref, count, dt, what);
@@ -234,7 +267,8 @@ static void reduce_scatter(tether_group *g, world *w, tether_dtype dt, tether_op
 
 static void broadcast(tether_group *g, world *w, tether_dtype dt, size_t count, int root)
 {
-    char *buf = input(dt, TETHER_SUM, g->rank, count, 11), *want = input(dt, TETHER_SUM, root, count, 11);
+    char *buf = input(dt, TETHER_SUM, g->rank, count, 11),
+         *want = input(dt, TETHER_SUM, root, count, 11);
     if (check_rc(g, w, tether_broadcast(g, buf, count, dt, root), "broadcast"))
         check_equal(g, w, buf, want, count, dt, "broadcast");
     free(buf);
@@ -281,10 +315,10 @@ typedef struct combo {
 } combo;
 
 static const combo reduce_combos[] = {
-    {TETHER_FLOAT32, TETHER_SUM},  {TETHER_FLOAT32, TETHER_MAX},  {TETHER_FLOAT64, TETHER_PROD},
-    {TETHER_INT32, TETHER_MIN},    {TETHER_INT8, TETHER_SUM},     {TETHER_UINT64, TETHER_PROD},
-    {TETHER_FLOAT16, TETHER_SUM},  {TETHER_BFLOAT16, TETHER_MAX}, {TETHER_BOOL, TETHER_SUM},
-    {TETHER_BOOL, TETHER_PROD},    {TETHER_COMPLEX64, TETHER_PROD}, {TETHER_UINT16, TETHER_SUM},
+    {TETHER_FLOAT32, TETHER_SUM}, {TETHER_FLOAT32, TETHER_MAX},    {TETHER_FLOAT64, TETHER_PROD},
+    {TETHER_INT32, TETHER_MIN},   {TETHER_INT8, TETHER_SUM},       {TETHER_UINT64, TETHER_PROD},
+    {TETHER_FLOAT16, TETHER_SUM}, {TETHER_BFLOAT16, TETHER_MAX},   {TETHER_BOOL, TETHER_SUM},
+    {TETHER_BOOL, TETHER_PROD},   {TETHER_COMPLEX64, TETHER_PROD}, {TETHER_UINT16, TETHER_SUM},
 };
 #define NCOMBOS (sizeof reduce_combos / sizeof reduce_combos[0])
 
@@ -326,7 +360,8 @@ static void sweep_sizes(const char *algo, unsigned caps, const char *tree_below)
     unsetenv("TETHER_TREE_BELOW");
 }
 
-/* ring all-reduce; no direct links, so all_gather/reduce_scatter take the ring too; chain broadcast */
+/* ring all-reduce; no direct links, so all_gather/reduce_scatter take the ring too; chain broadcast
+ */
 static void test_ring(void **state)
 {
     (void)state;
@@ -401,10 +436,13 @@ static void bf16_body(tether_group *g, world *w)
                 exact[i] += (float)((r * 2654435761u + i * 40503u) % 20001) / 10000.0f - 1.0f;
             x[i] = (float)((g->rank * 2654435761u + i * 40503u) % 20001) / 10000.0f - 1.0f;
         }
-        if (check_rc(g, w, tether_all_reduce(g, x, x, count, TETHER_FLOAT32, TETHER_SUM), "bf16 all_reduce"))
+        if (check_rc(g, w, tether_all_reduce(g, x, x, count, TETHER_FLOAT32, TETHER_SUM),
+                     "bf16 all_reduce"))
             for (size_t i = 0; i < count; i++)
-                if (!(x[i] - exact[i] < 0.02f * (float)g->size && exact[i] - x[i] < 0.02f * (float)g->size)) {
-                    failf(w, "rank %d: bf16 wire element %zu: %g, float32 sum %g", g->rank, i, x[i], exact[i]);
+                if (!(x[i] - exact[i] < 0.02f * (float)g->size &&
+                      exact[i] - x[i] < 0.02f * (float)g->size)) {
+                    failf(w, "rank %d: bf16 wire element %zu: %g, float32 sum %g", g->rank, i, x[i],
+                          exact[i]);
                     break;
                 }
         free(exact);
@@ -428,7 +466,8 @@ static void test_bf16_wire(void **state)
             run_world(&w);
             for (int r = 1; r < w.n; r++)
                 if (memcmp(w.results[0], w.results[r], 100003 * sizeof(float)) != 0)
-                    fail_msg("bf16 wire, %s, N=%d: rank %d's result differs from rank 0's", algos[a], w.n, r);
+                    fail_msg("bf16 wire, %s, N=%d: rank %d's result differs from rank 0's",
+                             algos[a], w.n, r);
             for (int r = 0; r < w.n; r++)
                 free(w.results[r]);
         }
@@ -469,7 +508,8 @@ static void check_fault_world(world *w, int dead)
     for (int r = 0; r < w->n; r++) {
         int want = r == dead ? TETHER_ENET : TETHER_EPEER;
         if (w->codes[r] != want)
-            fail_msg("N=%d rank %d got %s, want %s", w->n, r, tether_err_name(w->codes[r]), tether_err_name(want));
+            fail_msg("N=%d rank %d got %s, want %s", w->n, r, tether_err_name(w->codes[r]),
+                     tether_err_name(want));
         if (w->elapsed_ms[r] > 2000)
             fail_msg("N=%d rank %d took %ld ms to fail", w->n, r, w->elapsed_ms[r]);
     }
@@ -505,13 +545,17 @@ static void test_mismatch(void **state)
     for (int a = 0; a < 4; a++)
         for (int zero = 0; zero < 2; zero++) {
             setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
-            world w = {.n = 3, .caps = TETHER_CAP_DIRECT, .body = mismatch_body, .rank0_count = zero ? 0 : 6};
+            world w = {.n = 3,
+                       .caps = TETHER_CAP_DIRECT,
+                       .body = mismatch_body,
+                       .rank0_count = zero ? 0 : 6};
             run_world(&w);
             int mismatches = 0;
             for (int r = 0; r < w.n; r++) {
-                if (w.codes[r] == TETHER_OK || w.codes[r] == TETHER_ETIMEDOUT || w.elapsed_ms[r] > 2000)
-                    fail_msg("%s, rank 0 count %d: rank %d got %s after %ld ms", algos[a], zero ? 0 : 6, r,
-                             tether_err_name(w.codes[r]), w.elapsed_ms[r]);
+                if (w.codes[r] == TETHER_OK || w.codes[r] == TETHER_ETIMEDOUT ||
+                    w.elapsed_ms[r] > 2000)
+                    fail_msg("%s, rank 0 count %d: rank %d got %s after %ld ms", algos[a],
+                             zero ? 0 : 6, r, tether_err_name(w.codes[r]), w.elapsed_ms[r]);
                 mismatches += w.codes[r] == TETHER_EMISMATCH;
             }
             assert_true(mismatches >= 1);
@@ -522,10 +566,10 @@ static void test_mismatch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring),           cmocka_unit_test(test_tree),
-        cmocka_unit_test(test_butterfly),      cmocka_unit_test(test_direct),
-        cmocka_unit_test(test_auto),           cmocka_unit_test(test_large),
-        cmocka_unit_test(test_bf16_wire),      cmocka_unit_test(test_fault_injection),
+        cmocka_unit_test(test_ring),      cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_butterfly), cmocka_unit_test(test_direct),
+        cmocka_unit_test(test_auto),      cmocka_unit_test(test_large),
+        cmocka_unit_test(test_bf16_wire), cmocka_unit_test(test_fault_injection),
         cmocka_unit_test(test_mismatch),
     };
     const char *only = getenv("TETHER_TEST_FILTER"); /* e.g. "test_ring" while debugging */

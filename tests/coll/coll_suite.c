@@ -1,12 +1,12 @@
-/* tests/coll/coll_suite.c - every collective, dtype and op across real ranks, checked against a reference
- * each rank computes alone. Run under `tether launch -n N`; exits non-zero on the first wrong element.
- * Usage: coll_suite [--large] [--split] [--p2p] [--quick]
- *   default: all_reduce (every dtype x op, in and out of place), all_gather, reduce_scatter, broadcast
- *   from every root, all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
- *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and concurrent
- *   threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p: send/recv between every ordered pair, then tagged,
- *   non-blocking requests: receives posted before sends, tags received out of order, waitsome,
- *   then receives from TETHER_ANY_SOURCE (run_any). */
+/* tests/coll/coll_suite.c - every collective, dtype and op across real ranks, checked against a
+ * reference each rank computes alone. Run under `tether launch -n N`; exits non-zero on the first
+ * wrong element. Usage: coll_suite [--large] [--split] [--p2p] [--quick] default: all_reduce (every
+ * dtype x op, in and out of place), all_gather, reduce_scatter, broadcast from every root,
+ * all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
+ *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and
+ * concurrent threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p:
+ * send/recv between every ordered pair, then tagged, non-blocking requests: receives posted before
+ * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any). */
 #include <complex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -23,14 +23,14 @@ static int world_rank;
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         if (rc_ != TETHER_OK) {                                                                    \
-            fprintf(stderr, "rank %d: %s:%d: %s -> %s: %s\n", world_rank, __FILE__, __LINE__, #call, \
-                    tether_err_name(rc_), tether_last_error());                                    \
+            fprintf(stderr, "rank %d: %s:%d: %s -> %s: %s\n", world_rank, __FILE__, __LINE__,      \
+                    #call, tether_err_name(rc_), tether_last_error());                             \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
 
-static const char *const dt_names[] = {"bool",   "int8",    "uint8",    "int16",   "uint16",
-                                       "int32",  "uint32",  "int64",    "uint64",  "float16",
+static const char *const dt_names[] = {"bool",     "int8",    "uint8",   "int16",    "uint16",
+                                       "int32",    "uint32",  "int64",   "uint64",   "float16",
                                        "bfloat16", "float32", "float64", "complex64"};
 static const char *const op_names[] = {"sum", "prod", "max", "min"};
 
@@ -42,9 +42,11 @@ static double input(int r, size_t i, int size, tether_op op, tether_dtype dt)
         return (double)(((size_t)r + i) % 3 == 0);
     if (op == TETHER_PROD)
         return (i % (size_t)size == (size_t)r) ? 2.0 : 1.0;
-    return (double)(((size_t)r * 7 + i * 3) % 5) + (dt == TETHER_INT8 || dt == TETHER_INT16 ||
-                                                    dt == TETHER_INT32 || dt == TETHER_INT64 ||
-                                                    dt == TETHER_FLOAT32 ? -2.0 : 0.0);
+    return (double)(((size_t)r * 7 + i * 3) % 5) +
+           (dt == TETHER_INT8 || dt == TETHER_INT16 || dt == TETHER_INT32 || dt == TETHER_INT64 ||
+                    dt == TETHER_FLOAT32
+                ? -2.0
+                : 0.0);
 }
 
 /* The reduction of every rank's input at i, computed alone. */
@@ -58,7 +60,7 @@ static double complex expected(int size, size_t i, tether_op op, tether_dtype dt
             acc = z;
         else if (dt == TETHER_BOOL)
             acc = (op == TETHER_SUM || op == TETHER_MAX) ? (creal(acc) != 0 || v != 0)
-                                                          : (creal(acc) != 0 && v != 0);
+                                                         : (creal(acc) != 0 && v != 0);
         else if (op == TETHER_SUM)
             acc += z;
         else if (op == TETHER_PROD)
@@ -71,13 +73,14 @@ static double complex expected(int size, size_t i, tether_op op, tether_dtype dt
     return acc;
 }
 
-static void expect_at(const char *what, tether_dtype dt, const void *buf, size_t i, double complex want)
+static void expect_at(const char *what, tether_dtype dt, const void *buf, size_t i,
+                      double complex want)
 {
     double im, re = bench_load(dt, buf, i, &im);
     double want_re = creal(want), want_im = cimag(want);
     if (dt == TETHER_COMPLEX64 ? (re != (float)want_re || im != (float)want_im) : re != want_re) {
-        fprintf(stderr, "rank %d: %s %s: element %zu is %g%+gi, expected %g%+gi\n", world_rank, what,
-                dt_names[dt], i, re, im, want_re, want_im);
+        fprintf(stderr, "rank %d: %s %s: element %zu is %g%+gi, expected %g%+gi\n", world_rank,
+                what, dt_names[dt], i, re, im, want_re, want_im);
         exit(1);
     }
 }
@@ -92,7 +95,8 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static void check_all_reduce(tether_group *g, tether_dtype dt, tether_op op, size_t count, int in_place)
+static void check_all_reduce(tether_group *g, tether_dtype dt, tether_op op, size_t count,
+                             int in_place)
 {
     int rank = tether_group_rank(g), size = tether_group_size(g);
     size_t es = tether_dtype_size(dt);
@@ -210,7 +214,8 @@ static void run_p2p(tether_group *g)
                 CHECK(tether_recv(g, buf, n, TETHER_INT32, s));
                 for (size_t i = 0; i < n; i++)
                     if (buf[i] != s * 1000 + d * 10 + (int32_t)i) {
-                        fprintf(stderr, "rank %d: recv from %d: element %zu is %d\n", rank, s, i, buf[i]);
+                        fprintf(stderr, "rank %d: recv from %d: element %zu is %d\n", rank, s, i,
+                                buf[i]);
                         exit(1);
                     }
             }
@@ -341,8 +346,8 @@ static void any_decode(const int32_t *buf, size_t n, int *s, int *k)
     *k = buf[0] % 1000;
     for (size_t i = 0; i < n; i++)
         if (buf[i] != any_value(*s, *k, i)) {
-            fprintf(stderr, "rank 0: any-source message %d from %d: element %zu is %d\n", *k, *s,
-                    i, buf[i]);
+            fprintf(stderr, "rank 0: any-source message %d from %d: element %zu is %d\n", *k, *s, i,
+                    buf[i]);
             exit(1);
         }
 }
@@ -421,8 +426,8 @@ static void run_any(tether_group *g)
         tether_request *reqs[64 * K];
         memset(seen, 0, sizeof seen);
         for (int j = 0; j < m; j++)
-            CHECK(tether_irecv_from(g, buf + (size_t)j * big, big, TETHER_INT32,
-                                    TETHER_ANY_SOURCE, 7, &from[j], &reqs[j]));
+            CHECK(tether_irecv_from(g, buf + (size_t)j * big, big, TETHER_INT32, TETHER_ANY_SOURCE,
+                                    7, &from[j], &reqs[j]));
         while (left) {
             int done = 0;
             CHECK(tether_waitsome(reqs, m, 1000, &done));
@@ -582,8 +587,7 @@ int main(int argc, char **argv)
         run_p2p(g);
         run_tagged(g);
         run_any(g);
-    }
-    else
+    } else
         run_matrix(g, quick);
     CHECK(tether_barrier(g));
     if (world_rank == 0)

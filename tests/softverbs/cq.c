@@ -1,4 +1,5 @@
-/* cq.c - completion queues and channels: bounded CQs that break on overrun, delayed visibility, events.
+/* cq.c - completion queues and channels: bounded CQs that break on overrun, delayed visibility,
+ * events.
  *
  * A CQ holds at most cqe entries; one more breaks it for good (ibv_poll_cq returns -1 with errno
  * EOVERFLOW), as an overrun does on hardware. An armed CQ writes one event to its channel's pipe on
@@ -100,8 +101,8 @@ int softverbs__poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
         sv_cqe *e = entry(q, 0);
         sv_qp *qp = e->span ? softverbs__qp_find(e->wc.qp_num) : NULL;
         if (qp) /* a reset in between already emptied the send queue: never below 0 */
-            qp->sq_outstanding = qp->sq_outstanding > (int)e->span ?
-                                 qp->sq_outstanding - (int)e->span : 0;
+            qp->sq_outstanding =
+                qp->sq_outstanding > (int)e->span ? qp->sq_outstanding - (int)e->span : 0;
         wc[got++] = e->wc;
         q->head = (q->head + 1) % q->cap;
         q->count--;
@@ -163,8 +164,8 @@ static int cq_allowed(sv_context *c, int cqe, struct ibv_comp_channel *channel, 
 {
     const sv_profile *p = &softverbs__env.prof;
     if (cqe < 1 || cqe > p->max_cqe)
-        return softverbs__fail(EINVAL, "ibv_create_cq(%s): cqe %d not in [1, %d]",
-                               c->dev->dev.name, cqe, p->max_cqe);
+        return softverbs__fail(EINVAL, "ibv_create_cq(%s): cqe %d not in [1, %d]", c->dev->dev.name,
+                               cqe, p->max_cqe);
     if (comp_vector != 0)
         return softverbs__fail(EINVAL, "ibv_create_cq(%s): comp_vector %d, the only one is 0",
                                c->dev->dev.name, comp_vector);
@@ -215,8 +216,10 @@ SV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
     if (q->nqp)
         rc = softverbs__fail(EBUSY, "ibv_destroy_cq: %d QPs still use it", q->nqp);
     else if (q->events != cq->comp_events_completed)
-        rc = softverbs__fail(EBUSY, "ibv_destroy_cq: %u events not acknowledged "
-                             "(ibv_ack_cq_events)", q->events - cq->comp_events_completed);
+        rc = softverbs__fail(EBUSY,
+                             "ibv_destroy_cq: %u events not acknowledged "
+                             "(ibv_ack_cq_events)",
+                             q->events - cq->comp_events_completed);
     if (!rc) {
         for (pp = &softverbs__cqs; *pp != q; pp = &(*pp)->next)
             ;

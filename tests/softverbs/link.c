@@ -1,4 +1,5 @@
-/* link.c - the wire between processes: a Unix stream socket per QP link, and the service thread moving frames.
+/* link.c - the wire between processes: a Unix stream socket per QP link, and the service thread
+ * moving frames.
  *
  * Each QP listens on SOFTVERBS_DIR/qp-<qpn>; binding that path is what makes a QP number unique on
  * the machine. A sending QP connects to its peer's path at its first send and opens with a HELLO
@@ -25,11 +26,11 @@ struct sv_conn {
     int fd;
     uint64_t id;
     int dead;
-    int outbound;   /* our QP sends on it; else a peer's link into our QP */
-    sv_qp *qp;      /* NULL once the QP is gone */
+    int outbound; /* our QP sends on it; else a peer's link into our QP */
+    sv_qp *qp;    /* NULL once the QP is gone */
     int have_hello;
     sv_hello hello;
-    sv_hdr rh;      /* frame being read: header, then payload */
+    sv_hdr rh; /* frame being read: header, then payload */
     size_t rh_got, rp_got;
     unsigned char *rp;
     unsigned char *tx; /* bytes queued to send, tx_off of them already sent */
@@ -98,8 +99,7 @@ int softverbs__listen(sv_qp *q)
         }
         close(fd);
     }
-    return softverbs__fail(EAGAIN, "ibv_create_qp: no free QP number under %s",
-                           softverbs__env.dir);
+    return softverbs__fail(EAGAIN, "ibv_create_qp: no free QP number under %s", softverbs__env.dir);
 }
 
 static sv_conn *conn_new(int fd, sv_qp *q, int outbound)
@@ -152,8 +152,8 @@ unsigned char *softverbs__link_reserve(sv_conn *c, const sv_hdr *h)
 int softverbs__link_flush(sv_conn *c)
 {
     while (!c->dead && c->tx_off < c->tx_len) {
-        ssize_t n = send(c->fd, c->tx + c->tx_off, c->tx_len - c->tx_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n =
+            send(c->fd, c->tx + c->tx_off, c->tx_len - c->tx_off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0)
             c->tx_off += (size_t)n;
         else if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -178,7 +178,8 @@ int softverbs__link_connect(sv_qp *q)
 {
     struct sockaddr_un sa;
     sv_hdr h = {.magic = SV_MAGIC, .kind = SV_HELLO, .len = sizeof(sv_hello)};
-    sv_hello hello = {.src_qpn = q->qp.qp_num, .dst_qpn = q->attr.dest_qp_num,
+    sv_hello hello = {.src_qpn = q->qp.qp_num,
+                      .dst_qpn = q->attr.dest_qp_num,
                       .sgid = q->dev->gid[q->attr.ah_attr.grh.sgid_index],
                       .dgid = q->attr.ah_attr.grh.dgid};
     unsigned char *p;
@@ -223,7 +224,7 @@ void softverbs__link_close_qp(sv_qp *q)
     unlink(sa.sun_path);
 }
 
-/* The link failed (EOF, reset, bad frame): a sender learns the link is down; a receiver forgets it. */
+/* The link failed (EOF, reset, bad frame): a sender learns the link is down, a receiver forgets. */
 static void conn_failed(sv_conn *c)
 {
     if (c->outbound && c->qp)

@@ -1,4 +1,5 @@
-/* memory.c - protection domains and memory regions: registration rules, per-device MR limit, key checks. */
+/* memory.c - protection domains and memory regions: registration rules, per-device MR limit, key
+ * checks. */
 #include "softverbs.h"
 
 #include <errno.h>
@@ -8,8 +9,8 @@
 static sv_mr *mrs;
 static uint32_t next_key = 0x100;
 
-#define SV_ACCESS_KNOWN                                                                        \
-    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |               \
+#define SV_ACCESS_KNOWN                                                                            \
+    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                   \
      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING)
 
 SV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
@@ -58,11 +59,13 @@ static int mr_allowed(sv_context *c, void *addr, size_t length, int access)
         !(access & IBV_ACCESS_LOCAL_WRITE))
         return softverbs__fail(EINVAL, "ibv_reg_mr(%s): remote write without local write", dev);
     if (prof->page_aligned_mr && (uintptr_t)addr % (uintptr_t)page)
-        return softverbs__fail(EINVAL, "ibv_reg_mr(%s): %p is not page aligned (%ld), which the "
-                               "apple profile requires", dev, addr, page);
+        return softverbs__fail(EINVAL,
+                               "ibv_reg_mr(%s): %p is not page aligned (%ld), which the "
+                               "apple profile requires",
+                               dev, addr, page);
     if (c->dev->nmr >= prof->max_mr)
-        return softverbs__fail(ENOMEM, "ibv_reg_mr(%s): the device's %d MRs are all in use",
-                               dev, prof->max_mr);
+        return softverbs__fail(ENOMEM, "ibv_reg_mr(%s): the device's %d MRs are all in use", dev,
+                               prof->max_mr);
     return 0;
 }
 
@@ -107,7 +110,7 @@ SV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 {
     if (iova != (uintptr_t)addr) {
         softverbs__fail(EOPNOTSUPP, "ibv_reg_mr_iova2: an iova other than the address is not "
-                        "emulated");
+                                    "emulated");
         return NULL;
     }
     return reg_mr(pd, addr, length, (int)access);

@@ -1,9 +1,10 @@
-/* post.c - posting work requests and finishing them: send/receive queues, completions, the error state.
+/* post.c - posting work requests and finishing them: send/receive queues, completions, the error
+ * state.
  *
  * As on hardware: posting checks the QP state, opcode, SGE count, inline size and queue depth and
- * returns EINVAL/ENOMEM with *bad_wr set; an unsignaled send makes no completion, and its queue slot
- * frees only when a later send completion is polled; a QP in the error state completes every queued
- * and later request with IBV_WC_WR_FLUSH_ERR.
+ * returns EINVAL/ENOMEM with *bad_wr set; an unsignaled send makes no completion, and its queue
+ * slot frees only when a later send completion is polled; a QP in the error state completes every
+ * queued and later request with IBV_WC_WR_FLUSH_ERR.
  */
 #include "softverbs.h"
 
@@ -37,7 +38,9 @@ static int complete_send(sv_qp *q, sv_swr *w, enum ibv_wc_status st)
     int rc = 0;
     if (st != IBV_WC_SUCCESS || signaled) {
         int write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-        struct ibv_wc wc = {.wr_id = w->wr_id, .status = st, .qp_num = q->qp.qp_num,
+        struct ibv_wc wc = {.wr_id = w->wr_id,
+                            .status = st,
+                            .qp_num = q->qp.qp_num,
                             .opcode = write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND,
                             .byte_len = (uint32_t)w->len};
         rc = softverbs__cq_push((sv_cq *)q->qp.send_cq, &wc, q->unsignaled + 1, 0);
@@ -86,7 +89,9 @@ void softverbs__send_done(sv_qp *q, enum ibv_wc_status st)
 void softverbs__recv_done(sv_qp *q, enum ibv_wc_status st, uint32_t len, const sv_hdr *h,
                           uint32_t src_qp)
 {
-    struct ibv_wc wc = {.status = st, .byte_len = len, .src_qp = src_qp,
+    struct ibv_wc wc = {.status = st,
+                        .byte_len = len,
+                        .src_qp = src_qp,
                         .opcode = h->kind == SV_WRITE ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV};
     if (h->flags & SV_F_IMM) {
         wc.wc_flags = IBV_WC_WITH_IMM;
@@ -119,23 +124,29 @@ static int send_allowed(const sv_qp *q, const struct ibv_send_wr *wr, size_t len
     if (q->qp.state != IBV_QPS_RTS && q->qp.state != IBV_QPS_ERR)
         return softverbs__fail(EINVAL, "ibv_post_send(QP %u): the QP is not in RTS", qpn);
     if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM && !write)
-        return softverbs__fail(EOPNOTSUPP, "ibv_post_send(QP %u): opcode %d is not emulated "
-                               "(SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM are)", qpn,
-                               wr->opcode);
+        return softverbs__fail(EOPNOTSUPP,
+                               "ibv_post_send(QP %u): opcode %d is not emulated "
+                               "(SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM are)",
+                               qpn, wr->opcode);
     if (write && q->qp.qp_type == IBV_QPT_UC && !softverbs__env.prof.uc_rdma)
-        return softverbs__fail(EINVAL, "ibv_post_send(QP %u): RDMA WRITE on UC, which the apple "
-                               "profile lacks", qpn);
+        return softverbs__fail(EINVAL,
+                               "ibv_post_send(QP %u): RDMA WRITE on UC, which the apple "
+                               "profile lacks",
+                               qpn);
     if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->init.cap.max_send_sge)
         return softverbs__fail(EINVAL, "ibv_post_send(QP %u): num_sge %d above max_send_sge %u",
                                qpn, wr->num_sge, q->init.cap.max_send_sge);
     if ((wr->send_flags & IBV_SEND_INLINE) && len > q->init.cap.max_inline_data)
-        return softverbs__fail(EINVAL, "ibv_post_send(QP %u): %zu inline bytes above "
-                               "max_inline_data %u", qpn, len, q->init.cap.max_inline_data);
+        return softverbs__fail(EINVAL,
+                               "ibv_post_send(QP %u): %zu inline bytes above "
+                               "max_inline_data %u",
+                               qpn, len, q->init.cap.max_inline_data);
     if (len > softverbs__env.prof.max_msg)
         return softverbs__fail(EINVAL, "ibv_post_send(QP %u): %zu bytes above max_msg_sz %u", qpn,
                                len, softverbs__env.prof.max_msg);
     if (q->sq_outstanding >= (int)q->init.cap.max_send_wr)
-        return softverbs__fail(ENOMEM, "ibv_post_send(QP %u): send queue full (%u WRs; "
+        return softverbs__fail(ENOMEM,
+                               "ibv_post_send(QP %u): send queue full (%u WRs; "
                                "unsignaled ones free only when a later completion is polled)",
                                qpn, q->init.cap.max_send_wr);
     return 0;

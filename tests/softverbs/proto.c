@@ -1,24 +1,25 @@
-/* proto.c - what the wire does: a send WR becomes a frame; at the receiver a frame becomes a completion,
- * an RNR NAK or a silent drop; on RC the answers drive retries and error completions.
+/* proto.c - what the wire does: a send WR becomes a frame; at the receiver a frame becomes a
+ * completion, an RNR NAK or a silent drop; on RC the answers drive retries and error completions.
  *
- * Per QP one message is on the wire at a time. UC: a message is done once written (a send completion
- * does not mean delivery); the receiver silently drops it when no RECV is posted, the QP is not in
- * RTR/RTS, or the link's QPNs and GIDs do not match its RTR settings; a PSN gap just resyncs. RC:
- * the receiver answers each message; no RECV -> RNR NAK, retried after the receiver's min_rnr_timer
- * up to rnr_retry times (7 = forever), then IBV_WC_RNR_RETRY_EXC_ERR; a lost or refused message is
- * retried after the QP's timeout up to retry_cnt times, then IBV_WC_RETRY_EXC_ERR (timeout 0 means
- * wait forever, as in the spec). On both, a link that breaks (the peer process died or destroyed its
- * QP) fails the next or current send with IBV_WC_RETRY_EXC_ERR: the Thunderbolt link going down.
+ * Per QP one message is on the wire at a time. UC: a message is done once written (a send
+ * completion does not mean delivery); the receiver silently drops it when no RECV is posted, the QP
+ * is not in RTR/RTS, or the link's QPNs and GIDs do not match its RTR settings; a PSN gap just
+ * resyncs. RC: the receiver answers each message; no RECV -> RNR NAK, retried after the receiver's
+ * min_rnr_timer up to rnr_retry times (7 = forever), then IBV_WC_RNR_RETRY_EXC_ERR; a lost or
+ * refused message is retried after the QP's timeout up to retry_cnt times, then
+ * IBV_WC_RETRY_EXC_ERR (timeout 0 means wait forever, as in the spec). On both, a link that breaks
+ * (the peer process died or destroyed its QP) fails the next or current send with
+ * IBV_WC_RETRY_EXC_ERR: the Thunderbolt link going down.
  */
 #include "softverbs.h"
 
 #include <string.h>
 
 /* IB spec's RNR NAK timer field, in microseconds (0 is the longest). */
-static const uint32_t rnr_us[32] = {
-    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
-    2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880,
-    163840, 245760, 327680, 491520};
+static const uint32_t rnr_us[32] = {655360, 10,    20,    30,     40,     60,     80,     120,
+                                    160,    240,   320,   480,    640,    960,    1280,   1920,
+                                    2560,   3840,  5120,  7680,   10240,  15360,  20480,  30720,
+                                    40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520};
 
 static long data_frames; /* for SOFTVERBS_DROP_NTH */
 
@@ -71,8 +72,13 @@ static int sges_ok(const sv_qp *q, const sv_swr *w)
 
 static int queue_frame(sv_qp *q, const sv_swr *w)
 {
-    sv_hdr h = {.magic = SV_MAGIC, .kind = is_write(w) ? SV_WRITE : SV_SEND, .psn = w->psn,
-                .imm = w->imm, .rkey = w->rkey, .raddr = w->raddr, .len = w->len};
+    sv_hdr h = {.magic = SV_MAGIC,
+                .kind = is_write(w) ? SV_WRITE : SV_SEND,
+                .psn = w->psn,
+                .imm = w->imm,
+                .rkey = w->rkey,
+                .raddr = w->raddr,
+                .len = w->len};
     unsigned char *p;
     if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
         h.flags |= SV_F_IMM;
@@ -278,7 +284,10 @@ void softverbs__on_frame(sv_conn *c, sv_qp *q, const sv_hdr *h, unsigned char *p
     }
     st = hi ? rx_data(q, hi, h, payload) : SV_DROP;
     if (q->qp.qp_type == IBV_QPT_RC) {
-        sv_hdr r = {.magic = SV_MAGIC, .kind = SV_RESP, .psn = h->psn, .status = (uint32_t)st,
+        sv_hdr r = {.magic = SV_MAGIC,
+                    .kind = SV_RESP,
+                    .psn = h->psn,
+                    .status = (uint32_t)st,
                     .imm = q->attr.min_rnr_timer};
         softverbs__link_reserve(c, &r);
     }

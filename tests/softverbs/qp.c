@@ -1,9 +1,10 @@
-/* qp.c - queue pairs: creation limits, the RESET->INIT->RTR->RTS state machine and its attribute masks.
+/* qp.c - queue pairs: creation limits, the RESET->INIT->RTR->RTS state machine and its attribute
+ * masks.
  *
  * ibv_modify_qp accepts a transition only with every attribute the IB spec requires for it and none
  * it does not allow (the table in the kernel's ib_modify_qp_is_ok), else EINVAL, and checks the
- * values: port 1, a GRH (RoCE addresses by GID) whose sgid_index names a GID that exists, an MTU the
- * port supports. SOFTVERBS_DEBUG=1 names the attribute that failed.
+ * values: port 1, a GRH (RoCE addresses by GID) whose sgid_index names a GID that exists, an MTU
+ * the port supports. SOFTVERBS_DEBUG=1 names the attribute that failed.
  */
 #include "softverbs.h"
 
@@ -19,8 +20,8 @@ static uint64_t next_id = 1;
 #define M_RTR_UC (IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN)
 #define M_RTR_RC (M_RTR_UC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
 #define M_RTR_OPT (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX)
-#define M_RTS_RC (IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |          \
-                  IBV_QP_MAX_QP_RD_ATOMIC)
+#define M_RTS_RC                                                                                   \
+    (IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
 #define M_RTS_OPT (IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE)
 
 /* Index [0] is UC, [1] RC. Any state may also go to RESET or ERR with IBV_QP_STATE alone. */
@@ -32,17 +33,35 @@ static const struct transition {
     {IBV_QPS_RESET, IBV_QPS_INIT, {M_INIT, M_INIT}, {0, 0}},
     {IBV_QPS_INIT, IBV_QPS_INIT, {0, 0}, {M_INIT, M_INIT}},
     {IBV_QPS_INIT, IBV_QPS_RTR, {M_RTR_UC, M_RTR_RC}, {M_RTR_OPT, M_RTR_OPT}},
-    {IBV_QPS_RTR, IBV_QPS_RTS, {IBV_QP_SQ_PSN, M_RTS_RC},
+    {IBV_QPS_RTR,
+     IBV_QPS_RTS,
+     {IBV_QP_SQ_PSN, M_RTS_RC},
      {M_RTS_OPT, M_RTS_OPT | IBV_QP_MIN_RNR_TIMER}},
     {IBV_QPS_RTS, IBV_QPS_RTS, {0, 0}, {M_RTS_OPT, M_RTS_OPT | IBV_QP_MIN_RNR_TIMER}},
 };
 
 static const char *const state_names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-static const char *const attr_names[] = {
-    "STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
-    "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC",
-    "ALT_PATH", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP",
-    "DEST_QPN"};
+static const char *const attr_names[] = {"STATE",
+                                         "CUR_STATE",
+                                         "EN_SQD_ASYNC_NOTIFY",
+                                         "ACCESS_FLAGS",
+                                         "PKEY_INDEX",
+                                         "PORT",
+                                         "QKEY",
+                                         "AV",
+                                         "PATH_MTU",
+                                         "TIMEOUT",
+                                         "RETRY_CNT",
+                                         "RNR_RETRY",
+                                         "RQ_PSN",
+                                         "MAX_QP_RD_ATOMIC",
+                                         "ALT_PATH",
+                                         "MIN_RNR_TIMER",
+                                         "SQ_PSN",
+                                         "MAX_DEST_RD_ATOMIC",
+                                         "PATH_MIG_STATE",
+                                         "CAP",
+                                         "DEST_QPN"};
 
 static const char *state_name(enum ibv_qp_state s)
 {
@@ -90,19 +109,22 @@ static int qp_allowed(sv_context *c, struct ibv_pd *pd, const struct ibv_qp_init
         return softverbs__fail(EOPNOTSUPP, "ibv_create_qp(%s): SRQs are not emulated", dev);
     if (!ia->send_cq || !ia->recv_cq || ia->send_cq->context != pd->context ||
         ia->recv_cq->context != pd->context)
-        return softverbs__fail(EINVAL, "ibv_create_qp(%s): send_cq and recv_cq must be CQs of "
-                               "the PD's context", dev);
+        return softverbs__fail(EINVAL,
+                               "ibv_create_qp(%s): send_cq and recv_cq must be CQs of "
+                               "the PD's context",
+                               dev);
     if (cap->max_send_wr > (uint32_t)p->max_qp_wr || cap->max_recv_wr > (uint32_t)p->max_qp_wr ||
         cap->max_send_sge > (uint32_t)p->max_sge || cap->max_recv_sge > (uint32_t)p->max_sge ||
         cap->max_inline_data > (uint32_t)p->max_inline)
-        return softverbs__fail(EINVAL, "ibv_create_qp(%s): caps send_wr %u recv_wr %u send_sge %u "
+        return softverbs__fail(EINVAL,
+                               "ibv_create_qp(%s): caps send_wr %u recv_wr %u send_sge %u "
                                "recv_sge %u inline %u exceed max_qp_wr %d, max_sge %d, inline %d",
                                dev, cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
                                cap->max_recv_sge, cap->max_inline_data, p->max_qp_wr, p->max_sge,
                                p->max_inline);
     if (c->dev->nqp >= p->max_qp)
-        return softverbs__fail(ENOMEM, "ibv_create_qp(%s): the device's %d QPs are all in use",
-                               dev, p->max_qp);
+        return softverbs__fail(ENOMEM, "ibv_create_qp(%s): the device's %d QPs are all in use", dev,
+                               p->max_qp);
     return 0;
 }
 
@@ -131,9 +153,13 @@ SV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
         q->id = next_id++;
         q->dev = c->dev;
         q->init = *ia;
-        q->qp = (struct ibv_qp){.context = pd->context, .qp_context = ia->qp_context, .pd = pd,
-                                .send_cq = ia->send_cq, .recv_cq = ia->recv_cq,
-                                .state = IBV_QPS_RESET, .qp_type = ia->qp_type};
+        q->qp = (struct ibv_qp){.context = pd->context,
+                                .qp_context = ia->qp_context,
+                                .pd = pd,
+                                .send_cq = ia->send_cq,
+                                .recv_cq = ia->recv_cq,
+                                .state = IBV_QPS_RESET,
+                                .qp_type = ia->qp_type};
         q->attr.port_num = 1;
         rc = softverbs__listen(q);
     }
@@ -184,16 +210,21 @@ static int check_av(const sv_qp *q, const struct ibv_ah_attr *ah)
 {
     const union ibv_gid *sgid;
     if (!ah->is_global || ah->port_num != 1)
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): ah_attr needs is_global=1 (RoCE "
-                               "addresses by GID) and port_num=1, got %d and %d", q->qp.qp_num,
-                               ah->is_global, ah->port_num);
+        return softverbs__fail(EINVAL,
+                               "ibv_modify_qp(QP %u): ah_attr needs is_global=1 (RoCE "
+                               "addresses by GID) and port_num=1, got %d and %d",
+                               q->qp.qp_num, ah->is_global, ah->port_num);
     if (ah->grh.sgid_index >= SV_GID_TBL_LEN)
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): sgid_index %d beyond the GID table "
-                               "of %d", q->qp.qp_num, ah->grh.sgid_index, SV_GID_TBL_LEN);
+        return softverbs__fail(EINVAL,
+                               "ibv_modify_qp(QP %u): sgid_index %d beyond the GID table "
+                               "of %d",
+                               q->qp.qp_num, ah->grh.sgid_index, SV_GID_TBL_LEN);
     sgid = &q->dev->gid[ah->grh.sgid_index];
     if (softverbs__gid_index(q->dev, sgid) < 0)
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): sgid_index %d of %s is an empty GID "
-                               "entry", q->qp.qp_num, ah->grh.sgid_index, q->dev->dev.name);
+        return softverbs__fail(EINVAL,
+                               "ibv_modify_qp(QP %u): sgid_index %d of %s is an empty GID "
+                               "entry",
+                               q->qp.qp_num, ah->grh.sgid_index, q->dev->dev.name);
     return 0;
 }
 
@@ -204,31 +235,35 @@ static int check_values(const sv_qp *q, const struct ibv_qp_attr *a, int mask)
                              IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
     uint32_t qpn = q->qp.qp_num;
     if ((mask & IBV_QP_PORT) && a->port_num != 1)
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): port_num %d, the only port is 1",
-                               qpn, a->port_num);
+        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): port_num %d, the only port is 1", qpn,
+                               a->port_num);
     if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): pkey_index %d, the table has 1",
-                               qpn, a->pkey_index);
+        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): pkey_index %d, the table has 1", qpn,
+                               a->pkey_index);
     if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~(unsigned)access_known))
         return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): qp_access_flags 0x%x", qpn,
                                a->qp_access_flags);
-    if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 ||
-                                     a->path_mtu > softverbs__env.prof.mtu))
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): path_mtu %d above the port's %d",
-                               qpn, a->path_mtu, softverbs__env.prof.mtu);
+    if ((mask & IBV_QP_PATH_MTU) &&
+        (a->path_mtu < IBV_MTU_256 || a->path_mtu > softverbs__env.prof.mtu))
+        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): path_mtu %d above the port's %d", qpn,
+                               a->path_mtu, softverbs__env.prof.mtu);
     if ((mask & IBV_QP_AV) && check_av(q, &a->ah_attr))
         return EINVAL;
     if (((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff) ||
         ((mask & IBV_QP_RQ_PSN) && a->rq_psn > 0xffffff) ||
         ((mask & IBV_QP_SQ_PSN) && a->sq_psn > 0xffffff))
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): dest_qp_num, rq_psn and sq_psn "
-                               "are 24-bit", qpn);
+        return softverbs__fail(EINVAL,
+                               "ibv_modify_qp(QP %u): dest_qp_num, rq_psn and sq_psn "
+                               "are 24-bit",
+                               qpn);
     if (((mask & IBV_QP_TIMEOUT) && a->timeout > 31) ||
         ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7) ||
         ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7) ||
         ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31))
-        return softverbs__fail(EINVAL, "ibv_modify_qp(QP %u): timeout/min_rnr_timer are 5-bit, "
-                               "retry_cnt/rnr_retry 3-bit", qpn);
+        return softverbs__fail(EINVAL,
+                               "ibv_modify_qp(QP %u): timeout/min_rnr_timer are 5-bit, "
+                               "retry_cnt/rnr_retry 3-bit",
+                               qpn);
     return 0;
 }
 

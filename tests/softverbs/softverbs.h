@@ -1,4 +1,5 @@
-/* softverbs.h - the verbs emulator's model, shared by its files: devices, PDs, MRs, CQs, QPs, links.
+/* softverbs.h - the verbs emulator's model, shared by its files: devices, PDs, MRs, CQs, QPs,
+ * links.
  *
  * One process-wide lock (softverbs__lock) guards every object: verbs calls take it, and so does the
  * service thread (link.c) that moves frames between processes over Unix stream sockets. Nothing
@@ -32,10 +33,10 @@ typedef struct sv_profile {
 /* The process's settings, read once from SOFTVERBS_* (topology.c). */
 typedef struct sv_env {
     sv_profile prof;
-    char dir[96];        /* SOFTVERBS_DIR: where QP sockets live */
-    long drop_nth;       /* SOFTVERBS_DROP_NTH: drop this process's Nth data message (0 = none) */
-    long delay_us;       /* SOFTVERBS_DELAY_US: completions become visible this much later */
-    int debug;           /* SOFTVERBS_DEBUG: say on stderr why a call failed */
+    char dir[96];  /* SOFTVERBS_DIR: where QP sockets live */
+    long drop_nth; /* SOFTVERBS_DROP_NTH: drop this process's Nth data message (0 = none) */
+    long delay_us; /* SOFTVERBS_DELAY_US: completions become visible this much later */
+    int debug;     /* SOFTVERBS_DEBUG: say on stderr why a call failed */
 } sv_env;
 
 typedef struct sv_device {
@@ -69,16 +70,16 @@ typedef struct sv_cqe {
     uint64_t ready_us; /* not visible before (SOFTVERBS_DELAY_US) */
     int announced;     /* already considered for a channel event */
     int solicited;
-    unsigned span;     /* 0 for receive completions */
+    unsigned span; /* 0 for receive completions */
 } sv_cqe;
 
 typedef struct sv_cq {
     struct ibv_cq cq; /* first */
     sv_cqe *ring;
     int cap, head, count;
-    int overflow;     /* a completion found the CQ full: the CQ is broken for good */
-    int armed;        /* 0, 1 = next completion, 2 = next solicited one */
-    uint32_t events;  /* events ibv_get_cq_event returned, to match ibv_ack_cq_events */
+    int overflow;    /* a completion found the CQ full: the CQ is broken for good */
+    int armed;       /* 0, 1 = next completion, 2 = next solicited one */
+    uint32_t events; /* events ibv_get_cq_event returned, to match ibv_ack_cq_events */
     int nqp;
     struct sv_cq *next;
 } sv_cq;
@@ -106,7 +107,7 @@ typedef struct sv_swr {
     int state;          /* SV_WR_* */
     uint32_t psn;
     int retry_left, rnr_left;
-    uint64_t due_us;    /* SV_WR_WAIT_RETRY: when it goes again; 0 = never (timeout 0) */
+    uint64_t due_us; /* SV_WR_WAIT_RETRY: when it goes again; 0 = never (timeout 0) */
 } sv_swr;
 
 typedef struct sv_rwr {
@@ -124,16 +125,16 @@ typedef struct sv_qp {
     struct ibv_qp_attr attr;      /* as last set by ibv_modify_qp */
     struct ibv_qp_init_attr init; /* caps as granted */
     sv_device *dev;
-    int listen_fd;                /* peers' links arrive here: SOFTVERBS_DIR/qp-<qpn> */
-    sv_conn *out;                 /* our link to the peer QP, made by the first send */
-    int link_down;                /* the link to the peer broke: the next send fails */
-    uint64_t connect_due_us;      /* a connect found the peer's backlog full: try then */
+    int listen_fd;           /* peers' links arrive here: SOFTVERBS_DIR/qp-<qpn> */
+    sv_conn *out;            /* our link to the peer QP, made by the first send */
+    int link_down;           /* the link to the peer broke: the next send fails */
+    uint64_t connect_due_us; /* a connect found the peer's backlog full: try then */
     sv_swr *sq_head, *sq_tail;
-    int sq_outstanding;           /* posted and not yet retired by polling a send CQE */
-    unsigned unsignaled;          /* unsignaled successes since the last send CQE */
+    int sq_outstanding;  /* posted and not yet retired by polling a send CQE */
+    unsigned unsignaled; /* unsignaled successes since the last send CQE */
     sv_rwr *rq_head, *rq_tail;
     int rq_count;
-    uint32_t sq_psn, rq_psn;      /* next PSN to send, next expected */
+    uint32_t sq_psn, rq_psn; /* next PSN to send, next expected */
     struct sv_qp *next;
 } sv_qp;
 
@@ -145,14 +146,14 @@ enum { SV_ACK, SV_RNR, SV_DROP, SV_NAK_ACCESS, SV_NAK_INVALID, SV_NAK_OP };
 
 typedef struct sv_hdr {
     uint32_t magic;
-    uint16_t kind;   /* SV_HELLO .. SV_RESP */
-    uint16_t flags;  /* SV_F_* */
+    uint16_t kind;  /* SV_HELLO .. SV_RESP */
+    uint16_t flags; /* SV_F_* */
     uint32_t psn;
-    uint32_t imm;    /* SV_RESP with SV_RNR: the receiver's min_rnr_timer */
+    uint32_t imm; /* SV_RESP with SV_RNR: the receiver's min_rnr_timer */
     uint32_t rkey;
     uint32_t status; /* SV_RESP: SV_ACK .. SV_NAK_OP */
     uint64_t raddr;
-    uint64_t len;    /* payload bytes after the header */
+    uint64_t len; /* payload bytes after the header */
 } sv_hdr;
 
 /* First frame on a link: who sends, to whom, with which GIDs (checked against the RTR settings). */

@@ -1,4 +1,5 @@
-/* test_procs.c - the emulator between two processes: large messages, peer death, and the symbols a dlopen sees. */
+/* test_procs.c - the emulator between two processes: large messages, peer death, and the symbols a
+ * dlopen sees. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,7 +31,8 @@ typedef struct sv_pipes {
     int to_peer, from_peer;
 } sv_pipes;
 
-/* Fork the peer; each side gets its ends of two pipes. Returns the peer's pid in the parent, 0 in it. */
+/* Fork the peer; each side gets its ends of two pipes. Returns the peer's pid in the parent, 0 in
+ * it. */
 static pid_t fork_peer(sv_pipes *mine)
 {
     int down[2], up[2];
@@ -181,8 +183,9 @@ static int peer_dies(enum ibv_qp_type type, int when)
     CHECK(waitpid(pid, &status, 0) == pid);
     if (when != DIE_DURING_RNR)
         CHECK(sv_send(&e, IBV_WR_SEND, 2, 0, 8, IBV_SEND_SIGNALED, 0, 0) == 0);
-    expect_wc(&e, when == DIE_BEFORE_FIRST && type == IBV_QPT_UC ? IBV_WC_SUCCESS
-                                                                 : IBV_WC_RETRY_EXC_ERR, 2);
+    expect_wc(
+        &e, when == DIE_BEFORE_FIRST && type == IBV_QPT_UC ? IBV_WC_SUCCESS : IBV_WC_RETRY_EXC_ERR,
+        2);
     sv_ep_close(&e);
     return 0;
 }
@@ -225,13 +228,30 @@ static void test_peer_death(void **state)
 /* What the RDMA backend does: dlopen, dlsym each name, reach the inline verbs through the ops. */
 static int s_dlopen(void)
 {
-    static const char *const names[] = {
-        "ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name", "ibv_open_device",
-        "ibv_close_device", "ibv_query_device", "ibv_query_port", "ibv_query_gid",
-        "ibv_alloc_pd", "ibv_dealloc_pd", "ibv_reg_mr", "ibv_reg_mr_iova2", "ibv_dereg_mr",
-        "ibv_create_cq", "ibv_destroy_cq", "ibv_create_comp_channel",
-        "ibv_destroy_comp_channel", "ibv_get_cq_event", "ibv_ack_cq_events", "ibv_create_qp",
-        "ibv_modify_qp", "ibv_query_qp", "ibv_destroy_qp", "ibv_wc_status_str"};
+    static const char *const names[] = {"ibv_get_device_list",
+                                        "ibv_free_device_list",
+                                        "ibv_get_device_name",
+                                        "ibv_open_device",
+                                        "ibv_close_device",
+                                        "ibv_query_device",
+                                        "ibv_query_port",
+                                        "ibv_query_gid",
+                                        "ibv_alloc_pd",
+                                        "ibv_dealloc_pd",
+                                        "ibv_reg_mr",
+                                        "ibv_reg_mr_iova2",
+                                        "ibv_dereg_mr",
+                                        "ibv_create_cq",
+                                        "ibv_destroy_cq",
+                                        "ibv_create_comp_channel",
+                                        "ibv_destroy_comp_channel",
+                                        "ibv_get_cq_event",
+                                        "ibv_ack_cq_events",
+                                        "ibv_create_qp",
+                                        "ibv_modify_qp",
+                                        "ibv_query_qp",
+                                        "ibv_destroy_qp",
+                                        "ibv_wc_status_str"};
     void *lib = dlopen(SOFTVERBS_LIB, RTLD_NOW | RTLD_LOCAL);
     struct ibv_device **(*get_list)(int *);
     struct ibv_context *(*open_dev)(struct ibv_device *);

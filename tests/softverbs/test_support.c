@@ -1,4 +1,5 @@
-/* test_support.c - helpers for the emulator's tests: scenarios in child processes, QP set-up, waits. */
+/* test_support.c - helpers for the emulator's tests: scenarios in child processes, QP set-up,
+ * waits. */
 #include "test_support.h"
 
 #include <dirent.h>
@@ -78,9 +79,10 @@ void sv_ep_open(sv_ep *e, int dev, enum ibv_qp_type type, int cqe, size_t len, i
 {
     int n = 0;
     struct ibv_device **list = ibv_get_device_list(&n);
-    struct ibv_qp_init_attr ia = {.qp_type = type, .sq_sig_all = 0,
-                                  .cap = {.max_send_wr = 16, .max_recv_wr = 16,
-                                          .max_send_sge = 1, .max_recv_sge = 1}};
+    struct ibv_qp_init_attr ia = {
+        .qp_type = type,
+        .sq_sig_all = 0,
+        .cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1}};
     memset(e, 0, sizeof *e);
     CHECK(list && n > dev);
     CHECK((e->ctx = ibv_open_device(list[dev])) != NULL);
@@ -102,7 +104,8 @@ void sv_ep_open(sv_ep *e, int dev, enum ibv_qp_type type, int cqe, size_t len, i
 int sv_ep_connect(sv_ep *e, uint32_t qpn, const union ibv_gid *dgid)
 {
     int rc_type = e->qp->qp_type == IBV_QPT_RC, rc;
-    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
+                            .port_num = 1,
                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
     rc = ibv_modify_qp(e->qp, &a,
                        IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
@@ -119,10 +122,10 @@ int sv_ep_connect(sv_ep *e, uint32_t qpn, const union ibv_gid *dgid)
     a.ah_attr.grh.dgid = *dgid;
     a.ah_attr.grh.sgid_index = (uint8_t)e->gid_index;
     a.ah_attr.grh.hop_limit = 1;
-    rc = ibv_modify_qp(e->qp, &a,
-                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                           IBV_QP_RQ_PSN |
-                           (rc_type ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0));
+    rc =
+        ibv_modify_qp(e->qp, &a,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          (rc_type ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0));
     if (rc)
         return rc;
     memset(&a, 0, sizeof a);
@@ -161,10 +164,14 @@ void sv_pair(sv_ep *a, sv_ep *b, enum ibv_qp_type type, int cqe, size_t len)
 int sv_send(sv_ep *e, enum ibv_wr_opcode op, uint64_t id, size_t off, size_t len, unsigned flags,
             uint64_t raddr, uint32_t rkey)
 {
-    struct ibv_sge sge = {.addr = (uintptr_t)(e->buf + off), .length = (uint32_t)len,
-                          .lkey = e->mr->lkey};
-    struct ibv_send_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-                             .send_flags = flags, .imm_data = htobe32(0xabcd)};
+    struct ibv_sge sge = {
+        .addr = (uintptr_t)(e->buf + off), .length = (uint32_t)len, .lkey = e->mr->lkey};
+    struct ibv_send_wr wr = {.wr_id = id,
+                             .sg_list = &sge,
+                             .num_sge = 1,
+                             .opcode = op,
+                             .send_flags = flags,
+                             .imm_data = htobe32(0xabcd)};
     struct ibv_send_wr *bad = NULL;
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
@@ -173,8 +180,8 @@ int sv_send(sv_ep *e, enum ibv_wr_opcode op, uint64_t id, size_t off, size_t len
 
 int sv_recv(sv_ep *e, uint64_t id, size_t off, size_t len)
 {
-    struct ibv_sge sge = {.addr = (uintptr_t)(e->buf + off), .length = (uint32_t)len,
-                          .lkey = e->mr->lkey};
+    struct ibv_sge sge = {
+        .addr = (uintptr_t)(e->buf + off), .length = (uint32_t)len, .lkey = e->mr->lkey};
     struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1};
     struct ibv_recv_wr *bad = NULL;
     return ibv_post_recv(e->qp, &wr, &bad);

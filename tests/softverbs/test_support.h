@@ -1,4 +1,5 @@
-/* test_support.h - helpers for the emulator's tests: scenarios in child processes, QP set-up, waits.
+/* test_support.h - helpers for the emulator's tests: scenarios in child processes, QP set-up,
+ * waits.
  *
  * The emulator reads SOFTVERBS_* once per process and keeps process-wide state, so each scenario
  * runs in a fresh child with its own environment and socket directory; it fails with CHECK, which
@@ -13,13 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s (errno: %s)\n", __FILE__, __LINE__, \
-                    #cond, strerror(errno));                                             \
-            _exit(1);                                                                    \
-        }                                                                                \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s (errno: %s)\n", __FILE__, __LINE__, #cond,    \
+                    strerror(errno));                                                              \
+            _exit(1);                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* Run scenario in a child whose environment also has env ("NAME=value", NULL-terminated) and a
@@ -36,9 +37,9 @@ typedef struct sv_ep {
     struct ibv_mr *mr;
     unsigned char *buf;
     size_t len;
-    int gid_index;       /* where the device's IPv4-mapped GID is */
+    int gid_index; /* where the device's IPv4-mapped GID is */
     union ibv_gid gid;
-    int rnr_retry;       /* RC: for RTS (7 = forever) */
+    int rnr_retry; /* RC: for RTS (7 = forever) */
 } sv_ep;
 
 /* Open device dev with a QP of type (send/recv queues of 16, CQ of cqe) and an MR of len bytes
@@ -53,7 +54,8 @@ void sv_pair(sv_ep *a, sv_ep *b, enum ibv_qp_type type, int cqe, size_t len);
 int sv_send(sv_ep *e, enum ibv_wr_opcode op, uint64_t id, size_t off, size_t len, unsigned flags,
             uint64_t raddr, uint32_t rkey);
 int sv_recv(sv_ep *e, uint64_t id, size_t off, size_t len);
-/* One completion within timeout_ms: 1, 0 on timeout, -1 if ibv_poll_cq failed. Sleeps between polls. */
+/* One completion within timeout_ms: 1, 0 on timeout, -1 if ibv_poll_cq failed. Sleeps between
+ * polls. */
 int sv_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms);
 
 #endif

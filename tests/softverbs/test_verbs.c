@@ -1,4 +1,5 @@
-/* test_verbs.c - the emulator against the verbs semantics it claims, two QPs of one process per scenario. */
+/* test_verbs.c - the emulator against the verbs semantics it claims, two QPs of one process per
+ * scenario. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,8 +21,8 @@ static void expect_wc(sv_ep *e, enum ibv_wc_status st, uint64_t wr_id)
     CHECK(sv_poll(e->cq, &wc, 3000) == 1);
     if (wc.status != st || wc.wr_id != wr_id)
         fprintf(stderr, "completion: status %s wr_id %llu, expected %s %llu\n",
-                ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id,
-                ibv_wc_status_str(st), (unsigned long long)wr_id);
+                ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id, ibv_wc_status_str(st),
+                (unsigned long long)wr_id);
     CHECK(wc.status == st && wc.wr_id == wr_id);
 }
 
@@ -73,8 +74,8 @@ static int s_devices(void)
 static void test_devices(void **state)
 {
     static const char *const env[] = {
-        "SOFTVERBS_DEVICES=rdma_en2:10.0.%r.1,rdma_en3:10.0.3.1,rdma_en4",
-        "SOFTVERBS_GID_INDEX=3", "SOFTVERBS_RANK=7", NULL};
+        "SOFTVERBS_DEVICES=rdma_en2:10.0.%r.1,rdma_en3:10.0.3.1,rdma_en4", "SOFTVERBS_GID_INDEX=3",
+        "SOFTVERBS_RANK=7", NULL};
     (void)state;
     assert_int_equal(sv_run(env, s_devices), 0);
 }
@@ -328,7 +329,10 @@ static void test_addressing(void **state)
 static int post_with_lkey(sv_ep *e, size_t off, size_t len, uint32_t lkey)
 {
     struct ibv_sge sge = {.addr = (uintptr_t)(e->buf + off), .length = (uint32_t)len, .lkey = lkey};
-    struct ibv_send_wr wr = {.wr_id = 9, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+    struct ibv_send_wr wr = {.wr_id = 9,
+                             .sg_list = &sge,
+                             .num_sge = 1,
+                             .opcode = IBV_WR_SEND,
                              .send_flags = IBV_SEND_SIGNALED};
     struct ibv_send_wr *bad;
     return ibv_post_send(e->qp, &wr, &bad);
@@ -476,8 +480,10 @@ static int s_channel_events(void)
     CHECK(ibv_destroy_cq(b.cq) == EBUSY);
     ibv_ack_cq_events(b.cq, 1);
     CHECK((b.qp = ibv_create_qp(b.pd, &(struct ibv_qp_init_attr){
-               .send_cq = b.cq, .recv_cq = b.cq, .qp_type = IBV_QPT_UC,
-               .cap = {.max_send_wr = 1, .max_recv_wr = 1}})) != NULL);
+                                          .send_cq = b.cq,
+                                          .recv_cq = b.cq,
+                                          .qp_type = IBV_QPT_UC,
+                                          .cap = {.max_send_wr = 1, .max_recv_wr = 1}})) != NULL);
     CHECK(ibv_close_device(b.ctx) == EBUSY); /* resources still open */
     sv_ep_close(&a);
     sv_ep_close(&b);
@@ -500,9 +506,9 @@ static int s_apple_limits(void)
     struct ibv_device_attr da;
     struct ibv_mr *mrs[100];
     struct ibv_qp *qps[10];
-    struct ibv_qp_init_attr ia = {.qp_type = IBV_QPT_UC,
-                                  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
-                                          .max_recv_sge = 1}};
+    struct ibv_qp_init_attr ia = {
+        .qp_type = IBV_QPT_UC,
+        .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
     int nmr = 0, nqp = 0;
     sv_pair(&a, &b, IBV_QPT_UC, 16, 8192);
     CHECK(ibv_query_device(a.ctx, &da) == 0 && da.max_qp == 10 && da.max_mr == 100);
@@ -604,10 +610,10 @@ static void test_fault_injection(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_devices),       cmocka_unit_test(test_device_env),
-        cmocka_unit_test(test_state_machine), cmocka_unit_test(test_data_path),
-        cmocka_unit_test(test_addressing),    cmocka_unit_test(test_memory_regions),
-        cmocka_unit_test(test_queues),        cmocka_unit_test(test_apple_profile),
+        cmocka_unit_test(test_devices),         cmocka_unit_test(test_device_env),
+        cmocka_unit_test(test_state_machine),   cmocka_unit_test(test_data_path),
+        cmocka_unit_test(test_addressing),      cmocka_unit_test(test_memory_regions),
+        cmocka_unit_test(test_queues),          cmocka_unit_test(test_apple_profile),
         cmocka_unit_test(test_fault_injection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

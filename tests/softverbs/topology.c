@@ -1,11 +1,13 @@
-/* topology.c - the emulated devices: SOFTVERBS_* settings, device list, contexts, device/port/GID queries.
+/* topology.c - the emulated devices: SOFTVERBS_* settings, device list, contexts, device/port/GID
+ * queries.
  *
- * SOFTVERBS_DEVICES="rdma_en2:10.0.2.1,rdma_en3" lists the devices. A device with an IPv4 address has
- * its IPv4-mapped GID (::ffff:a.b.c.d) at index SOFTVERBS_GID_INDEX (default 1) and a link-local GID
- * at index 0 (1 when the IPv4 one takes 0); without an address it has only the link-local GID, which
- * is what macOS shows before the paired interface gets an address. "%r" in an address becomes this
- * process's rank (SOFTVERBS_RANK, else TETHER_RANK, else 0), so ranks sharing one environment still
- * get different GIDs. SOFTVERBS_PROFILE=apple|linux picks the limits (sv_profile).
+ * SOFTVERBS_DEVICES="rdma_en2:10.0.2.1,rdma_en3" lists the devices. A device with an IPv4 address
+ * has its IPv4-mapped GID (::ffff:a.b.c.d) at index SOFTVERBS_GID_INDEX (default 1) and a
+ * link-local GID at index 0 (1 when the IPv4 one takes 0); without an address it has only the
+ * link-local GID, which is what macOS shows before the paired interface gets an address. "%r" in an
+ * address becomes this process's rank (SOFTVERBS_RANK, else TETHER_RANK, else 0), so ranks sharing
+ * one environment still get different GIDs. SOFTVERBS_PROFILE=apple|linux picks the limits
+ * (sv_profile).
  */
 #include "softverbs.h"
 
@@ -30,14 +32,32 @@ static unsigned long long tx_frames, tx_bytes;
 /* TN3205 (UC only, ~10 QPs, ~100 MRs, page-aligned buffers); values it leaves open are set to the
  * strictest that a correct backend can still live with (1 SGE, no inline data). */
 static const sv_profile profile_apple = {
-    .name = "apple", .max_qp = 10, .max_mr = 100, .max_cq = 64, .max_cqe = 4096,
-    .max_qp_wr = 1024, .max_sge = 1, .max_inline = 0, .max_msg = 1u << 30,
-    .page_aligned_mr = 1, .uc_rdma = 0, .mtu = IBV_MTU_1024,
+    .name = "apple",
+    .max_qp = 10,
+    .max_mr = 100,
+    .max_cq = 64,
+    .max_cqe = 4096,
+    .max_qp_wr = 1024,
+    .max_sge = 1,
+    .max_inline = 0,
+    .max_msg = 1u << 30,
+    .page_aligned_mr = 1,
+    .uc_rdma = 0,
+    .mtu = IBV_MTU_1024,
 };
 static const sv_profile profile_linux = {
-    .name = "linux", .max_qp = 1024, .max_mr = 4096, .max_cq = 1024, .max_cqe = 65536,
-    .max_qp_wr = 8192, .max_sge = SV_MAX_SGE, .max_inline = 256, .max_msg = 1u << 30,
-    .page_aligned_mr = 0, .uc_rdma = 1, .mtu = IBV_MTU_4096,
+    .name = "linux",
+    .max_qp = 1024,
+    .max_mr = 4096,
+    .max_cq = 1024,
+    .max_cqe = 65536,
+    .max_qp_wr = 8192,
+    .max_sge = SV_MAX_SGE,
+    .max_inline = 256,
+    .max_msg = 1u << 30,
+    .page_aligned_mr = 0,
+    .uc_rdma = 1,
+    .mtu = IBV_MTU_4096,
 };
 
 uint64_t softverbs__now_us(void)
@@ -325,7 +345,8 @@ SV_EXPORT int ibv_close_device(struct ibv_context *context)
     pthread_mutex_lock(&softverbs__lock);
     if (c->npd || c->ncq || c->nchannel || c->nqp || c->nmr) {
         softverbs__note("ibv_close_device(%s): still open: %d QPs, %d MRs, %d CQs, %d PDs, "
-                        "%d channels", c->dev->dev.name, c->nqp, c->nmr, c->ncq, c->npd, c->nchannel);
+                        "%d channels",
+                        c->dev->dev.name, c->nqp, c->nmr, c->ncq, c->npd, c->nchannel);
         rc = EBUSY;
     } else {
         stop = --open_contexts == 0;

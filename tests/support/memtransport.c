@@ -1,10 +1,11 @@
-/* tests/support/memtransport.c - an in-process tether transport: ranks are threads, messages are copies.
+/* tests/support/memtransport.c - an in-process tether transport: ranks are threads, messages are
+ * copies.
  *
  * A hub (one per job token) holds an endpoint per rank. Every endpoint keeps, per source rank, the
  * receives it posted that no message matched yet (posted) and the sends addressed to it that no
- * receive matched yet (unexpected). A new message or receive scans the other queue in order; a match
- * copies the bytes and completes both requests at once. One mutex guards the whole hub; a counter
- * of events plus a condition variable lets wait() sleep without missing a completion. */
+ * receive matched yet (unexpected). A new message or receive scans the other queue in order; a
+ * match copies the bytes and completes both requests at once. One mutex guards the whole hub; a
+ * counter of events plus a condition variable lets wait() sleep without missing a completion. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,11 +18,11 @@
 typedef struct memt_hub memt_hub;
 
 struct tether_req {
-    tether_req *next;               /* in the queue it waits in */
+    tether_req *next;                /* in the queue it waits in */
     tether_req *own_prev, *own_next; /* in its endpoint's list of live requests */
     tether_ep *owner;
     int sending;
-    int peer;          /* world rank at the other end */
+    int peer; /* world rank at the other end */
     const void *sbuf;
     void *rbuf;
     size_t len;
@@ -40,7 +41,7 @@ struct tether_ep {
     int joined, closed;
     int broken; /* sticky error code, 0 while healthy */
     char broken_msg[TETHER_ERRMSG_MAX];
-    long fail_after;      /* sends left before the injected fault; < 0: none */
+    long fail_after; /* sends left before the injected fault; < 0: none */
     unsigned caps;
     tether_req *owned;      /* every live request, freed by close() if never released */
     memt_queue *posted;     /* [src]: receives waiting for a message */
@@ -114,13 +115,15 @@ static int hub_join(const tether_config *cfg, memt_hub **out)
     if (!h) {
         h = hub_new(cfg->job_token, cfg->size);
         if (!h)
-            return tether__fail(TETHER_ENOMEM, "memtransport: out of memory for a world of %d", cfg->size);
+            return tether__fail(TETHER_ENOMEM, "memtransport: out of memory for a world of %d",
+                                cfg->size);
         h->next = registry;
         registry = h;
     }
     if (h->size != cfg->size)
-        return tether__fail(TETHER_ECONFIG, "memtransport: rank %d says size %d, world \"%s\" has %d",
-                            cfg->rank, cfg->size, cfg->job_token, h->size);
+        return tether__fail(TETHER_ECONFIG,
+                            "memtransport: rank %d says size %d, world \"%s\" has %d", cfg->rank,
+                            cfg->size, cfg->job_token, h->size);
     if (h->eps[cfg->rank].joined)
         return tether__fail(TETHER_ECONFIG, "memtransport: rank %d of world \"%s\" opened twice",
                             cfg->rank, cfg->job_token);
@@ -234,10 +237,13 @@ static void deliver(tether_req *send, tether_req *recv)
     if (send->tag.sig != recv->tag.sig || send->len != recv->len) {
         char msg[TETHER_ERRMSG_MAX];
         snprintf(msg, sizeof msg,
-                 "memtransport: rank %d sent %zu bytes with signature %08x (call %u step %u) where rank %d "
-                 "expected %zu bytes with signature %08x: the ranks called different collectives, counts, "
-                 "dtypes, ops or roots", send->owner->rank, send->len, send->tag.sig, send->tag.seq,
-                 send->tag.step, dst->rank, recv->len, recv->tag.sig);
+                 "memtransport: rank %d sent %zu bytes with signature %08x (call %u step %u) where "
+                 "rank %d "
+                 "expected %zu bytes with signature %08x: the ranks called different collectives, "
+                 "counts, "
+                 "dtypes, ops or roots",
+                 send->owner->rank, send->len, send->tag.sig, send->tag.seq, send->tag.step,
+                 dst->rank, recv->len, recv->tag.sig);
         break_ep(dst, TETHER_EMISMATCH, msg);
         return;
     }
@@ -255,9 +261,11 @@ static tether_req *find_match(memt_queue *q, tether_req *r, tether_ep *receiver)
         if (same_call(x->tag, r->tag) && x->tag.sig != r->tag.sig) {
             tether_req *s = r->sending ? r : x, *v = r->sending ? x : r;
             char msg[TETHER_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "memtransport: rank %d's call %u has signature %08x but rank %d's "
-                     "has %08x: the ranks called different collectives, counts, dtypes, ops or roots",
-                     s->owner->rank, s->tag.seq, s->tag.sig, v->owner->rank, v->tag.sig);
+            snprintf(
+                msg, sizeof msg,
+                "memtransport: rank %d's call %u has signature %08x but rank %d's "
+                "has %08x: the ranks called different collectives, counts, dtypes, ops or roots",
+                s->owner->rank, s->tag.seq, s->tag.sig, v->owner->rank, v->tag.sig);
             break_ep(receiver, TETHER_EMISMATCH, msg);
             return NULL;
         }
@@ -280,8 +288,10 @@ static int memt_configured(const tether_config *cfg, char *why, size_t why_len)
 static int memt_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
 {
     if (cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size || !cfg->job_token[0])
-        return tether__fail(TETHER_ECONFIG, "memtransport: rank %d of size %d with token \"%s\": need "
-                            "0 <= rank < size and a token", cfg->rank, cfg->size, cfg->job_token);
+        return tether__fail(TETHER_ECONFIG,
+                            "memtransport: rank %d of size %d with token \"%s\": need "
+                            "0 <= rank < size and a token",
+                            cfg->rank, cfg->size, cfg->job_token);
     pthread_mutex_lock(&registry_lock);
     memt_hub *h = NULL;
     int rc = hub_join(cfg, &h);
@@ -307,12 +317,13 @@ static int post_check(tether_ep *ep, int peer, const char *what)
 {
     memt_hub *h = ep->hub;
     if (peer < 0 || peer >= h->size || peer == ep->rank)
-        return tether__fail(TETHER_EINTERNAL, "memtransport: rank %d: %s with peer %d of %d", ep->rank,
-                            what, peer, h->size);
+        return tether__fail(TETHER_EINTERNAL, "memtransport: rank %d: %s with peer %d of %d",
+                            ep->rank, what, peer, h->size);
     if (!ep->broken && h->eps[peer].closed) {
         char msg[TETHER_ERRMSG_MAX];
-        snprintf(msg, sizeof msg, "memtransport: rank %d: %s rank %d, which has closed its endpoint",
-                 ep->rank, what, peer);
+        snprintf(msg, sizeof msg,
+                 "memtransport: rank %d: %s rank %d, which has closed its endpoint", ep->rank, what,
+                 peer);
         break_ep(ep, TETHER_EPEER, msg);
     }
     if (ep->broken)
@@ -325,8 +336,8 @@ static int inject_fault(tether_ep *ep, int peer)
     if (ep->fail_after < 0 || ep->fail_after-- > 0)
         return TETHER_OK;
     char msg[TETHER_ERRMSG_MAX];
-    snprintf(msg, sizeof msg, "memtransport: injected fault: rank %d's send to rank %d failed", ep->rank,
-             peer);
+    snprintf(msg, sizeof msg, "memtransport: injected fault: rank %d's send to rank %d failed",
+             ep->rank, peer);
     break_ep(ep, TETHER_ENET, msg);
     break_others(ep->hub, ep->rank, msg);
     return tether__fail(TETHER_ENET, "%s", msg);
@@ -373,7 +384,8 @@ static int memt_isend(tether_ep *ep, int peer, const void *buf, size_t len, teth
     return rc;
 }
 
-static int memt_irecv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag, tether_req **out)
+static int memt_irecv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
+                      tether_req **out)
 {
     memt_hub *h = ep->hub;
     pthread_mutex_lock(&h->lock);
@@ -450,12 +462,13 @@ static void memt_abort(tether_ep *ep, int code, const char *msg)
     pthread_mutex_unlock(&h->lock);
 }
 
-/* Free every request of ep still alive; peers still waiting on ep fail as on a closed connection. */
+/* Free every request of ep still alive; peers waiting on ep fail as on a closed connection. */
 static void drop_pending(tether_ep *ep)
 {
     memt_hub *h = ep->hub;
     char msg[TETHER_ERRMSG_MAX];
-    snprintf(msg, sizeof msg, "memtransport: rank %d closed its endpoint with messages pending", ep->rank);
+    snprintf(msg, sizeof msg, "memtransport: rank %d closed its endpoint with messages pending",
+             ep->rank);
     while (ep->owned)
         release(ep->owned);
     for (int p = 0; p < h->size; p++)

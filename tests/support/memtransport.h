@@ -1,13 +1,14 @@
-/* tests/support/memtransport.h - an in-process transport for tests: the ranks of a world are threads
- * of one process, messages are copied between their buffers.
+/* tests/support/memtransport.h - an in-process transport for tests: the ranks of a world are
+ * threads of one process, messages are copied between their buffers.
  *
  * Ranks find each other through the job token: every thread opens tether_memt_ops with a
- * tether_config whose rank, size, job_token and timeout_ms are set (same token, same size), and those
- * that share a token form one world. Matching follows core/transport.h to the letter (tags, order,
- * TETHER_EMISMATCH on another length or signature, sticky errors), and a send completes only when a
- * receive has taken its data (rendezvous), so an algorithm that reuses a buffer too early or waits
- * in the wrong order shows up here as wrong data or a timeout. The caps are TETHER_CAP_DIRECT unless a
- * test sets others (tether_memt_set_caps), e.g. 0 to make algorithm choice act as on the ring. */
+ * tether_config whose rank, size, job_token and timeout_ms are set (same token, same size), and
+ * those that share a token form one world. Matching follows core/transport.h to the letter (tags,
+ * order, TETHER_EMISMATCH on another length or signature, sticky errors), and a send completes only
+ * when a receive has taken its data (rendezvous), so an algorithm that reuses a buffer too early or
+ * waits in the wrong order shows up here as wrong data or a timeout. The caps are TETHER_CAP_DIRECT
+ * unless a test sets others (tether_memt_set_caps), e.g. 0 to make algorithm choice act as on the
+ * ring. */
 #ifndef TETHER_TESTS_MEMTRANSPORT_H
 #define TETHER_TESTS_MEMTRANSPORT_H
 

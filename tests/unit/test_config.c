@@ -202,7 +202,8 @@ static void singleton_without_configuration(void **state)
     assert_int_equal(tether_send(g, x, 3, TETHER_FLOAT32, 0), TETHER_EINVAL);
     assert_int_equal(tether_barrier(g), TETHER_OK);
     tether_group_free(g);
-    assert_int_equal(tether_init("any", 1, &g), TETHER_EUNAVAIL); /* strict: names what is missing */
+    assert_int_equal(tether_init("any", 1, &g),
+                     TETHER_EUNAVAIL); /* strict: names what is missing */
     assert_non_null(strstr(tether_last_error(), "mesh"));
 }
 

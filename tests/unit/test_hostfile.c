@@ -1,8 +1,9 @@
-/* tests/unit/test_hostfile.c - hostfile parsing: every good form, one case per kind of bad input. */
+/* tests/unit/test_hostfile.c - hostfile parsing: every good form, one case per bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <stdio.h>
@@ -191,9 +192,12 @@ static int parse_kind(const bad_case *c)
     tether_device_matrix m;
 
     switch (c->kind) {
-    case RANKS: return tether__hostfile_parse_ranks(c->json, "hosts.json", &r);
-    case LAUNCH: return tether__hostfile_parse_launch(c->json, "cluster.json", &l);
-    case DEVICES: return tether__hostfile_parse_devices(c->json, "devices.json", &m);
+    case RANKS:
+        return tether__hostfile_parse_ranks(c->json, "hosts.json", &r);
+    case LAUNCH:
+        return tether__hostfile_parse_launch(c->json, "cluster.json", &l);
+    case DEVICES:
+        return tether__hostfile_parse_devices(c->json, "devices.json", &m);
     }
     return TETHER_EINTERNAL;
 }
@@ -237,7 +241,8 @@ static void test_ranks_mlx_file(void **state)
     tether_rank_hosts h;
 
     (void)state;
-    assert_int_equal(tether__hostfile_load_ranks(data_path("hostfile_mlx_ring.json"), &h), TETHER_OK);
+    assert_int_equal(tether__hostfile_load_ranks(data_path("hostfile_mlx_ring.json"), &h),
+                     TETHER_OK);
     assert_int_equal(h.nranks, 4);
     for (int r = 0; r < 4; r++)
         assert_int_equal(h.naddrs[r], 2);
@@ -253,8 +258,8 @@ static void test_ranks_names_and_ipv6(void **state)
 
     (void)state;
     assert_int_equal(tether__hostfile_parse_ranks("[[\"mac-1.local:1\", \"[fe80::1]:65535\"],"
-                                                 " [\"localhost:5001\", \"host_2:5001\"]]",
-                                                 NULL, &h),
+                                                  " [\"localhost:5001\", \"host_2:5001\"]]",
+                                                  NULL, &h),
                      TETHER_OK);
     assert_int_equal(h.nranks, 2);
     assert_addr(&h.addrs[0][0], "mac-1.local", 1);
@@ -359,8 +364,8 @@ static void test_load_syntax_position(void **state)
     char want[4200];
 
     (void)state;
-    snprintf(want, sizeof want, "%s: line 2, column 9: invalid JSON:",
-             data_path("hostfile_bad_syntax.json"));
+    snprintf(want, sizeof want,
+             "%s: line 2, column 9: invalid JSON:", data_path("hostfile_bad_syntax.json"));
     tether__clear_error();
     expect_error(tether__hostfile_load_ranks(data_path("hostfile_bad_syntax.json"), &h),
                  TETHER_ECONFIG, want);
@@ -428,7 +433,8 @@ static void test_launch_object_form_variants(void **state)
     assert_null(h.hosts[1].rdma[1]);
     tether__launch_hosts_free(&h);
     assert_int_equal(tether__hostfile_parse_launch("{\"backend\": \"jaccl-ring\", \"hosts\": "
-                                                  "[{\"ssh\": \"a\"}]}", "y.json", &h),
+                                                   "[{\"ssh\": \"a\"}]}",
+                                                   "y.json", &h),
                      TETHER_OK);
     assert_string_equal(h.backend, "rdma");
     tether__launch_hosts_free(&h);
@@ -482,9 +488,9 @@ static void test_devices_lists_and_no_link(void **state)
 
     (void)state;
     assert_int_equal(tether__hostfile_parse_devices("[[null, [\"a\", \"b\"], null],"
-                                                   " [[\"c\", \"d\"], null, \"e\"],"
-                                                   " [[], \"f\", null]]",
-                                                   NULL, &m),
+                                                    " [[\"c\", \"d\"], null, \"e\"],"
+                                                    " [[], \"f\", null]]",
+                                                    NULL, &m),
                      TETHER_OK);
     assert_string_equal(m.devs[0][1][1], "b");
     assert_null(m.devs[0][2][0]);
