@@ -48,13 +48,6 @@ done:
     return rc;
 }
 
-static unsigned mesh_caps(const tether_ep *ep)
-{
-    const tether__tcp_ep *e = (const tether__tcp_ep *)ep;
-    return TETHER_CAP_DIRECT | (tether__tcp_one_host(e) ? TETHER_CAP_ONE_HOST : 0) |
-           (tether__tcp_reads_memory(e) ? TETHER_CAP_READS_MEMORY : 0);
-}
-
 static void mesh_close(tether_ep *ep)
 {
     tether__tcp_close((tether__tcp_ep *)ep);
@@ -65,7 +58,7 @@ const tether_transport_ops tether_mesh_ops = {
     .configured = mesh_configured,
     .usable = NULL,
     .open = mesh_open,
-    .caps = mesh_caps,
+    .caps = tether__tcp_caps,
     TETHER__TCP_MESSAGE_OPS,
     .close = mesh_close,
 };

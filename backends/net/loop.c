@@ -104,9 +104,10 @@ static void *run(void *arg)
         if (again)
             continue;
         pfd[0] = (struct pollfd){.fd = lp->wake[0], .events = POLLIN};
-        int n = 1 + lp->h.fds(lp->h.arg, pfd + 1);
+        int standby = lp->h.standby && lp->h.standby(lp->h.arg);
+        int n = 1 + (standby ? 0 : lp->h.fds(lp->h.arg, pfd + 1));
         pthread_mutex_unlock(lp->mu);
-        int got = poll(pfd, (nfds_t)n, LONGEST_SLEEP_MS);
+        int got = poll(pfd, (nfds_t)n, standby ? TETHER__LOOP_STANDBY_MS : LONGEST_SLEEP_MS);
         int poll_errno = errno;
         pthread_mutex_lock(lp->mu);
         if (got < 0 && poll_errno != EINTR)
@@ -202,6 +203,11 @@ void tether__loop_seen(const tether__loop *lp)
 {
     seen.lp = lp;
     seen.events = *lp->events;
+}
+
+int tether__loop_missed(const tether__loop *lp)
+{
+    return seen.lp == lp && seen.events != *lp->events;
 }
 
 int tether__loop_wait(tether__loop *lp, int timeout_ms)

@@ -38,7 +38,18 @@ typedef struct tether__loop_handler {
     void (*ready)(void *arg, const struct pollfd *pfd, int n);
     /* poll() itself failed with err (not EINTR): the endpoint breaks. */
     void (*failed)(void *arg, int err);
+    /* NULL, or 1 while the program's own threads move the bytes (they are inside calls, waiting in
+     * poll() themselves): the thread then stands by, watching only its wake pipe, and asks again
+     * within TETHER__LOOP_STANDBY_MS. Two threads woken by every packet, one of them handing the
+     * news to the other through the condition variable, made a ring's neighbour messages cost
+     * two wake-ups in a row where a mesh's cost one. */
+    int (*standby)(void *arg);
 } tether__loop_handler;
+
+/* How often a standing-by thread looks whether the program has left: a forwarded frame or a
+ * failure's news waits at most this long for the thread once the program computes outside tether
+ * (while it waits inside, its own wait moves them). */
+#define TETHER__LOOP_STANDBY_MS 1
 
 /* Start the thread over h, with mu the endpoint's mutex and events its count. *out is set under
  * mu before the thread starts, so callbacks may read it. who names the backend in messages. Called
@@ -58,6 +69,10 @@ void tether__loop_signal(tether__loop *lp);
 
 /* Caller holds mu: remember the events count as this thread saw it (its test() did). */
 void tether__loop_seen(const tether__loop *lp);
+
+/* Caller holds mu: 1 when the events count moved since this thread's last test() saw it (then a
+ * wait must not sleep: a request of this thread's may have finished). */
+int tether__loop_missed(const tether__loop *lp);
 
 /* Caller holds mu: sleep (releasing it) until the events count moves past what this thread saw
  * last, or timeout_ms pass (<= 0: do not sleep), then remember the count. 1 when the time ran out

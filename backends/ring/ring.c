@@ -22,6 +22,10 @@
 
 /* How long a closing rank keeps passing messages on for others, until both neighbours close too. */
 #define RING_LINGER_MS 2000
+/* Up to this many ranks every other rank is a neighbour: the ring's links are a full mesh, so it
+ * runs as the mesh does (the same caps, so the same algorithms; no routes, so no progress thread
+ * and nothing to linger for), and a ring of 2 or 3 is exactly as fast as a mesh of 2 or 3. */
+#define RING_ALL_NEIGHBOURS 3
 
 static int ring_configured(const tether_config *cfg, char *why, size_t why_len)
 {
@@ -136,8 +140,10 @@ static int ring_open(const tether_config *cfg, tether_ep **out, int *rank, int *
     }
     TRY_GOTO(rc, plan_links(cfg, &w), done);
     TRY_GOTO(rc, tether__tcp_world_connect(&w, "ring", &ep), done);
-    TRY_GOTO(rc, route(&w, ep), fail);
-    TRY_GOTO(rc, tether__tcp_progress_start(ep), fail);
+    if (w.size > RING_ALL_NEIGHBOURS) { /* else the links make a full mesh: nothing is routed */
+        TRY_GOTO(rc, route(&w, ep), fail);
+        TRY_GOTO(rc, tether__tcp_progress_start(ep), fail);
+    }
     *out = (tether_ep *)ep;
     *rank = w.rank;
     *size = w.size;
@@ -148,13 +154,6 @@ fail: /* the neighbours formed their links: tell them, so they fail now rather t
 done:
     tether__tcp_world_free(&w);
     return rc;
-}
-
-/* Only the neighbours are linked: the core picks ring algorithms, and others are forwarded. */
-static unsigned ring_caps(const tether_ep *ep)
-{
-    (void)ep;
-    return 0;
 }
 
 static void ring_close(tether_ep *ep)
@@ -168,7 +167,7 @@ const tether_transport_ops tether_ring_ops = {
     .configured = ring_configured,
     .usable = NULL,
     .open = ring_open,
-    .caps = ring_caps,
+    .caps = tether__tcp_caps, /* DIRECT up to 3 ranks; beyond, the core picks ring algorithms */
     TETHER__TCP_MESSAGE_OPS,
     .close = ring_close,
 };

@@ -53,6 +53,8 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
     if (!first)
         return ep->err;
     ep->events++;
+    if (ep->loop) /* tell the neighbours now, even while the thread stands by */
+        tether__loop_kick(ep->loop);
     tether__tcp_cma_withdraw(ep);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tether__tcp_tx_clear(ep->flat[i]);
@@ -291,6 +293,7 @@ static int begin(tether__tcp_ep *ep, int peer, int is_send, struct tether_req **
 {
     TRY(check_peer(ep, peer));
     pthread_mutex_lock(&ep->mu);
+    ep->calls++;
     if (ep->err) {
         int rc = tether__tcp_sticky(ep);
         pthread_mutex_unlock(&ep->mu);
@@ -435,6 +438,7 @@ int tether__tcp_test(tether_ep *tep, tether_req *r, int *done)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);
+    ep->calls++;
     if (r->parts_left > 0 && !ep->err)
         progress_peer(ep, r->peer, !r->is_send);
     int rc = TETHER_OK;
@@ -478,12 +482,16 @@ uint64_t tether__tcp_moved(tether_ep *tep)
     return total;
 }
 
-int tether__tcp_one_host(const tether__tcp_ep *ep)
+/* Every peer has links of its own: no message is ever routed. */
+static int every_peer_linked(const tether__tcp_ep *ep)
 {
-    return ep->one_host;
+    for (int p = 0; p < ep->size; p++)
+        if (p != ep->rank && ep->nlinks[p] == 0)
+            return 0;
+    return 1;
 }
 
-int tether__tcp_reads_memory(const tether__tcp_ep *ep)
+static int reads_memory(const tether__tcp_ep *ep)
 {
     /* only facts the peers share: with TETHER_TCP_CMA_MIN=0 this rank answered no to every offer,
      * but its value otherwise is its own, so it does not count */
@@ -493,4 +501,12 @@ int tether__tcp_reads_memory(const tether__tcp_ep *ep)
         if (p != ep->rank && !(ep->nlinks[p] > 0 && tether__cma_both_ways(&ep->links[p][0].cma)))
             return 0;
     return 1;
+}
+
+unsigned tether__tcp_caps(const tether_ep *tep)
+{
+    const tether__tcp_ep *ep = (const tether__tcp_ep *)tep;
+    return (every_peer_linked(ep) ? TETHER_CAP_DIRECT : 0) |
+           (ep->one_host ? TETHER_CAP_ONE_HOST : 0) |
+           (reads_memory(ep) ? TETHER_CAP_READS_MEMORY : 0);
 }

@@ -48,13 +48,13 @@ int tether__tcp_alive(tether_ep *ep);
 
 void tether__tcp_close(tether__tcp_ep *ep);
 
-/* 1 when every link joins two processes of this host (loopback, or the same address at both ends):
- * then links are memory copies on shared cores and caches, not cables (TETHER_CAP_ONE_HOST). */
-int tether__tcp_one_host(const tether__tcp_ep *ep);
-
-/* 1 when this rank and every peer read each other's large messages from memory (cma.h): both
- * directions of every pair, which both ends of it know alike (TETHER_CAP_READS_MEMORY). */
-int tether__tcp_reads_memory(const tether__tcp_ep *ep);
+/* What the links give the core's algorithms (core/transport.h's caps): TETHER_CAP_DIRECT when every
+ * peer has links of its own (a mesh; a ring of 2 or 3 ranks, whose neighbours are everyone);
+ * TETHER_CAP_ONE_HOST when every link joins two processes of this host (loopback, or the same
+ * address at both ends: links are then memory copies on shared cores and caches, not cables);
+ * TETHER_CAP_READS_MEMORY when this rank and every peer read each other's large messages from
+ * memory (cma.h), both directions of every pair, which both ends of it know alike. */
+unsigned tether__tcp_caps(const tether_ep *ep);
 
 /* For links that reach only some peers (the ring): via[p] is the neighbour through which a message
  * to p goes (p itself when linked). Peers without links then work as if linked, more slowly. */

@@ -104,6 +104,11 @@ struct tether__tcp_ep {
     uint64_t events;    /* request parts finished, leave notices, breaks: what wait() waits for */
     tether__loop *loop; /* the progress thread (engine_wait.c), NULL when none runs */
     int propagated;     /* the progress thread passed the break on to every neighbour */
+    /* The program's threads move the bytes themselves while they are inside calls (engine_wait.c):
+     * calls counts their isend, irecv, test and wait calls, calls_seen is the count the progress
+     * thread saw last, drivers the threads asleep in wait()'s own poll() now. */
+    uint64_t calls, calls_seen;
+    int drivers;
     tether_heartbeat *beat; /* the heartbeats (engine_beat.c), NULL when none run */
 };
 

@@ -1,14 +1,16 @@
-/* backends/tcp/engine_wait.c - waiting: in poll() on every link, or for the progress thread.
+/* backends/tcp/engine_wait.c - waiting in poll() on every link, and the progress thread's handler.
  *
- * Without a progress thread, wait() sleeps in poll() on every link and moves what is ready. With
- * one (the ring: a message between distant ranks passes through ranks that may be busy computing,
- * and a failure must cross the ring even when nobody calls tether), the thread is backends/net's
- * event loop over this file's handler: it sleeps in poll() on every socket, moves whatever is
- * ready under the endpoint's mutex (as test() does), and when the endpoint breaks, aborts it once,
- * which tells every neighbour, which does the same. The program's threads still write and read in
- * isend/test (the short path), but sleep in wait() until the loop (or a test() that finished
- * parts of another thread's requests) signals that request parts finished, byes arrived or the
- * endpoint broke. */
+ * wait() sleeps in poll() on every link and moves what is ready, in the calling thread: a reply
+ * then costs one wake-up. An endpoint may also run a progress thread (the ring: a message between
+ * distant ranks passes through ranks that may be busy computing, and a failure must cross the ring
+ * even when nobody calls tether): backends/net's event loop over this file's handler, which sleeps
+ * in poll() on every socket, moves whatever is ready under the endpoint's mutex (as test() does),
+ * and when the endpoint breaks, aborts it once, which tells every neighbour, which does the same.
+ * While the program's threads are inside calls they move the bytes themselves (test() and wait()
+ * here, reading eagerly and passing routed frames on as the thread would), and the thread stands by
+ * (loop.h): it watches the sockets again once no call came for TETHER__LOOP_STANDBY_MS. Handing
+ * every reply from the thread to the waiting program thread made a ring's neighbour messages cost
+ * two wake-ups in a row, up to 3.6 times a mesh's time for the same bytes (issue 23). */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -30,6 +32,20 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
         else if (!ep->loop && pfd[i].revents)
             tether__tcp_input_ready(ep, l, pfd[i].revents);
     }
+}
+
+/* What to watch on every socket link (caller holds ep->mu). With a progress thread every input is
+ * read at once (routed frames must pass on; engine_impl.h's tether__tcp_read). */
+static int poll_set(const tether__tcp_ep *ep, struct pollfd *pfd)
+{
+    for (int i = 0; i < ep->nflat; i++) {
+        const tether__link *l = ep->flat[i];
+        short events =
+            ep->loop ? (short)(POLLIN | (l->txhead ? POLLOUT : 0)) : tether__tcp_poll_events(l);
+        pfd[i] = (struct pollfd){.fd = l->eof ? -1 : l->fd, /* -1: not polled */
+                                 .events = events};
+    }
+    return ep->nflat;
 }
 
 /* A wait passed idle: copy every unexpected descriptor out, so that its sender can finish (cma.h).
@@ -60,27 +76,25 @@ static void unblock(tether__tcp_ep *ep)
     cma_unblock(ep);
 }
 
-/* With the progress thread: sleep until it (or a test) reports progress. A break is reported by
- * test(), not here: the thread reads eagerly, so a request whose bytes came in just before another
- * rank's abort is complete and must still report done. */
-static int wait_loop(tether__tcp_ep *ep, int timeout_ms)
+/* The sticky error after a wait. With a progress thread none: the reads are eager, so a request
+ * whose bytes came in just before another rank's abort is complete and must still report done,
+ * and test() reports the break. */
+static int after_wait(const tether__tcp_ep *ep)
 {
-    pthread_mutex_lock(&ep->mu);
-    if (tether__loop_wait(ep->loop, ep->err ? 0 : timeout_ms) && !ep->err)
-        cma_unblock(ep); /* idle: see cma.h */
-    pthread_mutex_unlock(&ep->mu);
-    return TETHER_OK;
+    return ep->err && !ep->loop ? tether__tcp_sticky(ep) : TETHER_OK;
 }
 
 int tether__tcp_wait(tether_ep *tep, int timeout_ms)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     struct pollfd stack[POLL_STACK], *pfd = stack;
-    if (ep->loop) /* the thread polls the sockets; we wait for what it moves */
-        return wait_loop(ep, timeout_ms);
     pthread_mutex_lock(&ep->mu);
-    if (ep->err) {
-        int rc = tether__tcp_sticky(ep);
+    ep->calls++;
+    /* broken, or another thread (the progress thread) finished parts since this one's test() */
+    if (ep->err || (ep->loop && tether__loop_missed(ep->loop))) {
+        int rc = after_wait(ep);
+        if (ep->loop)
+            tether__loop_seen(ep->loop);
         pthread_mutex_unlock(&ep->mu);
         return rc;
     }
@@ -89,22 +103,23 @@ int tether__tcp_wait(tether_ep *tep, int timeout_ms)
         return tether__fail(TETHER_ENOMEM, "out of memory polling %d links", ep->nflat);
     }
     /* every link, not only those of pending requests: a dead peer is noticed while we wait on
-     * another */
-    for (int i = 0; i < ep->nflat; i++)
-        pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd, /* -1: not polled */
-                                 .events = tether__tcp_poll_events(ep->flat[i])};
+     * another, and frames for others pass on */
+    int nfds = poll_set(ep, pfd);
+    ep->drivers++;
     pthread_mutex_unlock(&ep->mu);
-    int n = poll(pfd, (nfds_t)ep->nflat, timeout_ms);
+    int n = poll(pfd, (nfds_t)nfds, timeout_ms);
     int poll_errno = errno;
     pthread_mutex_lock(&ep->mu);
+    ep->drivers--;
     if (n < 0 && poll_errno != EINTR)
-        tether__tcp_break(ep, TETHER_ENET, "poll() on %d links: %s", ep->nflat,
-                          strerror(poll_errno));
+        tether__tcp_break(ep, TETHER_ENET, "poll() on %d links: %s", nfds, strerror(poll_errno));
     else if (n > 0 && !ep->err)
         tether__tcp_progress_ready(ep, pfd);
     else if (n == 0 && !ep->err)
-        unblock(ep);
-    int rc = ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
+        ep->loop ? cma_unblock(ep) : unblock(ep);
+    if (ep->loop)
+        tether__loop_signal(ep->loop); /* we may have finished another thread's request */
+    int rc = after_wait(ep);
     pthread_mutex_unlock(&ep->mu);
     if (pfd != stack)
         free(pfd);
@@ -133,12 +148,18 @@ static int loop_due(void *arg)
 static int loop_fds(void *arg, struct pollfd *pfd)
 {
     tether__tcp_ep *ep = arg;
-    if (ep->err)
-        return 0;
-    for (int i = 0; i < ep->nflat; i++)
-        pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd,
-                                 .events = POLLIN | (ep->flat[i]->txhead ? POLLOUT : 0)};
-    return ep->nflat;
+    return ep->err ? 0 : poll_set(ep, pfd);
+}
+
+/* The program is inside calls (one asleep in wait(), or any call since the last look): it moves the
+ * bytes. A broken endpoint's thread only waits to be stopped, so it never stands by (its break must
+ * reach the neighbours first: loop_due). */
+static int loop_standby(void *arg)
+{
+    tether__tcp_ep *ep = arg;
+    int inside = ep->drivers > 0 || ep->calls != ep->calls_seen;
+    ep->calls_seen = ep->calls;
+    return inside && !ep->err;
 }
 
 static void loop_ready(void *arg, const struct pollfd *pfd, int n)
@@ -163,7 +184,8 @@ int tether__tcp_progress_start(tether__tcp_ep *ep)
                               .due = loop_due,
                               .fds = loop_fds,
                               .ready = loop_ready,
-                              .failed = loop_failed};
+                              .failed = loop_failed,
+                              .standby = loop_standby};
     return tether__loop_start(&h, &ep->mu, &ep->events, ep->backend, &ep->loop);
 }
 
