@@ -18,7 +18,7 @@
 static const char *const usage =
     "usage: tether bench [-c COLL] [-b MIN] [-e MAX] [-f FACTOR] [-w WARMUP] [-n ITERS]\n"
     "                    [-t SECONDS] [-B BLOCKS] [-d DTYPE] [-o OP] [--algo A] [--inplace]\n"
-    "                    [--check] [--json FILE] [--csv]\n"
+    "                    [--pair A,B] [--check] [--json FILE] [--csv]\n"
     "Run under `tether launch -n N`. Times each collective from MIN to MAX bytes, multiplying by\n"
     "FACTOR.\n"
     "  -c COLL     all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all,\n"
@@ -35,6 +35,8 @@ static const char *const usage =
     "  --algo A    all-reduce algorithm: auto, ring, tree, butterfly, direct\n"
     "              (sets TETHER_ALLREDUCE_ALGO)\n"
     "  --inplace   all_reduce in place (send == recv), like nccl-tests' in-place columns\n"
+    "  --pair A,B  send_recv from rank A to rank B only, one way; the ranks between them on a\n"
+    "              ring pass the bytes on, and their peak memory is shown\n"
     "  --check     fill known values and count wrong elements (#wrong column)\n"
     "  --json FILE write the rows as JSON too;  --csv  print CSV instead of the table\n";
 
@@ -53,14 +55,12 @@ static int lookup(const char *s, const char *const *names, int n)
 
 static int parse_args(int argc, char **argv, bench_opts *o)
 {
-    enum { OPT_ALGO = 256, OPT_INPLACE, OPT_CHECK, OPT_JSON, OPT_CSV, OPT_HELP };
-    static const struct option longs[] = {{"algo", required_argument, 0, OPT_ALGO},
-                                          {"inplace", no_argument, 0, OPT_INPLACE},
-                                          {"check", no_argument, 0, OPT_CHECK},
-                                          {"json", required_argument, 0, OPT_JSON},
-                                          {"csv", no_argument, 0, OPT_CSV},
-                                          {"help", no_argument, 0, OPT_HELP},
-                                          {0, 0, 0, 0}};
+    enum { OPT_ALGO = 256, OPT_INPLACE, OPT_PAIR, OPT_CHECK, OPT_JSON, OPT_CSV, OPT_HELP };
+    static const struct option longs[] = {
+        {"algo", required_argument, 0, OPT_ALGO}, {"inplace", no_argument, 0, OPT_INPLACE},
+        {"pair", required_argument, 0, OPT_PAIR}, {"check", no_argument, 0, OPT_CHECK},
+        {"json", required_argument, 0, OPT_JSON}, {"csv", no_argument, 0, OPT_CSV},
+        {"help", no_argument, 0, OPT_HELP},       {0, 0, 0, 0}};
     *o = (bench_opts){.coll = "all_reduce",
                       .min_bytes = 8,
                       .max_bytes = 64u << 20,
@@ -70,7 +70,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                       .blocks = 1,
                       .seconds = 2.0,
                       .dt = TETHER_FLOAT32,
-                      .op = TETHER_SUM};
+                      .op = TETHER_SUM,
+                      .pair = {-1, -1}};
     optind = 1;
     int c;
     char err[TETHER_SIZE_ERR_MAX];
@@ -115,6 +116,13 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         case OPT_INPLACE:
             o->inplace = 1;
             break;
+        case OPT_PAIR: {
+            char end;
+            if (sscanf(optarg, "%d,%d%c", &o->pair[0], &o->pair[1], &end) != 2 || o->pair[0] < 0 ||
+                o->pair[1] < 0 || o->pair[0] == o->pair[1])
+                o->pair[0] = -2; /* reported below */
+            break;
+        }
         case OPT_CHECK:
             o->check = 1;
             break;
@@ -148,6 +156,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         bad = "-d (a dtype name such as float32)";
     else if ((int)o->op < 0)
         bad = "-o (sum, prod, max or min)";
+    else if (o->pair[0] == -2)
+        bad = "--pair (two different ranks, such as 0,2)";
     if (bad) {
         fprintf(stderr, "tether bench: bad argument: %s\n%s", bad, usage);
         return 2;

@@ -20,6 +20,7 @@ typedef struct bench_opts {
     int check, csv;
     int inplace;      /* all_reduce with send == recv */
     const char *json; /* NULL: no JSON file */
+    int pair[2];      /* --pair A,B: send_recv from rank A to rank B only; {-1, -1}: the shift */
 } bench_opts;
 
 /* Run every size of every requested collective on g; rank 0 prints. *nwrong: wrong elements seen

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bench/bench.h"
@@ -56,13 +57,31 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* --pair A,B: this rank's part, 'A' (sends), 'B' (receives) or 0 (idle, or passing bytes on). */
+static int pair_role(const run *r)
+{
+    int rank = tether_group_rank(r->g);
+    return rank == r->o->pair[0] ? 'A' : rank == r->o->pair[1] ? 'B' : 0;
+}
+
+static int paired(const run *r)
+{
+    return r->c == C_SEND_RECV && r->o->pair[0] >= 0;
+}
+
 /* send_recv: every rank sends to rank+1 and receives from rank-1; even ranks send first so blocking
- * sends of large messages cannot all wait at once. */
+ * sends of large messages cannot all wait at once. With --pair, one way from A to B only. */
 static int shift(run *r)
 {
     int rank = tether_group_rank(r->g), n = tether_group_size(r->g);
     int to = (rank + 1) % n, from = (rank + n - 1) % n;
     tether_dtype dt = r->o->dt;
+    if (paired(r)) {
+        int role = pair_role(r);
+        return role == 'A'   ? tether_send(r->g, r->send, r->count, dt, r->o->pair[1])
+               : role == 'B' ? tether_recv(r->g, r->recv, r->count, dt, r->o->pair[0])
+                             : TETHER_OK;
+    }
     if (rank % 2 == 0) {
         int rc = tether_send(r->g, r->send, r->count, dt, to);
         return rc ? rc : tether_recv(r->g, r->recv, r->count, dt, from);
@@ -158,6 +177,8 @@ static int count_wrong(const run *r)
 {
     int n = tether_group_size(r->g), rank = tether_group_rank(r->g), wrong = 0;
     size_t elems = r->count * ((r->c == C_ALL_GATHER || r->c == C_ALL_TO_ALL) ? (size_t)n : 1);
+    if (paired(r) && pair_role(r) != 'B')
+        return 0;
     for (size_t i = 0; i < elems; i++) {
         double want, im, got = bench_load(r->o->dt, r->recv, i, &im);
         switch (r->c) {
@@ -173,7 +194,7 @@ static int count_wrong(const run *r)
             want = contribution(r, 0);
             break;
         default:
-            want = contribution(r, (rank + n - 1) % n);
+            want = contribution(r, paired(r) ? r->o->pair[0] : (rank + n - 1) % n);
             break;
         }
         wrong += got != want;
@@ -215,6 +236,8 @@ static int setup(run *r, size_t bytes)
         send_elems = recv_elems = elems;
         break;
     }
+    if (paired(r) && !pair_role(r)) /* no buffers: its peak memory is what passing on costs */
+        send_elems = recv_elems = 0;
     r->send = page_alloc((send_elems ? send_elems : 1) * r->es);
     r->recv = page_alloc((recv_elems ? recv_elems : 1) * r->es);
     if (!r->send || !r->recv) {
@@ -248,6 +271,28 @@ static int mean_over_ranks(tether_group *g, double *v)
     return rc;
 }
 
+/* A block's time per iteration: the mean over ranks, or with --pair the receiver's (the slowest:
+ * the idle ranks' zeros would halve a mean). */
+static int block_time(const run *r, double *v)
+{
+    return paired(r) ? max_over_ranks(r->g, v) : mean_over_ranks(r->g, v);
+}
+
+/* The largest peak resident memory of the ranks neither sending nor receiving with --pair (those
+ * passing the bytes on, on a ring), in bytes; 0 on every rank when there are none. */
+static int passing_peak(const run *r, double *bytes)
+{
+    struct rusage ru;
+    *bytes = 0;
+    if (!pair_role(r) && getrusage(RUSAGE_SELF, &ru) == 0)
+#ifdef __APPLE__
+        *bytes = (double)ru.ru_maxrss; /* bytes there, KiB on Linux */
+#else
+        *bytes = (double)ru.ru_maxrss * 1024;
+#endif
+    return max_over_ranks(r->g, bytes);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -266,8 +311,9 @@ static void print_header(const bench_opts *o, int n, const char *backend)
            "root", "time(us)", "algbw", "busbw", "#wrong");
 }
 
+/* peak: with --pair, passing_peak's bytes (0: no rank passes anything on). */
 static void print_row(const run *r, FILE *json, size_t bytes, double t, double algbw, double busbw,
-                      int wrong)
+                      int wrong, double peak)
 {
     const bench_opts *o = r->o;
     static const char *const dts[] = {"bool",     "int8",    "uint8",   "int16",    "uint16",
@@ -285,13 +331,18 @@ static void print_row(const run *r, FILE *json, size_t bytes, double t, double a
     else
         printf("%s%14zu %12zu %9s %6s %5s %12.2f %9.3f %9.3f %7s\n", "", bytes, r->count,
                dts[o->dt], op, root, t * 1e6, algbw, busbw, o->check ? wrong_s : "N/A");
+    if (peak > 0 && !o->csv)
+        printf("# ranks between %d and %d: peak memory %.1f MiB (whole process, no buffers)\n",
+               o->pair[0], o->pair[1], peak / (1 << 20));
     if (json)
         fprintf(json,
                 "%s{\"collective\":\"%s\",\"ranks\":%d,\"size_bytes\":%zu,\"count\":%zu,\"type\":"
                 "\"%s\","
-                "\"time_us\":%.3f,\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f,\"wrong\":%d}",
+                "\"time_us\":%.3f,\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f,\"wrong\":%d%s",
                 ftell(json) > 2 ? ",\n" : "", coll_names[r->c], tether_group_size(r->g), bytes,
-                r->count, dts[o->dt], t * 1e6, algbw, busbw, wrong);
+                r->count, dts[o->dt], t * 1e6, algbw, busbw, wrong, peak > 0 ? "" : "}");
+    if (json && peak > 0)
+        fprintf(json, ",\"passing_peak_rss_bytes\":%.0f}", peak);
 }
 
 /* Release a run's buffers and pass rc through. */
@@ -334,7 +385,7 @@ static int one_size(run *r, size_t bytes, FILE *json, int *nwrong)
             rc = once(r);
         bt[b] = (now_s() - t0) / iters;
         if (!rc)
-            rc = mean_over_ranks(r->g, &bt[b]);
+            rc = block_time(r, &bt[b]);
     }
     qsort(bt, (size_t)blocks, sizeof bt[0], cmp_double);
     double t = blocks % 2 ? bt[blocks / 2] : (bt[blocks / 2 - 1] + bt[blocks / 2]) / 2;
@@ -347,6 +398,9 @@ static int one_size(run *r, size_t bytes, FILE *json, int *nwrong)
         wrong = count_wrong(r);
         rc = tether_all_reduce(r->g, &wrong, &wrong, 1, TETHER_FLOAT64, TETHER_SUM);
     }
+    double peak = 0;
+    if (!rc && paired(r))
+        rc = passing_peak(r, &peak);
     if (rc)
         return finish(r, fail(r, rc));
     *nwrong += (int)wrong;
@@ -354,7 +408,7 @@ static int one_size(run *r, size_t bytes, FILE *json, int *nwrong)
     size_t shown = r->count * r->es * (grouped ? (size_t)n : 1);
     double algbw = t > 0 ? (double)shown / t / 1e9 : 0;
     if (tether_group_rank(r->g) == 0) {
-        print_row(r, json, shown, t, algbw, algbw * bus_factor(r->c, n), (int)wrong);
+        print_row(r, json, shown, t, algbw, algbw * bus_factor(r->c, n), (int)wrong, peak);
         fflush(stdout);
         if (t * iters * blocks > 1.0) /* progress for long runs, off the table's stream */
             fprintf(stderr, "[tether bench] %s %zu bytes: %.1f us\n", coll_names[r->c], shown,
@@ -377,6 +431,14 @@ int bench_run(tether_group *g, const bench_opts *o, int *nwrong)
     }
     if (tether_group_rank(g) == 0)
         print_header(o, n, tether_group_backend(g));
+    if (o->pair[0] >= 0 && (o->pair[0] >= n || o->pair[1] >= n || strcmp(o->coll, "send_recv"))) {
+        if (tether_group_rank(g) == 0)
+            fprintf(stderr, "tether bench: --pair %d,%d needs -c send_recv and ranks below %d\n",
+                    o->pair[0], o->pair[1], n);
+        if (json)
+            fclose(json);
+        return 1;
+    }
     int rc = 0;
     for (int c = 0; c < C_N && !rc; c++) {
         if (!all && strcmp(o->coll, coll_names[c]))
