@@ -25,14 +25,16 @@ static char *block_of(const tether_nb_blocks *b, int q, size_t *bytes)
     return *bytes ? b->base + (size_t)q * b->stride : &token;
 }
 
+/* Each step waits for its receives and for the previous step's sends, whose completion (on the
+ * ring, a word from the progress thread) then costs no wait of its own. */
 static int exchange(tether_group *g, const tether_nb_blocks *b)
 {
     int n = g->size, me = g->rank, steps = n / 2;
     int left = tether__mod(me - 1, n), right = (me + 1) % n;
+    tether_req *reqs[4] = {NULL, NULL, NULL, NULL}; /* receives, then sends */
     for (int s = 1; s <= steps; s++) {
         int both_ways = n % 2 || s < steps;
         uint32_t step = 2 * (uint32_t)(s - 1);
-        tether_req *reqs[4] = {NULL, NULL, NULL, NULL};
         size_t len;
         char *at = block_of(b, tether__mod(me - s, n), &len);
         TRY(tether__irecv(g, left, at, len, step, &reqs[0]));
@@ -40,15 +42,16 @@ static int exchange(tether_group *g, const tether_nb_blocks *b)
             at = block_of(b, (me + s) % n, &len);
             TRY(tether__irecv(g, right, at, len, step + 1, &reqs[1]));
         }
+        TRY(tether__waitall(g, &reqs[2], 2)); /* the previous step's sends */
         at = block_of(b, tether__mod(me - s + 1, n), &len);
         TRY(tether__isend(g, right, at, len, step, &reqs[2]));
         if (both_ways) {
             at = block_of(b, (me + s - 1) % n, &len);
             TRY(tether__isend(g, left, at, len, step + 1, &reqs[3]));
         }
-        TRY(tether__waitall(g, reqs, 4));
+        TRY(tether__waitall(g, reqs, 2));
     }
-    return TETHER_OK;
+    return tether__waitall(g, &reqs[2], 2);
 }
 
 int tether__neighbor_exchange(tether_group *g, const tether_nb_blocks *b)
