@@ -38,10 +38,11 @@
  * separate hosts keep the direct algorithm, which uses every cable. */
 #define TETHER_ONE_HOST_RING_MIN ((size_t)2 << 20)
 #define TETHER_ONE_HOST_RING_MAX ((size_t)8 << 20)
-/* Auto choice where only ring neighbours are linked: an all-gather whose whole result is under
- * this many bytes takes the neighbour algorithm (whole blocks, n / 2 steps), the ring's segments
- * above (measured: docs/perf/notes.md, core/algo/algo.h). */
-#define TETHER_NEIGHBOR_GATHER_BELOW ((size_t)32 * 1024)
+/* Auto choice where only ring neighbours are linked: an all-gather whose whole result is at most
+ * this many bytes takes the neighbour algorithm (whole blocks, n / 2 steps), the ring above: at
+ * N = 4 and 5 the neighbour algorithm took half to two thirds of the ring's time up to this size,
+ * the largest measured (measured: docs/perf/notes.md, core/algo/algo.h). */
+#define TETHER_NEIGHBOR_GATHER_MAX ((size_t)256 * 1024)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8

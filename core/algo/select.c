@@ -7,20 +7,20 @@
  * more ranks: the ring backend, RDMA's ring mode): the neighbour algorithms (NEIGHBOR), which talk
  * to the two neighbours only, both ways at once, in ceil((n - 1) / 2) steps; the latency
  * algorithms below send to ranks 2, 4, ... away, and there every such message is forwarded hop by
- * hop (a small all-reduce at N = 4 took 4x as long as on a full mesh; docs/tuning.md).
+ * hop (at N = 8, 7 links on recursive doubling's critical path against 4; docs/tuning.md).
  *
  * all_reduce, auto: under TETHER_TREE_BELOW bytes the neighbour algorithm where only neighbours are
  * linked, else the latency algorithm (recursive doubling: log2(n) messages); above it, on a full
- * mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS
- * ranks the direct algorithm (two steps, every link busy), else the ring (bandwidth-optimal, two
- * links per rank, fine when only neighbours are direct); with 3 or more ranks all on one host
+ * mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
+ * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
+ * neighbours are direct); with 3 or more ranks all on one host
  * (TETHER_CAP_ONE_HOST) the ring also in the band of sizes where the direct algorithm outgrows the
  * shared caches (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for
  * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
  * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
- * reduce_scatter: direct on such a mesh, else ring; all_gather whose result is under
- * TETHER_NEIGHBOR_GATHER_BELOW bytes where only neighbours are linked: neighbour.
+ * reduce_scatter: direct on such a mesh, else ring; all_gather whose result is at most
+ * TETHER_NEIGHBOR_GATHER_MAX bytes where only neighbours are linked: neighbour.
  * all_to_all: direct (every message at once). broadcast: under TETHER_TREE_BELOW (default
  * TETHER_BCAST_TREE_BELOW_DEFAULT) the neighbour algorithm where only neighbours are linked, else
  * the binomial tree; pipelined chain above (RING). barrier: neighbour where only neighbours are
@@ -211,7 +211,7 @@ static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tr
 static tether_algo gather_auto(const tether_group *g, size_t result_bytes)
 {
     unsigned caps = caps_of(g);
-    if (neighbours_only(g, caps) && result_bytes < TETHER_NEIGHBOR_GATHER_BELOW)
+    if (neighbours_only(g, caps) && result_bytes <= TETHER_NEIGHBOR_GATHER_MAX)
         return TETHER_ALGO_NEIGHBOR;
     return full_mesh(g, caps) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
 }

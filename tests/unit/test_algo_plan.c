@@ -93,10 +93,9 @@ static void test_auto_neighbours(void **state)
         assert_int_equal(pick(TETHER_COLL_BROADCAST, n, TETHER_BCAST_TREE_BELOW_DEFAULT - 1, 0),
                          TETHER_ALGO_NEIGHBOR);
         /* all_gather: by the whole result, count bytes from each of n ranks */
-        size_t under = (TETHER_NEIGHBOR_GATHER_BELOW - 1) / (size_t)n;
-        size_t at = (TETHER_NEIGHBOR_GATHER_BELOW + (size_t)n - 1) / (size_t)n;
-        assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, under, 0), TETHER_ALGO_NEIGHBOR);
-        assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, at, 0), TETHER_ALGO_RING);
+        size_t most = TETHER_NEIGHBOR_GATHER_MAX / (size_t)n;
+        assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, most, 0), TETHER_ALGO_NEIGHBOR);
+        assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, most + 1, 0), TETHER_ALGO_RING);
         /* the rest as before */
         assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, large, 0), TETHER_ALGO_RING);
         assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, n, 1, 0), TETHER_ALGO_RING);
