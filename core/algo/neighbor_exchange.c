@@ -6,13 +6,15 @@
  * passes to the right the block that came from the left in step s - 1 (its own in step 1) and to
  * the left the block that came from the right, so in step s it receives rank - s's block from the
  * left and rank + s's from the right. With n even the opposite rank's block would arrive from both
- * sides in the last step: it comes from the left only. Each block thus crosses n / 2 links in n / 2
- * steps, where recursive doubling, dissemination or a binomial tree over such a ring send to ranks
- * 2, 4, ... away and every such message is forwarded hop by hop. A rank passes a block on only
- * after its receive matched the call's signature, so every rank hears, through ranks that checked,
- * from every other: the exchange is also the agreement (docs/architecture.md).
- * Message steps: 2 (s - 1) going right, 2 (s - 1) + 1 going left (with n = 2 both neighbours are
- * one rank, so the two directions must differ). */
+ * sides in the last step: it comes from the left only. Each block thus reaches the ranks up to
+ * n / 2 away on either side in n / 2 steps, where recursive doubling, dissemination or a binomial
+ * tree over such a ring send to ranks 2, 4, ... away and every such message is forwarded hop by
+ * hop. A rank passes a block on only after its receive matched the call's signature, so every rank
+ * hears, through ranks that checked, from every other: the exchange is also the agreement
+ * (docs/architecture.md).
+ *
+ * Message steps: 2 (s - 1) going right, 2 (s - 1) + 1 going left: with two ranks both neighbours
+ * are one rank, so the directions must differ. */
 #include "core/algo/algo.h"
 
 /* Empty blocks still need a valid address; nothing is ever written there. */
@@ -25,8 +27,8 @@ static char *block_of(const tether_nb_blocks *b, int q, size_t *bytes)
     return *bytes ? b->base + (size_t)q * b->stride : &token;
 }
 
-/* Each step waits for its receives and for the previous step's sends, whose completion (on the
- * ring, a word from the progress thread) then costs no wait of its own. */
+/* Each step waits for its receives and for the previous step's sends, which have usually
+ * completed by then, so a send's completion costs no wait of its own. */
 static int exchange(tether_group *g, const tether_nb_blocks *b)
 {
     int n = g->size, me = g->rank, steps = n / 2;
