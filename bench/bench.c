@@ -32,7 +32,7 @@ static const char *const usage =
     "              a block's time per iteration is the mean over ranks, as in nccl-tests\n"
     "  -d DTYPE    float32 (default), float16, bfloat16, float64, int32, int64, uint8, ...\n"
     "  -o OP       sum (default), prod, max, min\n"
-    "  --algo A    all-reduce algorithm: auto, ring, tree, butterfly, direct\n"
+    "  --algo A    all-reduce algorithm: auto, ring, tree, butterfly, direct, neighbor\n"
     "              (sets TETHER_ALLREDUCE_ALGO)\n"
     "  --inplace   all_reduce in place (send == recv), like nccl-tests' in-place columns\n"
     "  --pair A,B  send_recv from rank A to rank B only, one way; the ranks between them on a\n"

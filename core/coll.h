@@ -24,6 +24,7 @@ typedef enum {
     TETHER_ALGO_TREE,      /* latency: recursive doubling / binomial tree */
     TETHER_ALGO_BUTTERFLY, /* recursive halving-doubling, non-power-of-two folded in */
     TETHER_ALGO_DIRECT,    /* every rank talks to every rank at once (full meshes) */
+    TETHER_ALGO_NEIGHBOR,  /* small messages to ring neighbours only, both ways at once */
     TETHER_ALGO_COUNT
 } tether_algo;
 
@@ -80,7 +81,7 @@ int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, i
  * TETHER_ECONFIG naming the variable and the values it accepts, before anything is sent. */
 int tether__algo_choose(const tether_group *g, tether_coll *c);
 const char *tether__algo_name(tether_algo a);
-/* Parse "auto|ring|tree|butterfly|direct"; -1 if unknown. */
+/* Parse "auto|ring|tree|butterfly|direct|neighbor"; -1 if unknown. */
 int tether__algo_parse(const char *s);
 /* TETHER_ECONFIG naming the variable when TETHER_ALLREDUCE_ALGO or TETHER_TREE_BELOW is malformed
  * (tether_init checks both, so a job set up wrong fails before it forms), else TETHER_OK. */
@@ -91,14 +92,18 @@ int tether__allreduce_ring(tether_group *g, const tether_coll *c);
 int tether__allreduce_tree(tether_group *g, const tether_coll *c);
 int tether__allreduce_butterfly(tether_group *g, const tether_coll *c);
 int tether__allreduce_direct(tether_group *g, const tether_coll *c);
+int tether__allreduce_neighbor(tether_group *g, const tether_coll *c);
 int tether__allgather_ring(tether_group *g, const tether_coll *c);
 int tether__allgather_direct(tether_group *g, const tether_coll *c);
+int tether__allgather_neighbor(tether_group *g, const tether_coll *c);
 int tether__reducescatter_ring(tether_group *g, const tether_coll *c);
 int tether__reducescatter_direct(tether_group *g, const tether_coll *c);
 int tether__broadcast_tree(tether_group *g, const tether_coll *c);
 int tether__broadcast_ring(tether_group *g, const tether_coll *c);
+int tether__broadcast_neighbor(tether_group *g, const tether_coll *c);
 int tether__alltoall_direct(tether_group *g, const tether_coll *c);
 int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
+int tether__barrier_neighbor(tether_group *g, const tether_coll *c);
 
 /* Run a checked collective whose algorithm is chosen on a group of size >= 2: call it. */
 int tether__coll_run(tether_group *g, const tether_coll *c);

@@ -39,7 +39,7 @@ const tether_env_var tether__env_table[] = {
     {"TETHER_VERBOSE", "MLX_RING_VERBOSE", "0",
      "1: connections and algorithm choices on stderr; 2: trace", TETHER_READ_LIB},
     {"TETHER_ALLREDUCE_ALGO", "MCCL_ALLREDUCE_ALGO", "auto",
-     "auto, ring, tree, butterfly or direct", TETHER_READ_LIB},
+     "auto, ring, tree, butterfly, direct or neighbor", TETHER_READ_LIB},
     {"TETHER_TREE_BELOW", "MCCL_TREE_BELOW", "32768; 2097152 for broadcast",
      "bytes under which all-reduce and broadcast use the latency algorithm", TETHER_READ_LIB},
     {"TETHER_WIRE_DTYPE", "MCCL_WIRE_DTYPE", "",

@@ -38,6 +38,11 @@
  * separate hosts keep the direct algorithm, which uses every cable. */
 #define TETHER_ONE_HOST_RING_MIN ((size_t)2 << 20)
 #define TETHER_ONE_HOST_RING_MAX ((size_t)8 << 20)
+/* Auto choice where only ring neighbours are linked: an all-gather whose whole result is at most
+ * this many bytes takes the neighbour algorithm (whole blocks, n / 2 steps), the ring above: at
+ * N = 4 and 5 the neighbour algorithm took half to two thirds of the ring's time up to this size,
+ * the largest measured (measured: docs/perf/notes.md, core/algo/algo.h). */
+#define TETHER_NEIGHBOR_GATHER_MAX ((size_t)256 * 1024)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8
@@ -122,6 +127,11 @@ int tether__wire_reduce_from(const tether_wire *w, void *data, const void *input
                              size_t n);
 /* data = a received message of n elements (nothing to do when it was received in place). */
 void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size_t n);
+/* recv = the n ranks' wire vectors of count elements (rank q's at slots + q * slot_bytes) reduced
+ * in rank order 0 .. n - 1, so every rank holding the same vectors computes the same bits; with
+ * bf16 on the wire the result is rounded to bfloat16. */
+int tether__wire_reduce_slots(const tether_wire *w, void *recv, const char *slots,
+                              size_t slot_bytes, int n, size_t count);
 
 /* The pipelined ring (core/algo/ring_pipeline.c), shared by ring all-reduce, all-gather and
  * reduce-scatter. Ring positions 0..n-1; direction 0 runs clockwise (send to rank + 1), direction 1
@@ -203,5 +213,17 @@ int tether__disseminate(tether_group *g, uint32_t step0);
  * round0; finish waits for it and runs the other rounds. */
 int tether__disseminate_start(tether_group *g, uint32_t step0, tether_req *round0[2]);
 int tether__disseminate_finish(tether_group *g, uint32_t step0, tether_req *round0[2]);
+
+/* The neighbour exchange (core/algo/neighbor_exchange.c): every rank's block reaches every rank in
+ * ceil((n - 1) / 2) steps of messages to the two ring neighbours only, both ways at once. Rank q's
+ * block is bytes long at base + q * stride (stride 0: every rank's at base); with only >= 0 only
+ * rank only's block has bytes and the others travel as empty messages (broadcast), with bytes 0
+ * every block is empty (barrier). Breaks the world on failure. */
+typedef struct tether_nb_blocks {
+    char *base;
+    size_t stride, bytes;
+    int only; /* -1: every rank's block */
+} tether_nb_blocks;
+int tether__neighbor_exchange(tether_group *g, const tether_nb_blocks *b);
 
 #endif

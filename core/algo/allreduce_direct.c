@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "core/algo/algo.h"
-#include "core/reduce.h"
 
 /* Vectors up to this many bytes take the one-step path: (n - 1) (n - 2) / n vectors more per rank
  * than two steps, for one latency less (measured: docs/perf/notes.md,
@@ -49,12 +48,7 @@ static int one_step(tether_group *g, const tether_coll *c, char *scratch, size_t
         TRY(tether__isend(g, q, mine, bytes, 0, &reqs[n + q]));
     }
     TRY(tether__waitall(g, reqs, 2 * n));
-    tether__wire_unpack(&w, c->recv, scratch, c->count);
-    for (int q = 1; q < n; q++)
-        TRY(tether__wire_reduce(&w, c->recv, scratch + (size_t)q * slot_bytes, c->count));
-    if (w.bf16)
-        tether__round_to_bf16((float *)c->recv, c->count);
-    return TETHER_OK;
+    return tether__wire_reduce_slots(&w, c->recv, scratch, slot_bytes, n, c->count);
 }
 
 static int small_path(tether_group *g, const tether_coll *c)

@@ -97,3 +97,14 @@ void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size
     else if (data != msg && n)
         memcpy(data, msg, n * w->esize);
 }
+
+int tether__wire_reduce_slots(const tether_wire *w, void *recv, const char *slots,
+                              size_t slot_bytes, int n, size_t count)
+{
+    tether__wire_unpack(w, recv, slots, count);
+    for (int q = 1; q < n; q++)
+        TRY(tether__wire_reduce(w, recv, slots + (size_t)q * slot_bytes, count));
+    if (w->bf16)
+        tether__round_to_bf16((float *)recv, count);
+    return TETHER_OK;
+}

@@ -3,19 +3,28 @@
  * call, before numbering it); the settings are read on every call and parsed and validated when
  * their text changes, so a malformed one fails the call that uses it before anything is sent.
  *
- * all_reduce, auto: under TETHER_TREE_BELOW bytes the latency algorithm (recursive doubling:
- * log2(n) messages); above it, on a full mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS
- * ranks the direct algorithm (two steps, every link busy), else the ring (bandwidth-optimal, two
- * links per rank, fine when only neighbours are direct); with 3 or more ranks all on one host
+ * Small messages where only ring neighbours are linked (a transport without TETHER_CAP_DIRECT, 3 or
+ * more ranks: the ring backend, RDMA's ring mode): the neighbour algorithms (NEIGHBOR), which talk
+ * to the two neighbours only, both ways at once, in ceil((n - 1) / 2) steps; the latency
+ * algorithms below send to ranks 2, 4, ... away, and there every such message is forwarded hop by
+ * hop (at N = 8, 7 links on recursive doubling's critical path against 4; docs/tuning.md).
+ *
+ * all_reduce, auto: under TETHER_TREE_BELOW bytes the neighbour algorithm where only neighbours are
+ * linked, else the latency algorithm (recursive doubling: log2(n) messages); above it, on a full
+ * mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
+ * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
+ * neighbours are direct); with 3 or more ranks all on one host
  * (TETHER_CAP_ONE_HOST) the ring also in the band of sizes where the direct algorithm outgrows the
  * shared caches (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for
  * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
  * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
- * reduce_scatter: direct on such a mesh, else ring. all_to_all: direct (every message at once).
- * broadcast: binomial tree under TETHER_TREE_BELOW (default TETHER_BCAST_TREE_BELOW_DEFAULT),
- * pipelined chain above (RING).
- * barrier: dissemination. The choice goes into the call signature, so ranks whose settings
+ * reduce_scatter: direct on such a mesh, else ring; all_gather whose result is at most
+ * TETHER_NEIGHBOR_GATHER_MAX bytes where only neighbours are linked: neighbour.
+ * all_to_all: direct (every message at once). broadcast: under TETHER_TREE_BELOW (default
+ * TETHER_BCAST_TREE_BELOW_DEFAULT) the neighbour algorithm where only neighbours are linked, else
+ * the binomial tree; pipelined chain above (RING). barrier: neighbour where only neighbours are
+ * linked, else dissemination. The choice goes into the call signature, so ranks whose settings
  * differ get TETHER_EMISMATCH. */
 #include <errno.h>
 #include <stdint.h> /* SIZE_MAX */
@@ -29,7 +38,7 @@
 static const char *const algo_names[TETHER_ALGO_COUNT] = {
     [TETHER_ALGO_AUTO] = "auto",     [TETHER_ALGO_RING] = "ring",
     [TETHER_ALGO_TREE] = "tree",     [TETHER_ALGO_BUTTERFLY] = "butterfly",
-    [TETHER_ALGO_DIRECT] = "direct",
+    [TETHER_ALGO_DIRECT] = "direct", [TETHER_ALGO_NEIGHBOR] = "neighbor",
 };
 
 const char *tether__algo_name(tether_algo a)
@@ -133,7 +142,7 @@ static int bad_algo(void)
     settings_text(&v, &unused);
     return tether__fail(
         TETHER_ECONFIG,
-        "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly or direct "
+        "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly, direct or neighbor "
         "(or unset)",
         v);
 }
@@ -168,19 +177,43 @@ static int full_mesh(const tether_group *g, unsigned caps)
     return (caps & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
 }
 
+/* Only ring neighbours are linked: 3 or more ranks (with 2 the neighbour is every peer) on a
+ * transport without TETHER_CAP_DIRECT. */
+static int neighbours_only(const tether_group *g, unsigned caps)
+{
+    return !(caps & TETHER_CAP_DIRECT) && g->size >= 3;
+}
+
+/* The latency algorithm for small messages: the neighbour algorithm where only neighbours are
+ * linked, else the tree (dissemination for the barrier). */
+static tether_algo small_algo(const tether_group *g, unsigned caps)
+{
+    return neighbours_only(g, caps) ? TETHER_ALGO_NEIGHBOR : TETHER_ALGO_TREE;
+}
+
 /* On a full mesh the direct algorithm, except where 3 or more ranks share one host's caches and
  * the vector lies in the ring's band. */
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
-    if (bytes < tree_below) /* first: the small-message path asks nothing else */
-        return TETHER_ALGO_TREE;
     unsigned caps = caps_of(g);
+    if (bytes < tree_below)
+        return small_algo(g, caps);
     if (!full_mesh(g, caps))
         return TETHER_ALGO_RING;
     int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
     return shared_caches && bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
                ? TETHER_ALGO_RING
                : TETHER_ALGO_DIRECT;
+}
+
+/* All-gather of result_bytes in all: the neighbour algorithm for small results where only
+ * neighbours are linked, else direct on a full mesh, else the ring. */
+static tether_algo gather_auto(const tether_group *g, size_t result_bytes)
+{
+    unsigned caps = caps_of(g);
+    if (neighbours_only(g, caps) && result_bytes <= TETHER_NEIGHBOR_GATHER_MAX)
+        return TETHER_ALGO_NEIGHBOR;
+    return full_mesh(g, caps) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
 }
 
 /* Broadcast's default tree threshold for a message of bytes. Where the peers read each other's
@@ -226,16 +259,19 @@ static int choose(const tether_group *g, const tether_coll *c, const algo_settin
             return bad_below();
         return allreduce_auto(g, bytes, s->below_set ? s->below : TETHER_TREE_BELOW_DEFAULT);
     case TETHER_COLL_ALL_GATHER:
+        return gather_auto(g, bytes * (size_t)g->size);
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
         if (s->below_set < 0)
             return bad_below();
-        return bytes < (s->below_set ? s->below : bcast_tree_below(g, bytes)) ? TETHER_ALGO_TREE
-                                                                              : TETHER_ALGO_RING;
+        return bytes < (s->below_set ? s->below : bcast_tree_below(g, bytes))
+                   ? small_algo(g, caps_of(g))
+                   : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL:
         return TETHER_ALGO_DIRECT;
     case TETHER_COLL_BARRIER:
+        return small_algo(g, caps_of(g));
     case TETHER_COLL_SEND_RECV:
     case TETHER_COLL_KIND_COUNT:
         break;

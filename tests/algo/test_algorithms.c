@@ -309,6 +309,8 @@ static void barriers(tether_group *g, world *w)
 
 /* ---- the sweep every world runs ---- */
 
+#define NALGOS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 typedef struct combo {
     tether_dtype dt;
     tether_op op;
@@ -339,6 +341,7 @@ static void sweep(tether_group *g, world *w)
         reduce_scatter(g, w, TETHER_FLOAT16, TETHER_SUM, count);
         broadcast(g, w, TETHER_FLOAT64, count, 0);
         broadcast(g, w, TETHER_UINT8, count, n - 1);
+        broadcast(g, w, TETHER_INT32, count, n / 2);
         all_to_all(g, w, TETHER_INT32, count);
     }
     barriers(g, w);
@@ -393,6 +396,21 @@ static void test_auto(void **state)
     sweep_sizes("auto", TETHER_CAP_DIRECT, NULL);
 }
 
+/* neighbour all-reduce; no direct links, so small all_gather, broadcast and the barrier take the
+ * neighbour algorithms too (N >= 3) */
+static void test_neighbor(void **state)
+{
+    (void)state;
+    sweep_sizes("neighbor", 0, NULL);
+}
+
+/* auto without direct links: the neighbour algorithms for small messages from N = 3 */
+static void test_auto_neighbours(void **state)
+{
+    (void)state;
+    sweep_sizes("auto", 0, NULL);
+}
+
 /* ---- large vectors: many segments, both ring directions, every algorithm ---- */
 
 #define LARGE (((size_t)1 << 20) + 3)
@@ -409,8 +427,8 @@ static void large_body(tether_group *g, world *w)
 static void test_large(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"ring", "direct", "butterfly", "tree"};
-    for (int a = 0; a < 4; a++) {
+    static const char *const algos[] = {"ring", "direct", "butterfly", "tree", "neighbor"};
+    for (int a = 0; a < NALGOS(algos); a++) {
         setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
         for (int n = 3; n <= 4; n++) {
             world w = {.n = n, .caps = a % 2 ? TETHER_CAP_DIRECT : 0, .body = large_body};
@@ -457,9 +475,9 @@ static void bf16_body(tether_group *g, world *w)
 static void test_bf16_wire(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"ring", "direct", "butterfly", "tree"};
+    static const char *const algos[] = {"ring", "direct", "butterfly", "tree", "neighbor"};
     static const int sizes[] = {2, 3, 5, 8};
-    for (int a = 0; a < 4; a++) {
+    for (int a = 0; a < NALGOS(algos); a++) {
         setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
         for (int s = 0; s < 4; s++) {
             world w = {.n = sizes[s], .caps = TETHER_CAP_DIRECT, .wire_bf16 = 1, .body = bf16_body};
@@ -473,6 +491,101 @@ static void test_bf16_wire(void **state)
         }
     }
     unsetenv("TETHER_ALLREDUCE_ALGO");
+}
+
+/* ---- the neighbour all-reduce reduces in rank order ---- */
+
+/* Rank r's element i: floats whose sums round, so another order of reduction gives other bits. */
+static float noisy(int r, size_t i)
+{
+    return (float)((r * 2654435761u + i * 40503u) % 20011) / 7.0f - 1400.0f;
+}
+
+#define BITS_COUNT 1001
+
+/* Out of place on even ranks, in place on odd ones; kept for the cross-rank comparison. */
+static void bits_body(tether_group *g, world *w)
+{
+    float *x = malloc(BITS_COUNT * sizeof *x), *y = malloc(BITS_COUNT * sizeof *y);
+    for (size_t i = 0; i < BITS_COUNT; i++)
+        x[i] = noisy(g->rank, i);
+    float *out = g->rank % 2 ? x : y;
+    if (check_rc(g, w, tether_all_reduce(g, x, out, BITS_COUNT, TETHER_FLOAT32, TETHER_SUM),
+                 "neighbor all_reduce of noisy floats"))
+        for (size_t i = 0; i < BITS_COUNT; i++) {
+            float want = noisy(0, i); /* the float32 sum in rank order 0 .. n - 1 */
+            for (int r = 1; r < g->size; r++)
+                want += noisy(r, i);
+            if (memcmp(&out[i], &want, sizeof want) != 0) {
+                failf(w, "rank %d: element %zu is %.9g, the sum in rank order %.9g", g->rank, i,
+                      out[i], want);
+                break;
+            }
+        }
+    w->results[g->rank] = out;
+    free(out == x ? y : x);
+}
+
+/* Every rank gets the same bits, those of the serial sum in rank order. */
+static void test_neighbor_bits(void **state)
+{
+    (void)state;
+    setenv("TETHER_ALLREDUCE_ALGO", "neighbor", 1);
+    for (int n = 2; n <= 7; n++) {
+        world w = {.n = n, .body = bits_body};
+        run_world(&w);
+        for (int r = 1; r < n; r++)
+            if (memcmp(w.results[0], w.results[r], BITS_COUNT * sizeof(float)) != 0)
+                fail_msg("neighbor, N=%d: rank %d's result differs from rank 0's", n, r);
+        for (int r = 0; r < n; r++)
+            free(w.results[r]);
+    }
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+}
+
+/* ---- the neighbour algorithms talk to neighbours only ---- */
+
+/* After one call: this rank sent n / 2 messages to its right neighbour, (n - 1) / 2 to its left
+ * one (the opposite rank's block of an even ring goes one way only) and none to anyone else. */
+static void expect_neighbour_sends(tether_group *g, world *w, long *before, const char *what)
+{
+    int n = g->size, right = (g->rank + 1) % n, left = (g->rank + n - 1) % n;
+    for (int q = 0; q < n; q++) {
+        long sent = tether_memt_sent(g->world->ep, q) - before[q];
+        long want = (q == right ? n / 2 : 0) + (q == left ? (n - 1) / 2 : 0);
+        if (sent != want)
+            failf(w, "rank %d: %s sent %ld messages to rank %d, want %ld", g->rank, what, sent, q,
+                  want);
+        before[q] += sent;
+    }
+}
+
+/* auto without direct links: small calls take the neighbour algorithms, whose messages are
+ * counted */
+static void neighbour_sends_body(tether_group *g, world *w)
+{
+    long before[8] = {0};
+    int n = g->size;
+    all_reduce(g, w, TETHER_FLOAT32, TETHER_SUM, 100, 0);
+    expect_neighbour_sends(g, w, before, "all_reduce");
+    all_gather(g, w, TETHER_INT16, 100);
+    expect_neighbour_sends(g, w, before, "all_gather");
+    for (int root = 0; root < n; root++) {
+        broadcast(g, w, TETHER_INT32, 100, root);
+        expect_neighbour_sends(g, w, before, "broadcast");
+    }
+    if (check_rc(g, w, tether_barrier(g), "barrier"))
+        expect_neighbour_sends(g, w, before, "barrier");
+}
+
+static void test_neighbor_sends(void **state)
+{
+    (void)state;
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+    for (int n = 3; n <= 8; n++) {
+        world w = {.n = n, .body = neighbour_sends_body};
+        run_world(&w);
+    }
 }
 
 /* ---- failures: an injected dead rank, mismatched calls ---- */
@@ -518,8 +631,8 @@ static void check_fault_world(world *w, int dead)
 static void test_fault_injection(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"ring", "direct", "butterfly", "tree"};
-    for (int a = 0; a < 4; a++) {
+    static const char *const algos[] = {"ring", "direct", "butterfly", "tree", "neighbor"};
+    for (int a = 0; a < NALGOS(algos); a++) {
         setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
         world w = {.n = 4, .caps = TETHER_CAP_DIRECT, .body = fault_body};
         run_world(&w);
@@ -541,8 +654,8 @@ static void mismatch_body(tether_group *g, world *w)
 static void test_mismatch(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"ring", "direct", "butterfly", "tree"};
-    for (int a = 0; a < 4; a++)
+    static const char *const algos[] = {"ring", "direct", "butterfly", "tree", "neighbor"};
+    for (int a = 0; a < NALGOS(algos); a++)
         for (int zero = 0; zero < 2; zero++) {
             setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
             world w = {.n = 3,
@@ -566,10 +679,18 @@ static void test_mismatch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring),      cmocka_unit_test(test_tree),
-        cmocka_unit_test(test_butterfly), cmocka_unit_test(test_direct),
-        cmocka_unit_test(test_auto),      cmocka_unit_test(test_large),
-        cmocka_unit_test(test_bf16_wire), cmocka_unit_test(test_fault_injection),
+        cmocka_unit_test(test_ring),
+        cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_butterfly),
+        cmocka_unit_test(test_direct),
+        cmocka_unit_test(test_auto),
+        cmocka_unit_test(test_neighbor),
+        cmocka_unit_test(test_auto_neighbours),
+        cmocka_unit_test(test_neighbor_bits),
+        cmocka_unit_test(test_neighbor_sends),
+        cmocka_unit_test(test_large),
+        cmocka_unit_test(test_bf16_wire),
+        cmocka_unit_test(test_fault_injection),
         cmocka_unit_test(test_mismatch),
     };
     const char *only = getenv("TETHER_TEST_FILTER"); /* e.g. "test_ring" while debugging */

@@ -73,7 +73,8 @@ static void expect_econfig(int rc, const char *what, const char *var, const char
 
 static int bogus_all_reduce(tether_group *g)
 {
-    static const char *const algos[] = {"auto", "ring", "tree", "butterfly", "direct", NULL};
+    static const char *const algos[] = {"auto",   "ring",     "tree", "butterfly",
+                                        "direct", "neighbor", NULL};
     int32_t x[COUNT] = {0};
     setenv("TETHER_ALLREDUCE_ALGO", "bogus", 1);
     int rc = tether_all_reduce(g, x, x, COUNT, TETHER_INT32, TETHER_SUM);
@@ -105,7 +106,7 @@ static void every_rank(tether_group *g)
         if (b[i] != i)
             fail("broadcast after unsetting TETHER_TREE_BELOW: wrong data", TETHER_OK);
 
-    static const char *const valid[] = {"ring", "tree", "butterfly", "direct", "auto"};
+    static const char *const valid[] = {"ring", "tree", "butterfly", "direct", "neighbor", "auto"};
     for (size_t a = 0; a < sizeof valid / sizeof valid[0]; a++) {
         setenv("TETHER_ALLREDUCE_ALGO", valid[a], 1);
         sum_checked(g, valid[a]);

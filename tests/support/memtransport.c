@@ -46,6 +46,7 @@ struct tether_ep {
     tether_req *owned;      /* every live request, freed by close() if never released */
     memt_queue *posted;     /* [src]: receives waiting for a message */
     memt_queue *unexpected; /* [src]: messages waiting for a receive */
+    long *sent;             /* [dst]: sends posted so far */
 };
 
 struct memt_hub {
@@ -70,6 +71,7 @@ static void hub_free(memt_hub *h)
     for (int r = 0; r < h->size; r++) {
         free(h->eps[r].posted);
         free(h->eps[r].unexpected);
+        free(h->eps[r].sent);
     }
     free(h->eps);
     pthread_cond_destroy(&h->cond);
@@ -97,7 +99,8 @@ static memt_hub *hub_new(const char *token, int size)
         ep->caps = TETHER_CAP_DIRECT;
         ep->posted = calloc((size_t)size, sizeof *ep->posted);
         ep->unexpected = calloc((size_t)size, sizeof *ep->unexpected);
-        ok = ep->posted && ep->unexpected;
+        ep->sent = calloc((size_t)size, sizeof *ep->sent);
+        ok = ep->posted && ep->unexpected && ep->sent;
     }
     if (!ok) {
         hub_free(h);
@@ -373,6 +376,7 @@ static int memt_isend(tether_ep *ep, int peer, const void *buf, size_t len, teth
         rc = tether__fail(TETHER_ENOMEM, "memtransport: out of memory for a send");
     if (r) {
         r->sbuf = buf;
+        ep->sent[peer]++;
         tether_ep *dst = &h->eps[peer];
         enqueue(&dst->unexpected[ep->rank], r);
         tether_req *recv = find_match(&dst->posted[ep->rank], r, dst);
@@ -498,6 +502,14 @@ void tether_memt_fail_sends_after(tether_ep *ep, long after)
     pthread_mutex_lock(&ep->hub->lock);
     ep->fail_after = after;
     pthread_mutex_unlock(&ep->hub->lock);
+}
+
+long tether_memt_sent(tether_ep *ep, int peer)
+{
+    pthread_mutex_lock(&ep->hub->lock);
+    long n = ep->sent[peer];
+    pthread_mutex_unlock(&ep->hub->lock);
+    return n;
 }
 
 void tether_memt_set_caps(tether_ep *ep, unsigned caps)

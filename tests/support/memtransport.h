@@ -20,6 +20,9 @@ extern const tether_transport_ops tether_memt_ops;
  * call gets TETHER_ENET and every other rank of the world TETHER_EPEER. after < 0 turns it off. */
 void tether_memt_fail_sends_after(tether_ep *ep, long after);
 
+/* How many sends ep has posted to peer so far (what an algorithm sends, and to whom). */
+long tether_memt_sent(tether_ep *ep, int peer);
+
 /* What caps() reports for ep from now on. */
 void tether_memt_set_caps(tether_ep *ep, unsigned caps);
 

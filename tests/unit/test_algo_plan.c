@@ -68,11 +68,59 @@ static void test_auto_policy(void **state)
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, lo, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 1, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, 4, 1, 0), TETHER_ALGO_RING);
-    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT - 1, 0),
-                     TETHER_ALGO_TREE);
+    assert_int_equal(
+        pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT - 1, TETHER_CAP_DIRECT),
+        TETHER_ALGO_TREE);
     assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT, 0),
                      TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_ALL_TO_ALL, 4, large, 0), TETHER_ALGO_DIRECT);
+    assert_int_equal(pick(TETHER_COLL_BARRIER, 4, 0, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
+}
+
+/* Only ring neighbours linked (no TETHER_CAP_DIRECT), 3 or more ranks: small messages take the
+ * neighbour algorithms; 2 ranks, full meshes and large messages choose as before. */
+static void test_auto_neighbours(void **state)
+{
+    (void)state;
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+    unsetenv("TETHER_TREE_BELOW");
+    size_t small = TETHER_TREE_BELOW_DEFAULT - 1, large = TETHER_TREE_BELOW_DEFAULT;
+    for (int n = 3; n <= 2 * TETHER_DIRECT_MAX_RANKS; n++) {
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, small, 0), TETHER_ALGO_NEIGHBOR);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, 1, TETHER_CAP_ONE_HOST),
+                         TETHER_ALGO_NEIGHBOR);
+        assert_int_equal(pick(TETHER_COLL_BARRIER, n, 0, 0), TETHER_ALGO_NEIGHBOR);
+        assert_int_equal(pick(TETHER_COLL_BROADCAST, n, TETHER_BCAST_TREE_BELOW_DEFAULT - 1, 0),
+                         TETHER_ALGO_NEIGHBOR);
+        /* all_gather: by the whole result, count bytes from each of n ranks */
+        size_t most = TETHER_NEIGHBOR_GATHER_MAX / (size_t)n;
+        assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, most, 0), TETHER_ALGO_NEIGHBOR);
+        assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, most + 1, 0), TETHER_ALGO_RING);
+        /* the rest as before */
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, large, 0), TETHER_ALGO_RING);
+        assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, n, 1, 0), TETHER_ALGO_RING);
+        assert_int_equal(pick(TETHER_COLL_ALL_TO_ALL, n, 1, 0), TETHER_ALGO_DIRECT);
+        /* every peer direct, even past TETHER_DIRECT_MAX_RANKS: nothing changes */
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, small, TETHER_CAP_DIRECT),
+                         TETHER_ALGO_TREE);
+        assert_int_equal(pick(TETHER_COLL_BARRIER, n, 0, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
+        assert_int_equal(pick(TETHER_COLL_BROADCAST, n, 1, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
+        assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, 1, TETHER_CAP_DIRECT),
+                         n <= TETHER_DIRECT_MAX_RANKS ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING);
+    }
+    /* two ranks: the one neighbour is every peer */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, small, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_BARRIER, 2, 0, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 2, 1, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 2, 1, 0), TETHER_ALGO_RING);
+    /* forcing all_reduce still wins, and leaves the others' neighbour choice alone */
+    setenv("TETHER_ALLREDUCE_ALGO", "tree", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, small, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_BARRIER, 4, 0, 0), TETHER_ALGO_NEIGHBOR);
+    setenv("TETHER_ALLREDUCE_ALGO", "neighbor", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, large, TETHER_CAP_DIRECT),
+                     TETHER_ALGO_NEIGHBOR);
+    unsetenv("TETHER_ALLREDUCE_ALGO");
 }
 
 static void test_overrides(void **state)
@@ -85,22 +133,25 @@ static void test_overrides(void **state)
     setenv("TETHER_ALLREDUCE_ALGO", "fast", 1);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_AUTO);
     assert_non_null(strstr(tether_last_error(), "TETHER_ALLREDUCE_ALGO=\"fast\""));
-    assert_non_null(strstr(tether_last_error(), "auto, ring, tree, butterfly or direct"));
-    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 10, 0), TETHER_ALGO_TREE); /* not its setting */
+    assert_non_null(strstr(tether_last_error(), "auto, ring, tree, butterfly, direct or neighbor"));
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 10, 0),
+                     TETHER_ALGO_NEIGHBOR); /* not its setting */
     assert_int_equal(tether__algo_settings_check(), TETHER_ECONFIG);
     setenv("TETHER_ALLREDUCE_ALGO", "tree",
            1); /* changed back: chosen again, not the cached error */
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 1 << 20, 0), TETHER_ALGO_TREE);
     unsetenv("TETHER_ALLREDUCE_ALGO");
     setenv("TETHER_TREE_BELOW", "100", 1);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 99, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 99, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 99, 0), TETHER_ALGO_NEIGHBOR);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 100, 0), TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 100, 0), TETHER_ALGO_RING); /* sets both */
-    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 99, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 99, 0), TETHER_ALGO_NEIGHBOR);
+    assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, 99, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
     /* mccl's name counts when tether's is unset or empty */
     setenv("TETHER_TREE_BELOW", "", 1);
     setenv("MCCL_TREE_BELOW", "1000", 1);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 999, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 999, 0), TETHER_ALGO_NEIGHBOR);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 1000, 0), TETHER_ALGO_RING);
     unsetenv("MCCL_TREE_BELOW");
     /* malformed: no default in its place; the call reports TETHER_ECONFIG naming it */
@@ -120,7 +171,7 @@ static void test_overrides(void **state)
     }
     unsetenv("TETHER_TREE_BELOW");
     assert_int_equal(tether__algo_settings_check(), TETHER_OK);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_NEIGHBOR);
 }
 
 static void test_partition(void **state)
@@ -197,9 +248,13 @@ static void test_fold(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),           cmocka_unit_test(test_auto_policy),
-        cmocka_unit_test(test_overrides),       cmocka_unit_test(test_partition),
-        cmocka_unit_test(test_ring_neighbours), cmocka_unit_test(test_fold),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_auto_policy),
+        cmocka_unit_test(test_auto_neighbours),
+        cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_ring_neighbours),
+        cmocka_unit_test(test_fold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
