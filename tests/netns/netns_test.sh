@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# tests/netns/netns_test.sh CASE NETNS_SCRIPT TETHER_BIN - one bench/netns scenario; 77 = skipped.
+# tests/netns/netns_test.sh CASE NETNS_SCRIPT TETHER_BIN [RING_TEST] - one bench/netns scenario; 77 = skipped.
 #   mesh3    3 hosts, full mesh at 1 Gbit/s: `tether bench -c all --check` at small sizes passes,
 #            and a 4 MiB all-reduce takes the direct algorithm (hosts apart: every cable busy; on
 #            one host the same call takes the ring, test select.one_host.n3)
 #   ring4    4 hosts, ring of links, ring backend: the same check (skipped while the ring backend
 #            cannot form a group)
+#   ring4_routed  4 hosts, ring of 400 Mbit/s links: 64 MiB from rank 0 to rank 2, passed on by
+#            rank 1, arrives at >= 0.8 of the links' rate (both hops at once; ring_test routed_rate)
 #   slow     2 hosts at 4 Mbit/s, TETHER_TIMEOUT=1: a 1 MiB broadcast takes about 2 s per call and
 #            still succeeds, since data keeps moving (a timeout means no request finished *and* no
 #            byte moved)
@@ -48,6 +50,15 @@ case "$case_" in
     cat "$log" >&2
     rm -f "$log"
     [ $rc -eq 0 ] || { echo "FAIL: tether bench --check over a 4-host ring exited $rc"; exit 1; }
+    ;;
+  ring4_routed)
+    out=$("$netns" -n 4 -t ring -r 400mbit --backend ring --timeout 120 -- "$4" routed_rate 400)
+    rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || { echo "FAIL: ring_test routed_rate over a 4-host ring exited $rc"; exit 1; }
+    frac=$(echo "$out" | sed -n 's/.*Mbit\/s, \([0-9.]*\) of the links.*/\1/p')
+    awk -v f="${frac:-0}" 'BEGIN { exit !(f >= 0.8) }' ||
+      { echo "FAIL: the routed send reached ${frac:-nothing} of the links' rate (>= 0.8 wanted)"; exit 1; }
     ;;
   slow)
     start=$(date +%s)
