@@ -25,8 +25,8 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
         tether__link *l = ep->flat[i];
         if ((pfd[i].revents & POLLOUT) && l->txhead && tether__tcp_flush(ep, l) < 0)
             return;
-        if (ep->loop && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-            tether__tcp_read(ep, l, 1);
+        if (ep->loop)
+            tether__tcp_loop_input(ep, l, pfd[i].revents);
         else if (!ep->loop && pfd[i].revents)
             tether__tcp_input_ready(ep, l, pfd[i].revents);
     }
@@ -137,7 +137,7 @@ static int loop_fds(void *arg, struct pollfd *pfd)
         return 0;
     for (int i = 0; i < ep->nflat; i++)
         pfd[i] = (struct pollfd){.fd = ep->flat[i]->eof ? -1 : ep->flat[i]->fd,
-                                 .events = POLLIN | (ep->flat[i]->txhead ? POLLOUT : 0)};
+                                 .events = tether__tcp_loop_events(ep, ep->flat[i])};
     return ep->nflat;
 }
 
