@@ -32,6 +32,7 @@ int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__fra
     case TETHER__FRAME_ABORT:
     case TETHER__FRAME_BYE:
     case TETHER__FRAME_ROUTED:
+    case TETHER__FRAME_ROUTED_MORE:
     case TETHER__FRAME_LEAVE:
     case TETHER__FRAME_HEARTBEAT:
     case TETHER__FRAME_CMA_OFFER:
@@ -56,6 +57,21 @@ int tether__stripe(uint64_t len, int nlinks, int link, uint64_t *off, uint64_t *
     *off = share * (uint64_t)link;
     *n = link == nlinks - 1 ? len - *off : share;
     return 1;
+}
+
+uint64_t tether__route_chunks(uint64_t len)
+{
+    return len ? (len - 1) / TETHER__ROUTE_CHUNK + 1 : 1;
+}
+
+uint64_t tether__route_first(uint64_t len)
+{
+    return len < TETHER__ROUTE_CHUNK ? len : TETHER__ROUTE_CHUNK;
+}
+
+int tether__route_next_ok(uint64_t msglen, uint64_t got, uint64_t n)
+{
+    return got < msglen && n == tether__route_first(msglen - got);
 }
 
 void tether__rxq_push(tether__rxq *q, tether__rxmsg *m)

@@ -4,9 +4,10 @@
  * payload. A header carries the tag, the length of the whole message and the frame type: data;
  * abort with a status code (its payload is the reason text); bye, the last frame an endpoint
  * sends of its own, after which the end of the stream is no failure; or routed, data between two
- * ranks with no link (the ring), whose code names its origin and destination and which every rank
- * on the way passes on whole, on link 0; or leave, the notice of a closing ring rank (route.c); or
- * heartbeat, a header alone on link 0 that says the sender is alive (heartbeat.c).
+ * ranks with no link (the ring), whose code names its origin and destination, cut into chunks
+ * (below) that every rank on the way passes on one at a time, on link 0; or leave, the notice of a
+ * closing ring rank (route.c); or heartbeat, a header alone on link 0 that says the sender is alive
+ * (heartbeat.c).
  * Messages of at least TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in
  * link order, so K parallel links share the bytes; smaller ones go whole on link 0. Both sides
  * derive the stripes from the length in the header, so a link's byte stream always parses, and each
@@ -24,8 +25,9 @@
 #define TETHER__FRAME_DATA 0x54464401u  /* type words carry a marker, so a desynchronised stream */
 #define TETHER__FRAME_ABORT 0x54464402u /* is caught at once instead of read as a length */
 #define TETHER__FRAME_BYE 0x54464403u
-#define TETHER__FRAME_ROUTED 0x54464404u /* data between ranks with no link: passed on */
-#define TETHER__FRAME_LEAVE 0x54464405u  /* rank `code` is closing: passed on round the ring */
+#define TETHER__FRAME_ROUTED 0x54464404u      /* data between ranks with no link: passed on */
+#define TETHER__FRAME_LEAVE 0x54464405u       /* rank `code` is closing: passed on round the ring */
+#define TETHER__FRAME_ROUTED_MORE 0x5446440Bu /* the next chunk of a routed message */
 /* Cross-memory attach between ranks of one host (cma.h): an offer to read the sender's memory
  * (payload: pid, cookie address and value, epoch address), its answer (code 1 yes, 0 no), a
  * message left in the sender's memory (tag and len as data; payload: address, id, epoch) and the
@@ -67,6 +69,25 @@ static inline int tether__route_dst(int32_t code)
 {
     return (int)((uint32_t)code & 0xffffu);
 }
+
+/* A routed message of len bytes travels as chunks of TETHER__ROUTE_CHUNK bytes, one frame each:
+ * a routed frame (tag, len: the whole message, for the receiver's checks) with the first chunk,
+ * then one routed-more frame (same tag and code, len: its chunk alone) per further chunk, the last
+ * one shorter. A rank on the way thus holds a chunk, never the message, and sends one on while the
+ * next arrives; each frame says its own payload length, so it needs no state to pass one on. The
+ * frames of one origin travel one path in order and the destination joins them in order: a chunk
+ * of another length, of another tag, or with no message begun, is a malformed frame. 512 KiB:
+ * over links shaped to 400 Mbit/s a 64 MiB send two hops away reached the same rate with 256 KiB
+ * and 1 MiB chunks (measured: docs/perf/notes.md, backends/net/frame.h), so the smallest block
+ * that keeps per-frame work negligible at loopback speed. */
+#define TETHER__ROUTE_CHUNK ((uint64_t)512 << 10)
+/* Chunks of a len-byte routed message (a zero-length message is one empty chunk). */
+uint64_t tether__route_chunks(uint64_t len);
+/* Payload bytes of the routed frame that begins a len-byte message. */
+uint64_t tether__route_first(uint64_t len);
+/* 1 when a routed-more frame of n payload bytes is the next chunk of a msglen-byte message of
+ * which got bytes came, else 0. */
+int tether__route_next_ok(uint64_t msglen, uint64_t got, uint64_t n);
 
 void tether__frame_encode(const tether__frame *f, unsigned char out[TETHER__FRAME_SIZE]);
 /* 0, or -1 when the type word is not a known frame type (a corrupt or foreign stream). */

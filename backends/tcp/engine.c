@@ -5,6 +5,7 @@
  * engine_beat.c keeps the heartbeats. The memory path (cma.h) and the routing rules (route.h) are
  * helpers called from here that return what to do. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ void tether__tcp_tx_clear(tether__link *l)
 {
     tether__tcp_tx_forget(l->txhead);
     l->txhead = l->txtail = NULL;
+    l->passing = 0;
 }
 
 void tether__tcp_cma_withdraw(tether__tcp_ep *ep)
@@ -129,6 +131,8 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
             t->req->parts_left--;
             ep->events++;
         } else {
+            if (t->passing)
+                l->passing -= t->len;
             free(t);
         }
     }
@@ -148,6 +152,8 @@ int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l)
             return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : errno;
         }
         l->bytes_sent += (uint64_t)n;
+        if (l->passing && n > 0) /* the onward link of chunks passing through moves */
+            l->passing_at = tether__net_now_ms();
         tx_advance(ep, l, (uint64_t)n);
         if ((uint64_t)n < total)
             return 0;
@@ -269,10 +275,13 @@ static int check_peer(const tether__tcp_ep *ep, int peer)
     return TETHER_OK;
 }
 
-static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send)
+/* k parts: one per link to the peer; a routed send one per chunk (frame.h), its receive one. */
+static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send, uint64_t k)
 {
-    int k = ep->nlinks[peer] ? ep->nlinks[peer] : 1; /* a routed message is one part */
-    struct tether_req *r = malloc(sizeof *r + (size_t)k * sizeof r->part[0]);
+    struct tether_req *r;
+    if (k > INT_MAX || k > (SIZE_MAX - sizeof *r) / sizeof r->part[0]) /* parts_left counts them */
+        return NULL;
+    r = malloc(sizeof *r + (size_t)k * sizeof r->part[0]);
     if (!r)
         return NULL;
     memset(r, 0, sizeof *r + (size_t)k * sizeof r->part[0]);
@@ -288,8 +297,9 @@ void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r)
     free(r);
 }
 
-/* Common entry of isend/irecv: lock, check, allocate. Returns with ep->mu held on success. */
-static int begin(tether__tcp_ep *ep, int peer, int is_send, struct tether_req **r)
+/* Common entry of isend/irecv of len bytes: lock, check, allocate. Returns with ep->mu held on
+ * success. */
+static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct tether_req **r)
 {
     TRY(check_peer(ep, peer));
     pthread_mutex_lock(&ep->mu);
@@ -299,7 +309,10 @@ static int begin(tether__tcp_ep *ep, int peer, int is_send, struct tether_req **
         pthread_mutex_unlock(&ep->mu);
         return rc;
     }
-    *r = req_new(ep, peer, is_send);
+    uint64_t k = ep->nlinks[peer] ? (uint64_t)ep->nlinks[peer]
+                 : is_send        ? tether__route_chunks(len)
+                                  : 1;
+    *r = req_new(ep, peer, is_send, k);
     if (!*r) {
         pthread_mutex_unlock(&ep->mu);
         return tether__fail(TETHER_ENOMEM, "out of memory posting a message to rank %d", peer);
@@ -320,7 +333,8 @@ static int end(tether__tcp_ep *ep, struct tether_req *r, int rc, tether_req **ou
     return rc;
 }
 
-/* A message to a peer with no link: one routed frame on link 0 of the neighbour towards it. */
+/* A message to a peer with no link: its chunks as routed frames (frame.h), in order, on link 0 of
+ * the neighbour towards it. */
 static int route_send(tether__tcp_ep *ep, struct tether_req *r, const void *buf, size_t len,
                       tether_tag tag)
 {
@@ -332,13 +346,22 @@ static int route_send(tether__tcp_ep *ep, struct tether_req *r, const void *buf,
                        .len = len,
                        .type = TETHER__FRAME_ROUTED,
                        .code = tether__route_code(ep->rank, peer)};
-    tether__txmsg *t = &r->part[0].tx;
-    tether__frame_encode(&f, t->hdr);
-    t->payload = buf;
-    t->len = len;
-    t->req = r;
-    r->parts_left = 1;
-    return tether__tcp_tx_queue(ep, tether__tcp_hop(ep, peer), t);
+    uint64_t chunks = tether__route_chunks(len), off = 0;
+    r->parts_left = (int)chunks; /* count first: a part may finish while queueing */
+    for (uint64_t i = 0; i < chunks; i++) {
+        tether__txmsg *t = &r->part[i].tx;
+        t->len = tether__route_first(len - off);
+        if (i > 0) {
+            f.type = TETHER__FRAME_ROUTED_MORE;
+            f.len = t->len;
+        }
+        tether__frame_encode(&f, t->hdr);
+        t->payload = (const unsigned char *)buf + off;
+        t->req = r;
+        off += t->len;
+        TRY(tether__tcp_tx_queue(ep, tether__tcp_hop(ep, peer), t));
+    }
+    return TETHER_OK;
 }
 
 /* A receive from a peer with no link waits in its queue-only link, where routed frames from it
@@ -361,7 +384,7 @@ int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tet
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     struct tether_req *r;
     int rc = TETHER_OK;
-    TRY(begin(ep, peer, 1, &r));
+    TRY(begin(ep, peer, 1, len, &r));
     tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
         return end(ep, r, route_send(ep, r, buf, len, tag), out);
@@ -398,7 +421,7 @@ int tether__tcp_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_ta
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     struct tether_req *r;
     int rc = TETHER_OK;
-    TRY(begin(ep, peer, 0, &r));
+    TRY(begin(ep, peer, 0, len, &r));
     tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
         return end(ep, r, route_recv(ep, r, buf, len, tag), out);

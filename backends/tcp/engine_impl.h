@@ -5,7 +5,10 @@
  * them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats (engine_beat.c);
  * waiting and the progress thread's handler (engine_wait.c); opening (engine_open.c) and closing
  * (engine_close.c). The helpers the engine calls (cma.h, route.h, backends/net/) never include
- * this header and never call the engine: they return what to do. */
+ * this header and never call the engine: they return what to do. Routed messages (route.h) move
+ * a chunk at a time: a rank on the way holds the chunks it has read and not yet written
+ * (tether__fwd, bounded by TETHER__PASS_MAX per onward link), the destination joins them into one
+ * message (RX_CHUNK, joining). */
 #ifndef TETHER_TCP_ENGINE_IMPL_H
 #define TETHER_TCP_ENGINE_IMPL_H
 
@@ -24,6 +27,16 @@
 #define TETHER__RBUF_SIZE (64u << 10)
 /* Payload left to read from which a recv goes straight into the destination buffer. */
 #define TETHER__DIRECT_MIN (16u << 10)
+/* Back-pressure on routed chunks passing through (frame.h): while a link holds this many bytes of
+ * them not yet written, the neighbour links they come from are not read (the bytes wait in the
+ * socket and TCP's flow control holds their sender back), so a rank on the way holds a few chunks
+ * per direction whatever the messages' size, and a slow onward link slows the incoming one instead
+ * of filling memory. A rank's own messages do not count: a ring where every rank passes traffic
+ * the same way round (n >= 5) could otherwise stall all at once, each waiting for the next to
+ * read. Such a cycle can still form from chunks alone, so the hold ends when the onward link has
+ * taken no byte for TETHER__PASS_STALL_MS: the rank then reads (and buffers) to let it move. */
+#define TETHER__PASS_MAX ((uint64_t)2 << 20)
+#define TETHER__PASS_STALL_MS 200
 
 /* One frame on one link's send queue. */
 typedef struct tether__txmsg {
@@ -33,6 +46,7 @@ typedef struct tether__txmsg {
     uint64_t len;           /* payload bytes of this frame */
     uint64_t sent;          /* bytes written, header included */
     struct tether_req *req; /* NULL for an abort or bye frame, which the link owns */
+    int passing;            /* a routed chunk passing through: counted in its link's passing */
     tether__cma_send cma;   /* a descriptor frame (cma.h): what it carries */
 } tether__txmsg;
 
@@ -41,7 +55,8 @@ typedef enum {
     TETHER__RX_HEADER,  /* none: the next bytes are a header */
     TETHER__RX_DATA,    /* a data frame, for a posted receive or kept as unexpected */
     TETHER__RX_ABORT,   /* an abort frame's reason text */
-    TETHER__RX_PASSING, /* a routed frame passing through, passed on once read */
+    TETHER__RX_PASSING, /* a routed chunk passing through, passed on once read */
+    TETHER__RX_CHUNK,   /* a routed chunk for this rank: joins its origin's message (joining) */
     TETHER__RX_MEMORY,  /* the payload of a CMA frame (cma.h): an offer or a descriptor */
 } tether__rx_state;
 
@@ -53,6 +68,13 @@ typedef struct tether__link {
     tether__rxq unexpected; /* frames that came first, in arrival order */
     tether__rx_state rx;    /* what the frame being read is */
     tether__rxmsg *cur;     /* where its payload goes; NULL between frames */
+    struct tether__link
+        *chunk_of;          /* RX_CHUNK: the origin's queue-only link, whose message cur is */
+    uint64_t chunk_end;     /* RX_CHUNK: cur->got once this chunk is read */
+    tether__rxmsg *joining; /* queue-only link: the routed message whose chunks are arriving */
+    uint64_t passing;       /* payload bytes of chunks passing through queued here, unwritten */
+    int64_t passing_at;     /* when this link last wrote while passing, or passing began */
+    int hangup;             /* the peer shut its side: read what is left, held back or not */
     int32_t abort_code;
     int bye;  /* the peer closed normally: its end of stream is no failure */
     int eof;  /* ...and it came: nothing more to read or poll */
@@ -75,7 +97,7 @@ struct tether_req {
     } part[];
 };
 
-/* A routed frame passing through: read into the payload after it, then queued as tx (first, so
+/* A routed chunk passing through: read into the payload after it, then queued as tx (first, so
  * freeing the frame frees the whole block once sent). */
 typedef struct tether__fwd {
     tether__txmsg tx;
@@ -172,6 +194,10 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all);
  * read; on Linux POLLRDHUP still reports the peer's exit meanwhile). */
 short tether__tcp_poll_events(const tether__link *l);
 int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents);
+/* The same for the progress thread, which reads every link but those held back (TETHER__PASS_MAX:
+ * polled only for a hang-up, which is then read at once). */
+short tether__tcp_loop_events(const tether__tcp_ep *ep, const tether__link *l);
+void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents);
 /* One part of r finished (a wait may return). */
 void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r);
 int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,

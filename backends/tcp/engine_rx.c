@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "backends/net/socket.h"
 #include "engine_impl.h"
 
 /* Both sides of a disagreement, in the words of transport.h. */
@@ -48,8 +49,8 @@ void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r)
     ep->events++;
 }
 
-/* m, a routed frame passing through that came on link from, is read: queue it on towards its
- * destination (route.h says which way). */
+/* m, a routed chunk passing through that came on link from, is read: queue it on towards its
+ * destination (route.h says which way), counted against the onward link's TETHER__PASS_MAX. */
 static int pass_on(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *m)
 {
     tether__fwd *fw = (tether__fwd *)((char *)m - offsetof(tether__fwd, rx));
@@ -67,7 +68,17 @@ static int pass_on(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *
                                    : "it came from the way it should go (ranks disagree "
                                      "on the ring: check the hostfiles are the same)");
     }
+    if (!l->passing)
+        l->passing_at = tether__net_now_ms();
+    l->passing += fw->tx.len;
+    fw->tx.passing = 1;
     return tether__tcp_tx_queue(ep, l, &fw->tx);
+}
+
+/* Payload bytes of the frame being read on l still to come. */
+static uint64_t payload_left(const tether__link *l)
+{
+    return (l->rx == TETHER__RX_CHUNK ? l->chunk_end : l->cur->len) - l->cur->got;
 }
 
 /* The payload of l->cur is complete. */
@@ -87,6 +98,11 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
     }
     case TETHER__RX_PASSING:
         return pass_on(ep, l, m);
+    case TETHER__RX_CHUNK:
+        if (m->got < m->len) /* more chunks follow: the origin's link keeps the message */
+            return TETHER_OK;
+        l->chunk_of->joining = NULL;
+        break;
     case TETHER__RX_ABORT: {
         m->buf[m->len] = '\0';
         /* a mismatch is the same on every rank; any other failure is this peer's */
@@ -129,10 +145,10 @@ static int rx_bye(tether__tcp_ep *ep, tether__link *l)
     return l->posted.head ? tether__tcp_gone(ep, l, "expects a message from it") : TETHER_OK;
 }
 
-/* A data frame of n bytes arrived on l for the receives of q (l itself, or the queue-only link of
- * the rank a routed frame comes from): match it, or keep it as unexpected. */
-static int rx_match(tether__tcp_ep *ep, tether__link *l, tether__link *q, const tether__frame *f,
-                    uint64_t n)
+/* A data frame of n bytes arrived for the receives of q (its link, or the queue-only link of the
+ * rank a routed message comes from): *m is its posted receive, or a block keeping it unexpected. */
+static int rx_match(tether__tcp_ep *ep, tether__link *q, const tether__frame *f, uint64_t n,
+                    tether__rxmsg **out)
 {
     tether__rxmsg *m;
     switch (tether__rxq_match(&q->posted, f->tag, f->len, &m)) {
@@ -154,19 +170,23 @@ static int rx_match(tether__tcp_ep *ep, tether__link *l, tether__link *q, const 
     case TETHER__MATCH_LEN:
         return tether__tcp_mismatch(ep, q, f->tag, f->len, m->tag, m->msglen);
     }
-    l->cur = m;
-    l->rx = TETHER__RX_DATA;
+    *out = m;
     return TETHER_OK;
 }
 
-/* A routed frame for another rank: read it whole into a block of its own (tether__fwd), passed on
- * once read (pass_on). */
+/* A routed chunk for another rank: read it into a block of its own (tether__fwd), passed on once
+ * read (pass_on). The message's length is checked as the destination will. */
 static int take_passing(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
-    if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag) ||
-        f->len > SIZE_MAX - sizeof(tether__fwd))
-        return tether__tcp_too_long(ep, l, f->len, f->tag);
-    tether__fwd *fw = malloc(sizeof *fw + (size_t)f->len);
+    uint64_t n = f->len;
+    if (f->type == TETHER__FRAME_ROUTED_MORE && (n == 0 || n > TETHER__ROUTE_CHUNK))
+        return tether__tcp_protocol_error(ep, l, "a routed chunk longer than a chunk, or empty");
+    if (f->type == TETHER__FRAME_ROUTED) {
+        if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag))
+            return tether__tcp_too_long(ep, l, f->len, f->tag);
+        n = tether__route_first(f->len);
+    }
+    tether__fwd *fw = malloc(sizeof *fw + (size_t)n);
     if (!fw)
         return tether__tcp_break(ep, TETHER_ENOMEM,
                                  "rank %d: out of memory passing on %llu bytes from rank %d to "
@@ -174,18 +194,43 @@ static int take_passing(tether__tcp_ep *ep, tether__link *l, const tether__frame
                                  ep->rank, (unsigned long long)f->len, tether__route_src(f->code),
                                  tether__route_dst(f->code));
     memset(fw, 0, sizeof *fw);
-    tether__frame_encode(f, fw->tx.hdr); /* unchanged: origin, destination, tag, length */
+    tether__frame_encode(f, fw->tx.hdr); /* unchanged: type, origin, destination, tag, length */
     fw->tx.payload = (const unsigned char *)(fw + 1);
-    fw->tx.len = f->len;
+    fw->tx.len = n;
     fw->rx = (tether__rxmsg){
-        .tag = f->tag, .msglen = f->len, .len = f->len, .buf = (unsigned char *)(fw + 1)};
+        .tag = f->tag, .msglen = f->len, .len = n, .buf = (unsigned char *)(fw + 1)};
     l->cur = &fw->rx;
     l->rx = TETHER__RX_PASSING;
     return TETHER_OK;
 }
 
-/* A routed frame: for this rank it is matched as if its origin had sent it straight here; for
- * another it is read whole, then passed on. */
+static int same_tag(tether_tag a, tether_tag b)
+{
+    return a.group == b.group && a.seq == b.seq && a.step == b.step && a.sig == b.sig;
+}
+
+/* A routed chunk for this rank, of the message from the origin whose queue-only link is q: the
+ * first is matched as if the origin had sent the message straight here, each next one joins it. */
+static int join_chunk(tether__tcp_ep *ep, tether__link *l, tether__link *q, const tether__frame *f)
+{
+    tether__rxmsg *m = q->joining;
+    if (f->type == TETHER__FRAME_ROUTED) {
+        if (m)
+            return tether__tcp_protocol_error(ep, l, "a routed message begun inside another");
+        TRY(rx_match(ep, q, f, f->len, &m));
+        q->joining = m;
+    } else if (!m || !same_tag(m->tag, f->tag) || !tether__route_next_ok(m->len, m->got, f->len)) {
+        return tether__tcp_protocol_error(ep, l, "a routed chunk that continues no message");
+    }
+    l->cur = m;
+    l->rx = TETHER__RX_CHUNK;
+    l->chunk_of = q;
+    l->chunk_end =
+        m->got + (f->type == TETHER__FRAME_ROUTED ? tether__route_first(f->len) : f->len);
+    return TETHER_OK;
+}
+
+/* A routed chunk: for this rank it joins its message; for another it is passed on. */
 static int rx_routed(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
     switch (tether__route_arrived(&ep->routes, f->code, l->index)) {
@@ -198,7 +243,7 @@ static int rx_routed(tether__tcp_ep *ep, tether__link *l, const tether__frame *f
     case TETHER__ROUTE_LINKED:
         return tether__tcp_protocol_error(ep, l, "a routed frame from a rank linked to this one");
     }
-    return rx_match(ep, l, &ep->links[tether__route_src(f->code)][0], f, f->len);
+    return join_chunk(ep, l, &ep->links[tether__route_src(f->code)][0], f);
 }
 
 int tether__tcp_queue_leave(tether__tcp_ep *ep, int to, int origin)
@@ -246,7 +291,7 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
                            : tether__tcp_protocol_error(ep, l, "a heartbeat with a payload");
     if (f->type == TETHER__FRAME_ABORT) {
         TRY(start_abort(ep, l, f));
-    } else if (f->type == TETHER__FRAME_ROUTED) {
+    } else if (f->type == TETHER__FRAME_ROUTED || f->type == TETHER__FRAME_ROUTED_MORE) {
         TRY(rx_routed(ep, l, f));
     } else if (tether__frame_is_cma(f->type)) {
         TRY(rx_memory(ep, l, f));
@@ -255,9 +300,10 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     } else if (!tether__stripe(f->len, l->nlinks, l->index, &off, &n)) {
         return tether__tcp_protocol_error(ep, l, "a frame on a link its length does not use");
     } else {
-        TRY(rx_match(ep, l, l, f, n));
+        TRY(rx_match(ep, l, f, n, &l->cur));
+        l->rx = TETHER__RX_DATA;
     }
-    return l->cur->len == 0 ? rx_done(ep, l) : TETHER_OK;
+    return payload_left(l) == 0 ? rx_done(ep, l) : TETHER_OK;
 }
 
 /* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
@@ -277,12 +323,12 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
     while (pos < l->rlen && (all || wants_input(l))) {
         tether__rxmsg *m = l->cur;
         if (m) {
-            uint64_t left = m->len - m->got;
+            uint64_t left = payload_left(l);
             size_t k = l->rlen - pos < left ? l->rlen - pos : (size_t)left;
             memcpy(m->buf + m->got, l->rbuf + pos, k);
             m->got += k;
             pos += k;
-            if (m->got == m->len)
+            if (k == left)
                 TRY(rx_done(ep, l));
             continue;
         }
@@ -357,10 +403,42 @@ int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
     return TETHER_OK;
 }
 
+/* 1 while l's bytes must wait for the chunks queued onward to leave (TETHER__PASS_MAX). Only link
+ * 0 of a neighbour carries routed frames, and they go on to another neighbour's link 0. */
+static int held_back(const tether__tcp_ep *ep, const tether__link *l)
+{
+    if (!ep->routes.via || l->index != 0 || l->hangup)
+        return 0;
+    for (int p = 0; p < ep->size; p++) {
+        const tether__link *o = ep->nlinks[p] > 0 && p != l->peer ? &ep->links[p][0] : NULL;
+        if (o && o->passing >= TETHER__PASS_MAX &&
+            tether__net_now_ms() - o->passing_at < TETHER__PASS_STALL_MS)
+            return 1;
+    }
+    return 0;
+}
+
+short tether__tcp_loop_events(const tether__tcp_ep *ep, const tether__link *l)
+{
+    short ev = (held_back(ep, l) ? 0 : POLLIN) | (l->txhead ? POLLOUT : 0);
+#ifdef POLLRDHUP
+    ev |= POLLRDHUP;
+#endif
+    return ev;
+}
+
+void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents)
+{
+    if (revents & HANGUP_EVENTS)
+        l->hangup = 1;
+    if (revents & (POLLIN | HANGUP_EVENTS))
+        tether__tcp_read(ep, l, 1);
+}
+
 int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
 {
     all |= ep->loop != NULL; /* a progress thread passes routed frames on: it must see them all */
-    while (!ep->err && !l->eof && (all || wants_input(l))) {
+    while (!ep->err && !l->eof && (all || wants_input(l)) && !held_back(ep, l)) {
         if (l->rlen >= TETHER__FRAME_SIZE && !l->cur) { /* frames parse() left for a receive */
             size_t before = l->rlen;
             TRY(parse(ep, l, all));
@@ -370,8 +448,8 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         tether__rxmsg *m = l->cur;
         unsigned char *dst;
         size_t want;
-        if (m && l->rlen == 0 && m->len - m->got >= TETHER__DIRECT_MIN) {
-            uint64_t left = m->len - m->got;
+        if (m && l->rlen == 0 && payload_left(l) >= TETHER__DIRECT_MIN) {
+            uint64_t left = payload_left(l);
             dst = m->buf + m->got; /* straight into the destination: no copy */
             want = (size_t)(left < ep->max_io ? left : ep->max_io);
         } else {
@@ -402,8 +480,10 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         if (dst == l->rbuf + l->rlen) {
             l->rlen += (size_t)n;
             TRY(parse(ep, l, all));
-        } else if ((m->got += (uint64_t)n) == m->len) {
-            TRY(rx_done(ep, l));
+        } else {
+            m->got += (uint64_t)n;
+            if (payload_left(l) == 0)
+                TRY(rx_done(ep, l));
         }
         if ((size_t)n < want) { /* the socket had less than we asked for: it is drained */
             l->held = 0;
@@ -468,7 +548,10 @@ void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
         free((char *)l->cur - offsetof(tether__fwd, rx));
     else if (l->rx == TETHER__RX_DATA && l->cur->heap && l->cur->req) /* claimed while arriving */
         tether__rxcache_put(&ep->rxcache, l->cur);
-    l->cur = NULL; /* RX_MEMORY: it was the memory path's own message */
+    if (l->joining && l->joining->heap && l->joining->req) /* claimed while its chunks arrive */
+        tether__rxcache_put(&ep->rxcache, l->joining);
+    l->joining = NULL; /* unclaimed: in the unexpected queue, freed below */
+    l->cur = NULL; /* RX_MEMORY: the memory path's own message; RX_CHUNK: its origin's joining */
     l->rx = TETHER__RX_HEADER;
     tether__cma_rx_clear(&l->cma);
     l->posted.head = l->posted.tail = NULL;

@@ -27,21 +27,21 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
         tether__link *l = ep->flat[i];
         if ((pfd[i].revents & POLLOUT) && l->txhead && tether__tcp_flush(ep, l) < 0)
             return;
-        if (ep->loop && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-            tether__tcp_read(ep, l, 1);
-        else if (!ep->loop && pfd[i].revents)
+        if (ep->loop)
+            tether__tcp_loop_input(ep, l, pfd[i].revents);
+        else if (pfd[i].revents)
             tether__tcp_input_ready(ep, l, pfd[i].revents);
     }
 }
 
 /* What to watch on every socket link (caller holds ep->mu). With a progress thread every input is
- * read at once (routed frames must pass on; engine_impl.h's tether__tcp_read). */
+ * read at once (routed frames must pass on; engine_impl.h's tether__tcp_read), but for links held
+ * back while chunks passing through wait for room onward (engine_rx.c). */
 static int poll_set(const tether__tcp_ep *ep, struct pollfd *pfd)
 {
     for (int i = 0; i < ep->nflat; i++) {
         const tether__link *l = ep->flat[i];
-        short events =
-            ep->loop ? (short)(POLLIN | (l->txhead ? POLLOUT : 0)) : tether__tcp_poll_events(l);
+        short events = ep->loop ? tether__tcp_loop_events(ep, l) : tether__tcp_poll_events(l);
         pfd[i] = (struct pollfd){.fd = l->eof ? -1 : l->fd, /* -1: not polled */
                                  .events = events};
     }

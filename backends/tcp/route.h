@@ -1,12 +1,14 @@
 /* backends/tcp/route.h - messages between ranks with no link: sent through a neighbour, passed on.
  *
- * The ring links each rank to its two neighbours only. A message to any other rank travels as one
- * routed frame (frame.h) on link 0 towards it, the shorter way round (the ring backend fills via);
- * each rank on the way reads it whole into a block of its own and queues it on, in arrival order,
- * so messages between a pair keep their order. The destination matches it against the receives
- * posted for its origin with the usual tag, signature and length checks. Routed messages are not
- * striped: they are the small traffic of trees and barriers, or point-to-point between distant
- * ranks, while the bandwidth collectives only talk to neighbours.
+ * The ring links each rank to its two neighbours only. A message to any other rank travels as
+ * routed frames, one per chunk (frame.h), on link 0 towards it, the shorter way round (the ring
+ * backend fills via); each rank on the way reads a chunk into a block of its own and queues it on,
+ * in arrival order, so messages between a pair keep their order and their chunks stay in sequence
+ * (the engine holds back a link whose chunks wait onward: TETHER__PASS_MAX). The destination
+ * matches the first chunk against the receives posted for its origin with the usual tag, signature
+ * and length checks, and joins the next ones to it. Routed messages are not striped: they are the
+ * small traffic of trees and barriers, or point-to-point between distant ranks, while the
+ * bandwidth collectives only talk to neighbours.
  *
  * These are the rules only: the engine asks where a frame goes and whether a leave notice is due
  * and does the sending itself; nothing here touches a link or calls the engine. */
@@ -29,12 +31,13 @@ int tether__route_hop(const tether__routes *rt, int peer);
 
 typedef enum {
     TETHER__ROUTE_HERE,      /* for this rank: matched as if its origin had sent it straight here */
-    TETHER__ROUTE_PASS,      /* for another rank: read whole, then passed on */
+    TETHER__ROUTE_PASS,      /* for another rank: passed on, a chunk at a time */
     TETHER__ROUTE_MISPLACED, /* a routed frame this rank cannot place */
     TETHER__ROUTE_LINKED,    /* from a rank linked to this one, which never routes to it */
 } tether__route_place;
 
-/* Where a routed frame with code (frame.h), arriving on link index of a neighbour, goes. */
+/* Where a routed frame (either kind) with code (frame.h), arriving on link index of a neighbour,
+ * goes. */
 tether__route_place tether__route_arrived(const tether__routes *rt, int32_t code, int index);
 
 /* The neighbour a frame passing through from neighbour from to dst goes on to, or -1 when that is

@@ -1,7 +1,10 @@
 /* tests/ring/test_ring.c - the ring backend between forked ranks on loopback (127.0.0.x addresses
  * standing in for cables): striping over every link, MLX hostfiles, forwarding while the ranks on
- * the way are busy elsewhere, length checks across forwarding, one message over 2 GiB.
- * Usage: ring_test stripes|mlx_hostfile|forward_idle|forward_mismatch|big */
+ * the way are busy elsewhere, length checks across forwarding, one message over 2 GiB, routed
+ * messages passed on without being held whole (memory, crossing streams, late receives, and the
+ * rate over shaped links in bench/netns).
+ * Usage: ring_test stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|
+ *        routed_cross|routed_late */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -324,6 +327,161 @@ static int big(void)
     return run_ranks(2, write_hostfile(2, 2, 1, ports), big_body);
 }
 
+/* ---- routed traffic: memory on the way, crossing streams, late receives, rate ----
+ * A routed message passes through the ranks on the way a chunk at a time: they must not hold it
+ * whole. A rank's peak resident memory (VmHWM, reset through clear_refs) shows what it held. */
+
+#define ROUTED_BIG ((128u << 20) + 3)
+#define ROUTED_HOLD_MAX (16u << 20) /* what a rank on the way may add: a few chunks, read-ahead */
+
+/* Peak resident kB since the last peak_reset. */
+static long peak_kb(void)
+{
+    char line[128];
+    long kb = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    CHECK(f, "cannot read /proc/self/status");
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+static void peak_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    CHECK(f && fputs("5", f) >= 0 && fclose(f) == 0, "cannot reset the peak through clear_refs");
+}
+
+/* routed_memory: 4 ranks, 128 MiB from rank 0 to rank 2 through rank 1, which adds little. */
+static int routed_memory_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    int me = ctx->rank;
+    unsigned char *buf = me == 0 || me == 2 ? malloc(ROUTED_BIG) : NULL;
+    CHECK((me != 0 && me != 2) || buf, "malloc");
+    if (me == 0)
+        harness_fill(buf, ROUTED_BIG, 11);
+    if (me == 2)
+        memset(buf, 0xa5, ROUTED_BIG); /* resident, as rank 0's */
+    CHECK_OK(tether_barrier(g));
+    peak_reset();
+    long before = peak_kb();
+    if (me == 0)
+        CHECK_OK(tether_send(g, buf, ROUTED_BIG, TETHER_UINT8, 2));
+    if (me == 2) {
+        CHECK_OK(tether_recv(g, buf, ROUTED_BIG, TETHER_UINT8, 0));
+        CHECK(harness_verify(buf, ROUTED_BIG, 11) == 0, "routed message corrupted");
+    }
+    CHECK_OK(tether_barrier(g));
+    long added = peak_kb() - before;
+    printf("rank %d: peak resident memory grew by %ld KiB\n", me, added);
+    if (me == 1)
+        CHECK(added < (long)(ROUTED_HOLD_MAX >> 10),
+              "rank 1 passed on %u bytes and grew by %ld KiB: it held the message", ROUTED_BIG,
+              added);
+    free(buf);
+    tether_group_free(g);
+    return 0;
+}
+
+static int routed_memory(void)
+{
+    int ports[4];
+    harness_ports(4, ports);
+    return run_ranks(4, write_hostfile(4, 1, 1, ports), routed_memory_body);
+}
+
+/* routed_cross: 4 ranks, 0 <-> 2 and 1 <-> 3 all at once (ranks 1 and 2 pass streams both ways
+ * while sending and receiving their own), each message sent twice (order kept per pair). */
+#define CROSS_LEN ((24u << 20) + 9)
+
+static int routed_cross_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    int me = ctx->rank, peer = (me + 2) % 4;
+    unsigned char *out = malloc(2 * (size_t)CROSS_LEN), *in = malloc(2 * (size_t)CROSS_LEN);
+    CHECK(out && in, "malloc");
+    memset(in, 0xa5, 2 * (size_t)CROSS_LEN); /* resident before the peak is taken (not 0: a
+                                              * compiler may make malloc+memset a calloc) */
+    for (int i = 0; i < 2; i++)
+        harness_fill(out + (size_t)i * CROSS_LEN, CROSS_LEN, (uint32_t)(100 * me + i));
+    peak_reset();
+    long before = peak_kb();
+    tether_request *reqs[4];
+    for (int i = 0; i < 2; i++) /* posted before any rank sends: nothing arrives unexpected */
+        CHECK_OK(tether_irecv(g, in + (size_t)i * CROSS_LEN, CROSS_LEN, TETHER_UINT8, peer, 0,
+                              &reqs[i]));
+    CHECK_OK(tether_barrier(g));
+    for (int i = 0; i < 2; i++)
+        CHECK_OK(tether_isend(g, out + (size_t)i * CROSS_LEN, CROSS_LEN, TETHER_UINT8, peer, 0,
+                              &reqs[2 + i]));
+    for (int i = 0; i < 4; i++)
+        CHECK_OK(tether_wait(reqs[i]));
+    for (int i = 0; i < 2; i++)
+        CHECK(harness_verify(in + (size_t)i * CROSS_LEN, CROSS_LEN, (uint32_t)(100 * peer + i)) ==
+                  0,
+              "message %d from rank %d corrupted or out of order", i, peer);
+    CHECK_OK(tether_barrier(g));
+    long added = peak_kb() - before;
+    printf("rank %d: peak resident memory grew by %ld KiB\n", me, added);
+    CHECK(added < (long)(ROUTED_HOLD_MAX >> 10), "rank %d grew by %ld KiB passing streams on", me,
+          added);
+    free(out);
+    free(in);
+    tether_group_free(g);
+    return 0;
+}
+
+static int routed_cross(void)
+{
+    int ports[4];
+    harness_ports(4, ports);
+    return run_ranks(4, write_hostfile(4, 1, 1, ports), routed_cross_body);
+}
+
+/* routed_late: the receive of a large routed message is posted long after it arrived (rank 2
+ * holds it as unexpected), and one posted while it arrives; both intact, in order. */
+#define LATE_LEN ((16u << 20) + 1)
+
+static int routed_late_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    int me = ctx->rank;
+    unsigned char *buf = malloc(LATE_LEN);
+    CHECK(buf, "malloc");
+    CHECK_OK(tether_barrier(g));
+    if (me == 0) {
+        for (uint32_t i = 0; i < 2; i++) {
+            harness_fill(buf, LATE_LEN, 20 + i);
+            CHECK_OK(tether_send(g, buf, LATE_LEN, TETHER_UINT8, 2));
+        }
+    } else if (me == 2) {
+        usleep(500 * 1000); /* the first message has arrived, the second is arriving */
+        for (uint32_t i = 0; i < 2; i++) {
+            memset(buf, 0, LATE_LEN);
+            CHECK_OK(tether_recv(g, buf, LATE_LEN, TETHER_UINT8, 0));
+            CHECK(harness_verify(buf, LATE_LEN, 20 + i) == 0, "late message %u corrupted", i);
+        }
+    }
+    CHECK_OK(tether_barrier(g));
+    free(buf);
+    tether_group_free(g);
+    return 0;
+}
+
+static int routed_late(void)
+{
+    int ports[4];
+    harness_ports(4, ports);
+    return run_ranks(4, write_hostfile(4, 1, 1, ports), routed_late_body);
+}
+
+#define USAGE                                                                                      \
+    "stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|routed_cross|"           \
+    "routed_late"
+
 int main(int argc, char **argv)
 {
     const char *t = argc > 1 ? argv[1] : "";
@@ -340,6 +498,12 @@ int main(int argc, char **argv)
         return forward_mismatch();
     if (!strcmp(t, "big"))
         return big();
-    fprintf(stderr, "usage: %s stripes|mlx_hostfile|forward_idle|forward_mismatch|big\n", argv[0]);
+    if (!strcmp(t, "routed_memory"))
+        return routed_memory();
+    if (!strcmp(t, "routed_cross"))
+        return routed_cross();
+    if (!strcmp(t, "routed_late"))
+        return routed_late();
+    fprintf(stderr, "usage: %s " USAGE "\n", argv[0]);
     return 2;
 }

@@ -104,6 +104,29 @@ static void test_stripe_large_splits(void **state)
     assert_true(off == 0 && n == TETHER__STRIPE_MIN);
 }
 
+/* A routed message's chunks tile it, and only the next chunk in order continues it. */
+static void test_route_chunks(void **state)
+{
+    (void)state;
+    const uint64_t C = TETHER__ROUTE_CHUNK, lens[] = {0, 1, C - 1, C, C + 1, 5 * C, 5 * C + 7};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        uint64_t len = lens[i], got = tether__route_first(len), chunks = 1;
+        assert_true(got <= C && got == (len < C ? len : C));
+        while (got < len) {
+            uint64_t n = tether__route_first(len - got);
+            assert_true(tether__route_next_ok(len, got, n));
+            assert_false(tether__route_next_ok(len, got, n + 1));          /* too long */
+            assert_false(n > 1 && tether__route_next_ok(len, got, n - 1)); /* cut short */
+            got += n;
+            chunks++;
+        }
+        assert_int_equal(got, len);
+        assert_int_equal(chunks, tether__route_chunks(len));
+        assert_false(tether__route_next_ok(len, got, 0)); /* nothing continues a whole message */
+        assert_false(tether__route_next_ok(len, got, 1));
+    }
+}
+
 static tether__rxmsg msg(uint32_t group, uint32_t seq, uint32_t step, uint32_t sig, uint64_t len)
 {
     return (tether__rxmsg){.tag = {.group = group, .seq = seq, .step = step, .sig = sig},
@@ -277,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_frame_garbage),
         cmocka_unit_test(test_stripe_small_goes_whole),
         cmocka_unit_test(test_stripe_large_splits),
+        cmocka_unit_test(test_route_chunks),
         cmocka_unit_test(test_match_in_order),
         cmocka_unit_test(test_match_mismatches),
         cmocka_unit_test(test_hello_round_trip),
