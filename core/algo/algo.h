@@ -132,6 +132,14 @@ void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size
  * bf16 on the wire the result is rounded to bfloat16. */
 int tether__wire_reduce_slots(const tether_wire *w, void *recv, const char *slots,
                               size_t slot_bytes, int n, size_t count);
+/* Run gather(g, c, slots, slot_bytes) with scratch for one wire vector per rank (g->size slots,
+ * named what in an out-of-memory error), on the stack when small: the all-reduces that gather every
+ * vector and reduce them with tether__wire_reduce_slots. A failure breaks the world first
+ * (tether__algo_abort). */
+typedef int (*tether_slots_fn)(tether_group *g, const tether_coll *c, char *slots,
+                               size_t slot_bytes);
+int tether__with_rank_slots(tether_group *g, const tether_coll *c, const char *what,
+                            tether_slots_fn gather);
 
 /* The pipelined ring (core/algo/ring_pipeline.c), shared by ring all-reduce, all-gather and
  * reduce-scatter. Ring positions 0..n-1; direction 0 runs clockwise (send to rank + 1), direction 1

@@ -51,24 +51,11 @@ static int one_step(tether_group *g, const tether_coll *c, char *scratch, size_t
     return tether__wire_reduce_slots(&w, c->recv, scratch, slot_bytes, n, c->count);
 }
 
-static int small_path(tether_group *g, const tether_coll *c)
-{
-    size_t slot_bytes = tether__aligned(c->count * tether__wire_of(c).wsize);
-    tether_small small;
-    char *scratch =
-        tether__scratch_small(g, &small, (size_t)g->size * slot_bytes, "one-step vectors");
-    if (!scratch)
-        return TETHER_ENOMEM;
-    int rc = tether__algo_abort(g, one_step(g, c, scratch, slot_bytes));
-    tether__scratch_release(g, scratch, &small);
-    return rc;
-}
-
 int tether__allreduce_direct(tether_group *g, const tether_coll *c)
 {
     int n = g->size;
     if (c->count * c->esize <= ONE_STEP_MAX && n <= TETHER_DIRECT_MAX_RANKS)
-        return small_path(g, c);
+        return tether__with_rank_slots(g, c, "one-step vectors", one_step);
     tether_span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
     char *stage =
         c->wire_bf16 ? tether__scratch(g, c->count * sizeof(uint16_t), "bf16 staging") : NULL;

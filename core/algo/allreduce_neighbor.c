@@ -29,13 +29,5 @@ static int run(tether_group *g, const tether_coll *c, char *scratch, size_t slot
 
 int tether__allreduce_neighbor(tether_group *g, const tether_coll *c)
 {
-    size_t slot_bytes = tether__aligned(c->count * tether__wire_of(c).wsize);
-    tether_small small;
-    char *scratch =
-        tether__scratch_small(g, &small, (size_t)g->size * slot_bytes, "neighbour vectors");
-    if (!scratch)
-        return TETHER_ENOMEM;
-    int rc = tether__algo_abort(g, run(g, c, scratch, slot_bytes));
-    tether__scratch_release(g, scratch, &small);
-    return rc;
+    return tether__with_rank_slots(g, c, "neighbour vectors", run);
 }

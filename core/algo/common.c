@@ -108,3 +108,16 @@ int tether__wire_reduce_slots(const tether_wire *w, void *recv, const char *slot
         tether__round_to_bf16((float *)recv, count);
     return TETHER_OK;
 }
+
+int tether__with_rank_slots(tether_group *g, const tether_coll *c, const char *what,
+                            tether_slots_fn gather)
+{
+    size_t slot_bytes = tether__aligned(c->count * tether__wire_of(c).wsize);
+    tether_small small;
+    char *slots = tether__scratch_small(g, &small, (size_t)g->size * slot_bytes, what);
+    if (!slots)
+        return TETHER_ENOMEM;
+    int rc = tether__algo_abort(g, gather(g, c, slots, slot_bytes));
+    tether__scratch_release(g, slots, &small);
+    return rc;
+}
