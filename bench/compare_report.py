@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+RING_MESH_TITLE = "Ring against mesh (bench/ring_mesh, issue 23)"  # bench/ring_mesh writes it too
 PEERS_EXCLUDED = ("mpi-vader",)  # shared memory, not TCP: shown, never the "best peer"
 MEMORY_TETHER = "tether-mesh-cma"  # tether reading peers' memory (backends/tcp/cma.h): vs mpi-vader
 FACTOR = {"allreduce": lambda n: 2.0 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
@@ -556,7 +557,8 @@ def main():
         page.add(*[line.rstrip() for line in open(top)])
         page.add("```", "")
     # Hand-written sections kept beside the plots: the figures above are regenerated, these are not.
-    for name, title, origin in (("ddp.md", "DDP training (bench/ddp, issue 9)", "measured with bench/ddp"),
+    for name, title, origin in (("ring_mesh.md", RING_MESH_TITLE, "measured with bench/ring_mesh"),
+                                ("ddp.md", "DDP training (bench/ddp, issue 9)", "measured with bench/ddp"),
                                 ("analysis.md", "Causes and profile notes", "written by hand from profiles")):
         notes = os.path.join(plots, name)
         if os.path.exists(notes):
