@@ -491,15 +491,17 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
 {
     for (int k = 0; k < pe->nlinks; k++) {
         rdma_link *l = &pe->link[k];
-        if (l->cur && l->cur->heap && (l->cur->req || (int)l->cur_dst != ep->rank))
-            tether__rxcache_put(&ep->rxcache, l->cur); /* claimed while arriving, or passing
-                                                          through: no queue holds it */
+        if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
+            tether__rxcache_put(&ep->rxcache, l->cur);
         for (rdma_part *pt = l->sendq, *next; pt; pt = next) {
             next = pt->qnext;
-            if (pt->req->owned) { /* a forward: nobody else frees it */
-                tether__rxcache_put(&ep->rxcache, pt->req->owned);
+            if (pt->req->from) /* a forward: nobody else frees it */
                 free(pt->req);
-            }
+        }
+        while (l->spilled) {
+            rdma_spill *sp = l->spilled;
+            l->spilled = sp->next;
+            free(sp);
         }
         if (l->qp) {
             int rc = ep->ibv.destroy_qp(l->qp);
