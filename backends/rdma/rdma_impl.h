@@ -179,7 +179,13 @@ typedef struct rdma_ep {
     tether__net_live *live; /* the live requests, freed by close() */
     int err;
     char errmsg[TETHER_ERRMSG_MAX];
-    tether__loop *loop;      /* ring mode: the thread that forwards while the program is away */
+    tether__loop *loop; /* ring mode: the thread that forwards while the program is away */
+    /* Ring mode: the program's threads move the frames themselves while they are inside calls
+     * (wait() sleeps in poll() as in a full mesh) and the thread stands by (ring_thread.c). calls
+     * counts isend, irecv, test and wait; calls_seen is the count the thread saw last; drivers
+     * the threads asleep in wait()'s own poll() now. */
+    uint64_t calls, calls_seen;
+    int drivers;
     int propagated;          /* that thread told every peer of the break */
     uint64_t events;         /* bumped when requests may have finished, for waiters on loop */
     _Atomic uint64_t moved;  /* successful completions (the vtable's moved()) */
@@ -233,8 +239,12 @@ int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
 /* route.c: ring mode. The first link towards dst (NULL: none). */
 rdma_link *tether__rdma_hop(rdma_ep *ep, int dst);
 
-/* ring_thread.c: ring mode's progress thread (backends/net/loop.h over its handler). */
+/* ring_thread.c: ring mode's progress thread (backends/net/loop.h over its handler), and the poll
+ * set every sleeper uses, the thread and wait(): every device channel, then every side channel
+ * (ndev + size entries), and what to take in once poll() said which are ready. */
 int tether__rdma_thread_start(rdma_ep *ep);
+int tether__rdma_poll_set(rdma_ep *ep, struct pollfd *pfd);
+void tether__rdma_poll_ready(rdma_ep *ep, const struct pollfd *pfd);
 
 /* side.c: the TCP side channel. */
 int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep);
