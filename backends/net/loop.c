@@ -210,17 +210,6 @@ int tether__loop_missed(const tether__loop *lp)
     return seen.lp == lp && seen.events != *lp->events;
 }
 
-int tether__loop_wait(tether__loop *lp, int timeout_ms)
-{
-    int idle = 0;
-    if (timeout_ms > 0 && (seen.lp != lp || seen.events == *lp->events)) {
-        struct timespec until = tether__loop_deadline(timeout_ms);
-        idle = pthread_cond_timedwait(&lp->moved, lp->mu, &until) == ETIMEDOUT;
-    }
-    tether__loop_seen(lp); /* the caller tests next; a wait without one sleeps again */
-    return idle;
-}
-
 int tether__loop_sleep(tether__loop *lp, const struct timespec *until)
 {
     return pthread_cond_timedwait(&lp->moved, lp->mu, until) == ETIMEDOUT;

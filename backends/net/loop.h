@@ -5,11 +5,11 @@
  * tether, and a failure must reach every rank even when nobody calls tether; so an endpoint may
  * run one thread that sleeps in poll() and moves whatever is ready. The loop owns that thread, a
  * wake pipe (always first in the poll set) and a condition variable that the program's threads
- * sleep on in wait(); the backend owns everything else and tells the loop what to watch through a
- * handler, as libuv's watchers or gloo's Loop handlers do. Callbacks run under the endpoint's
- * mutex, which the loop releases only around poll(); they never call the loop back except to
- * signal or kick it. The loop knows nothing of links, frames or requests, and it is portable
- * (poll(), pipes and pthreads: it runs on macOS too).
+ * sleep on while they wait for a state of the endpoint (closing); the backend owns everything else
+ * and tells the loop what to watch through a handler, as libuv's watchers or gloo's Loop handlers
+ * do. Callbacks run under the endpoint's mutex, which the loop releases only around poll(); they
+ * never call the loop back except to signal or kick it. The loop knows nothing of links, frames or
+ * requests, and it is portable (poll(), pipes and pthreads: it runs on macOS too).
  *
  * Waiters: the endpoint counts events (request parts finished, notices, breaks) in a uint64_t the
  * loop reads under the mutex; tether__loop_signal wakes the waiters when it moved, and a thread's
@@ -73,11 +73,6 @@ void tether__loop_seen(const tether__loop *lp);
 /* Caller holds mu: 1 when the events count moved since this thread's last test() saw it (then a
  * wait must not sleep: a request of this thread's may have finished). */
 int tether__loop_missed(const tether__loop *lp);
-
-/* Caller holds mu: sleep (releasing it) until the events count moves past what this thread saw
- * last, or timeout_ms pass (<= 0: do not sleep), then remember the count. 1 when the time ran out
- * with nothing moving. */
-int tether__loop_wait(tether__loop *lp, int timeout_ms);
 
 /* Caller holds mu: sleep until the next signal or until (tether__loop_deadline's clock); 1 when
  * the time ran out. For waits on a condition of the endpoint's own, checked between sleeps. */

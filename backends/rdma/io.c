@@ -3,13 +3,18 @@
  *
  * A send is cut into frames of at most SLOT_PAYLOAD bytes, copied into send slots and posted, one
  * frame per credit; it is done once its last frame is posted (the slots hold the bytes). A frame
- * that comes in is checked (status, sequence), its payload copied to the matching receive or kept
- * as unexpected, and its slot reposted at once, which earns the peer a credit back. A SEND is as
+ * that comes in is checked (status, sequence) and handled in arrival order (in_run): its payload
+ * copied to the matching receive or kept as unexpected, or, ring mode, passed on unchanged into a
+ * send slot of the onward link (cut-through: a message passing through is never assembled here).
+ * Its slot is then reposted, which earns the peer a credit back; a frame that cannot go on yet
+ * stays in its slot, and so do the frames behind it, so a slow onward link holds the upstream
+ * sender back (rdma_impl.h: flow control, and the escape from a cycle of such waits). A SEND is as
  * small as its payload plus the header, and inline when the device allows. A large message to a
  * peer with several links goes as one part per link, each matched on its own link. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 #define WR_RECV 1u
@@ -101,34 +106,45 @@ static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *
     return TETHER_OK;
 }
 
-/* A send part wholly in frames; a forward is freed once its last part is (its bytes are copied). */
-static void send_part_done(rdma_ep *ep, struct tether_req *r)
+/* The part heading l's queue is wholly in frames: the next one's turn. */
+static void sendq_pop(rdma_link *l)
 {
-    if (--r->parts_left > 0)
-        return;
-    if (r->owned) {
-        tether__rxcache_put(&ep->rxcache, r->owned);
-        free(r);
-    } else {
-        r->done = 1;
-    }
+    l->sendq = l->sendq->qnext;
+    if (!l->sendq)
+        l->sendq_tail = NULL;
 }
+
+static void sendq_append(rdma_link *l, rdma_part *pt)
+{
+    if (l->sendq_tail)
+        l->sendq_tail->qnext = pt;
+    else
+        l->sendq = pt;
+    l->sendq_tail = pt;
+}
+
+static int in_run(rdma_ep *ep, rdma_link *l);
 
 int tether__rdma_push(rdma_ep *ep, rdma_link *l)
 {
     while (l->sendq && l->credits > 0 && l->nfree_send > 0) {
         rdma_part *pt = l->sendq;
         struct tether_req *r = pt->req;
+        if (r->from) { /* passing through: its frames go on as they arrive on the link before */
+            TRY(in_run(ep, r->from));
+            if (l->sendq == pt)
+                break;
+            continue;
+        }
         size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
         rdma_hdr h = header(l, FRAME_DATA, r, pt->framed);
         TRY(post_frame(ep, l, &h, r->buf + pt->lo + pt->framed, n));
         l->credits--;
         pt->framed += n;
         if (pt->framed == pt->len) {
-            l->sendq = pt->qnext;
-            if (!l->sendq)
-                l->sendq_tail = NULL;
-            send_part_done(ep, r);
+            sendq_pop(l);
+            if (--r->parts_left == 0)
+                r->done = 1;
         }
     }
     /* Returns pile up with no data going back: send them alone, in a receive kept for that. */
@@ -143,8 +159,7 @@ int tether__rdma_push(rdma_ep *ep, rdma_link *l)
 
 int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
 {
-    /* only a message of our own to a linked peer is striped: one passed on goes whole on link 0 */
-    int direct = links_to(ep, r->peer) > 0 && r->src == (uint32_t)ep->rank;
+    int direct = links_to(ep, r->peer) > 0; /* else forwarded: whole on the first link of the way */
     int nlinks = direct ? links_to(ep, r->peer) : 1;
     rdma_link *hop = direct ? NULL : tether__rdma_hop(ep, r->peer);
     if (!direct && !hop)
@@ -160,11 +175,7 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
         *pt = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n};
         r->nparts++;
         r->parts_left++;
-        if (l->sendq_tail)
-            l->sendq_tail->qnext = pt;
-        else
-            l->sendq = pt;
-        l->sendq_tail = pt;
+        sendq_append(l, pt);
     }
     for (int k = 0; k < nlinks; k++)
         TRY(tether__rdma_push(ep, direct ? &ep->peers[r->peer].link[k] : hop));
@@ -206,24 +217,29 @@ static int lane_of(const rdma_link *l, uint32_t src)
     return (int)src == l->peer ? l->lane : 0;
 }
 
-/* A part's first frame: its posted receive, a heap copy kept as unexpected, or (ring mode) a heap
- * block for a message that only passes through. */
+/* A message's first frame on l, for this rank or passing through: l is free, the ranks in range. */
+static int check_first(const rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
+{
+    int transit = (int)h->dst != ep->rank;
+    if (l->cur || l->fwd)
+        return protocol_error((rdma_ep *)ep, l, "a message began before the last one ended");
+    if (h->src >= (uint32_t)ep->size || (int)h->src == ep->rank || h->dst >= (uint32_t)ep->size ||
+        (transit && !ep->ring) || (!transit && (int)h->src != l->peer && links_to(ep, h->src)))
+        return protocol_error((rdma_ep *)ep, l, "origin or destination rank out of place");
+    return TETHER_OK;
+}
+
+/* A part's first frame for this rank: its posted receive, or a heap copy kept as unexpected. */
 static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
     tether__rxmsg *m = NULL;
     uint64_t lo, n = h->msglen;
-    int lane = lane_of(l, h->src), transit = (int)h->dst != ep->rank;
-    if (l->cur)
-        return protocol_error(ep, l, "a message began before the last one ended");
-    if (h->src >= (uint32_t)ep->size || (int)h->src == ep->rank || h->dst >= (uint32_t)ep->size ||
-        (transit && !ep->ring) || (!transit && (int)h->src != l->peer && links_to(ep, h->src)))
-        return protocol_error(ep, l, "origin or destination rank out of place");
-    if (!transit && (int)h->src == l->peer)
+    int lane = lane_of(l, h->src);
+    TRY(check_first(ep, l, h));
+    if ((int)h->src == l->peer)
         part_bounds(h->msglen, lane, links_to(ep, h->src), &lo, &n);
     l->cur_src = h->src;
-    l->cur_dst = h->dst;
-    switch (transit ? TETHER__MATCH_NONE
-                    : tether__rxq_match(&ep->peers[h->src].posted[lane], h->tag, h->msglen, &m)) {
+    switch (tether__rxq_match(&ep->peers[h->src].posted[lane], h->tag, h->msglen, &m)) {
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
@@ -242,8 +258,7 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
                                       (unsigned long long)n, h->src, h->dst);
         m->tag = h->tag;
         m->msglen = h->msglen;
-        if (!transit)
-            tether__rxq_push(&ep->peers[h->src].unexpected[lane], m);
+        tether__rxq_push(&ep->peers[h->src].unexpected[lane], m);
         break;
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
@@ -260,15 +275,40 @@ static void recv_part_done(struct tether_req *r)
         r->done = 1;
 }
 
-/* m, a whole message for another rank that came in on from, goes on towards it; m is then the
- * forward's (freed once in frames). */
-static int forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m)
+/* A frame of a message for this rank. */
+static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
-    int src = (int)from->cur_src, dst = (int)from->cur_dst;
-    rdma_link *next = tether__rdma_hop(ep, dst);
+    tether__rxmsg *m;
+    if (h->offset == 0)
+        TRY(begin(ep, l, h));
+    m = l->cur;
+    if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->len - m->got ||
+        h->src != l->cur_src)
+        return protocol_error(ep, l, "a frame out of its message's order or bounds");
+    memcpy(m->buf + m->got, p, n);
+    m->got += n;
+    if (m->got < m->len)
+        return TETHER_OK;
+    l->cur = NULL;
+    if (m->req) {
+        recv_part_done(m->req);
+        if (m->heap) /* an unexpected message claimed while it was still arriving */
+            tether__rxcache_put(&ep->rxcache, m);
+    }
+    return TETHER_OK;
+}
+
+/* The first frame of a message for another rank, arriving on from: a forward (a send whose frames
+ * come from that link, no bytes of its own) joins the onward link's queue, behind what it carries,
+ * so messages between a pair keep their order. */
+static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
+{
+    int src = (int)h->src, dst = (int)h->dst;
+    rdma_link *next;
     struct tether_req *r;
-    if (!next || next->peer == from->peer || ep->peers[next->peer].eof) {
-        tether__rxcache_put(&ep->rxcache, m);
+    TRY(check_first(ep, from, h));
+    next = tether__rdma_hop(ep, dst);
+    if (!next || next->peer == from->peer || ep->peers[next->peer].eof)
         return tether__rdma_break(ep, TETHER_EPEER,
                                   "rdma: rank %d cannot pass on a message from "
                                   "rank %d to rank %d: %s",
@@ -277,48 +317,151 @@ static int forward(rdma_ep *ep, rdma_link *from, tether__rxmsg *m)
                                       ? "the next rank on the way has left the ring"
                                       : "it came from the way it should go (ranks disagree on the "
                                         "ring: check every rank reads the same device matrix)");
-    }
-    if (!(r = calloc(1, sizeof *r))) {
-        unsigned long long len = (unsigned long long)m->len;
-        tether__rxcache_put(&ep->rxcache, m);
+    if (!(r = calloc(1, sizeof *r)))
         return tether__rdma_break(ep, TETHER_ENOMEM,
-                                  "rdma: rank %d: out of memory passing on %llu "
-                                  "bytes from rank %d to rank %d",
-                                  ep->rank, len, src, dst);
-    }
+                                  "rdma: rank %d: out of memory passing on a "
+                                  "message from rank %d to rank %d",
+                                  ep->rank, src, dst);
     *r = (struct tether_req){.is_send = 1,
                              .peer = dst,
-                             .buf = m->buf,
-                             .len = (size_t)m->len,
-                             .tag = m->tag,
+                             .len = (size_t)h->msglen,
+                             .tag = h->tag,
                              .src = (uint32_t)src,
                              .dst = (uint32_t)dst,
-                             .owned = m};
-    return tether__rdma_send(ep, r);
+                             .from = from,
+                             .nparts = 1,
+                             .parts_left = 1};
+    r->part[0] = (rdma_part){.req = r, .len = (size_t)h->msglen};
+    sendq_append(next, &r->part[0]);
+    from->fwd = r;
+    return TETHER_OK;
 }
 
-static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p, size_t n)
+#define PASS_WAIT 1 /* pass(): the onward link cannot take the frame yet */
+
+/* A frame of a message for another rank: sent on, unchanged but for the link's own fields, when
+ * its message heads the onward link's queue and that link has a credit and a send slot. */
+static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
-    tether__rxmsg *m;
-    if (h->offset == 0)
-        TRY(begin(ep, l, h));
-    m = l->cur;
-    if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->len - m->got ||
-        h->src != l->cur_src || h->dst != l->cur_dst)
-        return protocol_error(ep, l, "a frame out of its message's order or bounds");
-    memcpy(m->buf + m->got, p, n);
-    m->got += n;
-    if (m->got < m->len)
-        return TETHER_OK;
-    l->cur = NULL;
-    if ((int)l->cur_dst != ep->rank)
-        return forward(ep, l, m);
-    if (m->req) {
-        recv_part_done(m->req);
-        if (m->heap) /* an unexpected message claimed while it was still arriving */
-            tether__rxcache_put(&ep->rxcache, m);
+    struct tether_req *r;
+    rdma_part *pt;
+    rdma_link *next;
+    rdma_hdr out;
+    if (!from->fwd && h->offset == 0)
+        TRY(pass_begin(ep, from, h));
+    r = from->fwd;
+    pt = r ? &r->part[0] : NULL;
+    if (!r || h->offset != pt->framed || h->msglen != r->len || n > r->len - pt->framed ||
+        h->src != r->src || h->dst != r->dst)
+        return protocol_error(ep, from, "a frame out of its message's order or bounds");
+    next = tether__rdma_hop(ep, (int)r->dst);
+    if (next->sendq != pt || next->credits <= 0 || next->nfree_send == 0)
+        return PASS_WAIT;
+    out = header(next, FRAME_DATA, r, h->offset);
+    TRY(post_frame(ep, next, &out, p, n));
+    next->credits--;
+    pt->framed += n;
+    from->stalled_at = 0;
+    from->spilling = 0;
+    if (pt->framed == pt->len) {
+        sendq_pop(next);
+        from->fwd = NULL;
+        free(r);
     }
     return TETHER_OK;
+}
+
+/* A frame off its receive slot into the heap, the slot reposted (the peer gets its credit). */
+static int spill(rdma_ep *ep, rdma_link *l, int slot, int len)
+{
+    rdma_spill *sp = malloc(sizeof *sp + (size_t)len);
+    if (!sp)
+        return tether__rdma_break(ep, TETHER_ENOMEM,
+                                  "rdma: rank %d: out of memory keeping a frame "
+                                  "from rank %d whose way on is stalled",
+                                  ep->rank, l->peer);
+    sp->next = NULL;
+    sp->len = (uint32_t)len;
+    memcpy(sp->bytes, tether__rdma_slot(l, slot), (size_t)len);
+    if (l->spilled_tail)
+        l->spilled_tail->next = sp;
+    else
+        l->spilled = sp;
+    l->spilled_tail = sp;
+    l->pending++;
+    return tether__rdma_post_recv(ep, l, slot);
+}
+
+/* The oldest frame of l's has waited for the onward link: after PASS_STALL_MS every frame still in
+ * a slot is spilled, and so are those that arrive, until one moves on (rdma_impl.h says why). */
+static int stalled(rdma_ep *ep, rdma_link *l)
+{
+    int64_t now = tether__net_now_ms();
+    if (!l->stalled_at)
+        l->stalled_at = now;
+    if (l->spilling || now - l->stalled_at < PASS_STALL_MS)
+        return TETHER_OK;
+    TLOG_INFO("rdma: frames from rank %d wait %d ms for the onward link: spilling", l->peer,
+              PASS_STALL_MS);
+    l->spilling = 1;
+    for (; l->nheld; l->held_head = (l->held_head + 1) % DATA_SLOTS, l->nheld--)
+        TRY(spill(ep, l, l->held[l->held_head], l->held_len[l->held_head]));
+    return TETHER_OK;
+}
+
+/* Handle l's data frames in arrival order, reposting each slot once its frame is done with, until
+ * a frame passing through finds no room onward: it and those behind it keep their slots. */
+static int in_run(rdma_ep *ep, rdma_link *l)
+{
+    for (;;) {
+        const unsigned char *p;
+        size_t len;
+        rdma_hdr h;
+        int rc;
+        if (l->spilled) {
+            p = l->spilled->bytes;
+            len = l->spilled->len;
+        } else if (l->nheld) {
+            p = tether__rdma_slot(l, l->held[l->held_head]);
+            len = (size_t)l->held_len[l->held_head];
+        } else {
+            l->stalled_at = 0;
+            return TETHER_OK;
+        }
+        memcpy(&h, p, sizeof h);
+        rc = (int)h.dst == ep->rank ? take(ep, l, &h, p + sizeof h, len - sizeof h)
+                                    : pass(ep, l, &h, p + sizeof h, len - sizeof h);
+        if (rc == PASS_WAIT)
+            return stalled(ep, l);
+        TRY(rc);
+        if (l->spilled) {
+            rdma_spill *done = l->spilled;
+            if (!(l->spilled = done->next))
+                l->spilled_tail = NULL;
+            free(done);
+        } else {
+            int slot = l->held[l->held_head];
+            l->held_head = (l->held_head + 1) % DATA_SLOTS;
+            l->nheld--;
+            l->pending++;
+            TRY(tether__rdma_post_recv(ep, l, slot));
+        }
+    }
+}
+
+/* A data frame in slot: queued behind l's unhandled ones (or spilled, while stalled), then run. */
+static int data_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
+{
+    if (l->spilling) {
+        TRY(spill(ep, l, slot, (int)byte_len));
+    } else {
+        if (l->nheld == DATA_SLOTS)
+            return protocol_error(ep, l, "more data frames than credits");
+        l->held[(l->held_head + l->nheld) % DATA_SLOTS] = slot;
+        l->held_len[(l->held_head + l->nheld) % DATA_SLOTS] = (int)byte_len;
+        l->nheld++;
+    }
+    return in_run(ep, l);
 }
 
 static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
@@ -340,12 +483,9 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
     l->credits += (int)h.credits;
     if ((int32_t)(h.ctrl_seen - l->ctrl_acked) > 0)
         l->ctrl_acked = h.ctrl_seen;
-    if (h.type == FRAME_DATA) {
-        TRY(take(ep, l, &h, p + sizeof h, byte_len - sizeof h));
-        l->pending++;
-    } else {
-        l->ctrl_seen++;
-    }
+    if (h.type == FRAME_DATA)
+        return data_in(ep, l, slot, byte_len);
+    l->ctrl_seen++;
     return tether__rdma_post_recv(ep, l, slot);
 }
 
@@ -405,6 +545,7 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
         } while (n == POLL_BATCH);
     }
     for (RDMA_EACH_LINK(ep, l)) {
+        TRY(in_run(ep, l)); /* frames held back: room onward, or stalled long enough to spill */
         TRY(tether__rdma_push(ep, l));
         TRY(tether__rdma_gone_check(ep, l));
     }

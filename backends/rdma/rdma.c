@@ -344,6 +344,7 @@ static int post(tether_ep *tep, int is_send, int peer, void *buf, size_t len, te
     struct tether_req *r;
     int rc;
     pthread_mutex_lock(&ep->mu);
+    ep->calls++;
     if ((r = req_new(ep, peer, tag, len, &rc)) != NULL) {
         *out = r;
         if (!is_send) {
@@ -382,6 +383,7 @@ static int rdma_test(tether_ep *tep, tether_req *r, int *done)
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;
     pthread_mutex_lock(&ep->mu);
+    ep->calls++;
     tether__rdma_poll_cqs(ep, &moved);
     if (ep->loop) { /* parts of other threads' requests may have finished: wake their waits */
         if (moved)
@@ -400,39 +402,44 @@ static int rdma_test(tether_ep *tep, tether_req *r, int *done)
 /* Sleep in poll() on every device channel and side channel, at most timeout_ms. */
 static int sleep_on_fds(rdma_ep *ep, int timeout_ms)
 {
-    int n = 0, ready;
+    int n, ready, poll_errno;
     struct pollfd *pfd = calloc((size_t)(ep->ndev + ep->size), sizeof *pfd);
     if (!pfd)
         return tether__rdma_break(ep, TETHER_ENOMEM, "rdma: out of memory waiting");
-    for (int d = 0; d < ep->ndev; d++)
-        pfd[n++] = (struct pollfd){.fd = ep->devs[d].ch->fd, .events = POLLIN};
-    for (int p = 0; p < ep->size; p++)
-        pfd[n++] = (struct pollfd){.fd = p == ep->rank || ep->peers[p].eof ? -1 : ep->peers[p].fd,
-                                   .events = POLLIN};
+    n = tether__rdma_poll_set(ep, pfd);
+    ep->drivers++; /* ring mode: the progress thread stands by meanwhile */
     pthread_mutex_unlock(&ep->mu);
     ready = poll(pfd, (nfds_t)n, timeout_ms);
+    poll_errno = errno;
     pthread_mutex_lock(&ep->mu);
-    for (int d = 0; ready > 0 && d < ep->ndev; d++)
-        if (pfd[d].revents)
-            tether__rdma_dev_events(ep, &ep->devs[d]);
-    for (int p = 0; ready > 0 && p < ep->size; p++)
-        if (pfd[ep->ndev + p].revents)
-            tether__rdma_side_read(ep, &ep->peers[p], p);
+    ep->drivers--;
+    if (ready > 0)
+        tether__rdma_poll_ready(ep, pfd);
     free(pfd);
-    if (ready < 0 && errno != EINTR)
-        return tether__rdma_break(ep, TETHER_ENET, "rdma: poll() failed: %s", strerror(errno));
+    if (ready < 0 && poll_errno != EINTR)
+        return tether__rdma_break(ep, TETHER_ENET, "rdma: poll() failed: %s", strerror(poll_errno));
     return TETHER_OK;
 }
 
+/* Full mesh and ring mode alike: the calling thread arms the CQs, looks once more and sleeps on
+ * the channels itself, so a completion costs one wake-up. In ring mode the progress thread may
+ * have finished parts since this thread's test(): then it returns at once; and it may have
+ * finished another thread's request meanwhile, whose wait() it wakes. */
 static int rdma_wait(tether_ep *tep, int timeout_ms)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;
     pthread_mutex_lock(&ep->mu);
-    if (ep->loop) /* the progress thread owns the channels: sleep until it signals */
-        tether__loop_wait(ep->loop, ep->err ? 0 : timeout_ms);
+    ep->calls++;
+    if (ep->loop && tether__loop_missed(ep->loop))
+        tether__loop_seen(ep->loop);
     else if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
         sleep_on_fds(ep, timeout_ms);
+    if (ep->loop) {
+        if (moved)
+            ep->events++;
+        tether__loop_signal(ep->loop);
+    }
     rc = ep->err ? sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
     return rc;
@@ -491,15 +498,17 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
 {
     for (int k = 0; k < pe->nlinks; k++) {
         rdma_link *l = &pe->link[k];
-        if (l->cur && l->cur->heap && (l->cur->req || (int)l->cur_dst != ep->rank))
-            tether__rxcache_put(&ep->rxcache, l->cur); /* claimed while arriving, or passing
-                                                          through: no queue holds it */
+        if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
+            tether__rxcache_put(&ep->rxcache, l->cur);
         for (rdma_part *pt = l->sendq, *next; pt; pt = next) {
             next = pt->qnext;
-            if (pt->req->owned) { /* a forward: nobody else frees it */
-                tether__rxcache_put(&ep->rxcache, pt->req->owned);
+            if (pt->req->from) /* a forward: nobody else frees it */
                 free(pt->req);
-            }
+        }
+        while (l->spilled) {
+            rdma_spill *sp = l->spilled;
+            l->spilled = sp->next;
+            free(sp);
         }
         if (l->qp) {
             int rc = ep->ibv.destroy_qp(l->qp);

@@ -10,14 +10,24 @@
  * Striping: a large message to a peer with several links is cut into one part per link, the same
  * way on both sides (part_bounds in io.c, from the message length), and each part travels and is
  * matched on its own link. Forwarding (route.c): a message for a rank with no link goes whole on
- * the first link towards it; each rank on the way takes it in and queues it on, unchanged.
+ * the first link towards it; each rank on the way passes its frames on as they come (cut-through,
+ * io.c): a frame waits in its receive slot, unreposted, until the onward link can take it, so
+ * the sender upstream runs out of credits instead of this rank filling memory.
  *
  * Flow control (credits): a frame is sent only into a receive the peer has posted, so nothing is
  * ever dropped for want of a RECV (UC drops it silently). The peer posted DATA_SLOTS receives for
  * data frames: those are our credits, and every frame it sends back returns the slots it reposted
  * since. CTRL_SLOTS more receives take credit-only frames, sent when returns pile up and nothing
  * goes the other way; their slots come back through the ctrl_seen count in every frame. Frames
- * carry a sequence number, so a frame lost or reordered on UC is an error, never wrong data. */
+ * carry a sequence number, so a frame lost or reordered on UC is an error, never wrong data.
+ * Credit-only frames are never held back, so withholding data credits cannot stop credit returns.
+ *
+ * A link carries one message at a time (a message's frames are consecutive on it), so a frame
+ * passing through is sent on only when its message heads the onward link's queue. Ranks that all
+ * pass traffic the same way round while sending their own (n >= 5) could each wait for the next
+ * to repost: after PASS_STALL_MS without a held frame moving on, the link's frames are copied to
+ * the heap and their slots reposted (spilling, as the TCP ring reads on after the same stall),
+ * until one of them moves on again. */
 #ifndef TETHER_RDMA_IMPL_H
 #define TETHER_RDMA_IMPL_H
 
@@ -44,6 +54,7 @@
 
 #define MAX_CABLES 4            /* links per peer: Apple allows about 10 QPs per device anyway */
 #define STRIPE_MIN (256u << 10) /* smaller messages to a peer go whole on its first link */
+#define PASS_STALL_MS 200       /* a frame passing through held this long: spill (above) */
 
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
@@ -85,6 +96,13 @@ typedef struct rdma_qp_info {
 
 typedef struct rdma_part rdma_part;
 
+/* A frame taken off its receive slot while stalled (spilling, above): header and payload. */
+typedef struct rdma_spill {
+    struct rdma_spill *next;
+    uint32_t len;
+    unsigned char bytes[];
+} rdma_spill;
+
 typedef struct rdma_link {
     int peer, lane; /* the rank it reaches, and which of that rank's links it is */
     rdma_dev *dev;
@@ -101,8 +119,15 @@ typedef struct rdma_link {
     int nfree_send;
     /* messages */
     rdma_part *sendq, *sendq_tail; /* parts not yet wholly framed, in order */
-    tether__rxmsg *cur;            /* the message part whose frames are arriving, or NULL */
-    uint32_t cur_src, cur_dst; /* its origin and destination (another rank's: passing through) */
+    tether__rxmsg *cur;            /* the message part for this rank whose frames are arriving */
+    uint32_t cur_src;              /* its origin */
+    struct tether_req *fwd;        /* or the message passing through whose frames are arriving */
+    /* data frames in, not yet handled, oldest first: the spilled ones, then those still in their
+     * receive slots (not reposted: the peer's credits are held back) */
+    rdma_spill *spilled, *spilled_tail;
+    int held[DATA_SLOTS], held_len[DATA_SLOTS], held_head, nheld;
+    int64_t stalled_at; /* when the oldest frame found no room onward; 0: it did not */
+    int spilling;       /* stalled PASS_STALL_MS: frames in are spilled until one moves on */
 } rdma_link;
 
 /* Another world rank: side channel, matching queues (per link: parts match on their own link;
@@ -137,8 +162,8 @@ struct tether_req {
     const unsigned char *buf; /* send: the bytes */
     size_t len;
     tether_tag tag;
-    uint32_t src, dst;    /* send: what its frames carry */
-    tether__rxmsg *owned; /* a forward: the block holding its bytes, freed with it */
+    uint32_t src, dst; /* send: what its frames carry */
+    rdma_link *from;   /* a forward: the link its frames arrive on (no buf); freed once sent */
     rdma_part part[MAX_CABLES];
 };
 
@@ -154,11 +179,17 @@ typedef struct rdma_ep {
     tether__net_live *live; /* the live requests, freed by close() */
     int err;
     char errmsg[TETHER_ERRMSG_MAX];
-    tether__loop *loop;      /* ring mode: the thread that forwards while the program is away */
+    tether__loop *loop; /* ring mode: the thread that forwards while the program is away */
+    /* Ring mode: the program's threads move the frames themselves while they are inside calls
+     * (wait() sleeps in poll() as in a full mesh) and the thread stands by (ring_thread.c). calls
+     * counts isend, irecv, test and wait; calls_seen is the count the thread saw last; drivers
+     * the threads asleep in wait()'s own poll() now. */
+    uint64_t calls, calls_seen;
+    int drivers;
     int propagated;          /* that thread told every peer of the break */
     uint64_t events;         /* bumped when requests may have finished, for waiters on loop */
     _Atomic uint64_t moved;  /* successful completions (the vtable's moved()) */
-    tether__rxcache rxcache; /* blocks for unexpected and passing-through messages */
+    tether__rxcache rxcache; /* blocks for unexpected messages */
     tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
 } rdma_ep;
 
@@ -208,8 +239,12 @@ int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
 /* route.c: ring mode. The first link towards dst (NULL: none). */
 rdma_link *tether__rdma_hop(rdma_ep *ep, int dst);
 
-/* ring_thread.c: ring mode's progress thread (backends/net/loop.h over its handler). */
+/* ring_thread.c: ring mode's progress thread (backends/net/loop.h over its handler), and the poll
+ * set every sleeper uses, the thread and wait(): every device channel, then every side channel
+ * (ndev + size entries), and what to take in once poll() said which are ready. */
 int tether__rdma_thread_start(rdma_ep *ep);
+int tether__rdma_poll_set(rdma_ep *ep, struct pollfd *pfd);
+void tether__rdma_poll_ready(rdma_ep *ep, const struct pollfd *pfd);
 
 /* side.c: the TCP side channel. */
 int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep);

@@ -6,9 +6,11 @@
  * ring mode each endpoint runs backends/net's event loop over this file's handler: it sleeps in
  * poll() on every device's completion channel and every side channel, and under the endpoint's
  * mutex moves whatever is ready, as test() does. When the endpoint breaks it tells every peer once
- * (abort on the side channels). The program's threads still move frames in isend/test, but sleep
- * in wait() until the loop (or a test() that moved something) signals, so only one thread takes
- * the channels' events and nobody sleeps through a completion another thread took. */
+ * (abort on the side channels). While the program's threads are inside calls they move the frames
+ * themselves (isend, test, and wait(), which sleeps in poll() on the same set as in a full mesh),
+ * and the thread stands by (loop.h): it watches the channels again once no call came for
+ * TETHER__LOOP_STANDBY_MS. Sleeping in wait() until this thread signalled made every completion
+ * cost two wake-ups in a row, the thread's and then the waiter's. */
 #include <string.h>
 
 #include "rdma_impl.h"
@@ -30,13 +32,9 @@ static int due(void *arg)
     return moved; /* completions came: frames may have been reposted or freed, look again */
 }
 
-/* While healthy: every device channel, then every side channel. */
-static int fds(void *arg, struct pollfd *pfd)
+int tether__rdma_poll_set(rdma_ep *ep, struct pollfd *pfd)
 {
-    rdma_ep *ep = arg;
     int n = 0;
-    if (ep->err)
-        return 0;
     for (int d = 0; d < ep->ndev; d++)
         pfd[n++] = (struct pollfd){.fd = ep->devs[d].ch->fd, .events = POLLIN};
     for (int p = 0; p < ep->size; p++)
@@ -45,17 +43,39 @@ static int fds(void *arg, struct pollfd *pfd)
     return n;
 }
 
-static void ready(void *arg, const struct pollfd *pfd, int n)
+void tether__rdma_poll_ready(rdma_ep *ep, const struct pollfd *pfd)
 {
-    rdma_ep *ep = arg;
-    (void)n;
     for (int d = 0; d < ep->ndev; d++)
         if (pfd[d].revents)
             tether__rdma_dev_events(ep, &ep->devs[d]);
     for (int p = 0; p < ep->size; p++)
         if (pfd[ep->ndev + p].revents)
             tether__rdma_side_read(ep, &ep->peers[p], p);
+}
+
+/* While healthy: the poll set. */
+static int fds(void *arg, struct pollfd *pfd)
+{
+    rdma_ep *ep = arg;
+    return ep->err ? 0 : tether__rdma_poll_set(ep, pfd);
+}
+
+static void ready(void *arg, const struct pollfd *pfd, int n)
+{
+    rdma_ep *ep = arg;
+    (void)n;
+    tether__rdma_poll_ready(ep, pfd);
     ep->events++; /* a bye or abort may have come: close() and waits look again */
+}
+
+/* The program is inside calls (one asleep in wait(), or any call since the last look): it moves the
+ * frames. A broken endpoint's thread never stands by: its abort must reach the peers (due). */
+static int standby(void *arg)
+{
+    rdma_ep *ep = arg;
+    int inside = ep->drivers > 0 || ep->calls != ep->calls_seen;
+    ep->calls_seen = ep->calls;
+    return inside && !ep->err;
 }
 
 static void failed(void *arg, int err)
@@ -72,6 +92,7 @@ int tether__rdma_thread_start(rdma_ep *ep)
                               .due = due,
                               .fds = fds,
                               .ready = ready,
-                              .failed = failed};
+                              .failed = failed,
+                              .standby = standby};
     return tether__loop_start(&h, &ep->mu, &ep->events, "rdma", &ep->loop);
 }

@@ -33,13 +33,15 @@ rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l)
 }
 
 /* A peer that closed normally while a receive from it waits on link l: once every frame it sent
- * there is in, nothing more will come. Only its own messages count: after its bye a ring
- * neighbour may still pass on others' messages while it lingers. */
+ * there is in and handled (none held back behind a frame passing through), nothing more will
+ * come. Only its own messages count: after its bye a ring neighbour may still pass on others'
+ * messages while it lingers. */
 int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l)
 {
     rdma_peer *pe = &ep->peers[l->peer];
     int own_cur = l->cur && (int)l->cur_src == l->peer;
-    if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || (!pe->posted[l->lane].head && !own_cur))
+    if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || l->nheld || l->spilled ||
+        (!pe->posted[l->lane].head && !own_cur))
         return TETHER_OK;
     return tether__rdma_break(ep, TETHER_EPEER,
                               "rank %d closed its endpoint (its program freed the "

@@ -1,12 +1,14 @@
 /* tests/coll/coll_suite.c - every collective, dtype and op across real ranks, checked against a
  * reference each rank computes alone. Run under `tether launch -n N`; exits non-zero on the first
- * wrong element. Usage: coll_suite [--large] [--split] [--p2p] [--quick] default: all_reduce (every
+ * wrong element. Usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick]
+ * default: all_reduce (every
  * dtype x op, in and out of place), all_gather, reduce_scatter, broadcast from every root,
  * all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
  *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and
  * concurrent threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p:
  * send/recv between every ordered pair, then tagged, non-blocking requests: receives posted before
- * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any). */
+ * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any).
+ * --routed: large messages between distant ranks, all at once (run_routed). */
 #include <complex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -220,6 +222,46 @@ static void run_p2p(tether_group *g)
                     }
             }
         }
+    CHECK(tether_barrier(g));
+}
+
+/* Every rank sends a large message dist ranks on and receives one from dist ranks back, all at
+ * once, checked element by element. */
+static void routed_shift(tether_group *g, int dist, size_t count)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    int to = (rank + dist) % size, from = (rank + size - dist) % size;
+    int32_t *out = malloc(count * sizeof *out), *in = calloc(count, sizeof *in);
+    tether_request *req[2];
+    if (!out || !in) {
+        fprintf(stderr, "rank %d: out of memory\n", rank);
+        exit(1);
+    }
+    for (size_t i = 0; i < count; i++)
+        out[i] = rank * 1000003 + to * 101 + (int32_t)(i % 9973);
+    CHECK(tether_irecv(g, in, count, TETHER_INT32, from, 0, &req[0]));
+    CHECK(tether_isend(g, out, count, TETHER_INT32, to, 0, &req[1]));
+    CHECK(tether_wait(req[0]));
+    CHECK(tether_wait(req[1]));
+    for (size_t i = 0; i < count; i++)
+        if (in[i] != from * 1000003 + rank * 101 + (int32_t)(i % 9973)) {
+            fprintf(stderr, "rank %d: routed message from %d: element %zu is %d\n", rank, from, i,
+                    in[i]);
+            exit(1);
+        }
+    free(out);
+    free(in);
+}
+
+/* Routed traffic in both directions through the same ranks: every rank to the rank opposite
+ * (N = 4: 0 <-> 2 and 1 <-> 3 cross at every rank on the way), then to the rank two on, where
+ * every rank passes traffic the same way round while sending its own (N >= 5: the cycle of
+ * back-pressure that forwarding must break). */
+static void run_routed(tether_group *g)
+{
+    size_t count = (8u << 20) / 4 + 13; /* 8 MiB of int32, not a whole number of frames */
+    routed_shift(g, tether_group_size(g) / 2, count);
+    routed_shift(g, 2, count);
     CHECK(tether_barrier(g));
 }
 
@@ -561,7 +603,7 @@ static void run_split(tether_group *g)
 
 int main(int argc, char **argv)
 {
-    int large = 0, split = 0, p2p = 0, quick = 0;
+    int large = 0, split = 0, p2p = 0, routed = 0, quick = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--large"))
             large = 1;
@@ -569,10 +611,12 @@ int main(int argc, char **argv)
             split = 1;
         else if (!strcmp(argv[i], "--p2p"))
             p2p = 1;
+        else if (!strcmp(argv[i], "--routed"))
+            routed = 1;
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else {
-            fprintf(stderr, "usage: coll_suite [--large] [--split] [--p2p] [--quick]\n");
+            fprintf(stderr, "usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick]\n");
             return 2;
         }
     }
@@ -583,6 +627,8 @@ int main(int argc, char **argv)
         run_large(g);
     else if (split)
         run_split(g);
+    else if (routed)
+        run_routed(g);
     else if (p2p) {
         run_p2p(g);
         run_tagged(g);
