@@ -46,6 +46,42 @@ void tether__tcp_cma_withdraw(tether__tcp_ep *ep)
         tether__cma_withdrew();
 }
 
+/* After a break: forget l's queued frames but a half-sent one, whose tail must still go out before
+ * an abort frame can: the peer would read a cut frame and the abort behind it as garbage, and
+ * report a malformed stream instead of our reason. A request's frame becomes the link's own, its
+ * unsent bytes copied (the request fails now, and its buffer, which holds a CMA descriptor's
+ * bytes too, is the program's again); one with more than TETHER__TAIL_MAX left cuts the link. */
+static void tx_keep_tail(tether__tcp_ep *ep, tether__link *l)
+{
+    tether__txmsg *t = l->txhead;
+    if (!t || t->sent == 0 || l->fd < 0) {
+        tether__tcp_tx_clear(l);
+        return;
+    }
+    tether__tcp_tx_forget(t->next);
+    t->next = NULL;
+    l->txtail = t;
+    if (!t->req)
+        return;
+    uint64_t done = t->sent > TETHER__FRAME_SIZE ? t->sent - TETHER__FRAME_SIZE : 0;
+    uint64_t left = t->len - done; /* payload bytes to go */
+    tether__txmsg *o =
+        TETHER__FRAME_SIZE + left <= TETHER__TAIL_MAX ? calloc(1, sizeof *o + left) : NULL;
+    l->txhead = l->txtail = o;
+    if (!o) {
+        l->cut = 1;
+        TLOG_INFO("rank %d: the link to rank %d ends inside a frame; it gets no abort frame",
+                  ep->rank, l->peer);
+        return;
+    }
+    memcpy(o->hdr, t->hdr, sizeof o->hdr);
+    if (left)
+        memcpy(o + 1, t->payload + done, (size_t)left);
+    o->payload = (const unsigned char *)(o + 1);
+    o->len = left;
+    o->sent = t->sent < TETHER__FRAME_SIZE ? t->sent : TETHER__FRAME_SIZE;
+}
+
 int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -59,7 +95,7 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
         tether__loop_kick(ep->loop);
     tether__tcp_cma_withdraw(ep);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
-        tether__tcp_tx_clear(ep->flat[i]);
+        tx_keep_tail(ep, ep->flat[i]);
         tether__tcp_rx_clear(ep, ep->flat[i]);
     }
     return code;

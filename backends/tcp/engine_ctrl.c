@@ -10,8 +10,6 @@
 #include "engine_impl.h"
 
 #define CTRL_FLUSH_MS 500 /* how long abort() and close() try to get their frame out */
-/* A half-sent frame longer than this is not finished for abort. */
-#define ABORT_TAIL_MAX (4u << 20)
 
 /* Before a bye: drop the frames of requests that have not started (their buffers are going away).
  * A half-sent frame stays (the stream must stay parseable), and so do frames passing through to
@@ -38,7 +36,8 @@ static void tx_drop_requests(tether__link *l)
 static int queue_ctrl(tether__link *l, uint32_t type, int code, const char *text)
 {
     tether__txmsg *head = l->txhead;
-    if (head && head->sent > 0 && TETHER__FRAME_SIZE + head->len - head->sent > ABORT_TAIL_MAX)
+    if (l->cut ||
+        (head && head->sent > 0 && TETHER__FRAME_SIZE + head->len - head->sent > TETHER__TAIL_MAX))
         return 0;
     if (type == TETHER__FRAME_BYE) {
         tx_drop_requests(l);

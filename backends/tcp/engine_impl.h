@@ -25,6 +25,9 @@
 
 /* Bytes read ahead per link: a header and a small payload (often several) per recv. */
 #define TETHER__RBUF_SIZE (64u << 10)
+/* A half-sent frame with more than this left is not finished after a break (engine.c) or for a
+ * control frame (engine_ctrl.c): the link is cut instead. */
+#define TETHER__TAIL_MAX (4u << 20)
 /* Payload left to read from which a recv goes straight into the destination buffer. */
 #define TETHER__DIRECT_MIN (16u << 10)
 /* Back-pressure on routed chunks passing through (frame.h): while a link holds this many bytes of
@@ -79,6 +82,7 @@ typedef struct tether__link {
     int bye;  /* the peer closed normally: its end of stream is no failure */
     int eof;  /* ...and it came: nothing more to read or poll */
     int held; /* bytes nobody has asked for wait in the socket: not polled for input meanwhile */
+    int cut;  /* a break left a frame half sent that was too long to finish: no frame may follow */
     unsigned char *rbuf;
     size_t rlen; /* bytes held at the start of rbuf */
     uint64_t bytes_sent, bytes_recvd;
@@ -137,7 +141,8 @@ struct tether__tcp_ep {
 /* ---- engine.c: errors, the send side, requests ---- */
 
 /* Break ep (first failure wins): record code and the message, fail every request, forget every
- * queued frame so nothing touches a user buffer again. Returns code. Caller holds ep->mu. */
+ * queued frame so nothing touches a user buffer again (a half-sent one's tail is copied and kept,
+ * so an abort frame can follow it). Returns code. Caller holds ep->mu. */
 int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
 
 /* EPEER for a message to or from a peer that closed normally. Caller holds ep->mu. */
