@@ -22,6 +22,7 @@ struct tether__loop {
     int wake[2];          /* pipe: something to watch, or stop */
     int stop;
     uint64_t signalled; /* *events at the last broadcast */
+    int standby_ms;     /* the next standing-by look's delay (loop.h) */
     const char *who;
 };
 
@@ -106,8 +107,16 @@ static void *run(void *arg)
         pfd[0] = (struct pollfd){.fd = lp->wake[0], .events = POLLIN};
         int standby = lp->h.standby && lp->h.standby(lp->h.arg);
         int n = 1 + (standby ? 0 : lp->h.fds(lp->h.arg, pfd + 1));
+        int ms = LONGEST_SLEEP_MS;
+        if (standby) { /* look again soon, then less often while the program stays inside */
+            ms = lp->standby_ms;
+            lp->standby_ms =
+                ms < TETHER__LOOP_STANDBY_MAX_MS / 2 ? 2 * ms : TETHER__LOOP_STANDBY_MAX_MS;
+        } else {
+            lp->standby_ms = TETHER__LOOP_STANDBY_MS;
+        }
         pthread_mutex_unlock(lp->mu);
-        int got = poll(pfd, (nfds_t)n, standby ? TETHER__LOOP_STANDBY_MS : LONGEST_SLEEP_MS);
+        int got = poll(pfd, (nfds_t)n, ms);
         int poll_errno = errno;
         pthread_mutex_lock(lp->mu);
         if (got < 0 && poll_errno != EINTR)
@@ -138,7 +147,8 @@ int tether__loop_start(const tether__loop_handler *h, pthread_mutex_t *mu, const
     tether__loop *lp = calloc(1, sizeof *lp);
     if (!lp)
         return tether__fail(TETHER_ENOMEM, "%s: out of memory for the progress thread", who);
-    *lp = (tether__loop){.h = *h, .mu = mu, .events = events, .who = who};
+    *lp = (tether__loop){
+        .h = *h, .mu = mu, .events = events, .who = who, .standby_ms = TETHER__LOOP_STANDBY_MS};
     if (!(lp->pfd = malloc((size_t)(1 + h->nfds) * sizeof *lp->pfd))) {
         free(lp);
         return tether__fail(TETHER_ENOMEM, "%s: out of memory for the progress thread", who);

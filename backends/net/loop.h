@@ -40,16 +40,19 @@ typedef struct tether__loop_handler {
     void (*failed)(void *arg, int err);
     /* NULL, or 1 while the program's own threads move the bytes (they are inside calls, waiting in
      * poll() themselves): the thread then stands by, watching only its wake pipe, and asks again
-     * within TETHER__LOOP_STANDBY_MS. Two threads woken by every packet, one of them handing the
-     * news to the other through the condition variable, made a ring's neighbour messages cost
-     * two wake-ups in a row where a mesh's cost one. */
+     * within TETHER__LOOP_STANDBY_MS (growing to TETHER__LOOP_STANDBY_MAX_MS). Two threads woken by
+     * every packet, one of them handing the news to the other through the condition variable, made
+     * a ring's neighbour messages cost two wake-ups in a row where a mesh's cost one. */
     int (*standby)(void *arg);
 } tether__loop_handler;
 
-/* How often a standing-by thread looks whether the program has left: a forwarded frame or a
- * failure's news waits at most this long for the thread once the program computes outside tether
- * (while it waits inside, its own wait moves them). */
+/* How often a standing-by thread looks whether the program has left: first after
+ * TETHER__LOOP_STANDBY_MS, then twice as long each time the program is still inside, up to
+ * TETHER__LOOP_STANDBY_MAX_MS. A forwarded frame or a failure's news waits at most that long for
+ * the thread once the program computes outside tether (while it waits inside, its own wait moves
+ * them); a look every millisecond in each rank was a context switch in three of a ring's. */
 #define TETHER__LOOP_STANDBY_MS 1
+#define TETHER__LOOP_STANDBY_MAX_MS 8
 
 /* Start the thread over h, with mu the endpoint's mutex and events its count. *out is set under
  * mu before the thread starts, so callbacks may read it. who names the backend in messages. Called

@@ -240,9 +240,14 @@ int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
         return TETHER_OK;
     /* the short path: most small messages leave here, in one sendmsg */
     TRY(tether__tcp_flush(ep, l));
-    if (l->txhead && ep->loop) /* the socket is full: the progress thread must poll for room */
-        tether__loop_kick(ep->loop);
+    tether__tcp_kick_for_room(ep, l);
     return TETHER_OK;
+}
+
+void tether__tcp_kick_for_room(tether__tcp_ep *ep, const tether__link *l)
+{
+    if (l->txhead && ep->loop && !ep->standing_by)
+        tether__loop_kick(ep->loop);
 }
 
 int tether__tcp_tx_owned(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,

@@ -72,8 +72,8 @@ static void nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
         TLOG_TRACE("rank %d: writing to rank %d in the background: %s", ep->rank, l->peer,
                    strerror(e));
         tether__tcp_tx_drop_beats(l);
-    } else if (l->txhead && ep->loop) {
-        tether__loop_kick(ep->loop);
+    } else {
+        tether__tcp_kick_for_room(ep, l);
     }
 }
 

@@ -135,6 +135,7 @@ struct tether__tcp_ep {
      * thread saw last, drivers the threads asleep in wait()'s own poll() now. */
     uint64_t calls, calls_seen;
     int drivers;
+    int standing_by; /* the thread watches only its wake pipe now: no kick is needed for room */
     tether_heartbeat *beat; /* the heartbeats (engine_beat.c), NULL when none run */
 };
 
@@ -156,6 +157,11 @@ int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l);
 /* The same without breaking ep: 0, or the errno (heartbeats and control frames). */
 int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l);
 
+/* Wake the progress thread to watch l's socket for room: its queue did not fit. Not while the
+ * thread stands by (the program's threads flush it; the thread looks again within
+ * TETHER__LOOP_STANDBY_MS): large sends fill the socket every time, and a wake-up each cost the
+ * ring a fifth of its time at 4 MiB. Caller holds ep->mu. */
+void tether__tcp_kick_for_room(tether__tcp_ep *ep, const tether__link *l);
 /* Queue t on l and write what the socket takes at once when l was idle. Caller holds ep->mu. */
 void tether__tcp_tx_push(tether__link *l, tether__txmsg *t);
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);

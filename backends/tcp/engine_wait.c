@@ -159,7 +159,8 @@ static int loop_standby(void *arg)
     tether__tcp_ep *ep = arg;
     int inside = ep->drivers > 0 || ep->calls != ep->calls_seen;
     ep->calls_seen = ep->calls;
-    return inside && !ep->err;
+    ep->standing_by = inside && !ep->err;
+    return ep->standing_by;
 }
 
 static void loop_ready(void *arg, const struct pollfd *pfd, int n)
