@@ -26,7 +26,7 @@ static const char *const usage =
     "  -b, -e      smallest and largest size in bytes, such as 8, 64K, 1M, 2G (K, M, G, T: x1024;\n"
     "              default 8 and 64M)\n"
     "  -f FACTOR   size multiplier between rows (default 2)\n"
-    "  -w WARMUP   untimed iterations per size (default 5)\n"
+    "  -w WARMUP   untimed iterations per size (default 5), then more for 20 ms (none if 0)\n"
     "  -n ITERS    timed iterations per size (default 20); -t caps their time (default 2 s)\n"
     "  -B BLOCKS   time them in BLOCKS blocks and show the median block (default 1, max 64);\n"
     "              a block's time per iteration is the mean over ranks, as in nccl-tests\n"

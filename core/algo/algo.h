@@ -23,6 +23,13 @@
 #define TETHER_MAX_SEGS 64
 /* Auto choice: below this many bytes all-reduce uses the latency algorithm (TETHER_TREE_BELOW). */
 #define TETHER_TREE_BELOW_DEFAULT ((size_t)32 * 1024)
+/* ... and below this many on a full mesh of up to 4 ranks of one host (TETHER_CAP_ONE_HOST): there
+ * links are copies on shared cores, a round costs wake-ups more than bytes, and recursive doubling
+ * took 0.5 to 0.9 of the direct algorithm's time from 32 to 128 KiB at N = 2, 3 and 4, and was
+ * level or ahead up to 256 KiB (through the sockets; measured: docs/perf/notes.md,
+ * core/algo/algo.h). */
+#define TETHER_ONE_HOST_TREE_BELOW ((size_t)256 * 1024)
+#define TETHER_ONE_HOST_TREE_MAX_RANKS 4
 /* Auto choice: below this many bytes broadcast uses the binomial tree, the chain above (an explicit
  * TETHER_TREE_BELOW sets both). On hosts where copies, not links, bound the speed the whole-buffer
  * tree beats the chain on small and medium buffers, the chain with its segments the large ones; on

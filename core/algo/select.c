@@ -9,8 +9,10 @@
  * algorithms below send to ranks 2, 4, ... away, and there every such message is forwarded hop by
  * hop (at N = 8, 7 links on recursive doubling's critical path against 4; docs/tuning.md).
  *
- * all_reduce, auto: under TETHER_TREE_BELOW bytes the neighbour algorithm where only neighbours are
- * linked, else the latency algorithm (recursive doubling: log2(n) messages); above it, on a full
+ * all_reduce, auto: under TETHER_TREE_BELOW bytes (default TETHER_TREE_BELOW_DEFAULT, or
+ * TETHER_ONE_HOST_TREE_BELOW on a full mesh of up to 4 ranks of one host) the neighbour algorithm
+ * where only neighbours are linked, else the latency algorithm (recursive doubling: log2(n)
+ * messages); above it, on a full
  * mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
  * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
  * neighbours are direct); with 3 or more ranks all on one host
@@ -193,6 +195,18 @@ static tether_algo small_algo(const tether_group *g, unsigned caps)
 
 /* On a full mesh the direct algorithm, except where 3 or more ranks share one host's caches and
  * the vector lies in the ring's band. */
+/* All-reduce's default latency threshold: TETHER_ONE_HOST_TREE_BELOW on a small full mesh of one
+ * host, else TETHER_TREE_BELOW_DEFAULT. Under the smaller one both give the latency algorithm, so
+ * small vectors ask no caps. */
+static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
+{
+    if (bytes < TETHER_TREE_BELOW_DEFAULT || g->size > TETHER_ONE_HOST_TREE_MAX_RANKS)
+        return TETHER_TREE_BELOW_DEFAULT;
+    unsigned caps = caps_of(g);
+    return full_mesh(g, caps) && (caps & TETHER_CAP_ONE_HOST) ? TETHER_ONE_HOST_TREE_BELOW
+                                                              : TETHER_TREE_BELOW_DEFAULT;
+}
+
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     unsigned caps = caps_of(g);
@@ -257,7 +271,7 @@ static int choose(const tether_group *g, const tether_coll *c, const algo_settin
             return s->algo;
         if (s->below_set < 0)
             return bad_below();
-        return allreduce_auto(g, bytes, s->below_set ? s->below : TETHER_TREE_BELOW_DEFAULT);
+        return allreduce_auto(g, bytes, s->below_set ? s->below : allreduce_tree_below(g, bytes));
     case TETHER_COLL_ALL_GATHER:
         return gather_auto(g, bytes * (size_t)g->size);
     case TETHER_COLL_REDUCE_SCATTER:
