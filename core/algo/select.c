@@ -4,10 +4,11 @@
  * their text changes, so a malformed one fails the call that uses it before anything is sent.
  *
  * Small messages where only ring neighbours are linked (a transport without TETHER_CAP_DIRECT, 3 or
- * more ranks: the ring backend from 4 ranks, RDMA's ring mode): the neighbour algorithms (NEIGHBOR), which talk
- * to the two neighbours only, both ways at once, in ceil((n - 1) / 2) steps; the latency
- * algorithms below send to ranks 2, 4, ... away, and there every such message is forwarded hop by
- * hop (at N = 8, 7 links on recursive doubling's critical path against 4; docs/tuning.md).
+ * more ranks: the ring backend from 4 ranks, RDMA's ring mode): the neighbour algorithms
+ * (NEIGHBOR), which talk to the two neighbours only, both ways at once, in ceil((n - 1) / 2) steps;
+ * the latency algorithms below send to ranks 2, 4, ... away, and there every such message is
+ * forwarded hop by hop (at N = 8, 7 links on recursive doubling's critical path against 4;
+ * docs/tuning.md).
  *
  * all_reduce, auto: under TETHER_TREE_BELOW bytes (default TETHER_TREE_BELOW_DEFAULT, or
  * TETHER_ONE_HOST_TREE_BELOW on a full mesh of up to 4 ranks of one host) the neighbour algorithm
