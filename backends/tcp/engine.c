@@ -322,12 +322,14 @@ static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send, uin
     struct tether_req *r;
     if (k > INT_MAX || k > (SIZE_MAX - sizeof *r) / sizeof r->part[0]) /* parts_left counts them */
         return NULL;
-    r = malloc(sizeof *r + (size_t)k * sizeof r->part[0]);
+    r = k == 1 && ep->nspare > 0 ? ep->spare[--ep->nspare]
+                                 : malloc(sizeof *r + (size_t)k * sizeof r->part[0]);
     if (!r)
         return NULL;
     memset(r, 0, sizeof *r + (size_t)k * sizeof r->part[0]);
     r->peer = peer;
     r->is_send = is_send;
+    r->nparts = (int)k;
     tether__net_live_add(&ep->live, &r->live);
     return r;
 }
@@ -335,7 +337,10 @@ static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send, uin
 void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r)
 {
     tether__net_live_remove(&ep->live, &r->live);
-    free(r);
+    if (r->nparts == 1 && ep->nspare < TETHER__REQ_SPARES)
+        ep->spare[ep->nspare++] = r;
+    else
+        free(r);
 }
 
 /* Common entry of isend/irecv of len bytes: lock, check, allocate. Returns with ep->mu held on

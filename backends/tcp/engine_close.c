@@ -37,6 +37,8 @@ void tether__tcp_close(tether__tcp_ep *ep)
     }
     while (ep->live)
         tether__tcp_req_free(ep, (struct tether_req *)ep->live);
+    while (ep->nspare > 0)
+        free(ep->spare[--ep->nspare]);
     tether__rxcache_clear(&ep->rxcache);
     for (int p = 0; ep->links && p < ep->size; p++)
         free(ep->links[p]);

@@ -378,15 +378,19 @@ static int peer_closed(tether__tcp_ep *ep, const tether__link *l, const char *ho
 #define HANGUP_EVENTS (POLLHUP | POLLERR)
 #endif
 
-short tether__tcp_poll_events(const tether__link *l)
+/* What poll() watches on l: input when in, room when frames wait, and (Linux) the peer's exit. */
+static short events(const tether__link *l, int in)
 {
-    short ev = l->txhead ? POLLOUT : 0;
-    if (wants_input(l) || !l->held)
-        ev |= POLLIN;
+    short ev = (short)((in ? POLLIN : 0) | (l->txhead ? POLLOUT : 0));
 #ifdef POLLRDHUP
     ev |= POLLRDHUP;
 #endif
     return ev;
+}
+
+short tether__tcp_poll_events(const tether__link *l)
+{
+    return events(l, wants_input(l) || !l->held);
 }
 
 int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
@@ -420,11 +424,7 @@ static int held_back(const tether__tcp_ep *ep, const tether__link *l)
 
 short tether__tcp_loop_events(const tether__tcp_ep *ep, const tether__link *l)
 {
-    short ev = (held_back(ep, l) ? 0 : POLLIN) | (l->txhead ? POLLOUT : 0);
-#ifdef POLLRDHUP
-    ev |= POLLRDHUP;
-#endif
-    return ev;
+    return events(l, !held_back(ep, l));
 }
 
 void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents)
