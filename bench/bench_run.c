@@ -334,15 +334,17 @@ static void print_row(const run *r, FILE *json, size_t bytes, double t, double a
     if (peak > 0 && !o->csv)
         printf("# ranks between %d and %d: peak memory %.1f MiB (whole process, no buffers)\n",
                o->pair[0], o->pair[1], peak / (1 << 20));
-    if (json)
-        fprintf(json,
-                "%s{\"collective\":\"%s\",\"ranks\":%d,\"size_bytes\":%zu,\"count\":%zu,\"type\":"
-                "\"%s\","
-                "\"time_us\":%.3f,\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f,\"wrong\":%d%s",
-                ftell(json) > 2 ? ",\n" : "", coll_names[r->c], tether_group_size(r->g), bytes,
-                r->count, dts[o->dt], t * 1e6, algbw, busbw, wrong, peak > 0 ? "" : "}");
-    if (json && peak > 0)
-        fprintf(json, ",\"passing_peak_rss_bytes\":%.0f}", peak);
+    if (!json)
+        return;
+    fprintf(json,
+            "%s{\"collective\":\"%s\",\"ranks\":%d,\"size_bytes\":%zu,\"count\":%zu,\"type\":"
+            "\"%s\","
+            "\"time_us\":%.3f,\"algbw_GBps\":%.4f,\"busbw_GBps\":%.4f,\"wrong\":%d",
+            ftell(json) > 2 ? ",\n" : "", coll_names[r->c], tether_group_size(r->g), bytes,
+            r->count, dts[o->dt], t * 1e6, algbw, busbw, wrong);
+    if (peak > 0)
+        fprintf(json, ",\"passing_peak_rss_bytes\":%.0f", peak);
+    fputs("}", json);
 }
 
 /* Release a run's buffers and pass rc through. */
