@@ -29,7 +29,7 @@ static const char check_usage[] =
     "\n"
     "options (with hosts; see 'tether launch --help'):\n"
     "  --hosts, --hostfile, --ssh-command, --backend, --starting-port, --connections-per-ip,\n"
-    "  --env, --cwd, --verbose, -n (ranks per host, default 1)\n"
+    "  --env, --cwd, --bind, --verbose, -n (ranks per host, default 1)\n"
     "  --bytes SIZE              bytes per bandwidth measurement, such as 64M (default 256M,\n"
     "                            at most 1T)\n"
     "  -h, --help                this text\n"
@@ -151,7 +151,7 @@ static int forwarded(const char *opt)
     static const char *const names[] = {"--hosts",   "--hostfile",      "--ssh-command",
                                         "--backend", "--starting-port", "--connections-per-ip",
                                         "--env",     "--cwd",           "-n",
-                                        "--nranks"};
+                                        "--nranks",  "--bind"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(opt, names[i]) == 0)
             return 1;

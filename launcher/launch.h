@@ -45,6 +45,7 @@ typedef struct tether__launch_opts {
     const char *python; /* --python; NULL: python3 on the rank's PATH */
     int print_python;   /* --print-python: say which Python and exit */
     int no_verify;      /* --no-verify-script */
+    int bind;           /* --bind: TETHER__BIND_SPREAD (default) or TETHER__BIND_NONE */
     char **cmd;         /* PROGRAM ARGS..., NULL-terminated (points into argv, or python_cmd) */
     char **python_cmd;  /* PYTHON PROGRAM.py ARGS... for a .py PROGRAM (malloc'd), else NULL */
 } tether__launch_opts;
@@ -57,6 +58,20 @@ const char *tether__launch_python(const tether__launch_opts *o);
 
 /* Print "tether launch: <message>\n" on stderr. Every launcher message goes through it. */
 void tether__launch_say(const char *fmt, ...) TETHER_PRINTF(1, 2);
+
+/* ---- CPU binding of the ranks on this machine (bind.c) ---- */
+
+enum { TETHER__BIND_SPREAD, TETHER__BIND_NONE };
+
+/* A rank's CPUs: [first, first + count) of the launcher's allowed CPUs, in order. */
+typedef struct tether__cpu_share {
+    int first, count;
+} tether__cpu_share;
+
+/* --bind's value: TETHER__BIND_SPREAD for "spread", TETHER__BIND_NONE for "none", else -1. */
+int tether__bind_parse(const char *text);
+/* Local rank `local` of nlocal on ncpus CPUs: its share (see bind.c for the rule). */
+void tether__bind_share(int local, int nlocal, int ncpus, tether__cpu_share *out);
 
 /* ---- the job plan (launch_plan.c, launch_hosts.c): one per job ---- */
 
@@ -110,6 +125,11 @@ static inline int tether__rank_host(const tether__job *job, int r)
 {
     return r / job->ranks_per_host;
 }
+/* Rank r's CPUs when --bind spread binds it (a rank started on this machine, with others here):
+ * 1 and *out set (said with --verbose), else 0. */
+int tether__bind_plan(const tether__job *job, int rank, tether__cpu_share *out);
+/* In rank's child, before exec: run only on its share (a failure is said on its stderr). */
+void tether__bind_child(int rank, const tether__cpu_share *share);
 
 /* ---- strings (strbuf.c) ---- */
 
@@ -241,7 +261,8 @@ void tether__ssh_helpers_wait(void);
 /* Start argv for rank p (spawn.c): own process group, pipes as its 0/1/2 (p->in_fd, p->out,
  * p->err), env added to ours (NULL: none), in cwd (NULL: ours). 0, or -1 after saying why. */
 int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *const argv[],
-                          const tether__envlist *env, const char *cwd);
+                          const tether__envlist *env, const char *cwd,
+                          const tether__cpu_share *cpus);
 
 /* The command a remote rank runs under ssh (remote_script.c): a POSIX sh script that writes the
  * job's files into a private temp dir, enters the working directory, sets the environment, says

@@ -41,6 +41,9 @@ static const char launch_usage[] =
     "                            connections (as mlx.launch); default: free ports when every\n"
     "                            host is this machine, else 5000\n"
     "  --connections-per-ip K    K listen addresses per rank (parallel ring links), default 1\n"
+    "  --bind spread|none        spread: the ranks started on this machine each get their own\n"
+    "                            share of its CPUs (default; Linux); none: the system places\n"
+    "                            them\n"
     "  --timeout S               sets TETHER_TIMEOUT=S (seconds without progress; 0: wait as\n"
     "                            long as peers answer heartbeats)\n"
     "  --python PY               the Python that runs a .py PROGRAM (default python3 on each\n"
@@ -67,6 +70,7 @@ enum opt_id {
     OPT_VERBOSE,
     OPT_PORT,
     OPT_CONNS,
+    OPT_BIND,
     OPT_TIMEOUT,
     OPT_PYTHON,
     OPT_PRINT_PYTHON,
@@ -92,6 +96,7 @@ static const struct launch_option {
     {"verbose", 0, 0, OPT_VERBOSE},
     {"starting-port", 'p', 1, OPT_PORT},
     {"connections-per-ip", 0, 1, OPT_CONNS},
+    {"bind", 0, 1, OPT_BIND},
     {"timeout", 0, 1, OPT_TIMEOUT},
     {"python", 0, 1, OPT_PYTHON},
     {"print-python", 0, 0, OPT_PRINT_PYTHON},
@@ -201,6 +206,10 @@ static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt,
         rc = parse_range(opt, val, 1, 64, &v);
         o->conns_per_ip = (int)v;
         break;
+    case OPT_BIND:
+        o->bind = tether__bind_parse(val);
+        rc = o->bind >= 0 ? 0 : usage_error("--bind: expected spread or none, got '%s'", val);
+        break;
     case OPT_TIMEOUT:
         rc = parse_range(opt, val, 0, 7 * 24 * 3600, &v);
         o->timeout_s = v;
@@ -308,6 +317,7 @@ int tether__launch_parse(int argc, char **argv, tether__launch_opts *o)
     int i, rc;
     memset(o, 0, sizeof *o);
     o->conns_per_ip = 1;
+    o->bind = TETHER__BIND_SPREAD;
     o->ssh_command = "ssh -o BatchMode=yes";
     /* --env values point into argv; there are at most argc of them. */
     o->envs = calloc((size_t)argc + 1, sizeof *o->envs);

@@ -32,16 +32,18 @@ static void close_pipe(int fds[2])
 }
 
 /* In the child: become the leader of a new process group (so the whole tree can be signalled
- * and Ctrl-C reaches only the launcher), take the pipes as 0/1/2, move to cwd, add the
- * environment, exec. The launcher is single-threaded, so the C library is safe to use here.
- * Never returns. */
+ * and Ctrl-C reaches only the launcher), take the pipes as 0/1/2, run on its CPUs (cpus: NULL
+ * leaves that to the system), move to cwd, add the environment, exec. The launcher is
+ * single-threaded, so the C library is safe to use here. Never returns. */
 static void run_child(int rank, char *const argv[], const tether__envlist *env, const char *cwd,
-                      int in[2], int out[2], int err[2])
+                      const tether__cpu_share *cpus, int in[2], int out[2], int err[2])
 {
     tether__signals_child_reset();
     setpgid(0, 0);
     if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
         _exit(127);
+    if (cpus)
+        tether__bind_child(rank, cpus);
     if (cwd && chdir(cwd) != 0) {
         dprintf(2, "tether launch: rank %d: --cwd %s: %s\n", rank, cwd, strerror(errno));
         _exit(127);
@@ -54,7 +56,8 @@ static void run_child(int rank, char *const argv[], const tether__envlist *env, 
 }
 
 int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *const argv[],
-                          const tether__envlist *env, const char *cwd)
+                          const tether__envlist *env, const char *cwd,
+                          const tether__cpu_share *cpus)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
     pid_t pid;
@@ -65,7 +68,7 @@ int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *co
     tether__signals_block();
     pid = fork();
     if (pid == 0)
-        run_child(p->rank, argv, env, cwd, in, out, err);
+        run_child(p->rank, argv, env, cwd, cpus, in, out, err);
     if (pid > 0)
         setpgid(pid, pid); /* also here: signals may be sent before the child ran setpgid */
     tether__signals_unblock();

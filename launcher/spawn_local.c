@@ -6,10 +6,11 @@
 static int local_start(const tether__job *job, int rank, tether__rank_proc *p)
 {
     tether__envlist env;
-    int rc;
+    tether__cpu_share cpus;
+    int rc, bound = tether__bind_plan(job, rank, &cpus);
     if (tether__rank_env(job, rank, 1, &env) != 0)
         return -1;
-    rc = tether__spawn_process(job, p, job->opts->cmd, &env, job->opts->cwd);
+    rc = tether__spawn_process(job, p, job->opts->cmd, &env, job->opts->cwd, bound ? &cpus : NULL);
     tether__envlist_free(&env);
     return rc;
 }

@@ -131,7 +131,7 @@ static int ssh_start(const tether__job *job, int rank, tether__rank_proc *p)
     char *command = tether__sb_take(&remote, "a remote command");
     if (command) {
         tether__ssh_argv(argv, shell_cmd, sizeof shell_cmd, ssh_command, p->host, command);
-        rc = tether__spawn_process(job, p, argv, NULL, NULL);
+        rc = tether__spawn_process(job, p, argv, NULL, NULL, NULL);
         p->err.filter = on_mark;
         p->err.filter_ctx = p;
         p->err.keep_whole = TETHER_REMOTE_MARK;
