@@ -7,8 +7,10 @@
  * (measured: docs/perf/notes.md, launcher/bind.c). A share keeps them apart: with L local ranks
  * and C CPUs, local rank i gets CPUs [i*C/L, (i+1)*C/L) of the allowed list when L <= C, else
  * CPU i mod C.
- * A job with one rank here is not bound. Linux only: other systems have no call that binds a
- * process (macOS's affinity tags are hints between threads), so there the system places ranks. */
+ * A rank alone on its machine is not bound. Linux only: other systems have no call that binds a
+ * process (macOS's affinity tags are hints between threads), so there the system places ranks.
+ * Ranks started over ssh get the same share of their host's CPUs through taskset(1), where the host
+ * has it (tether__bind_remote). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,13 +43,22 @@ void tether__bind_share(int local, int nlocal, int ncpus, tether__cpu_share *out
     }
 }
 
-/* Rank r's place among the ranks started on this machine (hosts that are this machine may be
- * listed more than once), and how many those are. */
+/* 1 if ranks a and b run on one machine: both on this one (hosts that are this machine may be
+ * listed more than once, under different names), or both through the same ssh destination. */
+static int same_machine(const tether__job *job, int a, int b)
+{
+    int ha = tether__rank_host(job, a), hb = tether__rank_host(job, b);
+    if (job->host_local[ha] || job->host_local[hb])
+        return job->host_local[ha] && job->host_local[hb];
+    return ha == hb || !strcmp(job->hosts.hosts[ha].ssh, job->hosts.hosts[hb].ssh);
+}
+
+/* Rank r's place among the ranks on its machine, and how many those are. */
 static int local_index(const tether__job *job, int r, int *nlocal)
 {
     int index = -1, n = 0;
     for (int i = 0; i < job->nranks; i++) {
-        if (!job->host_local[tether__rank_host(job, i)])
+        if (!same_machine(job, i, r))
             continue;
         if (i == r)
             index = n;
@@ -80,7 +91,7 @@ static int nth_cpu(const cpu_set_t *set, int k)
 int tether__bind_plan(const tether__job *job, int rank, tether__cpu_share *out)
 {
     int nlocal, local = local_index(job, rank, &nlocal), ncpus = 0;
-    if (job->opts->bind != TETHER__BIND_SPREAD || local < 0 || nlocal < 2)
+    if (job->opts->bind != TETHER__BIND_SPREAD || nlocal < 2)
         return 0;
 #if TETHER_LINUX
     cpu_set_t set;
@@ -122,4 +133,33 @@ void tether__bind_child(int rank, const tether__cpu_share *share)
 #else
     (void)rank, (void)share;
 #endif
+}
+
+/* The remote side computes the same share in sh: taskset -pc lists the CPUs the rank's shell may
+ * use ("pid 12's current affinity list: 0-3,8"), awk numbers them and picks the share, and the
+ * program runs under taskset -c SHARE. A host without taskset (macOS), or where it fails, runs the
+ * program as it is. */
+void tether__bind_remote(const tether__job *job, int rank, tether__strbuf *b)
+{
+    int nlocal, local = local_index(job, rank, &nlocal);
+    tether__sb_add(b, "tb=\n");
+    if (job->opts->bind != TETHER__BIND_SPREAD || nlocal < 2)
+        return;
+    tether__sb_addf(
+        b,
+        "if command -v taskset >/dev/null 2>&1; then\n"
+        "  s=$(taskset -pc $$ 2>/dev/null | sed 's/.*: *//' | awk -F, -v i=%d -v n=%d '\n"
+        "    { for (f = 1; f <= NF; f++) { m = split($f, r, \"-\"); hi = m > 1 ? r[2] : r[1]\n"
+        "        for (c = r[1] + 0; c <= hi + 0; c++) cpu[k++] = c } }\n"
+        "    END { if (k < 1) exit; if (n <= k) { a = int(i * k / n); e = int((i + 1) * k / n) }\n"
+        "          else { a = i %% k; e = a + 1 }\n"
+        "          for (j = a; j < e; j++) out = out (j > a ? \",\" : \"\") cpu[j]; print out }')\n"
+        "  [ -n \"$s\" ] && taskset -c \"$s\" true 2>/dev/null && tb=\"taskset -c $s\"\n"
+        "fi\n",
+        local, nlocal);
+    if (job->opts->verbose)
+        tether__sb_addf(b,
+                        "[ -n \"$tb\" ] && echo \"tether launch: rank %d runs on CPUs $s of its "
+                        "host (--bind spread)\" >&2\n",
+                        rank);
 }

@@ -146,6 +146,10 @@ void tether__sb_add_quoted(tether__strbuf *b, const char *text);
 /* The string (caller frees), or NULL after saying "out of memory building <what>". */
 char *tether__sb_take(tether__strbuf *b, const char *what);
 
+/* The remote rank's script part that sets $tb to the command prefix running the program on its
+ * share of its host's CPUs ("" when not bound). */
+void tether__bind_remote(const tether__job *job, int rank, tether__strbuf *b);
+
 /* ---- a rank's environment (launch_env.c) ---- */
 
 typedef struct tether__envlist {

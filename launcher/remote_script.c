@@ -116,6 +116,7 @@ static void add_run(tether__strbuf *b, const tether__job *job)
                     "echo \"%s $t $d\" >&2\n"
                     "exec 3<&0\n",
                     TETHER_REMOTE_MARK);
+    tether__sb_add(b, "$tb "); /* tether__bind_remote's prefix: taskset, or nothing */
     for (char **arg = job->opts->cmd; *arg; arg++) {
         tether__sb_add_quoted(b, *arg);
         tether__sb_add(b, " ");
@@ -141,6 +142,7 @@ char *tether__remote_script(const tether__job *job, int rank)
         tether__sb_take(&b, "a remote command");
         return NULL;
     }
+    tether__bind_remote(job, rank, &b);
     add_run(&b, job);
     return tether__sb_take(&b, "a remote command");
 }

@@ -33,6 +33,30 @@ for d in $(awk '$2 == "dir" { print $3 }' "$WORK/out"); do
 done
 check_no_tmpdir "remote job"
 
+# --bind spread (the default) reaches ranks started over ssh too: the two ranks of each host run
+# on their own shares of its CPUs (taskset there), with --verbose saying so; --bind none leaves
+# them where the host's shell runs. (Needs 2 CPUs here, and taskset.)
+all_cpus=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status 2>/dev/null)
+if command -v taskset >/dev/null && [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ] && [ -n "$all_cpus" ]; then
+    cpus='echo "$TETHER_RANK cpus $(awk "/^Cpus_allowed_list:/ { print \$2 }" /proc/self/status)"'
+    launch --hostfile "$WORK/hosts.json" -n 2 --ssh-command "$SSH_CMD" --verbose -- sh -c "$cpus"
+    check_eq "bound over ssh: exit 0" 0 "$RC"
+    for r in 0 2 4; do
+        a=$(awk -v r=$r '$1 == r && $2 == "cpus" { print $3 }' "$WORK/out")
+        b=$(awk -v r=$((r + 1)) '$1 == r && $2 == "cpus" { print $3 }' "$WORK/out")
+        [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] && [ "$a" != "$all_cpus" ] &&
+            [ "$b" != "$all_cpus" ] && pass "ranks $r and $((r + 1)) on their own CPUs ($a, $b)" ||
+            fail "ranks $r and $((r + 1)) not bound apart: '$a' '$b' (all: $all_cpus)"
+    done
+    check_grep "--verbose says where a remote rank runs" \
+        '^tether launch: rank 5 runs on CPUs [0-9,]+ of its host \(--bind spread\)$' "$WORK/err"
+    launch --hostfile "$WORK/hosts.json" -n 2 --ssh-command "$SSH_CMD" --bind none -- sh -c "$cpus"
+    check_eq "--bind none over ssh: every rank on all CPUs" "$all_cpus" \
+        "$(awk '$2 == "cpus" { print $3 }' "$WORK/out" | sort -u)"
+else
+    echo "skip: remote binding checks need 2 CPUs and taskset"
+fi
+
 # Spaces, quotes and shell characters in the working directory, program and arguments survive.
 dir="$WORK/dir with 'quotes' and spaces"
 mkdir -p "$dir"
