@@ -50,6 +50,14 @@
  * N = 4 and 5 the neighbour algorithm took half to two thirds of the ring's time up to this size,
  * the largest measured (measured: docs/perf/notes.md, core/algo/algo.h). */
 #define TETHER_NEIGHBOR_GATHER_MAX ((size_t)256 * 1024)
+/* Auto choice where only ring neighbours are linked: below this many bytes all-reduce takes the
+ * neighbour algorithm, the ring from here (unless TETHER_TREE_BELOW says otherwise). The
+ * neighbour algorithm sends n - 1 vectors per rank against the ring's 2(n - 1)/n, but in
+ * ceil((n - 1) / 2) steps against 2(n - 1): on loopback it took 0.35 to 0.7 of the ring's time from
+ * 32 to 64 KiB at N = 4, 6 and 8, and 0.74 (N = 4) to level (N = 6, 8) at 128 KiB. On links of
+ * about 1 Gbit/s the bytes weigh more and the crossing comes near TETHER_TREE_BELOW_DEFAULT
+ * instead (measured and worked out: docs/perf/notes.md, core/algo/algo.h). */
+#define TETHER_NEIGHBOR_BELOW ((size_t)128 * 1024)
 /* Auto choice: direct algorithms on a full mesh up to this many ranks (one message per peer at
  * once); beyond, the ring keeps the number of concurrent transfers per rank at two. */
 #define TETHER_DIRECT_MAX_RANKS 8

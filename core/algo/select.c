@@ -11,8 +11,9 @@
  * docs/tuning.md).
  *
  * all_reduce, auto: under TETHER_TREE_BELOW bytes (default TETHER_TREE_BELOW_DEFAULT, or
- * TETHER_ONE_HOST_TREE_BELOW on a full mesh of up to 4 ranks of one host) the neighbour algorithm
- * where only neighbours are linked, else the latency algorithm (recursive doubling: log2(n)
+ * TETHER_NEIGHBOR_BELOW where only neighbours are linked, or TETHER_ONE_HOST_TREE_BELOW on a full
+ * mesh of up to 4 ranks of one host) the neighbour algorithm where only neighbours are linked,
+ * else the latency algorithm (recursive doubling: log2(n)
  * messages); above it, on a full
  * mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
  * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
@@ -215,16 +216,20 @@ static tether_algo small_algo(const tether_group *g, unsigned caps)
 
 /* On a full mesh the direct algorithm, except where 3 or more ranks share one host's caches and
  * the vector lies in the ring's band. */
-/* All-reduce's default latency threshold: TETHER_ONE_HOST_TREE_BELOW on a small full mesh of one
- * host, else TETHER_TREE_BELOW_DEFAULT. Under the smaller one both give the latency algorithm, so
- * small vectors ask no caps. */
+/* All-reduce's default latency threshold: TETHER_NEIGHBOR_BELOW where only neighbours are linked,
+ * TETHER_ONE_HOST_TREE_BELOW on a small full mesh of one host, else TETHER_TREE_BELOW_DEFAULT.
+ * Under the smallest all give the latency algorithm, so small vectors ask no caps. */
 static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
 {
-    if (bytes < TETHER_TREE_BELOW_DEFAULT || g->size > TETHER_ONE_HOST_TREE_MAX_RANKS)
+    if (bytes < TETHER_TREE_BELOW_DEFAULT)
         return TETHER_TREE_BELOW_DEFAULT;
     unsigned caps = caps_of(g);
-    return full_mesh(g, caps) && (caps & TETHER_CAP_ONE_HOST) ? TETHER_ONE_HOST_TREE_BELOW
-                                                              : TETHER_TREE_BELOW_DEFAULT;
+    if (neighbours_only(g, caps))
+        return TETHER_NEIGHBOR_BELOW;
+    return g->size <= TETHER_ONE_HOST_TREE_MAX_RANKS && full_mesh(g, caps) &&
+                   (caps & TETHER_CAP_ONE_HOST)
+               ? TETHER_ONE_HOST_TREE_BELOW
+               : TETHER_TREE_BELOW_DEFAULT;
 }
 
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)

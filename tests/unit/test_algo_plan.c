@@ -56,7 +56,7 @@ static void test_auto_policy(void **state)
     assert_int_equal(
         pick(TETHER_COLL_ALL_REDUCE, TETHER_DIRECT_MAX_RANKS + 1, large, TETHER_CAP_DIRECT),
         TETHER_ALGO_RING);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, large, 0), TETHER_ALGO_RING);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, TETHER_NEIGHBOR_BELOW, 0), TETHER_ALGO_RING);
     /* one host, 3 or more ranks: the ring in the band where the direct algorithm outgrows caches */
     const unsigned one_host = TETHER_CAP_DIRECT | TETHER_CAP_ONE_HOST;
     size_t lo = TETHER_ONE_HOST_RING_MIN, hi = TETHER_ONE_HOST_RING_MAX;
@@ -96,8 +96,13 @@ static void test_auto_neighbours(void **state)
         size_t most = TETHER_NEIGHBOR_GATHER_MAX / (size_t)n;
         assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, most, 0), TETHER_ALGO_NEIGHBOR);
         assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, most + 1, 0), TETHER_ALGO_RING);
+        /* all_reduce: the neighbour algorithm up to TETHER_NEIGHBOR_BELOW, the ring from there */
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, large, 0), TETHER_ALGO_NEIGHBOR);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, TETHER_NEIGHBOR_BELOW - 1, 0),
+                         TETHER_ALGO_NEIGHBOR);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, TETHER_NEIGHBOR_BELOW, 0),
+                         TETHER_ALGO_RING);
         /* the rest as before */
-        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, large, 0), TETHER_ALGO_RING);
         assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, n, 1, 0), TETHER_ALGO_RING);
         assert_int_equal(pick(TETHER_COLL_ALL_TO_ALL, n, 1, 0), TETHER_ALGO_DIRECT);
         /* every peer direct, even past TETHER_DIRECT_MAX_RANKS: nothing changes */
