@@ -32,7 +32,8 @@ int tether__bind_parse(const char *text)
     return -1;
 }
 
-void tether__bind_share(int local, int nlocal, int ncpus, tether__cpu_share *out)
+/* Local rank `local` of nlocal on ncpus CPUs: its share (the rule above). */
+static void share_of(int local, int nlocal, int ncpus, tether__cpu_share *out)
 {
     if (nlocal <= ncpus) {
         out->first = (int)((long)local * ncpus / nlocal);
@@ -99,7 +100,7 @@ int tether__bind_plan(const tether__job *job, int rank, tether__cpu_share *out)
 #endif
     if (ncpus < 1)
         return 0;
-    tether__bind_share(local, nlocal, ncpus, out);
+    share_of(local, nlocal, ncpus, out);
 #if TETHER_LINUX
     if (job->opts->verbose) {
         int from = nth_cpu(&set, out->first), to = nth_cpu(&set, out->first + out->count - 1);

@@ -70,8 +70,6 @@ typedef struct tether__cpu_share {
 
 /* --bind's value: TETHER__BIND_SPREAD for "spread", TETHER__BIND_NONE for "none", else -1. */
 int tether__bind_parse(const char *text);
-/* Local rank `local` of nlocal on ncpus CPUs: its share (see bind.c for the rule). */
-void tether__bind_share(int local, int nlocal, int ncpus, tether__cpu_share *out);
 
 /* ---- the job plan (launch_plan.c, launch_hosts.c): one per job ---- */
 
