@@ -16,7 +16,7 @@
 #include "backends/net/socket.h"
 #include "engine_impl.h"
 
-#define IOV_BATCH 64       /* frames gathered into one sendmsg */
+#define IOV_BATCH 64       /* frames gathered into one write */
 #define SEND_COPY_MAX 4096 /* pieces up to this many bytes are copied together for one send() */
 
 /* ---- errors ---- */
@@ -66,8 +66,7 @@ static void tx_keep_tail(tether__tcp_ep *ep, tether__link *l)
         return;
     uint64_t done = t->sent > TETHER__FRAME_SIZE ? t->sent - TETHER__FRAME_SIZE : 0;
     uint64_t left = t->len - done; /* payload bytes to go */
-    tether__txmsg *o =
-        TETHER__FRAME_SIZE + left <= TETHER__TAIL_MAX ? calloc(1, sizeof *o + left) : NULL;
+    tether__txmsg *o = tether__tcp_tail_fits(t) ? calloc(1, sizeof *o + left) : NULL;
     l->txhead = l->txtail = o;
     if (!o) {
         l->cut = 1;
@@ -259,7 +258,7 @@ int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     tether__tcp_tx_push(l, t);
     if (!idle) /* whoever flushes the frames ahead flushes this one too */
         return TETHER_OK;
-    /* the short path: most small messages leave here, in one sendmsg */
+    /* the short path: most small messages leave here, in one send */
     TRY(tether__tcp_flush(ep, l));
     tether__tcp_kick_for_room(ep, l);
     return TETHER_OK;

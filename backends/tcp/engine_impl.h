@@ -147,6 +147,13 @@ struct tether__tcp_ep {
     tether_heartbeat *beat; /* the heartbeats (engine_beat.c), NULL when none run */
 };
 
+/* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent
+ * frame that may still be finished after a break or before a control frame. */
+static inline int tether__tcp_tail_fits(const tether__txmsg *t)
+{
+    return TETHER__FRAME_SIZE + t->len - t->sent <= TETHER__TAIL_MAX;
+}
+
 /* ---- engine.c: errors, the send side, requests ---- */
 
 /* Break ep (first failure wins): record code and the message, fail every request, forget every

@@ -13,9 +13,8 @@
  * all_reduce, auto: under TETHER_TREE_BELOW bytes (default TETHER_TREE_BELOW_DEFAULT, or
  * TETHER_NEIGHBOR_BELOW where only neighbours are linked, or TETHER_ONE_HOST_TREE_BELOW on a full
  * mesh of up to 4 ranks of one host) the neighbour algorithm where only neighbours are linked,
- * else the latency algorithm (recursive doubling: log2(n)
- * messages); above it, on a full
- * mesh (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
+ * else the latency algorithm (recursive doubling: log2(n) messages); above it, on a full mesh
+ * (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
  * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
  * neighbours are direct); with 3 or more ranks all on one host
  * (TETHER_CAP_ONE_HOST) the ring also in the band of sizes where the direct algorithm outgrows the
@@ -122,8 +121,6 @@ static int same_text(const char buf[32], const char *text)
     return strlen(text) < 32 && strcmp(buf, text) == 0;
 }
 
-/* This thread's settings as the environment has them now (each thread keeps its own copy, so
- * threads on sibling groups never share one). */
 /* Where the environment's entries are, as one number: setenv, unsetenv and putenv replace, add or
  * remove entries (a new string for a changed value), so an unchanged print means unchanged settings
  * and the scan of every entry's text is skipped; that scan was a fifth of a small all-reduce's
@@ -138,6 +135,8 @@ static uintptr_t environ_print(void)
     return h ^ (uintptr_t)(e - tether__environ);
 }
 
+/* This thread's settings as the environment has them now (each thread keeps its own copy, so
+ * threads on sibling groups never share one). */
 static const algo_settings *settings(void)
 {
     static _Thread_local algo_settings cur = {.algo_text = "\x01"}; /* matches no text at first */
@@ -214,8 +213,6 @@ static tether_algo small_algo(const tether_group *g, unsigned caps)
     return neighbours_only(g, caps) ? TETHER_ALGO_NEIGHBOR : TETHER_ALGO_TREE;
 }
 
-/* On a full mesh the direct algorithm, except where 3 or more ranks share one host's caches and
- * the vector lies in the ring's band. */
 /* All-reduce's default latency threshold: TETHER_NEIGHBOR_BELOW where only neighbours are linked,
  * TETHER_ONE_HOST_TREE_BELOW on a small full mesh of one host, else TETHER_TREE_BELOW_DEFAULT.
  * Under the smallest all give the latency algorithm, so small vectors ask no caps. */
@@ -232,6 +229,8 @@ static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
                : TETHER_TREE_BELOW_DEFAULT;
 }
 
+/* On a full mesh the direct algorithm, except where 3 or more ranks share one host's caches and
+ * the vector lies in the ring's band. */
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     unsigned caps = caps_of(g);

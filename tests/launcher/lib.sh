@@ -22,8 +22,9 @@ check_grep() {
 }
 
 # launch ARGS...: run tether launch with stdin from /dev/null; sets RC, output in $WORK/out, $WORK/err.
+# RUN_UNDER, when set, is a command the launcher runs under (such as "taskset -c 0,1").
 launch() {
-    "$TETHER" launch "$@" </dev/null >"$WORK/out" 2>"$WORK/err"
+    ${RUN_UNDER-} "$TETHER" launch "$@" </dev/null >"$WORK/out" 2>"$WORK/err"
     RC=$?
 }
 

@@ -11,7 +11,7 @@ show='echo "$TETHER_RANK $(awk "/^Cpus_allowed_list:/ { print \$2 }" /proc/self/
 cpus_of() { awk -v r="$1" '$1 == r { print $2 }' "$WORK/out"; }
 
 # Every check runs the launcher on CPUs 0 and 1, so the shares do not depend on this machine.
-launch2() { RC=0; taskset -c 0,1 "$TETHER" launch "$@" </dev/null >"$WORK/out" 2>"$WORK/err" || RC=$?; }
+launch2() { RUN_UNDER="taskset -c 0,1" launch "$@"; }
 
 launch2 -n 4 --verbose -- sh -c "$show"
 check_eq "4 ranks on 2 CPUs exit 0" 0 "$RC"
@@ -34,7 +34,7 @@ check_eq "--bind none: rank 1 unbound" 0-1 "$(cpus_of 1)"
 check_eq "--bind none says nothing" "" "$(cat "$WORK/err")"
 
 # The launcher's own CPU set is what is shared out.
-RC=0; taskset -c 1 "$TETHER" launch -n 3 -- sh -c "$show" </dev/null >"$WORK/out" 2>"$WORK/err" || RC=$?
+RUN_UNDER="taskset -c 1" launch -n 3 -- sh -c "$show"
 check_eq "launcher on CPU 1: exits 0" 0 "$RC"
 for r in 0 1 2; do check_eq "launcher on CPU 1: rank $r" 1 "$(cpus_of $r)"; done
 
