@@ -58,7 +58,9 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int free_port(void)
+/* A loopback port free now, kept bound by *held until the caller closes it: closed at once, the
+ * next pick could get the same port back (two ranks then shared an address, a CI failure). */
+static int free_port(int *held)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -68,7 +70,7 @@ static int free_port(void)
         perror("fault_test: free port");
         exit(2);
     }
-    close(fd);
+    *held = fd;
     return ntohs(a.sin_port);
 }
 
@@ -79,11 +81,19 @@ static void write_hostfile(const char *path, int n, int broken)
         perror(path);
         exit(2);
     }
+    int *held = calloc((size_t)n, sizeof *held);
+    if (!held) {
+        perror("fault_test: ports");
+        exit(2);
+    }
     fputc('[', f);
     for (int r = 0; r < n; r++)
-        fprintf(f, "%s[\"127.0.0.1:%d\"]", r ? ", " : "", free_port());
+        fprintf(f, "%s[\"127.0.0.1:%d\"]", r ? ", " : "", free_port(&held[r]));
     fputs(broken ? ", [\"127.0.0.1\"]]" : "]", f); /* broken: an extra rank with no port */
     fclose(f);
+    for (int r = 0; r < n; r++) /* every port chosen, all different: free them for the ranks */
+        close(held[r]);
+    free(held);
 }
 
 /* A survivor's verdict: the call failed with one of the accepted codes within limit seconds, and

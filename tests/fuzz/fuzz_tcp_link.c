@@ -29,7 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int port1;
 
-static int free_port(void)
+/* A loopback port free now, kept bound by *held until the caller closes it (closed at once, the
+ * next pick could get the same port back). */
+static int free_port(int *held)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -37,7 +39,7 @@ static int free_port(void)
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
         getsockname(fd, (struct sockaddr *)&a, &len))
         abort();
-    close(fd);
+    *held = fd;
     return ntohs(a.sin_port);
 }
 
@@ -49,9 +51,12 @@ static void set_up(void)
     int fd = mkstemp(path);
     if (fd < 0)
         abort();
-    port1 = free_port();
-    dprintf(fd, "[[\"127.0.0.1:%d\"], [\"127.0.0.1:%d\"]]", free_port(), port1);
+    int held[2];
+    port1 = free_port(&held[1]);
+    dprintf(fd, "[[\"127.0.0.1:%d\"], [\"127.0.0.1:%d\"]]", free_port(&held[0]), port1);
     close(fd);
+    close(held[0]);
+    close(held[1]);
     setenv("TETHER_HOSTFILE", path, 1);
     setenv("TETHER_RANK", "1", 1);
     setenv("TETHER_JOB_TOKEN", TOKEN, 1);
