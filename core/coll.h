@@ -64,6 +64,10 @@ int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t s
  * adaptively, then sleeps in the transport's wait; no progress for TETHER_TIMEOUT -> ETIMEDOUT. */
 int tether__waitall(tether_group *g, tether_req **reqs, int n);
 
+/* Test n requests once without waiting (NULL entries skipped, set to NULL when done): how many are
+ * still pending, or < 0 (the error, recorded); *progress set when one completed. */
+int tether__testall(tether_group *g, tether_req **reqs, int n, int *progress);
+
 /* The same wait over what test says: called once a round, it makes what progress it can without
  * blocking and returns how much is still pending (0: done; < 0: the error, recorded), setting
  * *progress when something completed or moved on (which resets the TETHER_TIMEOUT clock). For a

@@ -241,6 +241,11 @@ static int test_list(void *arg, int *progress)
     return test_all(l->w, l->reqs, l->n, progress);
 }
 
+int tether__testall(tether_group *g, tether_req **reqs, int n, int *progress)
+{
+    return test_all(g->world, reqs, n, progress);
+}
+
 int tether__waitall(tether_group *g, tether_req **reqs, int n)
 {
     request_list l = {g->world, reqs, n};

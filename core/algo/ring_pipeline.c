@@ -11,16 +11,21 @@
  * A message is one segment: message i carries segment i % nseg of step first + i / nseg. Segment k
  * of the next step is the segment just received, so message i + nseg leaves as soon as message i
  * has arrived and been reduced: reduction of one segment overlaps the transfer of the others.
- * All ranks advance in lock-step over i: iteration i waits for message i (of every direction) and
- * for the send whose slot message i + nseg reuses. Everything those waits depend on was posted by
- * every rank in iterations before i, so the ring cannot deadlock. Receives are posted W messages
- * ahead and before any send, into a ring of W scratch slots (reduce-scatter, bf16 wire) or straight
- * into place (all-gather). W is a whole step (nseg), at least TETHER_WINDOW: the left neighbour
- * sends message i + nseg at iteration i, so with fewer receives posted its frames would arrive
- * before their receive and wait in the socket, or in a heap copy on a forwarding endpoint.
+ * Every rank processes each direction's messages in order, i = 0, 1, ...: message i once it has
+ * arrived and the send whose slot message i + nseg reuses has left. Everything that depends on was
+ * posted by every rank for messages before i, so the ring cannot deadlock. The two directions move
+ * on independently, in one wait (advance()): waiting for message i of both before either went on
+ * held each rank back while its slower link caught up, and 4 ranks on 2 cores switched between
+ * spinning ranks 34 times a call at 1 MiB, against 3 for the mesh (the time fell to 0.8x once
+ * apart: docs/perf/notes.md, core/algo/ring_pipeline.c). Receives are posted W messages ahead and
+ * before any send, into a ring of W scratch slots (reduce-scatter, bf16 wire) or straight into
+ * place (all-gather). W is a whole step (nseg), at least TETHER_WINDOW: the left neighbour sends
+ * message i + nseg once it has processed message i, so with fewer receives posted its frames would
+ * arrive before their receive and wait in the socket, or in a heap copy on a forwarding endpoint.
  *
  * With two directions (size > 2) each runs this on its own half of the data, at the same time:
  * every rank sends on both of its ring links and receives on both. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +39,7 @@ typedef struct ring_lane {
     char *stage;        /* bf16 wire: one bfloat16 copy per send slot */
     tether_req **recvs; /* window */
     tether_req **sends; /* send_slots */
+    size_t next;        /* the next message to process */
 } ring_lane;
 
 typedef struct ring_ctx {
@@ -141,12 +147,37 @@ static int process(ring_ctx *x, ring_lane *l, size_t i)
     return TETHER_OK;
 }
 
-/* Move a request pointer into a wait list; waitall releases it. */
-static tether_req *take(tether_req **slot)
+/* The wait's tester: move every lane on as far as its messages allow, each lane on its own (a lane
+ * that waits on a slow neighbour does not hold back the other direction). Message i of a lane is
+ * processed once it has arrived and the send whose slot message i + nseg reuses has left; then the
+ * receive W ahead is posted and message i + nseg sent. How many messages are still to process. */
+static int advance(void *arg, int *progress)
 {
-    tether_req *r = *slot;
-    *slot = NULL;
-    return r;
+    ring_ctx *x = arg;
+    const size_t W = x->window, T = x->total, S = x->send_slots;
+    size_t left = 0;
+    for (int d = 0; d < x->p->ndirs; d++) {
+        ring_lane *l = &x->lane[d];
+        while (l->next < T) {
+            size_t i = l->next, next = i + x->nseg; /* the send it lets go */
+            int pending = tether__testall(x->g, &l->recvs[i % W], 1, progress);
+            if (pending == 0 && next < T && next >= S)
+                pending = tether__testall(x->g, &l->sends[next % S], 1, progress);
+            if (pending < 0)
+                return pending;
+            if (pending)
+                break;
+            TRY(process(x, l, i));
+            if (i + W < T)
+                TRY(post_recv(x, l, i + W));
+            if (next < T)
+                TRY(post_send(x, l, next));
+            l->next++;
+            *progress = 1;
+        }
+        left += T - l->next;
+    }
+    return left > INT_MAX ? INT_MAX : (int)left;
 }
 
 static int iterate(ring_ctx *x)
@@ -159,24 +190,7 @@ static int iterate(ring_ctx *x)
     for (size_t j = 0; j < T && j < nseg; j++)
         for (int d = 0; d < nl; d++)
             TRY(post_send(x, &x->lane[d], j));
-    for (size_t i = 0; i < T; i++) {
-        size_t next = i + nseg; /* the send this iteration posts */
-        tether_req *wait[4];
-        int nw = 0;
-        for (int d = 0; d < nl; d++) {
-            wait[nw++] = take(&x->lane[d].recvs[i % W]);
-            if (next < T && next >= S)
-                wait[nw++] = take(&x->lane[d].sends[next % S]);
-        }
-        TRY(tether__waitall(x->g, wait, nw));
-        for (int d = 0; d < nl; d++) {
-            TRY(process(x, &x->lane[d], i));
-            if (i + W < T)
-                TRY(post_recv(x, &x->lane[d], i + W));
-        }
-        for (int d = 0; d < nl && next < T; d++)
-            TRY(post_send(x, &x->lane[d], next));
-    }
+    TRY(tether__wait_until(x->g, advance, x));
     for (int d = 0; d < nl; d++)
         TRY(tether__waitall(x->g, x->lane[d].sends, (int)S));
     return TETHER_OK;
