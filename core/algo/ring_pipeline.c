@@ -12,7 +12,7 @@
  * of the next step is the segment just received, so message i + nseg leaves as soon as message i
  * has arrived and been reduced: reduction of one segment overlaps the transfer of the others.
  * Every rank processes each direction's messages in order, i = 0, 1, ...: message i once it has
- * arrived and the send whose slot message i + nseg reuses has left. Everything that depends on was
+ * arrived and the send whose slot message i + nseg reuses has left. All that this waits for was
  * posted by every rank for messages before i, so the ring cannot deadlock. The two directions move
  * on independently, in one wait (advance()): waiting for message i of both before either went on
  * held each rank back while its slower link caught up, and 4 ranks on 2 cores switched between
