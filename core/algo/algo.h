@@ -30,13 +30,23 @@
  * core/algo/algo.h). */
 #define TETHER_ONE_HOST_TREE_BELOW ((size_t)256 * 1024)
 #define TETHER_ONE_HOST_TREE_MAX_RANKS 4
+/* Auto choice on such a mesh of 2 or 4 ranks: from the latency threshold up to (not including)
+ * this many bytes all-reduce takes recursive halving-doubling (butterfly), not the direct
+ * algorithm or the ring band: one peer per step keeps each rank's copies to one stream at a time
+ * on the shared cores. Reading memory (the default there from 256 KiB) it took 0.84-0.92 of the
+ * direct algorithm's time from 256 KiB (N = 4) or 1 MiB (N = 2) to 8 MiB, through the sockets
+ * level to 0.85, and no longer won at 16 MiB. At N = 3, where it must fold a rank in and out, it
+ * lost at 4 MiB through the sockets, so 3 ranks keep the direct algorithm and the ring band
+ * (measured: docs/perf/notes.md, core/algo/algo.h). */
+#define TETHER_ONE_HOST_BUTTERFLY_MAX ((size_t)16 << 20)
 /* Auto choice: below this many bytes broadcast uses the binomial tree, the chain above (an explicit
  * TETHER_TREE_BELOW sets both). On hosts where copies, not links, bound the speed the whole-buffer
  * tree beats the chain on small and medium buffers, the chain with its segments the large ones; on
  * links that bound the speed the chain wins at any size (measured: docs/perf/notes.md,
  * core/algo/algo.h). */
 #define TETHER_BCAST_TREE_BELOW_DEFAULT ((size_t)2 * 1024 * 1024)
-/* Auto choice with every rank on one host (TETHER_CAP_ONE_HOST) and 3 or more of them: from
+/* Auto choice with every rank on one host (TETHER_CAP_ONE_HOST), 3 or more of them and not the
+ * butterfly's 4 (TETHER_ONE_HOST_BUTTERFLY_MAX): from
  * TETHER_ONE_HOST_RING_MIN up to (not including) TETHER_ONE_HOST_RING_MAX bytes all-reduce takes
  * the ring, not the direct algorithm: there the direct algorithm's n - 1 streams per rank at once
  * outgrow the caches the ranks share. The margin shrank once links of one host opened their

@@ -16,9 +16,11 @@
  * else the latency algorithm (recursive doubling: log2(n) messages); above it, on a full mesh
  * (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
  * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
- * neighbours are direct); with 3 or more ranks all on one host
- * (TETHER_CAP_ONE_HOST) the ring also in the band of sizes where the direct algorithm outgrows the
- * shared caches (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for
+ * neighbours are direct). Ranks all on one host (TETHER_CAP_ONE_HOST) share cores and caches, not
+ * cables: 2 or 4 of them take recursive halving-doubling (one peer per step) up to
+ * TETHER_ONE_HOST_BUTTERFLY_MAX, and other counts of 3 or more the ring in the band of sizes where
+ * the direct algorithm outgrows the shared caches (TETHER_ONE_HOST_RING_MIN..MAX).
+ * TETHER_ALLREDUCE_ALGO forces one for
  * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
  * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
@@ -229,8 +231,8 @@ static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
                : TETHER_TREE_BELOW_DEFAULT;
 }
 
-/* On a full mesh the direct algorithm, except where 3 or more ranks share one host's caches and
- * the vector lies in the ring's band. */
+/* On a full mesh the direct algorithm, except where the ranks share one host and the vector lies
+ * in the butterfly's band (2 or 4 ranks) or the ring's (3 or more others). */
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     unsigned caps = caps_of(g);
@@ -238,8 +240,11 @@ static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tr
         return small_algo(g, caps);
     if (!full_mesh(g, caps))
         return TETHER_ALGO_RING;
-    int shared_caches = (caps & TETHER_CAP_ONE_HOST) && g->size > 2;
-    return shared_caches && bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
+    if (!(caps & TETHER_CAP_ONE_HOST))
+        return TETHER_ALGO_DIRECT;
+    if (g->size == 2 || g->size == 4)
+        return bytes < TETHER_ONE_HOST_BUTTERFLY_MAX ? TETHER_ALGO_BUTTERFLY : TETHER_ALGO_DIRECT;
+    return bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
                ? TETHER_ALGO_RING
                : TETHER_ALGO_DIRECT;
 }

@@ -57,15 +57,31 @@ static void test_auto_policy(void **state)
         pick(TETHER_COLL_ALL_REDUCE, TETHER_DIRECT_MAX_RANKS + 1, large, TETHER_CAP_DIRECT),
         TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, TETHER_NEIGHBOR_BELOW, 0), TETHER_ALGO_RING);
-    /* one host, 3 or more ranks: the ring in the band where the direct algorithm outgrows caches */
+    /* one host, 3 or more ranks but not 4: the ring in the band where the direct algorithm
+     * outgrows caches */
     const unsigned one_host = TETHER_CAP_DIRECT | TETHER_CAP_ONE_HOST;
     size_t lo = TETHER_ONE_HOST_RING_MIN, hi = TETHER_ONE_HOST_RING_MAX;
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 3, lo - 1, one_host), TETHER_ALGO_DIRECT);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 3, lo, one_host), TETHER_ALGO_RING);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, hi - 1, one_host), TETHER_ALGO_RING);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, hi, one_host), TETHER_ALGO_DIRECT);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, lo, one_host), TETHER_ALGO_DIRECT);
-    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, lo, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
+    for (int n = 3; n <= TETHER_DIRECT_MAX_RANKS; n += n == 3 ? 2 : 1) {
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, lo - 1, one_host), TETHER_ALGO_DIRECT);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, lo, one_host), TETHER_ALGO_RING);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, hi - 1, one_host), TETHER_ALGO_RING);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, hi, one_host), TETHER_ALGO_DIRECT);
+    }
+    /* one host, 2 or 4 ranks: the butterfly from the latency threshold to its maximum */
+    size_t bmax = TETHER_ONE_HOST_BUTTERFLY_MAX;
+    for (int n = 2; n <= 4; n += 2) {
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, TETHER_ONE_HOST_TREE_BELOW - 1, one_host),
+                         TETHER_ALGO_TREE);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, TETHER_ONE_HOST_TREE_BELOW, one_host),
+                         TETHER_ALGO_BUTTERFLY);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, bmax - 1, one_host),
+                         TETHER_ALGO_BUTTERFLY);
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, bmax, one_host), TETHER_ALGO_DIRECT);
+    }
+    /* hosts apart keep the direct algorithm, which keeps every cable busy */
+    for (int n = 2; n <= 4; n++)
+        assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, lo, TETHER_CAP_DIRECT),
+                         TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 1, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, 4, 1, 0), TETHER_ALGO_RING);
     assert_int_equal(
