@@ -9,7 +9,12 @@
  * vectors. Non-power-of-two sizes fold the extra ranks in first and out at the end
  * (core/algo/fold.c), which is correct for any n. Ranges may be empty (count < n): the messages are
  * then empty but still exchanged. With bf16 on the wire each owner rounds its final part first.
- * Steps: fold 0, halving 1..L, doubling L+1..2L, unfold 2L+1 (L = log2(pof2)). */
+ * Steps: fold 0, halving 1..L, doubling L+1..2L, unfold 2L+1 (L = log2(pof2)).
+ *
+ * A survivor's place in the butterfly is the Gray code of its number (0, 1, 3, 2 for four), and
+ * partners are the places differing in bit k. Any numbering gives the same sums; this one makes
+ * every partner of four ranks a ring neighbour (0-1 and 2-3, then 0-3 and 1-2), so where a
+ * transport links only neighbours (the ring backend, RDMA's ring mode) no message is forwarded. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +25,20 @@ typedef struct range {
     size_t lo, hi;
 } range;
 
+static int gray(int n)
+{
+    return n ^ (n >> 1);
+}
+
+/* The group rank at place `place` of the butterfly. */
+static int rank_at(const tether_fold *f, int place)
+{
+    int n = 0;
+    for (; place; place >>= 1)
+        n ^= place; /* the inverse of gray() */
+    return tether__fold_rank(f, n);
+}
+
 static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
                    char *scratch, char *stage, range *kept, range *history)
 {
@@ -27,10 +46,10 @@ static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, 
     size_t es = w.esize, ws = w.wsize;
     range cur = {0, c->count};
     for (int k = 0; k < f->rounds; k++) {
-        int bit = 1 << k, partner = tether__fold_rank(f, f->newrank ^ bit);
+        int bit = 1 << k, place = gray(f->newrank), partner = rank_at(f, place ^ bit);
         size_t mid = cur.lo + (cur.hi - cur.lo) / 2;
-        range keep = (f->newrank & bit) ? (range){mid, cur.hi} : (range){cur.lo, mid};
-        range give = (f->newrank & bit) ? (range){cur.lo, mid} : (range){mid, cur.hi};
+        range keep = (place & bit) ? (range){mid, cur.hi} : (range){cur.lo, mid};
+        range give = (place & bit) ? (range){cur.lo, mid} : (range){mid, cur.hi};
         const void *out = tether__wire_pack(&w, tether__at(buf, give.lo * es),
                                             tether__at(stage, give.lo * ws), give.hi - give.lo);
         TRY(tether__sendrecv(g, partner, out, (give.hi - give.lo) * ws, partner, scratch,
@@ -51,7 +70,7 @@ static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f,
     if (w.bf16)
         tether__round_to_bf16((float *)tether__at(buf, cur.lo * es), cur.hi - cur.lo);
     for (int k = f->rounds - 1; k >= 0; k--) {
-        int partner = tether__fold_rank(f, f->newrank ^ (1 << k));
+        int partner = rank_at(f, gray(f->newrank) ^ (1 << k));
         range whole = history[k];
         range other = cur.lo == whole.lo ? (range){cur.hi, whole.hi} : (range){whole.lo, cur.lo};
         const void *out = tether__wire_pack(&w, tether__at(buf, cur.lo * es),

@@ -118,6 +118,13 @@ static void test_auto_neighbours(void **state)
                          TETHER_ALGO_NEIGHBOR);
         assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, TETHER_NEIGHBOR_BELOW, 0),
                          TETHER_ALGO_RING);
+        /* ...on one host, 4 ranks take the butterfly (whose partners are neighbours) instead */
+        assert_int_equal(
+            pick(TETHER_COLL_ALL_REDUCE, n, TETHER_NEIGHBOR_BELOW, TETHER_CAP_ONE_HOST),
+            n == 4 ? TETHER_ALGO_BUTTERFLY : TETHER_ALGO_RING);
+        assert_int_equal(
+            pick(TETHER_COLL_ALL_REDUCE, n, TETHER_ONE_HOST_BUTTERFLY_MAX, TETHER_CAP_ONE_HOST),
+            TETHER_ALGO_RING);
         /* the rest as before */
         assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, n, 1, 0), TETHER_ALGO_RING);
         assert_int_equal(pick(TETHER_COLL_ALL_TO_ALL, n, 1, 0), TETHER_ALGO_DIRECT);
