@@ -29,18 +29,16 @@
  * Usage: fault_test MODE N [backend], MODE one of the above, kill, stop, mismatch, badhostfile...
  *
  * Exit 0 when every survivor saw the expected error within the limit. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tether.h"
+#include "tests/support/free_port.h"
 
 #define VICTIM 1
 #define LIMIT_S 5.0      /* survivors must fail within this many seconds of the fault */
@@ -58,22 +56,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A loopback port free now, kept bound by *held until the caller closes it: closed at once, the
- * next pick could get the same port back (two ranks then shared an address, a CI failure). */
-static int free_port(int *held)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
-        getsockname(fd, (struct sockaddr *)&a, &len)) {
-        perror("fault_test: free port");
-        exit(2);
-    }
-    *held = fd;
-    return ntohs(a.sin_port);
-}
-
 static void write_hostfile(const char *path, int n, int broken)
 {
     FILE *f = fopen(path, "w");
@@ -87,8 +69,14 @@ static void write_hostfile(const char *path, int n, int broken)
         exit(2);
     }
     fputc('[', f);
-    for (int r = 0; r < n; r++)
-        fprintf(f, "%s[\"127.0.0.1:%d\"]", r ? ", " : "", free_port(&held[r]));
+    for (int r = 0; r < n; r++) {
+        int port = tether_test_free_port(&held[r]);
+        if (port < 0) {
+            perror("fault_test: free port");
+            exit(2);
+        }
+        fprintf(f, "%s[\"127.0.0.1:%d\"]", r ? ", " : "", port);
+    }
     fputs(broken ? ", [\"127.0.0.1\"]]" : "]", f); /* broken: an extra rank with no port */
     fclose(f);
     for (int r = 0; r < n; r++) /* every port chosen, all different: free them for the ranks */

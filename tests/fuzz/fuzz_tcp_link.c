@@ -22,26 +22,13 @@
 #include "backends/net/handshake.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "tests/support/free_port.h"
 
 #define TOKEN "fuzz-token"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int port1;
-
-/* A loopback port free now, kept bound by *held until the caller closes it (closed at once, the
- * next pick could get the same port back). */
-static int free_port(int *held)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
-        getsockname(fd, (struct sockaddr *)&a, &len))
-        abort();
-    *held = fd;
-    return ntohs(a.sin_port);
-}
 
 /* Once per process, before the first input (not LLVMFuzzerInitialize: replay.c would need a weak
  * reference to it, which does not link for macOS). */
@@ -52,8 +39,11 @@ static void set_up(void)
     if (fd < 0)
         abort();
     int held[2];
-    port1 = free_port(&held[1]);
-    dprintf(fd, "[[\"127.0.0.1:%d\"], [\"127.0.0.1:%d\"]]", free_port(&held[0]), port1);
+    port1 = tether_test_free_port(&held[1]);
+    int port0 = tether_test_free_port(&held[0]);
+    if (port0 < 0 || port1 < 0)
+        abort();
+    dprintf(fd, "[[\"127.0.0.1:%d\"], [\"127.0.0.1:%d\"]]", port0, port1);
     close(fd);
     close(held[0]);
     close(held[1]);
