@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tether.h"
 #include "tests/support/free_port.h"
+#include "tether.h"
 
 #define VICTIM 1
 #define LIMIT_S 5.0      /* survivors must fail within this many seconds of the fault */
