@@ -588,6 +588,32 @@ static void test_neighbor_sends(void **state)
     }
 }
 
+/* The butterfly of 4 ranks: both partners of every rank are ring neighbours (Gray-code places),
+ * two messages to each (one halving, one doubling), none to the rank opposite, whose messages a
+ * ring would have to forward. */
+static void butterfly_sends_body(tether_group *g, world *w)
+{
+    long before[4] = {0};
+    int n = g->size, right = (g->rank + 1) % n, left = (g->rank + n - 1) % n;
+    all_reduce(g, w, TETHER_FLOAT32, TETHER_SUM, 1 << 16, 1);
+    for (int q = 0; q < n; q++) {
+        long sent = tether_memt_sent(g->world->ep, q) - before[q];
+        long want = q == right || q == left ? 2 : 0;
+        if (sent != want)
+            failf(w, "rank %d: butterfly sent %ld messages to rank %d, want %ld", g->rank, sent, q,
+                  want);
+    }
+}
+
+static void test_butterfly_sends(void **state)
+{
+    (void)state;
+    setenv("TETHER_ALLREDUCE_ALGO", "butterfly", 1);
+    world w = {.n = 4, .body = butterfly_sends_body};
+    run_world(&w);
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+}
+
 /* ---- failures: an injected dead rank, mismatched calls ---- */
 
 static long now_ms(void)
@@ -688,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_auto_neighbours),
         cmocka_unit_test(test_neighbor_bits),
         cmocka_unit_test(test_neighbor_sends),
+        cmocka_unit_test(test_butterfly_sends),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_bf16_wire),
         cmocka_unit_test(test_fault_injection),
