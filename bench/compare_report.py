@@ -241,8 +241,9 @@ def measured_stamp(src):
     """When, on which commit and how loaded: the line a kept section's figures start with."""
     p = subprocess.run(["git", "-C", src, "describe", "--always", "--dirty"], capture_output=True,
                        text=True)
-    return "%s, commit %s, load before: %.2f" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                                  p.stdout.strip() or "?", os.getloadavg()[0])
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return "%s, commit %s, 1-minute load when written: %.2f" % (when, p.stdout.strip() or "?",
+                                                                os.getloadavg()[0])
 
 
 def write_kept_section(src, name, body):
