@@ -85,9 +85,8 @@ static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f,
     return TETHER_OK;
 }
 
-static int run(tether_group *g, const tether_coll *c, char *scratch, char *stage)
+static int run(tether_group *g, const tether_coll *c, tether_fold f, char *scratch, char *stage)
 {
-    tether_fold f = tether__fold_of(g);
     range history[32], kept;
     char *buf = c->recv;
     TRY(tether__fold_in(g, c, &f, buf, scratch, stage, 0));
@@ -103,11 +102,15 @@ int tether__allreduce_butterfly(tether_group *g, const tether_coll *c)
     tether_wire w = tether__wire_of(c);
     if (c->count && c->send != c->recv)
         memcpy(c->recv, c->send, c->count * c->esize);
-    char *scratch = tether__scratch(g, c->count * w.wsize, "butterfly receive buffer");
+    /* what one message brings in: at most the first halving's half, but a whole vector where
+     * ranks fold in (or out, with bf16 on the wire) */
+    tether_fold f = tether__fold_of(g);
+    size_t most = f.extra ? c->count : c->count - c->count / 2;
+    char *scratch = tether__scratch(g, most * w.wsize, "butterfly receive buffer");
     char *stage = w.bf16 ? tether__scratch(g, c->count * w.wsize, "bf16 staging") : NULL;
     int rc = TETHER_ENOMEM;
     if (scratch && (stage || !w.bf16))
-        rc = tether__algo_abort(g, run(g, c, scratch, stage));
+        rc = tether__algo_abort(g, run(g, c, f, scratch, stage));
     tether__scratch_free(g, scratch);
     tether__scratch_free(g, stage);
     return rc;
