@@ -394,13 +394,20 @@ static int routed_memory(void)
 }
 
 /* routed_cross: 4 ranks, 0 <-> 2 and 1 <-> 3 all at once (ranks 1 and 2 pass streams both ways
- * while sending and receiving their own), each message sent twice (order kept per pair). */
+ * while sending and receiving their own), each message sent twice (order kept per pair).
+ * routed_cycle: 5 ranks, each sending to the rank 2 ahead and receiving from the one 2 behind, so
+ * every stream goes the same way round and every rank passes one on: the cycle of held-back links
+ * that only the stall rule (TETHER__PASS_STALL_MS, engine_impl.h) breaks (with the rule off, the
+ * ranks stalled until the heartbeats gave up). Its memory is printed, not checked: once the rule
+ * lets a rank read, it buffers what arrives until its onward link moves, and two ranks grew by
+ * 49 MiB, the whole of the two messages they pass on (a known gap: no bound in a cycle yet). */
 #define CROSS_LEN ((24u << 20) + 9)
+static int cross_memory_checked; /* routed_cross: 1, routed_cycle: 0 (set before the ranks fork) */
 
 static int routed_cross_body(const rank_ctx *ctx)
 {
     tether_group *g = ring_init();
-    int me = ctx->rank, peer = (me + 2) % 4;
+    int me = ctx->rank, n = ctx->size, to = (me + 2) % n, from = (me + n - 2) % n;
     unsigned char *out = malloc(2 * (size_t)CROSS_LEN), *in = malloc(2 * (size_t)CROSS_LEN);
     CHECK(out && in, "malloc");
     memset(in, 0xa5, 2 * (size_t)CROSS_LEN); /* resident before the peak is taken (not 0: a
@@ -411,34 +418,35 @@ static int routed_cross_body(const rank_ctx *ctx)
     long before = peak_kb();
     tether_request *reqs[4];
     for (int i = 0; i < 2; i++) /* posted before any rank sends: nothing arrives unexpected */
-        CHECK_OK(tether_irecv(g, in + (size_t)i * CROSS_LEN, CROSS_LEN, TETHER_UINT8, peer, 0,
+        CHECK_OK(tether_irecv(g, in + (size_t)i * CROSS_LEN, CROSS_LEN, TETHER_UINT8, from, 0,
                               &reqs[i]));
     CHECK_OK(tether_barrier(g));
     for (int i = 0; i < 2; i++)
-        CHECK_OK(tether_isend(g, out + (size_t)i * CROSS_LEN, CROSS_LEN, TETHER_UINT8, peer, 0,
+        CHECK_OK(tether_isend(g, out + (size_t)i * CROSS_LEN, CROSS_LEN, TETHER_UINT8, to, 0,
                               &reqs[2 + i]));
     for (int i = 0; i < 4; i++)
         CHECK_OK(tether_wait(reqs[i]));
     for (int i = 0; i < 2; i++)
-        CHECK(harness_verify(in + (size_t)i * CROSS_LEN, CROSS_LEN, (uint32_t)(100 * peer + i)) ==
+        CHECK(harness_verify(in + (size_t)i * CROSS_LEN, CROSS_LEN, (uint32_t)(100 * from + i)) ==
                   0,
-              "message %d from rank %d corrupted or out of order", i, peer);
+              "message %d from rank %d corrupted or out of order", i, from);
     CHECK_OK(tether_barrier(g));
     long added = peak_kb() - before;
     printf("rank %d: peak resident memory grew by %ld KiB\n", me, added);
-    CHECK(added < (long)(ROUTED_HOLD_MAX >> 10), "rank %d grew by %ld KiB passing streams on", me,
-          added);
+    CHECK(!cross_memory_checked || added < (long)(ROUTED_HOLD_MAX >> 10),
+          "rank %d grew by %ld KiB passing streams on", me, added);
     free(out);
     free(in);
     tether_group_free(g);
     return 0;
 }
 
-static int routed_cross(void)
+static int routed_cross(int n, int memory_checked)
 {
-    int ports[4];
-    harness_ports(4, ports);
-    return run_ranks(4, write_hostfile(4, 1, 1, ports), routed_cross_body);
+    int ports[5];
+    cross_memory_checked = memory_checked;
+    harness_ports(n, ports);
+    return run_ranks(n, write_hostfile(n, 1, 1, ports), routed_cross_body);
 }
 
 /* routed_late: the receive of a large routed message is posted long after it arrived (rank 2
@@ -480,7 +488,7 @@ static int routed_late(void)
 
 #define USAGE                                                                                      \
     "stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|routed_cross|"           \
-    "routed_late"
+    "routed_cycle|routed_late"
 
 int main(int argc, char **argv)
 {
@@ -501,7 +509,9 @@ int main(int argc, char **argv)
     if (!strcmp(t, "routed_memory"))
         return routed_memory();
     if (!strcmp(t, "routed_cross"))
-        return routed_cross();
+        return routed_cross(4, 1);
+    if (!strcmp(t, "routed_cycle"))
+        return routed_cross(5, 0);
     if (!strcmp(t, "routed_late"))
         return routed_late();
     fprintf(stderr, "usage: %s " USAGE "\n", argv[0]);
