@@ -102,10 +102,18 @@ def is_peer(label):
 
 
 def human(n):
-    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= div and n % div == 0:
             return "%d %s" % (n // div, unit)
     return "%d B" % n
+
+
+def parse_size(s, who):
+    """Bytes of a size such as 8, 64K, 64M or 1G (x1024), or exit naming the script who asked."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", s.upper())
+    if not m:
+        sys.exit("%s: bad size '%s' (e.g. 64M)" % (who, s))
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
 
 
 def ft(us):

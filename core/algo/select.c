@@ -20,9 +20,8 @@
  * cables: 2 or 4 of them take recursive halving-doubling (one peer per step, a ring neighbour at
  * 4) up to TETHER_ONE_HOST_BUTTERFLY_MAX, on a full mesh or not, and other counts of 3 or more on
  * a full mesh the ring in the band of sizes where the direct algorithm outgrows the shared caches
- * (TETHER_ONE_HOST_RING_MIN..MAX).
- * TETHER_ALLREDUCE_ALGO forces one for
- * all_reduce only. Small vectors stay on the tree even on a full mesh: the direct algorithm's
+ * (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for all_reduce only. Small
+ * vectors stay on the tree even on a full mesh: the direct algorithm's
  * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
  * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
  * reduce_scatter: direct on such a mesh, else ring; all_gather whose result is at most
