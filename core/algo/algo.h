@@ -35,11 +35,12 @@
  * algorithm or the ring: one peer per step keeps each rank's copies to one stream at a time on
  * the shared cores. Reading memory (the default there from 256 KiB) it took 0.84-0.92 of the
  * direct algorithm's time from 256 KiB (N = 4) or 1 MiB (N = 2) to 8 MiB, through the sockets
- * level to 0.85, and no longer won at 16 MiB. Where only ring neighbours are linked (the ring
- * backend at 4) its partners are neighbours, and it took 0.57-0.97 of the ring's time from 128 KiB
- * to 4 MiB. At N = 3, where it must fold a rank in and out, it lost at 4 MiB through the sockets,
- * so 3 ranks keep the direct algorithm and the ring band (measured: docs/perf/notes.md,
- * core/algo/algo.h). */
+ * level to 0.85, and no longer won at 16 MiB. Full meshes only: a ring rank cannot tell whether
+ * the ranks beyond its neighbours share its host, so ranks could choose differently (forced, on
+ * the ring backend's 4 ranks of one host, where its partners are neighbours, it took 0.57-0.97 of
+ * the ring's time from 128 KiB to 4 MiB). At N = 3, where it must fold a rank in and out, it lost
+ * at 4 MiB through the sockets, so 3 ranks keep the direct algorithm and the ring band (measured:
+ * docs/perf/notes.md, core/algo/algo.h). */
 #define TETHER_ONE_HOST_BUTTERFLY_MAX ((size_t)16 << 20)
 /* Auto choice: below this many bytes broadcast uses the binomial tree, the chain above (an explicit
  * TETHER_TREE_BELOW sets both). On hosts where copies, not links, bound the speed the whole-buffer

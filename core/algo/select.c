@@ -17,20 +17,19 @@
  * (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
  * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
  * neighbours are direct). Ranks all on one host (TETHER_CAP_ONE_HOST) share cores and caches, not
- * cables: 2 or 4 of them take recursive halving-doubling (one peer per step, a ring neighbour at
- * 4) up to TETHER_ONE_HOST_BUTTERFLY_MAX, on a full mesh or not, and other counts of 3 or more on
- * a full mesh the ring in the band of sizes where the direct algorithm outgrows the shared caches
- * (TETHER_ONE_HOST_RING_MIN..MAX). TETHER_ALLREDUCE_ALGO forces one for all_reduce only. Small
- * vectors stay on the tree even on a full mesh: the direct algorithm's
- * one-step path (one latency) lost to it at N = 3, 4 on two shared cores, where waiting on n - 1
- * peers at once costs more than log2(n) rounds with one (docs/tuning.md). all_gather and
- * reduce_scatter: direct on such a mesh, else ring; all_gather whose result is at most
- * TETHER_NEIGHBOR_GATHER_MAX bytes where only neighbours are linked: neighbour.
- * all_to_all: direct (every message at once). broadcast: under TETHER_TREE_BELOW (default
- * TETHER_BCAST_TREE_BELOW_DEFAULT) the neighbour algorithm where only neighbours are linked, else
- * the binomial tree; pipelined chain above (RING). barrier: neighbour where only neighbours are
- * linked, else dissemination. The choice goes into the call signature, so ranks whose settings
- * differ get TETHER_EMISMATCH. */
+ * cables: on a full mesh, 2 or 4 of them take recursive halving-doubling (one peer per step) up to
+ * TETHER_ONE_HOST_BUTTERFLY_MAX, and other counts of 3 or more the ring in the band of sizes where
+ * the direct algorithm outgrows the shared caches (TETHER_ONE_HOST_RING_MIN..MAX).
+ * TETHER_ALLREDUCE_ALGO forces one for all_reduce only. Small vectors stay on the tree even on a
+ * full mesh: the direct algorithm's one-step path (one latency) lost to it at N = 3, 4 on two
+ * shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
+ * (docs/tuning.md). all_gather and reduce_scatter: direct on such a mesh, else ring; all_gather
+ * whose result is at most TETHER_NEIGHBOR_GATHER_MAX bytes where only neighbours are linked:
+ * neighbour. all_to_all: direct (every message at once). broadcast: under TETHER_TREE_BELOW
+ * (default TETHER_BCAST_TREE_BELOW_DEFAULT) the neighbour algorithm where only neighbours are
+ * linked, else the binomial tree; pipelined chain above (RING). barrier: neighbour where only
+ * neighbours are linked, else dissemination. The choice goes into the call signature, so ranks
+ * whose settings differ get TETHER_EMISMATCH. */
 #include <errno.h>
 #include <stdint.h> /* SIZE_MAX */
 #include <stdio.h>
@@ -231,19 +230,21 @@ static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
                : TETHER_TREE_BELOW_DEFAULT;
 }
 
-/* The butterfly where 2 or 4 ranks share one host and the vector lies in its band (its partners
- * are then ring neighbours too); else the ring where only neighbours are linked, and on a full
- * mesh the direct algorithm, or the ring in its band where 3 or more others share one host. */
+/* The ring where only neighbours are linked; on a full mesh the butterfly where 2 or 4 ranks share
+ * one host and the vector lies in its band, the ring in its band where 3 or more others do, else
+ * the direct algorithm. */
 static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     unsigned caps = caps_of(g);
     if (bytes < tree_below)
         return small_algo(g, caps);
+    if (!full_mesh(g, caps))
+        return TETHER_ALGO_RING;
+    /* only on a full mesh is TETHER_CAP_ONE_HOST the same on every rank: a ring rank knows only
+     * its neighbours, and ranks choosing differently would fail with TETHER_EMISMATCH */
     int one_host = (caps & TETHER_CAP_ONE_HOST) != 0;
     if (one_host && (g->size == 2 || g->size == 4) && bytes < TETHER_ONE_HOST_BUTTERFLY_MAX)
         return TETHER_ALGO_BUTTERFLY;
-    if (!full_mesh(g, caps))
-        return TETHER_ALGO_RING;
     return one_host && bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
                ? TETHER_ALGO_RING
                : TETHER_ALGO_DIRECT;
