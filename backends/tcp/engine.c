@@ -36,6 +36,7 @@ void tether__tcp_tx_clear(tether__link *l)
     tether__tcp_tx_forget(l->txhead);
     l->txhead = l->txtail = NULL;
     l->passing = 0;
+    l->pass_extra = 0;
 }
 
 void tether__tcp_cma_withdraw(tether__tcp_ep *ep)
@@ -126,6 +127,24 @@ void tether__tcp_tx_push(tether__link *l, tether__txmsg *t)
     l->txtail = t;
 }
 
+void tether__tcp_tx_push_passing(tether__link *l, tether__txmsg *t)
+{
+    tether__txmsg **at = &l->txhead, *prev = NULL;
+    if (*at && (*at)->sent) { /* a frame half written goes on first */
+        prev = *at;
+        at = &prev->next;
+    }
+    while (*at && (*at)->passing) {
+        prev = *at;
+        at = &prev->next;
+    }
+    t->next = *at;
+    *at = t;
+    if (!t->next)
+        l->txtail = t;
+    (void)prev;
+}
+
 /* Gather queued frames into iov, at most max_io bytes. Returns the count; *total the bytes. */
 static int gather(const tether__tcp_ep *ep, const tether__link *l, struct iovec *iov,
                   uint64_t *total)
@@ -167,8 +186,8 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
             t->req->parts_left--;
             ep->events++;
         } else {
-            if (t->passing)
-                l->passing -= t->len;
+            if (t->passing && (l->passing -= t->len) < TETHER__PASS_MAX)
+                l->pass_extra = 0; /* caught up: stalls grant again from nothing */
             free(t);
         }
     }

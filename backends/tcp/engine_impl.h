@@ -36,8 +36,13 @@
  * per direction whatever the messages' size, and a slow onward link slows the incoming one instead
  * of filling memory. A rank's own messages do not count: a ring where every rank passes traffic
  * the same way round (n >= 5) could otherwise stall all at once, each waiting for the next to
- * read. Such a cycle can still form from chunks alone, so the hold ends when the onward link has
- * taken no byte for TETHER__PASS_STALL_MS: the rank then reads (and buffers) to let it move. */
+ * read. So chunks passing through go out before the rank's own frames not yet begun
+ * (tether__tcp_tx_push_passing): a held link then drains as soon as its peer reads, and streams
+ * that all pass the same way round (n >= 5, tests/ring routed_cycle) no longer hold every rank at
+ * once. Should the onward link take no byte for TETHER__PASS_STALL_MS all the same (its peer
+ * stopped, or some cycle of held links), the link may hold one chunk (TETHER__ROUTE_CHUNK) more per
+ * such stall, until it is below TETHER__PASS_MAX again: the rank reads that much, which frees room
+ * behind it, and what it holds grows by a chunk per stall, not by whatever arrives meanwhile. */
 #define TETHER__PASS_MAX ((uint64_t)2 << 20)
 #define TETHER__PASS_STALL_MS 200
 
@@ -79,7 +84,9 @@ typedef struct tether__link {
     uint64_t chunk_end;     /* RX_CHUNK: cur->got once this chunk is read */
     tether__rxmsg *joining; /* queue-only link: the routed message whose chunks are arriving */
     uint64_t passing;       /* payload bytes of chunks passing through queued here, unwritten */
-    int64_t passing_at;     /* when this link last wrote while passing, or passing began */
+    int64_t passing_at;     /* when this link last wrote while passing, passing began, or a stall
+                               granted pass_extra */
+    uint64_t pass_extra;    /* what stalls let it hold beyond TETHER__PASS_MAX */
     int hangup;             /* the peer shut its side: read what is left, held back or not */
     int32_t abort_code;
     int bye;  /* the peer closed normally: its end of stream is no failure */
@@ -179,6 +186,7 @@ int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l);
 void tether__tcp_kick_for_room(tether__tcp_ep *ep, const tether__link *l);
 /* Queue t on l and write what the socket takes at once when l was idle. Caller holds ep->mu. */
 void tether__tcp_tx_push(tether__link *l, tether__txmsg *t);
+void tether__tcp_tx_push_passing(tether__link *l, tether__txmsg *t);
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
 /* Queue a frame l owns (no request) with n payload bytes copied after it. */
 int tether__tcp_tx_owned(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,
@@ -222,7 +230,7 @@ short tether__tcp_poll_events(const tether__link *l);
 int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents);
 /* The same for the progress thread, which reads every link but those held back (TETHER__PASS_MAX:
  * polled only for a hang-up, which is then read at once). */
-short tether__tcp_loop_events(const tether__tcp_ep *ep, const tether__link *l);
+short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l);
 void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents);
 /* One part of r finished (a wait may return). */
 void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r);

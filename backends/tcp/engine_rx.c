@@ -72,7 +72,13 @@ static int pass_on(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *
         l->passing_at = tether__net_now_ms();
     l->passing += fw->tx.len;
     fw->tx.passing = 1;
-    return tether__tcp_tx_queue(ep, l, &fw->tx);
+    int idle = l->txhead == NULL;
+    tether__tcp_tx_push_passing(l, &fw->tx);
+    if (!idle)
+        return TETHER_OK;
+    TRY(tether__tcp_flush(ep, l));
+    tether__tcp_kick_for_room(ep, l);
+    return TETHER_OK;
 }
 
 /* Payload bytes of the frame being read on l still to come. */
@@ -407,22 +413,33 @@ int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
     return TETHER_OK;
 }
 
+/* The onward link o has held TETHER__PASS_MAX and its extra without taking a byte for
+ * TETHER__PASS_STALL_MS: let it hold one chunk more (engine_impl.h). 1 if granted. */
+static int stall_grant(tether__link *o)
+{
+    int64_t now = tether__net_now_ms();
+    if (now - o->passing_at < TETHER__PASS_STALL_MS)
+        return 0;
+    o->pass_extra += TETHER__ROUTE_CHUNK;
+    o->passing_at = now;
+    return 1;
+}
+
 /* 1 while l's bytes must wait for the chunks queued onward to leave (TETHER__PASS_MAX). Only link
  * 0 of a neighbour carries routed frames, and they go on to another neighbour's link 0. */
-static int held_back(const tether__tcp_ep *ep, const tether__link *l)
+static int held_back(tether__tcp_ep *ep, const tether__link *l)
 {
     if (!ep->routes.via || l->index != 0 || l->hangup)
         return 0;
     for (int p = 0; p < ep->size; p++) {
-        const tether__link *o = ep->nlinks[p] > 0 && p != l->peer ? &ep->links[p][0] : NULL;
-        if (o && o->passing >= TETHER__PASS_MAX &&
-            tether__net_now_ms() - o->passing_at < TETHER__PASS_STALL_MS)
+        tether__link *o = ep->nlinks[p] > 0 && p != l->peer ? &ep->links[p][0] : NULL;
+        if (o && o->passing >= TETHER__PASS_MAX + o->pass_extra && !stall_grant(o))
             return 1;
     }
     return 0;
 }
 
-short tether__tcp_loop_events(const tether__tcp_ep *ep, const tether__link *l)
+short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l)
 {
     return events(l, !held_back(ep, l));
 }

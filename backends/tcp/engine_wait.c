@@ -37,7 +37,7 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
 /* What to watch on every socket link (caller holds ep->mu). With a progress thread every input is
  * read at once (routed frames must pass on; engine_impl.h's tether__tcp_read), but for links held
  * back while chunks passing through wait for room onward (engine_rx.c). */
-static int poll_set(const tether__tcp_ep *ep, struct pollfd *pfd)
+static int poll_set(tether__tcp_ep *ep, struct pollfd *pfd)
 {
     for (int i = 0; i < ep->nflat; i++) {
         const tether__link *l = ep->flat[i];
