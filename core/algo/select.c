@@ -85,27 +85,67 @@ static const char *after(const char *s, const char *p, size_t len)
 }
 #define AFTER(s, p) after((s), (p), sizeof(p) - 1)
 
-/* The algorithm settings' text, read on every call (a program, or a test, may change them between
- * calls) in one pass over the environment, finding what getenv would (the first entry of each
- * name; mccl's names when tether's are unset or empty): two getenv calls were a fifth of a small
- * all-reduce's instructions (docs/tuning.md). "" when unset. */
-static void settings_text(const char **algo, const char **below)
+/* Where the settings' entries were in the environment when last read, so that a call can tell in
+ * a few loads that nothing they depend on changed: setenv and putenv give a changed variable a new
+ * entry string, add a new one at the end, and unsetenv closes the gap, so the array, its length,
+ * its last entry and the settings' own entries all unchanged mean unchanged settings. Walking the
+ * whole array instead (a hash of its pointers) was a tenth of a small all-reduce's instructions,
+ * and the scan of every entry's text a fifth before that. (A string given to putenv and then
+ * changed in place keeps its entry: such a change shows once the environment changes otherwise.)
+ */
+enum { NAME_ALGO, NAME_BELOW, NAME_MCCL_ALGO, NAME_MCCL_BELOW, NAMES };
+typedef struct env_mark {
+    char **env;       /* the array read */
+    size_t count;     /* its entries */
+    const char *last; /* its last entry */
+    long at[NAMES];   /* the entry each name was read from; -1 absent */
+    const char *entry[NAMES];
+} env_mark;
+
+static int env_unchanged(const env_mark *m)
 {
-    const char *alias[2] = {NULL, NULL};
-    *algo = *below = NULL;
-    for (char **e = tether__environ; e && *e; e++) {
-        const char *rest = AFTER(*e, "TETHER_"), *v;
-        int mccl = !rest && (rest = AFTER(*e, "MCCL_")) != NULL;
-        const char **algo_to = mccl ? &alias[0] : algo, **below_to = mccl ? &alias[1] : below;
-        if (!rest)
-            continue;
-        if (!*algo_to && (v = AFTER(rest, "ALLREDUCE_ALGO=")))
-            *algo_to = v;
-        else if (!*below_to && (v = AFTER(rest, "TREE_BELOW=")))
-            *below_to = v;
+    char **e = tether__environ;
+    if (e != m->env || !e)
+        return e == m->env;
+    if ((m->count && e[m->count - 1] != m->last) || e[m->count])
+        return 0;
+    for (int k = 0; k < NAMES; k++)
+        if (m->at[k] >= 0 && e[m->at[k]] != m->entry[k])
+            return 0;
+    return 1;
+}
+
+/* The algorithm settings' text, in one pass over the environment, finding what getenv would (the
+ * first entry of each name; mccl's names when tether's are unset or empty): two getenv calls were
+ * a fifth of a small all-reduce's instructions (docs/tuning.md). "" when unset. *m says where they
+ * were. */
+static void settings_text(const char **algo, const char **below, env_mark *m)
+{
+    static const char *const names[NAMES] = {
+        "ALLREDUCE_ALGO=", "TREE_BELOW=", "ALLREDUCE_ALGO=", "TREE_BELOW="};
+    const char *v[NAMES] = {NULL, NULL, NULL, NULL};
+    char **env = tether__environ, **e = env;
+    *m = (env_mark){.env = env, .at = {-1, -1, -1, -1}};
+    for (; e && *e; e++) {
+        const char *rest = AFTER(*e, "TETHER_");
+        int k = 0;
+        if (!rest && (rest = AFTER(*e, "MCCL_")) != NULL)
+            k = NAME_MCCL_ALGO;
+        for (int end = k + 2; rest && k < end; k++)
+            if (!v[k] && (v[k] = after(rest, names[k], strlen(names[k]))) != NULL) {
+                m->at[k] = e - env;
+                m->entry[k] = *e;
+                break;
+            }
     }
-    *algo = *algo && **algo ? *algo : alias[0] ? alias[0] : "";
-    *below = *below && **below ? *below : alias[1] ? alias[1] : "";
+    m->count = env ? (size_t)(e - env) : 0;
+    m->last = m->count ? env[m->count - 1] : NULL;
+    *algo = v[NAME_ALGO] && *v[NAME_ALGO] ? v[NAME_ALGO]
+            : v[NAME_MCCL_ALGO]           ? v[NAME_MCCL_ALGO]
+                                          : "";
+    *below = v[NAME_BELOW] && *v[NAME_BELOW] ? v[NAME_BELOW]
+             : v[NAME_MCCL_BELOW]            ? v[NAME_MCCL_BELOW]
+                                             : "";
 }
 
 /* The settings parsed from their text; parsed again only when the text changes. */
@@ -122,32 +162,16 @@ static int same_text(const char buf[32], const char *text)
     return strlen(text) < 32 && strcmp(buf, text) == 0;
 }
 
-/* Where the environment's entries are, as one number: setenv, unsetenv and putenv replace, add or
- * remove entries (a new string for a changed value), so an unchanged print means unchanged settings
- * and the scan of every entry's text is skipped; that scan was a fifth of a small all-reduce's
- * instructions. (A string given to putenv and then changed in place keeps its print: such a
- * change shows once the environment changes otherwise.) */
-static uintptr_t environ_print(void)
-{
-    char **e = tether__environ;
-    uintptr_t h = (uintptr_t)e;
-    for (; e && *e; e++)
-        h = (h << 7 | h >> (sizeof h * 8 - 7)) ^ (uintptr_t)*e;
-    return h ^ (uintptr_t)(e - tether__environ);
-}
-
 /* This thread's settings as the environment has them now (each thread keeps its own copy, so
  * threads on sibling groups never share one). */
 static const algo_settings *settings(void)
 {
     static _Thread_local algo_settings cur = {.algo_text = "\x01"}; /* matches no text at first */
-    static _Thread_local uintptr_t print;
-    uintptr_t now = environ_print();
-    if (now == print && cur.algo_text[0] != 1)
+    static _Thread_local env_mark mark;
+    if (cur.algo_text[0] != 1 && env_unchanged(&mark))
         return &cur;
-    print = now;
     const char *algo, *below;
-    settings_text(&algo, &below);
+    settings_text(&algo, &below, &mark);
     if (same_text(cur.algo_text, algo) && same_text(cur.below_text, below))
         return &cur;
     snprintf(cur.algo_text, sizeof cur.algo_text, "%s", algo);
@@ -162,7 +186,8 @@ static const algo_settings *settings(void)
 static int bad_algo(void)
 {
     const char *v, *unused;
-    settings_text(&v, &unused);
+    env_mark m;
+    settings_text(&v, &unused, &m);
     return tether__fail(
         TETHER_ECONFIG,
         "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly, direct or neighbor "
@@ -173,7 +198,8 @@ static int bad_algo(void)
 static int bad_below(void)
 {
     const char *unused, *v;
-    settings_text(&unused, &v);
+    env_mark m;
+    settings_text(&unused, &v, &m);
     return tether__fail(
         TETHER_ECONFIG,
         "TETHER_TREE_BELOW=\"%s\": expected a number of bytes (0 or more, or unset)", v);

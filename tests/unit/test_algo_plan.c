@@ -200,6 +200,43 @@ static void test_overrides(void **state)
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_NEIGHBOR);
 }
 
+/* The settings follow every way a program changes its environment between calls (select.c reads
+ * them again only when the array, its length, its last entry or their own entries changed). */
+static void test_settings_follow_env(void **state)
+{
+    (void)state;
+    extern char **environ;
+    static char algo_tree[] = "TETHER_ALLREDUCE_ALGO=tree",
+                algo_ring[] = "TETHER_ALLREDUCE_ALGO=ring";
+    const size_t mid = 1 << 20;
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+    unsetenv("TETHER_TREE_BELOW");
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
+    putenv(algo_tree); /* a new entry at the end */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_TREE);
+    setenv("TETHER_TEST_BEFORE", "1", 1); /* an unrelated one after it */
+    putenv(algo_ring);                    /* its entry replaced, in place */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
+    unsetenv("TETHER_ALLREDUCE_ALGO"); /* the entries after it move down */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
+    setenv("TETHER_ALLREDUCE_ALGO", "butterfly", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_BUTTERFLY);
+    unsetenv("TETHER_TEST_BEFORE"); /* one before it goes: it moves down */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_BUTTERFLY);
+    setenv("TETHER_ALLREDUCE_ALGO", "tree", 1); /* and changes after moving */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_TREE);
+    char **saved = environ; /* a program that swaps the whole array, or empties it */
+    char *mine[] = {"PATH=/bin", "TETHER_ALLREDUCE_ALGO=direct", NULL};
+    environ = mine;
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_DIRECT);
+    environ = NULL;
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
+    environ = saved;
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_TREE);
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
+}
+
 static void test_partition(void **state)
 {
     (void)state;
@@ -278,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_auto_policy),
         cmocka_unit_test(test_auto_neighbours),
         cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_settings_follow_env),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_ring_neighbours),
         cmocka_unit_test(test_fold),
