@@ -45,6 +45,15 @@
  * behind it, and what it holds grows by a chunk per stall, not by whatever arrives meanwhile. */
 #define TETHER__PASS_MAX ((uint64_t)2 << 20)
 #define TETHER__PASS_STALL_MS 200
+/* Unexpected payload an endpoint's progress thread reads while the program is away (engine_rx.c's
+ * unexpected_room). It reads every link as bytes come, for the routed frames, so a large message
+ * whose receive came late was held whole (255 MiB of 256 on the ring's rank 1, its receive 2 s
+ * late); now, once the endpoint holds this much, the rest of such a message waits in the socket
+ * (TCP holds its sender back, as on the mesh) and goes straight into the receive once posted. The
+ * program's own calls read on as before (it may wait for what lies behind, and the heartbeats'
+ * count with it), so this never holds a rank that waits inside a call; routed frames behind such
+ * a message wait until the program is back in a call. */
+#define TETHER__UNEXPECTED_EAGER ((uint64_t)4 << 20)
 
 /* One-part requests an endpoint keeps for reuse. */
 #define TETHER__REQ_SPARES 16
@@ -160,6 +169,9 @@ static inline int tether__tcp_tail_fits(const tether__txmsg *t)
 {
     return TETHER__FRAME_SIZE + t->len - t->sent <= TETHER__TAIL_MAX;
 }
+
+/* 1 on an endpoint's progress thread (engine_wait.c), 0 on the program's threads. */
+extern _Thread_local int tether__tcp_loop_thread;
 
 /* ---- engine.c: errors, the send side, requests ---- */
 

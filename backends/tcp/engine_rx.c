@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -439,9 +440,33 @@ static int held_back(tether__tcp_ep *ep, const tether__link *l)
     return 0;
 }
 
+/* Payload of unexpected messages the endpoint holds, in every link's queue (queue-only ones too).
+ */
+static uint64_t unexpected_held(const tether__tcp_ep *ep)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < ep->nflat + ep->nvirt; i++)
+        for (const tether__rxmsg *m = ep->flat[i]->unexpected.head; m; m = m->next)
+            n += m->cma ? 0 : m->got;
+    return n;
+}
+
+/* Bytes l may read now into the unexpected message it is reading: on the progress thread, which
+ * reads while the program is away, what the endpoint may still hold of such messages under
+ * TETHER__UNEXPECTED_EAGER (0: stop there; engine_impl.h); UINT64_MAX for anything else. */
+static uint64_t unexpected_room(const tether__tcp_ep *ep, const tether__link *l)
+{
+    const tether__rxmsg *m = l->cur;
+    if (!tether__tcp_loop_thread || !m || m->req || !m->heap || m->cma || l->hangup ||
+        (l->rx != TETHER__RX_DATA && l->rx != TETHER__RX_CHUNK))
+        return UINT64_MAX;
+    uint64_t held = unexpected_held(ep);
+    return held < TETHER__UNEXPECTED_EAGER ? TETHER__UNEXPECTED_EAGER - held : 0;
+}
+
 short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l)
 {
-    return events(l, !held_back(ep, l));
+    return events(l, !held_back(ep, l) && unexpected_room(ep, l) > 0);
 }
 
 void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents)
@@ -455,7 +480,9 @@ void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents)
 int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
 {
     all |= ep->loop != NULL; /* a progress thread passes routed frames on: it must see them all */
-    while (!ep->err && !l->eof && (all || wants_input(l)) && !held_back(ep, l)) {
+    uint64_t room;
+    while (!ep->err && !l->eof && (all || wants_input(l)) && !held_back(ep, l) &&
+           (room = unexpected_room(ep, l)) > 0) {
         if (l->rlen >= TETHER__FRAME_SIZE && !l->cur) { /* frames parse() left for a receive */
             size_t before = l->rlen;
             TRY(parse(ep, l, all));
@@ -473,6 +500,8 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
             dst = l->rbuf + l->rlen;
             want = TETHER__RBUF_SIZE - l->rlen;
         }
+        if (want > room)
+            want = (size_t)room;
         ssize_t n = recv(l->fd, dst, want, 0);
         if ((n == 0 || (n < 0 && errno == ECONNRESET)) && l->bye) {
             l->eof = 1; /* after its bye, the peer's close is expected */

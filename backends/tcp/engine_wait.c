@@ -36,7 +36,8 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
 
 /* What to watch on every socket link (caller holds ep->mu). With a progress thread every input is
  * read at once (routed frames must pass on; engine_impl.h's tether__tcp_read), but for links held
- * back while chunks passing through wait for room onward (engine_rx.c). */
+ * back while chunks passing through wait for room onward, or (on the progress thread) stopped
+ * inside an unexpected message (engine_rx.c). */
 static int poll_set(tether__tcp_ep *ep, struct pollfd *pfd)
 {
     for (int i = 0; i < ep->nflat; i++) {
@@ -145,9 +146,12 @@ static int loop_due(void *arg)
 }
 
 /* Every socket still open while the endpoint is healthy (a broken one only waits to be stopped). */
+_Thread_local int tether__tcp_loop_thread;
+
 static int loop_fds(void *arg, struct pollfd *pfd)
 {
     tether__tcp_ep *ep = arg;
+    tether__tcp_loop_thread = 1; /* only the progress thread calls the handlers */
     return ep->err ? 0 : poll_set(ep, pfd);
 }
 
@@ -167,6 +171,7 @@ static void loop_ready(void *arg, const struct pollfd *pfd, int n)
 {
     tether__tcp_ep *ep = arg;
     (void)n;
+    tether__tcp_loop_thread = 1;
     if (!ep->err)
         tether__tcp_progress_ready(ep, pfd);
 }

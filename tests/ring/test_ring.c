@@ -4,7 +4,7 @@
  * messages passed on without being held whole (memory, crossing streams, late receives, and the
  * rate over shaped links in bench/netns).
  * Usage: ring_test stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|
- *        routed_stall|routed_cross|routed_cycle|routed_late */
+ *        routed_stall|routed_cross|routed_cycle|routed_late|late_receive */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -511,9 +511,60 @@ static int routed_late(void)
     return run_ranks(4, write_hostfile(4, 1, 1, ports), routed_late_body);
 }
 
+/* late_receive: 4 ranks, rank 0 sends 64 MiB to its neighbour rank 1 and 64 MiB to rank 2 (routed
+ * through rank 1, behind the first on the same link) while both receivers are busy outside tether
+ * for 1.5 s, with heartbeats every 0.2 s (rank 0 waits inside its call all along). The progress
+ * threads read every link as bytes come, for the routed frames; the late messages must still wait
+ * mostly in the sockets (TETHER__UNEXPECTED_EAGER), not be held whole, and arrive intact. */
+#define LATE_BIG ((64u << 20) + 5)
+
+static int late_receive_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    int me = ctx->rank;
+    unsigned char *buf = malloc(me == 0 ? 2 * (size_t)LATE_BIG : LATE_BIG);
+    CHECK(buf, "malloc");
+    for (int i = 0; i < (me == 0 ? 2 : 1); i++)
+        harness_fill(buf + (size_t)i * LATE_BIG, LATE_BIG, (uint32_t)(40 + (me == 0 ? i : me - 1)));
+    CHECK_OK(tether_barrier(g));
+    peak_reset();
+    long before = peak_kb();
+    if (me == 0) {
+        tether_request *r[2];
+        for (int i = 0; i < 2; i++)
+            CHECK_OK(tether_isend(g, buf + (size_t)i * LATE_BIG, LATE_BIG, TETHER_UINT8, 1 + i, 0,
+                                  &r[i]));
+        for (int i = 0; i < 2; i++)
+            CHECK_OK(tether_wait(r[i]));
+    } else if (me != 3) {
+        memset(buf, 0, LATE_BIG);
+        usleep(1500 * 1000);
+        CHECK_OK(tether_recv(g, buf, LATE_BIG, TETHER_UINT8, 0));
+        CHECK(harness_verify(buf, LATE_BIG, (uint32_t)(40 + me - 1)) == 0,
+              "late message from rank 0 corrupted");
+    }
+    CHECK_OK(tether_barrier(g));
+    long added = peak_kb() - before;
+    printf("rank %d: peak resident memory grew by %ld KiB\n", me, added);
+    CHECK(added < (long)(ROUTED_HOLD_MAX >> 10),
+          "rank %d grew by %ld KiB: it held a late %u-byte message", me, added, LATE_BIG);
+    free(buf);
+    tether_group_free(g);
+    return 0;
+}
+
+static int late_receive(void)
+{
+    int ports[4];
+    setenv("TETHER_HEARTBEAT", "0.2", 1);
+    setenv("TETHER_TCP_CMA_MIN", "0", 1); /* ranks standing in for machines: the bytes cross */
+    harness_ports(4, ports);
+    return run_ranks(4, write_hostfile(4, 1, 1, ports), late_receive_body);
+}
+
 #define USAGE                                                                                      \
     "stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|routed_stall|"           \
-    "routed_cross|routed_cycle|routed_late"
+    "routed_cross|routed_cycle|routed_late|late_receive"
 
 int main(int argc, char **argv)
 {
@@ -541,6 +592,8 @@ int main(int argc, char **argv)
         return routed_cross(5);
     if (!strcmp(t, "routed_late"))
         return routed_late();
+    if (!strcmp(t, "late_receive"))
+        return late_receive();
     fprintf(stderr, "usage: %s " USAGE "\n", argv[0]);
     return 2;
 }
