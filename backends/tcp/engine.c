@@ -127,22 +127,19 @@ void tether__tcp_tx_push(tether__link *l, tether__txmsg *t)
     l->txtail = t;
 }
 
-void tether__tcp_tx_push_passing(tether__link *l, tether__txmsg *t)
+/* Queue t, a chunk passing through, before the frames of this rank's own not yet begun: it drains
+ * a held link behind it (engine_impl.h, TETHER__PASS_MAX). */
+static void push_passing(tether__link *l, tether__txmsg *t)
 {
-    tether__txmsg **at = &l->txhead, *prev = NULL;
-    if (*at && (*at)->sent) { /* a frame half written goes on first */
-        prev = *at;
-        at = &prev->next;
-    }
-    while (*at && (*at)->passing) {
-        prev = *at;
-        at = &prev->next;
-    }
+    tether__txmsg **at = &l->txhead;
+    if (*at && (*at)->sent) /* a frame half written goes on first */
+        at = &(*at)->next;
+    while (*at && (*at)->passing) /* then the chunks passing through queued before, in order */
+        at = &(*at)->next;
     t->next = *at;
     *at = t;
     if (!t->next)
         l->txtail = t;
-    (void)prev;
 }
 
 /* Gather queued frames into iov, at most max_io bytes. Returns the count; *total the bytes. */
@@ -274,7 +271,10 @@ int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
 {
     int idle = l->txhead == NULL;
-    tether__tcp_tx_push(l, t);
+    if (t->passing)
+        push_passing(l, t);
+    else
+        tether__tcp_tx_push(l, t);
     if (!idle) /* whoever flushes the frames ahead flushes this one too */
         return TETHER_OK;
     /* the short path: most small messages leave here, in one send */

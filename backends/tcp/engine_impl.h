@@ -37,12 +37,13 @@
  * of filling memory. A rank's own messages do not count: a ring where every rank passes traffic
  * the same way round (n >= 5) could otherwise stall all at once, each waiting for the next to
  * read. So chunks passing through go out before the rank's own frames not yet begun
- * (tether__tcp_tx_push_passing): a held link then drains as soon as its peer reads, and streams
+ * (tether__tcp_tx_queue): a held link then drains as soon as its peer reads, and streams
  * that all pass the same way round (n >= 5, tests/ring routed_cycle) no longer hold every rank at
  * once. Should the onward link take no byte for TETHER__PASS_STALL_MS all the same (its peer
  * stopped, or some cycle of held links), the link may hold one chunk (TETHER__ROUTE_CHUNK) more per
  * such stall, until it is below TETHER__PASS_MAX again: the rank reads that much, which frees room
- * behind it, and what it holds grows by a chunk per stall, not by whatever arrives meanwhile. */
+ * behind it, and what it holds grows by a chunk per stall, not by whatever arrives meanwhile
+ * (measured: docs/perf/notes.md, backends/tcp/engine_impl.h). */
 #define TETHER__PASS_MAX ((uint64_t)2 << 20)
 #define TETHER__PASS_STALL_MS 200
 /* Unexpected payload an endpoint's progress thread reads while the program is away (engine_rx.c's
@@ -52,7 +53,8 @@
  * (TCP holds its sender back, as on the mesh) and goes straight into the receive once posted. The
  * program's own calls read on as before (it may wait for what lies behind, and the heartbeats'
  * count with it), so this never holds a rank that waits inside a call; routed frames behind such
- * a message wait until the program is back in a call. */
+ * a message wait until the program is back in a call (measured: docs/perf/notes.md,
+ * backends/tcp/engine_impl.h). */
 #define TETHER__UNEXPECTED_EAGER ((uint64_t)4 << 20)
 
 /* One-part requests an endpoint keeps for reuse. */
@@ -196,9 +198,10 @@ int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l);
  * TETHER__LOOP_STANDBY_MS): large sends fill the socket every time, and a wake-up each cost the
  * ring a fifth of its time at 4 MiB. Caller holds ep->mu. */
 void tether__tcp_kick_for_room(tether__tcp_ep *ep, const tether__link *l);
-/* Queue t on l and write what the socket takes at once when l was idle. Caller holds ep->mu. */
+/* Append t to l's queue, writing nothing. */
 void tether__tcp_tx_push(tether__link *l, tether__txmsg *t);
-void tether__tcp_tx_push_passing(tether__link *l, tether__txmsg *t);
+/* Queue t on l (a chunk passing through before this rank's own frames not yet begun) and write
+ * what the socket takes at once when l was idle. Caller holds ep->mu. */
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
 /* Queue a frame l owns (no request) with n payload bytes copied after it. */
 int tether__tcp_tx_owned(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,

@@ -73,13 +73,7 @@ static int pass_on(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *
         l->passing_at = tether__net_now_ms();
     l->passing += fw->tx.len;
     fw->tx.passing = 1;
-    int idle = l->txhead == NULL;
-    tether__tcp_tx_push_passing(l, &fw->tx);
-    if (!idle)
-        return TETHER_OK;
-    TRY(tether__tcp_flush(ep, l));
-    tether__tcp_kick_for_room(ep, l);
-    return TETHER_OK;
+    return tether__tcp_tx_queue(ep, l, &fw->tx);
 }
 
 /* Payload bytes of the frame being read on l still to come. */

@@ -424,7 +424,7 @@ static int routed_memory(int stall_ms)
  * while sending and receiving their own), each message sent twice (order kept per pair).
  * routed_cycle: 5 ranks, each sending to the rank 2 ahead and receiving from the one 2 behind, so
  * every stream goes the same way round and every rank passes one on. Chunks passing through go out
- * before a rank's own (tether__tcp_tx_push_passing), so the held-back links drain and no cycle of
+ * before a rank's own (tether__tcp_tx_queue), so the held-back links drain and no cycle of
  * them forms; with the chunks queued behind the rank's own 48 MiB, every rank held its links at
  * once until the stall rule let one read, and that rank then buffered both messages it passed on
  * (49 MiB). Both cases check what a rank adds. */
