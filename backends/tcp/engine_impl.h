@@ -49,11 +49,12 @@
 /* Unexpected payload an endpoint's progress thread reads while the program is away (engine_rx.c's
  * unexpected_room). It reads every link as bytes come, for the routed frames, so a large message
  * whose receive came late was held whole (255 MiB of 256 on the ring's rank 1, its receive 2 s
- * late); now, once the endpoint holds this much, the rest of such a message waits in the socket
- * (TCP holds its sender back, as on the mesh) and goes straight into the receive once posted. The
- * program's own calls read on as before (it may wait for what lies behind, and the heartbeats'
- * count with it), so this never holds a rank that waits inside a call; routed frames behind such
- * a message wait until the program is back in a call (measured: docs/perf/notes.md,
+ * late), and so were many small ones; now, once the endpoint holds this much, it stops reading
+ * a link between frames or inside such a message: the rest waits in the socket (TCP holds its
+ * sender back, as on the mesh) and goes straight into the receive once posted. The program's own
+ * calls read on as before (it may wait for what lies behind, and the heartbeats' count with it),
+ * so this never holds a rank that waits inside a call; routed frames behind such messages wait
+ * until the program is back in a call (measured: docs/perf/notes.md,
  * backends/tcp/engine_impl.h). */
 #define TETHER__UNEXPECTED_EAGER ((uint64_t)4 << 20)
 

@@ -434,6 +434,8 @@ static int held_back(tether__tcp_ep *ep, const tether__link *l)
     return 0;
 }
 
+_Thread_local int tether__tcp_loop_thread; /* set by engine_wait.c's progress-thread handlers */
+
 /* Payload of unexpected messages the endpoint holds, in every link's queue (queue-only ones too).
  */
 static uint64_t unexpected_held(const tether__tcp_ep *ep)
@@ -445,14 +447,16 @@ static uint64_t unexpected_held(const tether__tcp_ep *ep)
     return n;
 }
 
-/* Bytes l may read now into the unexpected message it is reading: on the progress thread, which
- * reads while the program is away, what the endpoint may still hold of such messages under
- * TETHER__UNEXPECTED_EAGER (0: stop there; engine_impl.h); UINT64_MAX for anything else. */
+/* Bytes l may read now: on the progress thread, which reads while the program is away, what the
+ * endpoint may still hold of unexpected messages under TETHER__UNEXPECTED_EAGER (engine_impl.h)
+ * while l is between frames or inside such a message, 0 to stop; UINT64_MAX otherwise (the
+ * program's threads, a frame for a posted receive or passing through, a peer that hung up). */
 static uint64_t unexpected_room(const tether__tcp_ep *ep, const tether__link *l)
 {
     const tether__rxmsg *m = l->cur;
-    if (!tether__tcp_loop_thread || !m || m->req || !m->heap || m->cma || l->hangup ||
-        (l->rx != TETHER__RX_DATA && l->rx != TETHER__RX_CHUNK))
+    if (!tether__tcp_loop_thread || l->hangup ||
+        (m &&
+         (m->req || !m->heap || m->cma || (l->rx != TETHER__RX_DATA && l->rx != TETHER__RX_CHUNK))))
         return UINT64_MAX;
     uint64_t held = unexpected_held(ep);
     return held < TETHER__UNEXPECTED_EAGER ? TETHER__UNEXPECTED_EAGER - held : 0;

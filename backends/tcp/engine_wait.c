@@ -146,8 +146,6 @@ static int loop_due(void *arg)
 }
 
 /* Every socket still open while the endpoint is healthy (a broken one only waits to be stopped). */
-_Thread_local int tether__tcp_loop_thread;
-
 static int loop_fds(void *arg, struct pollfd *pfd)
 {
     tether__tcp_ep *ep = arg;

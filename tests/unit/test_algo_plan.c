@@ -214,14 +214,14 @@ static void test_settings_follow_env(void **state)
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
     putenv(algo_tree); /* a new entry at the end */
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_TREE);
-    setenv("TETHER_TEST_BEFORE", "1", 1); /* an unrelated one after it */
-    putenv(algo_ring);                    /* its entry replaced, in place */
+    setenv("ALGO_PLAN_UNRELATED", "1", 1); /* an unrelated one after it */
+    putenv(algo_ring);                     /* its entry replaced, in place */
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
     unsetenv("TETHER_ALLREDUCE_ALGO"); /* the entries after it move down */
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_RING);
     setenv("TETHER_ALLREDUCE_ALGO", "butterfly", 1);
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_BUTTERFLY);
-    unsetenv("TETHER_TEST_BEFORE"); /* one before it goes: it moves down */
+    unsetenv("ALGO_PLAN_UNRELATED"); /* one before it goes: it moves down */
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_BUTTERFLY);
     setenv("TETHER_ALLREDUCE_ALGO", "tree", 1); /* and changes after moving */
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, mid, 0), TETHER_ALGO_TREE);
