@@ -84,6 +84,11 @@ typedef struct tether_transport_ops {
 
     unsigned (*caps)(const tether_ep *ep);
 
+    /* Optional: payload bytes one packet carries on this endpoint's links (the least of them, the
+     * backend's frame header taken off), for algorithm choice; asked only where caps() reports
+     * TETHER_CAP_ONE_HOST, whose links look alike from both ends. 0 or NULL: unknown. */
+    size_t (*packet)(const tether_ep *ep);
+
     /* Post a message to / from world rank peer (never self). *out is released by test() once it
      * reports done or an error, or by close(). len may be 0. buf must stay valid until then. */
     int (*isend)(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,

@@ -91,4 +91,7 @@ int tether__net_set_local_bufs(int fd, long bytes, const char *what);
  * or both are loopback addresses. */
 int tether__net_same_host(int fd);
 
+/* The largest segment of connected socket fd (Linux: the one it advertises), or 0 when unknown. */
+size_t tether__net_segment(int fd);
+
 #endif

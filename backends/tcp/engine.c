@@ -611,6 +611,11 @@ static int reads_memory(const tether__tcp_ep *ep)
     return 1;
 }
 
+size_t tether__tcp_packet(const tether_ep *tep)
+{
+    return ((const tether__tcp_ep *)tep)->packet;
+}
+
 unsigned tether__tcp_caps(const tether_ep *tep)
 {
     const tether__tcp_ep *ep = (const tether__tcp_ep *)tep;

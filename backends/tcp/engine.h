@@ -44,7 +44,7 @@ int tether__tcp_alive(tether_ep *ep);
 #define TETHER__TCP_MESSAGE_OPS                                                                    \
     .isend = tether__tcp_isend, .irecv = tether__tcp_irecv, .test = tether__tcp_test,              \
     .probe = tether__tcp_probe, .wait = tether__tcp_wait, .moved = tether__tcp_moved,              \
-    .alive = tether__tcp_alive, .abort = tether__tcp_abort
+    .alive = tether__tcp_alive, .abort = tether__tcp_abort, .packet = tether__tcp_packet
 
 void tether__tcp_close(tether__tcp_ep *ep);
 
@@ -55,6 +55,8 @@ void tether__tcp_close(tether__tcp_ep *ep);
  * TETHER_CAP_READS_MEMORY when this rank and every peer read each other's large messages from
  * memory (cma.h), both directions of every pair, which both ends of it know alike. */
 unsigned tether__tcp_caps(const tether_ep *ep);
+/* core/transport.h's packet: the least TCP segment of the socket links, less a frame header. */
+size_t tether__tcp_packet(const tether_ep *ep);
 
 /* For links that reach only some peers (the ring): via[p] is the neighbour through which a message
  * to p goes (p itself when linked). Peers without links then work as if linked, more slowly. */

@@ -150,8 +150,9 @@ struct tether__tcp_ep {
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
     uint64_t cma_min; /* TETHER_TCP_CMA_MIN: 0 = off */
-    int one_host; /* every socket link joins two processes of this host (tether__net_same_host) */
-    int err;      /* sticky status, 0 while healthy */
+    int one_host;  /* every socket link joins two processes of this host (tether__net_same_host) */
+    size_t packet; /* payload bytes one segment carries on every socket link (0: unknown) */
+    int err;       /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
     int aborted;
     uint64_t events;    /* request parts finished, leave notices, breaks: what wait() waits for */

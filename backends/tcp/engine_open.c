@@ -1,5 +1,6 @@
 /* backends/tcp/engine_open.c - creating an endpoint over the links set-up formed: taking the
  * sockets, reading the engine's settings, the memory path's offers, and the routes of a ring. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_sndbuf)
 {
     ep->one_host = 1;
+    ep->packet = SIZE_MAX;
     for (int p = 0; p < ep->size; p++) {
         int k = links->nlinks[p];
         ep->nlinks[p] = k;
@@ -32,6 +34,9 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
             links->fds[p][i] = -1;
             int local = tether__net_same_host(l->fd);
             ep->one_host &= local;
+            size_t seg = tether__net_segment(l->fd);
+            seg = seg > TETHER__FRAME_SIZE ? seg - TETHER__FRAME_SIZE : 0;
+            ep->packet = seg < ep->packet ? seg : ep->packet;
             if (local && local_sndbuf) {
                 char what[TETHER__ADDR_TEXT + 48];
                 snprintf(what, sizeof what, "link %d with rank %d (%s)", i, p, links->addr[p]);
@@ -42,6 +47,8 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
                 return tether__fail(TETHER_ENOMEM, "out of memory for the receive buffers");
         }
     }
+    if (ep->packet == SIZE_MAX)
+        ep->packet = 0; /* no socket link */
     return TETHER_OK;
 }
 

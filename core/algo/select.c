@@ -19,7 +19,9 @@
  * neighbours are direct). Ranks all on one host (TETHER_CAP_ONE_HOST) share cores and caches, not
  * cables: on a full mesh, 2 or 4 of them take recursive halving-doubling (one peer per step) up to
  * TETHER_ONE_HOST_BUTTERFLY_MAX, and other counts of 3 or more the ring in the band of sizes where
- * the direct algorithm outgrows the shared caches (TETHER_ONE_HOST_RING_MIN..MAX).
+ * the direct algorithm outgrows the shared caches (TETHER_ONE_HOST_RING_MIN..MAX); 2 of them take
+ * the butterfly below the latency threshold too where the vector takes two of the links' packets
+ * and its half one (allreduce_packet_band), unless TETHER_TREE_BELOW is set.
  * TETHER_ALLREDUCE_ALGO forces one for all_reduce only. Small vectors stay on the tree even on a
  * full mesh: the direct algorithm's one-step path (one latency) lost to it at N = 3, 4 on two
  * shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
@@ -256,6 +258,28 @@ static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
                : TETHER_TREE_BELOW_DEFAULT;
 }
 
+/* 2 ranks of one host whose vector (as it travels) takes two packets but its half one: recursive
+ * doubling's one message of the whole vector would cost a second packet, and the receiver an
+ * immediate acknowledgement and a second read, where the butterfly's messages of half fit one
+ * each (measured: docs/perf/notes.md, core/algo/select.c). Only on a full mesh of one host, whose
+ * links look alike from both ends, so both ranks choose alike; such links are loopback, whose
+ * packets hold 64 KiB on Linux (elsewhere the backends report no packet yet), so smaller vectors
+ * ask nothing. */
+#define PACKET_BAND_MIN ((size_t)8 << 10)
+
+static int allreduce_packet_band(const tether_group *g, const tether_coll *c)
+{
+    const tether_world *w = g->world;
+    size_t wsize = tether__wire_of(c).wsize, bytes = c->count * wsize;
+    if (g->size != 2 || bytes <= PACKET_BAND_MIN || !w->ops->packet)
+        return 0;
+    unsigned caps = caps_of(g);
+    if (!full_mesh(g, caps) || !(caps & TETHER_CAP_ONE_HOST))
+        return 0;
+    size_t packet = w->ops->packet(w->ep), half = (c->count + 1) / 2 * wsize;
+    return packet && bytes > packet && half <= packet;
+}
+
 /* The ring where only neighbours are linked; on a full mesh the butterfly where 2 or 4 ranks share
  * one host and the vector lies in its band, the ring in its band where 3 or more others do, else
  * the direct algorithm. */
@@ -327,6 +351,8 @@ static int choose(const tether_group *g, const tether_coll *c, const algo_settin
             return s->algo;
         if (s->below_set < 0)
             return bad_below();
+        if (!s->below_set && allreduce_packet_band(g, c))
+            return TETHER_ALGO_BUTTERFLY;
         return allreduce_auto(g, bytes, s->below_set ? s->below : allreduce_tree_below(g, bytes));
     case TETHER_COLL_ALL_GATHER:
         return gather_auto(g, bytes * (size_t)g->size);

@@ -12,6 +12,7 @@
 #include "core/algo/algo.h"
 
 static unsigned fake_caps;
+static size_t fake_packet;
 
 static unsigned caps_of(const tether_ep *ep)
 {
@@ -19,7 +20,13 @@ static unsigned caps_of(const tether_ep *ep)
     return fake_caps;
 }
 
-static const tether_transport_ops fake_ops = {.name = "fake", .caps = caps_of};
+static size_t packet_of(const tether_ep *ep)
+{
+    (void)ep;
+    return fake_packet;
+}
+
+static const tether_transport_ops fake_ops = {.name = "fake", .caps = caps_of, .packet = packet_of};
 
 static tether_algo pick(tether_coll_kind kind, int n, size_t bytes, unsigned caps)
 {
@@ -200,6 +207,43 @@ static void test_overrides(void **state)
     assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 10, 0), TETHER_ALGO_NEIGHBOR);
 }
 
+/* 2 ranks of one host take the butterfly where the vector needs two packets and its half one
+ * (select.c's allreduce_packet_band), judged on the bytes that travel. */
+static void test_packet_band(void **state)
+{
+    (void)state;
+    const unsigned one_host = TETHER_CAP_DIRECT | TETHER_CAP_ONE_HOST;
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+    unsetenv("TETHER_TREE_BELOW");
+    fake_packet = 65451; /* Linux loopback: 65483-byte segments less the 32-byte frame header */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 65451, one_host), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 65452, one_host), TETHER_ALGO_BUTTERFLY);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 130901, one_host), TETHER_ALGO_BUTTERFLY);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 130903, one_host), TETHER_ALGO_TREE);
+    /* only 2 ranks, on one host, on a full mesh, with a packet known and no threshold set */
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 4, 65536, one_host), TETHER_ALGO_TREE);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 65536, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 65536, TETHER_CAP_ONE_HOST), TETHER_ALGO_RING);
+    setenv("TETHER_TREE_BELOW", "1000000", 1);
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 65536, one_host), TETHER_ALGO_TREE);
+    unsetenv("TETHER_TREE_BELOW");
+    fake_packet = 0;
+    assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, 2, 65536, one_host), TETHER_ALGO_TREE);
+    /* float32 sent as bfloat16: 64 KiB of float32 travels as 32 KiB, one packet */
+    fake_packet = 65451;
+    tether_world w = {.ops = &fake_ops};
+    tether_group g = {.world = &w, .size = 2};
+    tether_coll c = {
+        .kind = TETHER_COLL_ALL_REDUCE, .count = 16384, .esize = 4, .dt = TETHER_FLOAT32};
+    fake_caps = one_host;
+    assert_int_equal(tether__algo_choose(&g, &c), TETHER_OK);
+    assert_int_equal(c.algo, TETHER_ALGO_BUTTERFLY);
+    c.wire_bf16 = 1;
+    assert_int_equal(tether__algo_choose(&g, &c), TETHER_OK);
+    assert_int_equal(c.algo, TETHER_ALGO_TREE);
+    fake_packet = 0;
+}
+
 /* The settings follow every way a program changes its environment between calls (select.c reads
  * them again only when the array, its length, its last entry or their own entries changed). */
 static void test_settings_follow_env(void **state)
@@ -316,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_auto_neighbours),
         cmocka_unit_test(test_overrides),
         cmocka_unit_test(test_settings_follow_env),
+        cmocka_unit_test(test_packet_band),
         cmocka_unit_test(test_partition),
         cmocka_unit_test(test_ring_neighbours),
         cmocka_unit_test(test_fold),
