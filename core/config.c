@@ -50,8 +50,8 @@ const tether_env_var tether__env_table[] = {
      "largest single send/recv of the TCP backends in bytes (64 .. 1 GiB); lowered by tests",
      TETHER_READ_LIB},
     {"TETHER_TCP_CONGESTION", "", "",
-     "Linux: TCP congestion control of tether's connections (e.g. cubic); unset keeps the "
-     "system's",
+     "Linux: TCP congestion control of tether's connections (e.g. cubic); unset: Reno within "
+     "one host, the system's between hosts",
      TETHER_READ_LIB},
     {"TETHER_TCP_CMA_MIN", "", "262144",
      "Linux: bytes from which a message between ranks of one host is read from the sender's "

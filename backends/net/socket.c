@@ -1,6 +1,8 @@
 /* backends/net/socket.c - socket helpers: listen, connect, options, timed I/O, routes. */
 #include "socket.h"
 
+#include "congestion.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +106,33 @@ static int set_opt(int fd, int level, int name, int value, const char *optname, 
     return TETHER_OK;
 }
 
+/* IPv4 loopback (127.0.0.0/8), also as an IPv4-mapped IPv6 address, or ::1. */
+static int loopback(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+    const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(v6) || (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
+}
+
+/* 1 if *ss is an address of this host: loopback, or one a socket can bind to. */
+static int this_host(const struct sockaddr_storage *ss, socklen_t len)
+{
+    if (loopback(ss))
+        return 1;
+    struct sockaddr_storage a = *ss;
+    if (a.ss_family == AF_INET)
+        ((struct sockaddr_in *)&a)->sin_port = 0;
+    else
+        ((struct sockaddr_in6 *)&a)->sin6_port = 0;
+    int fd = socket(a.ss_family, SOCK_DGRAM | SOCK_CX, 0);
+    if (fd < 0)
+        return 0;
+    int bound = bind(fd, (struct sockaddr *)&a, len) == 0;
+    close(fd);
+    return bound;
+}
+
 int tether__net_listen(const char *host, int port, int *fd_out, int *bound_port)
 {
     struct sockaddr_storage ss;
@@ -117,6 +146,9 @@ int tether__net_listen(const char *host, int port, int *fd_out, int *bound_port)
         return tether__fail(TETHER_ENET, "socket() to listen on %s: %s", what, strerror(errno));
     TRY_GOTO(rc, set_opt(fd, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", what), fail);
     TRY_GOTO(rc, set_nonblock(fd, what), fail);
+    char listening[sizeof what + 24];
+    snprintf(listening, sizeof listening, "the listening socket %s", what);
+    TRY_GOTO(rc, tether__net_congestion_open(fd, 1, listening), fail);
     if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
         int e = errno;
         if (e == EADDRINUSE)
@@ -160,6 +192,8 @@ int tether__net_connect_start(const struct sockaddr_storage *ss, socklen_t len, 
     if (fd < 0)
         return tether__fail(TETHER_ENET, "socket() to connect to %s: %s", what, strerror(errno));
     int rc = set_nonblock(fd, what);
+    if (rc == TETHER_OK)
+        rc = tether__net_congestion_open(fd, this_host(ss, len), what);
     if (rc < 0) {
         close(fd);
         return rc;
@@ -301,34 +335,6 @@ static int set_keepalive(int fd, const char *what)
     return TETHER_OK;
 }
 
-/* TETHER_TCP_CONGESTION: this connection's congestion control instead of the system default
- * (e.g. cubic where the default is BBR, whose rate estimate a token-bucket shaper or policer
- * misleads; bench/netns). Linux only: other systems have no per-socket choice. */
-static int set_congestion(int fd, const char *what)
-{
-    const char *cc = tether__env("TETHER_TCP_CONGESTION", NULL);
-    if (!cc)
-        return TETHER_OK;
-#if TETHER_LINUX && defined(TCP_CONGESTION)
-    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) == 0)
-        return TETHER_OK;
-    int e = errno;
-    return tether__fail(TETHER_ECONFIG, "TETHER_TCP_CONGESTION=\"%s\" on %s: %s%s", cc, what,
-                        strerror(e),
-                        e == ENOENT  ? " (the kernel has no such algorithm: see "
-                                       "/proc/sys/net/ipv4/tcp_available_congestion_control)"
-                        : e == EPERM ? " (not in net.ipv4.tcp_allowed_congestion_control, and "
-                                       "this process lacks CAP_NET_ADMIN)"
-                                     : "");
-#else
-    (void)fd;
-    return tether__fail(TETHER_ECONFIG,
-                        "TETHER_TCP_CONGESTION=\"%s\" on %s: this system has no per-socket "
-                        "congestion control; unset it",
-                        cc, what);
-#endif
-}
-
 int tether__net_tune(int fd, const char *what)
 {
     TRY(set_nonblock(fd, what));
@@ -343,7 +349,7 @@ int tether__net_tune(int fd, const char *what)
 #ifdef SO_NOSIGPIPE /* macOS has no MSG_NOSIGNAL: a write to a closed peer must not kill us */
     TRY(set_opt(fd, SOL_SOCKET, SO_NOSIGPIPE, 1, "SO_NOSIGPIPE", what));
 #endif
-    TRY(set_congestion(fd, what));
+    tether__net_congestion_linked(fd, tether__net_same_host(fd), what);
     return set_keepalive(fd, what);
 }
 
@@ -450,15 +456,6 @@ int tether__net_same_subnet(const char *mine, const char *theirs)
     }
     freeifaddrs(ifs);
     return same;
-}
-
-/* IPv4 loopback (127.0.0.0/8), also as an IPv4-mapped IPv6 address, or ::1. */
-static int loopback(const struct sockaddr_storage *a)
-{
-    if (a->ss_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
-    const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
-    return IN6_IS_ADDR_LOOPBACK(v6) || (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
 }
 
 int tether__net_same_host(int fd)

@@ -33,12 +33,14 @@ int tether__net_resolve(const char *host, int port, struct sockaddr_storage *ss,
 /* "ip:port" text of a socket address. */
 void tether__net_addr_text(const struct sockaddr *sa, char *out, size_t n);
 
-/* A non-blocking listening socket on host:port (port 0: any free one) with SO_REUSEADDR.
- * *bound_port gets the port in use. "Address already in use" names the address and suggests
+/* A non-blocking listening socket on host:port (port 0: any free one) with SO_REUSEADDR and the
+ * congestion control of one-host links (congestion.h). *bound_port gets the port in use. "Address
+ * already in use" names the address and suggests
  * --starting-port. */
 int tether__net_listen(const char *host, int port, int *fd, int *bound_port);
 
-/* Start a non-blocking connect to *ss. Returns 0 and sets *fd when the connect is under way or done
+/* Start a non-blocking connect to *ss, with the congestion control for where *ss is (congestion.h).
+ * Returns 0 and sets *fd when the connect is under way or done
  * (poll for POLLOUT, then tether__net_connect_result); a positive errno when this attempt failed
  * in a way worth retrying (refused, unreachable); a negative TETHER_E* when it cannot work. */
 int tether__net_connect_start(const struct sockaddr_storage *ss, socklen_t len, const char *what,
@@ -56,7 +58,8 @@ int tether__net_out_of_fds(int err);
 int tether__net_connect_result(int fd);
 
 /* Options of a data connection: non-blocking, TCP_NODELAY, buffers, quick ACKs, keepalive, no
- * SIGPIPE. what names the peer in messages. */
+ * SIGPIPE, the system's congestion control for one accepted from another host. what names the peer
+ * in messages. */
 int tether__net_tune(int fd, const char *what);
 
 /* Blocking-with-deadline I/O on a non-blocking socket, for the few small set-up messages.

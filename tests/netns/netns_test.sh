@@ -13,6 +13,10 @@
 #            still succeeds, since data keeps moving (a timeout means no request finished *and* no
 #            byte moved)
 #   shaping  2 hosts at 100 Mbit/s: iperf3 over the link measures 80..105 Mbit/s
+#   congestion  3 hosts, the system's congestion control kept (--cc system): every link between
+#            hosts runs the system's default, on the connecting and on the accepting end (a listener
+#            starts its connections on the Reno of links within one host: one from another host
+#            must be put back); skipped where the default is Reno itself
 #   cleanup  SIGTERM during a run removes every namespace the run made
 set -uo pipefail
 case_=$1 netns=$2 tether=$3
@@ -82,6 +86,22 @@ case "$case_" in
     mbit=$(echo "$out" | awk '/Mbits/ {print int($(NF-1))}')
     [ -n "$mbit" ] && [ "$mbit" -ge 80 ] && [ "$mbit" -le 105 ] ||
       { echo "FAIL: a 100mbit link measured '${mbit:-nothing}' Mbit/s"; exit 1; }
+    ;;
+  congestion)
+    def=$(cat /proc/sys/net/ipv4/tcp_congestion_control)
+    [ "$def" != reno ] || { echo "SKIP: the system's default congestion control is reno"; exit 77; }
+    dir=$(mktemp -d)
+    "$netns" -n 3 -t mesh -r 0 --cc system --env TETHER_VERBOSE=1 --timeout 60 -- \
+      bash -c "exec \"\$0\" bench -c all_reduce -b 8 -e 8 -w 0 -n 1 --check 2>$dir/rank\$TETHER_RANK.log" \
+      "$tether"
+    rc=$?
+    cat "$dir"/*.log >&2
+    links=$(cat "$dir"/*.log | grep -c "TCP congestion control $def\$")
+    other=$(cat "$dir"/*.log | grep "TCP congestion control" | grep -vc "control $def\$")
+    rm -rf "$dir"
+    [ $rc -eq 0 ] || { echo "FAIL: tether bench over a 3-host mesh exited $rc"; exit 1; }
+    [ "$links" = 6 ] && [ "$other" = 0 ] ||
+      { echo "FAIL: $links of 6 link ends run the system's $def, $other run another"; exit 1; }
     ;;
   cleanup)
     "$netns" -n 3 -r 0 -- sleep 60 &
