@@ -23,7 +23,8 @@
 #include "engine.h"
 #include "route.h"
 
-/* Bytes read ahead per link: a header and a small payload (often several) per recv. */
+/* Bytes read ahead per link: a header and a small payload (often several) per recv; a header
+ * alone where the receive posted first brings at least this much (engine_rx.c). */
 #define TETHER__RBUF_SIZE (64u << 10)
 /* A half-sent frame with more than this left is not finished after a break (engine.c) or for a
  * control frame (engine_ctrl.c): the link is cut instead. */

@@ -307,6 +307,20 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     return payload_left(l) == 0 ? rx_done(ep, l) : TETHER_OK;
 }
 
+/* Read only the next header, not an rbuf-full, when the receive posted first on l (the frame
+ * coming is most likely its) brings at least an rbuf-full through the socket: its payload then
+ * goes straight into place, where reading ahead would copy its first 64 KiB twice, through rbuf.
+ * One recv more per such message; a guess only, so any frame that comes is handled as before. A
+ * message the peer describes for us to read from its memory (cma.h) brings a descriptor only.
+ * (measured: docs/perf/notes.md, backends/tcp/engine_rx.c) */
+static int header_first(const tether__tcp_ep *ep, const tether__link *l)
+{
+    const tether__rxmsg *next = l->posted.head;
+    if (l->rlen >= TETHER__FRAME_SIZE || !next || next->len - next->got < TETHER__RBUF_SIZE)
+        return 0;
+    return !(ep->links[l->peer][0].cma.read && ep->cma_min && next->msglen >= ep->cma_min);
+}
+
 /* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
 static int wants_input(const tether__link *l)
 {
@@ -497,6 +511,8 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         } else {
             dst = l->rbuf + l->rlen;
             want = TETHER__RBUF_SIZE - l->rlen;
+            if (!m && header_first(ep, l))
+                want = TETHER__FRAME_SIZE - l->rlen;
         }
         if (want > room)
             want = (size_t)room;
