@@ -8,7 +8,7 @@
  * send slot of the onward link (cut-through: a message passing through is never assembled here).
  * Its slot is then reposted, which earns the peer a credit back; a frame that cannot go on yet
  * stays in its slot, and so do the frames behind it, so a slow onward link holds the upstream
- * sender back (rdma_impl.h: flow control, and the escape from a cycle of such waits). A SEND is as
+ * sender back (rdma_impl.h: flow control, and why a cycle of such waits cannot form). A SEND is as
  * small as its payload plus the header, and inline when the device allows. A large message to a
  * peer with several links goes as one part per link, each matched on its own link. */
 #include <stdlib.h>
@@ -123,19 +123,18 @@ static void sendq_append(rdma_link *l, rdma_part *pt)
     l->sendq_tail = pt;
 }
 
-static int in_run(rdma_ep *ep, rdma_link *l);
+/* Credits l's own frames leave unused: OWN_SPARE on a link that may carry frames passing through
+ * (ring mode from 4 ranks, first cable), so they always find one (rdma_impl.h). */
+static int own_spare(const rdma_ep *ep, const rdma_link *l)
+{
+    return ep->ring && ep->size > 3 && l->lane == 0 ? OWN_SPARE : 0;
+}
 
 int tether__rdma_push(rdma_ep *ep, rdma_link *l)
 {
-    while (l->sendq && l->credits > 0 && l->nfree_send > 0) {
+    while (l->sendq && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
         rdma_part *pt = l->sendq;
         struct tether_req *r = pt->req;
-        if (r->from) { /* passing through: its frames go on as they arrive on the link before */
-            TRY(in_run(ep, r->from));
-            if (l->sendq == pt)
-                break;
-            continue;
-        }
         size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
         rdma_hdr h = header(l, FRAME_DATA, r, pt->framed);
         TRY(post_frame(ep, l, &h, r->buf + pt->lo + pt->framed, n));
@@ -147,9 +146,10 @@ int tether__rdma_push(rdma_ep *ep, rdma_link *l)
                 r->done = 1;
         }
     }
-    /* Returns pile up with no data going back: send them alone, in a receive kept for that. */
-    if (l->pending >= DATA_SLOTS / 2 && l->ctrl_sent - l->ctrl_acked < CTRL_SLOTS &&
-        l->nfree_send > 0 && !ep->peers[l->peer].bye) {
+    /* Returns pile up with no data going back: send them alone, in a receive kept for that; at
+     * once while frames of l's are held back, as the peer may wait for just that slot. */
+    if ((l->pending >= DATA_SLOTS / 2 || (l->pending && l->nheld)) &&
+        l->ctrl_sent - l->ctrl_acked < CTRL_SLOTS && l->nfree_send > 0 && !ep->peers[l->peer].bye) {
         rdma_hdr h = header(l, FRAME_CREDIT, NULL, 0);
         TRY(post_frame(ep, l, &h, NULL, 0));
         l->ctrl_sent++;
@@ -185,7 +185,7 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
 int tether__rdma_sends_left(rdma_ep *ep)
 {
     for (RDMA_EACH_LINK(ep, l))
-        if (l->qp && (l->sendq || l->nfree_send < SEND_SLOTS)) /* no QP: open failed before it */
+        if (l->qp && (l->sendq || l->nheld || l->nfree_send < SEND_SLOTS)) /* no QP: open failed */
             return 1;
     return 0;
 }
@@ -217,15 +217,17 @@ static int lane_of(const rdma_link *l, uint32_t src)
     return (int)src == l->peer ? l->lane : 0;
 }
 
-/* A message's first frame on l, for this rank or passing through: l is free, the ranks in range. */
+/* A message's first frame on l, for this rank or passing through: the ranks in range, and the
+ * origin's last message on that lane ended. */
 static int check_first(const rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
-    int transit = (int)h->dst != ep->rank;
-    if (l->cur || l->fwd)
-        return protocol_error((rdma_ep *)ep, l, "a message began before the last one ended");
+    int transit = (int)h->dst != ep->rank, lane = lane_of(l, h->src);
     if (h->src >= (uint32_t)ep->size || (int)h->src == ep->rank || h->dst >= (uint32_t)ep->size ||
-        (transit && !ep->ring) || (!transit && (int)h->src != l->peer && links_to(ep, h->src)))
+        (transit && (!ep->ring || lane != 0)) ||
+        (!transit && (int)h->src != l->peer && links_to(ep, h->src)))
         return protocol_error((rdma_ep *)ep, l, "origin or destination rank out of place");
+    if (ep->peers[h->src].arriving[lane].cur || ep->peers[h->src].arriving[lane].fwd)
+        return protocol_error((rdma_ep *)ep, l, "a message began before the last one ended");
     return TETHER_OK;
 }
 
@@ -238,7 +240,6 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
     TRY(check_first(ep, l, h));
     if ((int)h->src == l->peer)
         part_bounds(h->msglen, lane, links_to(ep, h->src), &lo, &n);
-    l->cur_src = h->src;
     switch (tether__rxq_match(&ep->peers[h->src].posted[lane], h->tag, h->msglen, &m)) {
     case TETHER__MATCH_OK:
         break;
@@ -264,7 +265,7 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
     case TETHER__MATCH_LEN:
         return mismatch(ep, (int)h->src, h->tag, h->msglen, m->tag, m->msglen);
     }
-    l->cur = m;
+    ep->peers[h->src].arriving[lane].cur = m;
     return TETHER_OK;
 }
 
@@ -275,21 +276,27 @@ static void recv_part_done(struct tether_req *r)
         r->done = 1;
 }
 
+/* Where the message a frame on l belongs to is kept: its origin's, on its lane (NULL: no such
+ * origin, which check_first then reports). */
+static rdma_arriving *arriving(rdma_ep *ep, const rdma_link *l, const rdma_hdr *h)
+{
+    return h->src < (uint32_t)ep->size ? &ep->peers[h->src].arriving[lane_of(l, h->src)] : NULL;
+}
+
 /* A frame of a message for this rank. */
 static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
     tether__rxmsg *m;
     if (h->offset == 0)
         TRY(begin(ep, l, h));
-    m = l->cur;
-    if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->len - m->got ||
-        h->src != l->cur_src)
+    m = arriving(ep, l, h) ? arriving(ep, l, h)->cur : NULL;
+    if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->len - m->got)
         return protocol_error(ep, l, "a frame out of its message's order or bounds");
     memcpy(m->buf + m->got, p, n);
     m->got += n;
     if (m->got < m->len)
         return TETHER_OK;
-    l->cur = NULL;
+    arriving(ep, l, h)->cur = NULL;
     if (m->req) {
         recv_part_done(m->req);
         if (m->heap) /* an unexpected message claimed while it was still arriving */
@@ -298,9 +305,8 @@ static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned cha
     return TETHER_OK;
 }
 
-/* The first frame of a message for another rank, arriving on from: a forward (a send whose frames
- * come from that link, no bytes of its own) joins the onward link's queue, behind what it carries,
- * so messages between a pair keep their order. */
+/* The first frame of a message for another rank, arriving on from: kept by its origin until its
+ * last frame has gone on (a record with no bytes: the frames carry them). */
 static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
 {
     int src = (int)h->src, dst = (int)h->dst;
@@ -328,84 +334,44 @@ static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
                              .tag = h->tag,
                              .src = (uint32_t)src,
                              .dst = (uint32_t)dst,
-                             .from = from,
                              .nparts = 1,
                              .parts_left = 1};
     r->part[0] = (rdma_part){.req = r, .len = (size_t)h->msglen};
-    sendq_append(next, &r->part[0]);
-    from->fwd = r;
+    ep->peers[src].arriving[0].fwd = r;
     return TETHER_OK;
 }
 
 #define PASS_WAIT 1 /* pass(): the onward link cannot take the frame yet */
 
-/* A frame of a message for another rank: sent on, unchanged but for the link's own fields, when
- * its message heads the onward link's queue and that link has a credit and a send slot. */
+/* A frame of a message for another rank: sent on at once, unchanged but for the link's own
+ * fields, between the frames of the onward link's own messages, as soon as that link has a credit
+ * and a send slot (its own frames leave a credit for this: own_spare). */
 static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
     struct tether_req *r;
     rdma_part *pt;
     rdma_link *next;
     rdma_hdr out;
-    if (!from->fwd && h->offset == 0)
+    r = arriving(ep, from, h) ? arriving(ep, from, h)->fwd : NULL;
+    if (h->offset == 0 && !(r && r->part[0].framed == 0)) { /* not its first frame, held before */
         TRY(pass_begin(ep, from, h));
-    r = from->fwd;
+        r = arriving(ep, from, h)->fwd;
+    }
     pt = r ? &r->part[0] : NULL;
     if (!r || h->offset != pt->framed || h->msglen != r->len || n > r->len - pt->framed ||
-        h->src != r->src || h->dst != r->dst)
+        h->dst != r->dst)
         return protocol_error(ep, from, "a frame out of its message's order or bounds");
     next = tether__rdma_hop(ep, (int)r->dst);
-    if (next->sendq != pt || next->credits <= 0 || next->nfree_send == 0)
+    if (next->credits <= 0 || next->nfree_send == 0)
         return PASS_WAIT;
     out = header(next, FRAME_DATA, r, h->offset);
     TRY(post_frame(ep, next, &out, p, n));
     next->credits--;
     pt->framed += n;
-    from->stalled_at = 0;
-    from->spilling = 0;
     if (pt->framed == pt->len) {
-        sendq_pop(next);
-        from->fwd = NULL;
+        arriving(ep, from, h)->fwd = NULL;
         free(r);
     }
-    return TETHER_OK;
-}
-
-/* A frame off its receive slot into the heap, the slot reposted (the peer gets its credit). */
-static int spill(rdma_ep *ep, rdma_link *l, int slot, int len)
-{
-    rdma_spill *sp = malloc(sizeof *sp + (size_t)len);
-    if (!sp)
-        return tether__rdma_break(ep, TETHER_ENOMEM,
-                                  "rdma: rank %d: out of memory keeping a frame "
-                                  "from rank %d whose way on is stalled",
-                                  ep->rank, l->peer);
-    sp->next = NULL;
-    sp->len = (uint32_t)len;
-    memcpy(sp->bytes, tether__rdma_slot(l, slot), (size_t)len);
-    if (l->spilled_tail)
-        l->spilled_tail->next = sp;
-    else
-        l->spilled = sp;
-    l->spilled_tail = sp;
-    l->pending++;
-    return tether__rdma_post_recv(ep, l, slot);
-}
-
-/* The oldest frame of l's has waited for the onward link: after PASS_STALL_MS every frame still in
- * a slot is spilled, and so are those that arrive, until one moves on (rdma_impl.h says why). */
-static int stalled(rdma_ep *ep, rdma_link *l)
-{
-    int64_t now = tether__net_now_ms();
-    if (!l->stalled_at)
-        l->stalled_at = now;
-    if (l->spilling || now - l->stalled_at < PASS_STALL_MS)
-        return TETHER_OK;
-    TLOG_INFO("rdma: frames from rank %d wait %d ms for the onward link: spilling", l->peer,
-              PASS_STALL_MS);
-    l->spilling = 1;
-    for (; l->nheld; l->held_head = (l->held_head + 1) % DATA_SLOTS, l->nheld--)
-        TRY(spill(ep, l, l->held[l->held_head], l->held_len[l->held_head]));
     return TETHER_OK;
 }
 
@@ -413,54 +379,34 @@ static int stalled(rdma_ep *ep, rdma_link *l)
  * a frame passing through finds no room onward: it and those behind it keep their slots. */
 static int in_run(rdma_ep *ep, rdma_link *l)
 {
-    for (;;) {
-        const unsigned char *p;
-        size_t len;
+    while (l->nheld) {
+        int slot = l->held[l->held_head];
+        const unsigned char *p = tether__rdma_slot(l, slot);
+        size_t len = (size_t)l->held_len[l->held_head];
         rdma_hdr h;
         int rc;
-        if (l->spilled) {
-            p = l->spilled->bytes;
-            len = l->spilled->len;
-        } else if (l->nheld) {
-            p = tether__rdma_slot(l, l->held[l->held_head]);
-            len = (size_t)l->held_len[l->held_head];
-        } else {
-            l->stalled_at = 0;
-            return TETHER_OK;
-        }
         memcpy(&h, p, sizeof h);
         rc = (int)h.dst == ep->rank ? take(ep, l, &h, p + sizeof h, len - sizeof h)
                                     : pass(ep, l, &h, p + sizeof h, len - sizeof h);
         if (rc == PASS_WAIT)
-            return stalled(ep, l);
+            return TETHER_OK;
         TRY(rc);
-        if (l->spilled) {
-            rdma_spill *done = l->spilled;
-            if (!(l->spilled = done->next))
-                l->spilled_tail = NULL;
-            free(done);
-        } else {
-            int slot = l->held[l->held_head];
-            l->held_head = (l->held_head + 1) % DATA_SLOTS;
-            l->nheld--;
-            l->pending++;
-            TRY(tether__rdma_post_recv(ep, l, slot));
-        }
+        l->held_head = (l->held_head + 1) % DATA_SLOTS;
+        l->nheld--;
+        l->pending++;
+        TRY(tether__rdma_post_recv(ep, l, slot));
     }
+    return TETHER_OK;
 }
 
-/* A data frame in slot: queued behind l's unhandled ones (or spilled, while stalled), then run. */
+/* A data frame in slot: queued behind l's unhandled ones, then run. */
 static int data_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
 {
-    if (l->spilling) {
-        TRY(spill(ep, l, slot, (int)byte_len));
-    } else {
-        if (l->nheld == DATA_SLOTS)
-            return protocol_error(ep, l, "more data frames than credits");
-        l->held[(l->held_head + l->nheld) % DATA_SLOTS] = slot;
-        l->held_len[(l->held_head + l->nheld) % DATA_SLOTS] = (int)byte_len;
-        l->nheld++;
-    }
+    if (l->nheld == DATA_SLOTS)
+        return protocol_error(ep, l, "more data frames than credits");
+    l->held[(l->held_head + l->nheld) % DATA_SLOTS] = slot;
+    l->held_len[(l->held_head + l->nheld) % DATA_SLOTS] = (int)byte_len;
+    l->nheld++;
     return in_run(ep, l);
 }
 
@@ -544,8 +490,9 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
             *moved += n;
         } while (n == POLL_BATCH);
     }
+    for (RDMA_EACH_LINK(ep, l)) /* frames held back first: passing frames go before own ones */
+        TRY(in_run(ep, l));
     for (RDMA_EACH_LINK(ep, l)) {
-        TRY(in_run(ep, l)); /* frames held back: room onward, or stalled long enough to spill */
         TRY(tether__rdma_push(ep, l));
         TRY(tether__rdma_gone_check(ep, l));
     }

@@ -498,24 +498,18 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
 {
     for (int k = 0; k < pe->nlinks; k++) {
         rdma_link *l = &pe->link[k];
-        if (l->cur && l->cur->heap && l->cur->req) /* claimed while arriving: no queue holds it */
-            tether__rxcache_put(&ep->rxcache, l->cur);
-        for (rdma_part *pt = l->sendq, *next; pt; pt = next) {
-            next = pt->qnext;
-            if (pt->req->from) /* a forward: nobody else frees it */
-                free(pt->req);
-        }
-        while (l->spilled) {
-            rdma_spill *sp = l->spilled;
-            l->spilled = sp->next;
-            free(sp);
-        }
         if (l->qp) {
             int rc = ep->ibv.destroy_qp(l->qp);
             if (rc)
                 TLOG_WARN("rdma: ibv_destroy_qp for rank %d on %s failed: %s", l->peer,
                           l->dev->name, strerror(rc));
         }
+    }
+    for (int k = 0; k < MAX_CABLES; k++) {
+        tether__rxmsg *cur = pe->arriving[k].cur;
+        if (cur && cur->heap && cur->req) /* claimed while arriving: no queue holds it */
+            tether__rxcache_put(&ep->rxcache, cur);
+        free(pe->arriving[k].fwd); /* a message passing through: nobody else frees it */
     }
     for (int k = 0; k < MAX_CABLES; k++)
         while (pe->unexpected[k].head) {

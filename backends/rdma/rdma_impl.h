@@ -22,12 +22,16 @@
  * carry a sequence number, so a frame lost or reordered on UC is an error, never wrong data.
  * Credit-only frames are never held back, so withholding data credits cannot stop credit returns.
  *
- * A link carries one message at a time (a message's frames are consecutive on it), so a frame
- * passing through is sent on only when its message heads the onward link's queue. Ranks that all
- * pass traffic the same way round while sending their own (n >= 5) could each wait for the next
- * to repost: after PASS_STALL_MS without a held frame moving on, the link's frames are copied to
- * the heap and their slots reposted (spilling, as the TCP ring reads on after the same stall),
- * until one of them moves on again. */
+ * Passing frames (ring mode): a link carries one own message of its rank at a time, but frames
+ * passing through go out between them, as soon as the onward link has a credit, so a frame is
+ * found by its origin (rdma_peer.arriving: at most one message per origin and lane is under way,
+ * since each origin's frames keep their order on every link). Ranks that all pass traffic the same
+ * way round while sending their own (n >= 5) could still fill every receive slot of the cycle
+ * with frames that wait for the next one; so a rank's own frames on a link that may carry passing
+ * ones need two credits and leave one (OWN_SPARE), and passing frames need one: the slots of the
+ * cycle never all fill, some passing frame can always move, and no rank holds more than its
+ * receive slots (bubble flow control, as in ring networks on chips). A rank holding frames back
+ * returns its reposted slots' credits at once, so that a free slot is never hidden upstream. */
 #ifndef TETHER_RDMA_IMPL_H
 #define TETHER_RDMA_IMPL_H
 
@@ -54,7 +58,7 @@
 
 #define MAX_CABLES 4            /* links per peer: Apple allows about 10 QPs per device anyway */
 #define STRIPE_MIN (256u << 10) /* smaller messages to a peer go whole on its first link */
-#define PASS_STALL_MS 200       /* a frame passing through held this long: spill (above) */
+#define OWN_SPARE 1             /* credits a rank's own frames leave for passing ones (above) */
 
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
@@ -96,13 +100,6 @@ typedef struct rdma_qp_info {
 
 typedef struct rdma_part rdma_part;
 
-/* A frame taken off its receive slot while stalled (spilling, above): header and payload. */
-typedef struct rdma_spill {
-    struct rdma_spill *next;
-    uint32_t len;
-    unsigned char bytes[];
-} rdma_spill;
-
 typedef struct rdma_link {
     int peer, lane; /* the rank it reaches, and which of that rank's links it is */
     rdma_dev *dev;
@@ -118,17 +115,19 @@ typedef struct rdma_link {
     int free_send[SEND_SLOTS];
     int nfree_send;
     /* messages */
-    rdma_part *sendq, *sendq_tail; /* parts not yet wholly framed, in order */
-    tether__rxmsg *cur;            /* the message part for this rank whose frames are arriving */
-    uint32_t cur_src;              /* its origin */
-    struct tether_req *fwd;        /* or the message passing through whose frames are arriving */
-    /* data frames in, not yet handled, oldest first: the spilled ones, then those still in their
-     * receive slots (not reposted: the peer's credits are held back) */
-    rdma_spill *spilled, *spilled_tail;
+    rdma_part *sendq, *sendq_tail; /* own parts not yet wholly framed, in order */
+    /* data frames in, not yet handled, oldest first, still in their receive slots (not reposted:
+     * the peer's credits are held back) */
     int held[DATA_SLOTS], held_len[DATA_SLOTS], held_head, nheld;
-    int64_t stalled_at; /* when the oldest frame found no room onward; 0: it did not */
-    int spilling;       /* stalled PASS_STALL_MS: frames in are spilled until one moves on */
 } rdma_link;
+
+/* A message of one origin's arriving here: the part for this rank whose frames come in, or the
+ * message passing through. One per origin and lane at a time: an origin's frames keep their
+ * order. */
+typedef struct rdma_arriving {
+    tether__rxmsg *cur;
+    struct tether_req *fwd;
+} rdma_arriving;
 
 /* Another world rank: side channel, matching queues (per link: parts match on their own link;
  * forwarded messages on the first), and the links to it. */
@@ -136,6 +135,7 @@ typedef struct rdma_peer {
     int nlinks;
     rdma_link link[MAX_CABLES];
     tether__rxq posted[MAX_CABLES], unexpected[MAX_CABLES];
+    rdma_arriving arriving[MAX_CABLES]; /* its message under way here, per lane (io.c lane_of) */
     /* side channel */
     int fd;
     char addr[96]; /* its side-channel address, for messages */
@@ -162,8 +162,7 @@ struct tether_req {
     const unsigned char *buf; /* send: the bytes */
     size_t len;
     tether_tag tag;
-    uint32_t src, dst; /* send: what its frames carry */
-    rdma_link *from;   /* a forward: the link its frames arrive on (no buf); freed once sent */
+    uint32_t src, dst; /* send: what its frames carry; a forward (passing through) has no buf */
     rdma_part part[MAX_CABLES];
 };
 

@@ -4,8 +4,8 @@
  * Ring mode links each rank to its two ring neighbours only (several cables each). A message to any
  * other rank travels whole, unstriped, on the first link towards it, the shorter way round (as the
  * TCP ring backend, backends/ring/ring.c), its frames carrying origin and destination. Each rank on
- * the way queues it on behind what that link already carries, so messages between a pair keep their
- * order, and passes each frame on as it arrives (io.c: never the whole message held). The
+ * the way passes each frame on as it arrives, in arrival order, so messages between a pair keep
+ * their order (io.c: never the whole message held, never behind the rank's own messages). The
  * destination matches it against the receives posted for its origin. Routed traffic is the small
  * traffic of trees, barriers and split set-up, or point-to-point between distant ranks: the
  * bandwidth collectives talk to neighbours. This file only says which way: the data path (io.c)

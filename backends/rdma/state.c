@@ -39,8 +39,8 @@ rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l)
 int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l)
 {
     rdma_peer *pe = &ep->peers[l->peer];
-    int own_cur = l->cur && (int)l->cur_src == l->peer;
-    if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || l->nheld || l->spilled ||
+    int own_cur = pe->arriving[l->lane].cur != NULL;
+    if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || l->nheld ||
         (!pe->posted[l->lane].head && !own_cur))
         return TETHER_OK;
     return tether__rdma_break(ep, TETHER_EPEER,
