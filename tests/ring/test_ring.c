@@ -450,7 +450,7 @@ static int routed_memory(int stall_ms)
  * once until the stall rule let one read, and that rank then buffered both messages it passed on
  * (49 MiB). Over RDMA, passing frames go between a rank's own and its own leave them a credit
  * (backends/rdma/rdma_impl.h), so no cycle of full receive slots forms; with the old escape
- * (frames held 200 ms copied to the heap until one moved on) ranks added 24-48 MiB here. Both
+ * (frames held 200 ms copied to the heap until one moved on) ranks added up to 76 MiB here. Both
  * cases check what a rank adds. */
 #define CROSS_LEN ((24u << 20) + 9)
 
