@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "coll.h"
+#include "spin.h"
 
 /* Longest single sleep: bounds how late a thread notices a request another thread completed for it
  * (groups of one world may wait on one endpoint from several threads). */
@@ -13,9 +14,6 @@
 /* How often a sleeping wait reads the transport's moved() counter (a lock and a system call per
  * link): the timeout then runs from the last time data was seen moving, within this much. */
 #define MOVED_SAMPLE_US 100000
-/* The least a wait spins, as a fraction of TETHER_SPIN_US: enough to notice that replies come
- * quickly again, little enough that a rank waiting for busy peers hardly uses its core. */
-#define SPIN_FLOOR_DIV 16
 /* Bytes per microsecond data must move at for a wait to spin on past its budget (streaming()):
  * 0.33 GB/s, 16 KiB per default period of 50 us. */
 #define STREAM_MIN_RATE 330
@@ -24,35 +22,8 @@
  * iteration; with 2-8 they all but stopped sleeping (measured: docs/perf/notes.md, core/wait.c). */
 #define STREAM_GAP_PERIODS 4
 
-/* How long this thread's waits spin (yielding) before they sleep. A sleep costs a wake-up when the
- * reply comes (tens of microseconds on a VM: docs/perf/notes.md, core/wait.c), so spinning pays
- * only when replies come within about that long; how long they take depends on the peers, so the
- * budget follows what the last waits saw (the ski-rental rule, made adaptive):
- * - progress while spinning, or soon after falling asleep (within twice TETHER_SPIN_US, which
- *   covers the wake-up): spinning a little longer would have caught it, so the budget
- *   doubles, up to TETHER_SPIN_US;
- * - progress only long after falling asleep (peers computing, or not scheduled): the spin was
- *   wasted, so the budget halves, down to TETHER_SPIN_US / SPIN_FLOOR_DIV.
- * Per thread: groups used from different threads wait for different peers. -1 until first use. */
-static _Thread_local int64_t spin_budget_us = -1;
-
-static int64_t spin_budget(const tether_world *w)
-{
-    if (spin_budget_us < 0 || spin_budget_us > w->cfg.spin_us)
-        spin_budget_us = w->cfg.spin_us;
-    return spin_budget_us;
-}
-
-/* A wait ended in progress after waited_us; slept: it had gone to sleep in the transport. */
-static void spin_adapt(const tether_world *w, int64_t waited_us, int slept)
-{
-    int64_t max = w->cfg.spin_us, floor = max / SPIN_FLOOR_DIV, b = spin_budget(w);
-    if (!slept || waited_us <= 2 * max)
-        b = b * 2 + 1; /* + 1: a budget of 0 grows too */
-    else
-        b /= 2;
-    spin_budget_us = b > max ? max : b < floor ? floor : b;
-}
+/* How long this thread's waits spin (yielding) before they sleep (core/spin.h). */
+static _Thread_local tether_spin spin = TETHER_SPIN_INIT;
 
 static int64_t now_us(void)
 {
@@ -165,6 +136,8 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
     int64_t since = now_us();  /* the last progress, or the start */
     int64_t spin_from = since; /* start of the current spin period */
     stream_probe probe = {0, 0, 0};
+    int64_t budget = -1;   /* this wait's spin budget, from its first spin; -1: not spun yet */
+    int64_t asleep = 0;    /* when it first fell asleep */
     int64_t alive = since; /* since, or when data was last seen moving */
     /* moved_of() when last read, from the wait's first sleep on (not before: it costs a lock and
      * system calls that a short wait, a small message, must not pay), and when that was. Waiting
@@ -185,12 +158,14 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
         int64_t now = now_us();
         if (progress) {
             if (waited != FRESH)
-                spin_adapt(w, now - since, waited == SLEPT);
+                tether__spin_adapt(&spin, w->cfg.spin_us, now - since,
+                                   waited == SLEPT ? now - asleep : -1);
             if (pending == 0)
                 return TETHER_OK;
             since = alive = spin_from = now;
             waited = FRESH;
             probe.t = 0;
+            budget = -1;
             continue;
         }
         if (waited == SLEPT && now - sampled >= MOVED_SAMPLE_US) { /* slow, going? */
@@ -207,7 +182,9 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
                                 "never made this call (TETHER_TIMEOUT)",
                                 g->rank, w->cfg.call_timeout_ms / 1000, g->cur_name, g->id,
                                 g->cur_seq);
-        if (now - spin_from < (probe.t ? w->cfg.spin_us : spin_budget(w))) {
+        if (budget < 0)
+            budget = tether__spin_budget(&spin, w->cfg.spin_us);
+        if (now - spin_from < (probe.t ? w->cfg.spin_us : budget)) {
             /* a reply is often microseconds away; yield so ranks sharing a core run */
             if (waited == FRESH)
                 waited = SPUN;
@@ -220,7 +197,7 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
         }
         if (waited != SLEPT) {
             moved = probe.t ? probe.moved : moved_of(w);
-            sampled = now;
+            sampled = asleep = now;
         }
         waited = SLEPT;
         TRY(peers_alive(g, now - since));
