@@ -9,10 +9,11 @@
  * - progress only long after falling asleep (peers computing, or not scheduled): the spin was
  *   wasted, so the budget halves, down to the cap / TETHER_SPIN_FLOOR_DIV.
  * The cap is TETHER_SPIN_US (50 us), enough where a wake-up takes tens of microseconds. Some VMs
- * take far longer (the host deschedules idle virtual CPUs: a blocking 8-byte round trip took
+ * take far longer (the host deschedules idle virtual CPUs: a blocking 8-byte all-reduce of 2 took
  * 700-900 us on one, against 7 us spinning). There every wait with a short budget ended long after
  * falling asleep, which reads as peers computing: the budget stayed at the floor while replies
- * came in microseconds, and small all-reduces took 100-1000 us instead of 7-40. Two rules fix it:
+ * came in microseconds, and small all-reduces took 100-1000 us instead of 7-40 (measured:
+ * docs/perf/notes.md, core/spin.c). Two rules fix it:
  * - a probe: every TETHER_SPIN_PROBE_EVERY-th wait of a budget under the cap spins the whole cap,
  *   so a reply that comes quickly is seen whatever the budget;
  * - the cap follows the wake-up: a thread keeps the least time lately from falling asleep to
