@@ -36,6 +36,22 @@ static void computing(tether_spin *s, int waits, int64_t *spun)
         one_wait(s, 20000, 30, spun);
 }
 
+/* After peers computing brought the budget to the floor, waits whose reply comes in reply_us, or
+ * every tenth in slow_us, on a machine where a wake-up takes wake_us: how many of the waits after
+ * the first settle slept. */
+static int slept_after(tether_spin *s, int waits, int settle, int64_t reply_us, int64_t slow_us,
+                       int64_t wake_us)
+{
+    int64_t spun = 0;
+    int slept = 0;
+    computing(s, 40, &spun);
+    assert_true(s->budget <= CAP / TETHER_SPIN_FLOOR_DIV);
+    for (int i = 0; i < waits; i++)
+        if (one_wait(s, i % 10 == 9 ? slow_us : reply_us, wake_us, &spun) && i >= settle)
+            slept++;
+    return slept;
+}
+
 /* Replies in 8 us again, but every wake-up takes 500 us (more than twice the cap): without the
  * probe every wait slept for good, each costing the wake-up; with it the budget is back at the
  * cap within two probes and no wait sleeps after that. */
@@ -43,16 +59,7 @@ static void test_slow_wake_recovers(void **state)
 {
     (void)state;
     tether_spin s = TETHER_SPIN_INIT;
-    int64_t spun = 0;
-    int slept_late = 0;
-    computing(&s, 40, &spun);
-    assert_true(s.budget <= CAP / TETHER_SPIN_FLOOR_DIV);
-    for (int i = 0; i < 200; i++) {
-        int slept = one_wait(&s, 8, 500, &spun);
-        if (i >= 2 * TETHER_SPIN_PROBE_EVERY)
-            slept_late += slept;
-    }
-    assert_int_equal(slept_late, 0);
+    assert_int_equal(slept_after(&s, 200, 2 * TETHER_SPIN_PROBE_EVERY, 8, 8, 500), 0);
     assert_true(s.budget >= CAP);
 }
 
@@ -64,14 +71,7 @@ static void test_slow_wake_long_replies(void **state)
     (void)state;
     tether_spin s = TETHER_SPIN_INIT;
     int64_t spun = 0;
-    int slept_late = 0;
-    computing(&s, 40, &spun);
-    for (int i = 0; i < 400; i++) {
-        int slept = one_wait(&s, i % 10 == 9 ? 150 : 30, 800, &spun);
-        if (i >= 100)
-            slept_late += slept;
-    }
-    assert_int_equal(slept_late, 0);
+    assert_int_equal(slept_after(&s, 400, 100, 30, 150, 800), 0);
     assert_true(s.budget <= TETHER_SPIN_WAKE_MAX_US);
     /* peers computing again: back to the floor of TETHER_SPIN_US within a few waits */
     computing(&s, 8, &spun);
