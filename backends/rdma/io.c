@@ -286,17 +286,18 @@ static rdma_arriving *arriving(rdma_ep *ep, const rdma_link *l, const rdma_hdr *
 /* A frame of a message for this rank. */
 static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
+    rdma_arriving *a = arriving(ep, l, h);
     tether__rxmsg *m;
     if (h->offset == 0)
         TRY(begin(ep, l, h));
-    m = arriving(ep, l, h) ? arriving(ep, l, h)->cur : NULL;
+    m = a ? a->cur : NULL;
     if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->len - m->got)
         return protocol_error(ep, l, "a frame out of its message's order or bounds");
     memcpy(m->buf + m->got, p, n);
     m->got += n;
     if (m->got < m->len)
         return TETHER_OK;
-    arriving(ep, l, h)->cur = NULL;
+    a->cur = NULL;
     if (m->req) {
         recv_part_done(m->req);
         if (m->heap) /* an unexpected message claimed while it was still arriving */
@@ -348,14 +349,14 @@ static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
  * and a send slot (its own frames leave a credit for this: own_spare). */
 static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
-    struct tether_req *r;
+    rdma_arriving *a = arriving(ep, from, h);
+    struct tether_req *r = a ? a->fwd : NULL;
     rdma_part *pt;
     rdma_link *next;
     rdma_hdr out;
-    r = arriving(ep, from, h) ? arriving(ep, from, h)->fwd : NULL;
     if (h->offset == 0 && !(r && r->part[0].framed == 0)) { /* not its first frame, held before */
         TRY(pass_begin(ep, from, h));
-        r = arriving(ep, from, h)->fwd;
+        r = a->fwd; /* pass_begin checked the origin: a is not NULL */
     }
     pt = r ? &r->part[0] : NULL;
     if (!r || h->offset != pt->framed || h->msglen != r->len || n > r->len - pt->framed ||
@@ -369,7 +370,7 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     next->credits--;
     pt->framed += n;
     if (pt->framed == pt->len) {
-        arriving(ep, from, h)->fwd = NULL;
+        a->fwd = NULL;
         free(r);
     }
     return TETHER_OK;
