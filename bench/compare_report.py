@@ -366,7 +366,7 @@ def main():
 
     P("## Machine", "", "| | |", "|---|---|")
     for k in ("cpu", "cpus", "mem_gib", "virt", "kernel", "os", "gcc", "tether_commit", "build_type", "settle_wait_s",
-              "load_at_start", "load_at_end", "rounds"):
+              "load_at_start", "load_at_end", "placement_at_start", "placement_at_end", "rounds"):
         if k in machine:
             P("| %s | %s |" % (k, machine[k]))
     if os.path.exists(versions):
