@@ -17,6 +17,9 @@
  *   `probe 0` prints only the round trip, in ns, for scripts.
  */
 #define _GNU_SOURCE
+#ifndef __linux__
+#error "bench/placement/probe.c is Linux only: it pins threads and processes to CPUs"
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
