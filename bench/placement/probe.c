@@ -149,14 +149,17 @@ static void exchange(int fd, char *out, char *in, size_t bytes)
             ssize_t k = recv(fd, in + got, bytes - got, MSG_DONTWAIT);
             if (k > 0)
                 got += (size_t)k;
-            else if (k == 0 || (k < 0 && errno != EAGAIN))
+            else if (k == 0) {
+                fprintf(stderr, "probe: the other end of the exchange closed it\n");
+                exit(1);
+            } else if (errno != EAGAIN)
                 die("recv");
         }
     }
 }
 
-/* Time per exchange of bytes, median of SAMPLES samples of about 50 ms; both ends run the same
- * count (the first exchange of a sample tells the other end how many). */
+/* Time per exchange of bytes, median of SAMPLES samples of about 50 ms. Both ends run the same
+ * count: each times one exchange, they trade the counts that fit 50 ms and take the larger. */
 static double exchange_us(int fd, char *out, char *in, size_t bytes)
 {
     double sample[SAMPLES];
