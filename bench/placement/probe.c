@@ -27,6 +27,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,27 @@ static void pin(int cpu)
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0)
         die("sched_setaffinity");
+}
+
+/* Every wait here spins on the other thread or process: if that one stops, the alarm ends the
+ * probe with a message instead of spinning on. A round takes about a second. */
+#define STALL_S 30
+#define STR(x) #x
+#define XSTR(x) STR(x)
+
+static void stalled(int sig)
+{
+    static const char msg[] =
+        "probe: no progress for " XSTR(STALL_S) " s (the other end stopped?)\n";
+    ssize_t k = write(2, msg, sizeof msg - 1);
+    (void)sig, (void)k;
+    _exit(1);
+}
+
+static void watch(void)
+{
+    signal(SIGALRM, stalled);
+    alarm(STALL_S);
 }
 
 /* ---- the cache line's round trip: the main thread writes odd values, the other even ones ---- */
@@ -220,6 +242,7 @@ static void exchanges(size_t bytes, double *small_us, double *large_us)
     if (pid < 0)
         die("fork");
     if (pid == 0) {
+        watch(); /* a fork does not inherit the parent's alarm */
         close(fd);
         pin(cpus[1]);
         exchange_us(child_fd, out, in, 8);
@@ -236,12 +259,24 @@ static void exchanges(size_t bytes, double *small_us, double *large_us)
     free(in);
 }
 
+/* A whole number from min up, or -1. */
+static long count_arg(const char *text, long min)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    return errno || end == text || *end || v < min ? -1 : v;
+}
+
 int main(int argc, char **argv)
 {
-    int rounds = argc > 1 ? atoi(argv[1]) : 1;
-    long bytes = argc > 2 ? atol(argv[2]) : 1048576;
-    if (rounds < 0 || bytes < 8 || argc > 3) {
-        fprintf(stderr, "usage: probe [ROUNDS [BYTES]]   (ROUNDS >= 0, BYTES >= 8)\n");
+    long rounds = argc > 1 ? count_arg(argv[1], 0) : 1;
+    long bytes = argc > 2 ? count_arg(argv[2], 8) : 1048576;
+    if (argc > 3 || rounds < 0 || bytes < 0) {
+        if (argc <= 3)
+            fprintf(stderr, "probe: %s '%s' is not a whole number of at least %d\n",
+                    rounds < 0 ? "ROUNDS" : "BYTES", argv[rounds < 0 ? 1 : 2], rounds < 0 ? 0 : 8);
+        fprintf(stderr, "usage: probe [ROUNDS [BYTES]]\n");
         return 2;
     }
     cpus[0] = cpu_of(0), cpus[1] = cpu_of(1);
@@ -249,16 +284,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "probe: needs two CPUs, this process may use one\n");
         return 1;
     }
+    watch();
     if (rounds == 0) {
         printf("%.0f\n", round_trip_ns());
         return 0;
     }
-    for (int r = 1; r <= rounds; r++) {
+    for (long r = 1; r <= rounds; r++) {
+        watch();
         double rt = round_trip_ns(), small, large;
         exchanges((size_t)bytes, &small, &large);
-        printf("round %d: CPUs %d-%d cache line round trip %.0f ns; bare TCP exchange 8 B %.1f us, "
-               "%ld B %.1f us\n",
-               r, cpus[0], cpus[1], rt, small, bytes, large);
+        printf(
+            "round %ld: CPUs %d-%d cache line round trip %.0f ns; bare TCP exchange 8 B %.1f us, "
+            "%ld B %.1f us\n",
+            r, cpus[0], cpus[1], rt, small, bytes, large);
         fflush(stdout);
     }
     return 0;
