@@ -11,30 +11,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/random.h"
 #include "launch.h"
 #include "tether.h"
 
-/* Random hex token from /dev/urandom: ranks of this job present it on every connection. */
+/* Random hex token: ranks of this job prove they know it on every connection. */
 static int make_token(char *hex)
 {
     unsigned char raw[TETHER_LAUNCH_TOKEN_BYTES];
-    size_t got = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        tether__launch_say("cannot open /dev/urandom for the job token: %s", strerror(errno));
+    if (tether__random_bytes(raw, sizeof raw) < 0) {
+        tether__launch_say("cannot read /dev/urandom for the job token: %s", strerror(errno));
         return -1;
     }
-    while (got < sizeof raw) {
-        ssize_t r = read(fd, raw + got, sizeof raw - got);
-        if (r <= 0 && !(r < 0 && errno == EINTR)) {
-            tether__launch_say("cannot read /dev/urandom for the job token: %s",
-                               r < 0 ? strerror(errno) : "end of file");
-            close(fd);
-            return -1;
-        }
-        got += r > 0 ? (size_t)r : 0;
-    }
-    close(fd);
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(hex + 2 * i, 3, "%02x", raw[i]);
     return 0;

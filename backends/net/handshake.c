@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hmac.h"
 #include "wire.h"
 
 /* Offsets in the hello. */
@@ -17,8 +18,10 @@ enum {
     OFF_NLINKS = 24,
     OFF_PORT = 28,
     OFF_HOST = 32,
-    OFF_TOKEN = OFF_HOST + TETHER__ANNOUNCE_MAX,
-    OFF_BACKEND = OFF_TOKEN + TETHER_TOKEN_MAX,
+    OFF_NONCE = OFF_HOST + TETHER__ANNOUNCE_MAX,
+    OFF_PROOF = OFF_NONCE + TETHER__NONCE_SIZE,
+    OFF_RESERVED = OFF_PROOF + TETHER__PROOF_SIZE, /* zero: where version 3 had the token */
+    OFF_BACKEND = OFF_RESERVED + 64,
     OFF_SETTINGS = OFF_BACKEND + TETHER__BACKEND_MAX,
 };
 
@@ -36,7 +39,8 @@ void tether__hello_encode(const tether__hello *h, unsigned char out[TETHER__HELL
     tether__put_u32(out + OFF_NLINKS, (uint32_t)h->nlinks);
     tether__put_u32(out + OFF_PORT, (uint32_t)h->announce_port);
     memcpy(out + OFF_HOST, h->announce_host, strnlen(h->announce_host, TETHER__ANNOUNCE_MAX - 1));
-    memcpy(out + OFF_TOKEN, h->token, strnlen(h->token, TETHER_TOKEN_MAX - 1));
+    memcpy(out + OFF_NONCE, h->nonce, TETHER__NONCE_SIZE);
+    memcpy(out + OFF_PROOF, h->proof, TETHER__PROOF_SIZE);
     memcpy(out + OFF_BACKEND, h->backend, strnlen(h->backend, TETHER__BACKEND_MAX - 1));
     memcpy(out + OFF_SETTINGS, h->settings, strnlen(h->settings, TETHER_AGREED_MAX - 1));
 }
@@ -55,32 +59,57 @@ int tether__hello_decode(const unsigned char in[TETHER__HELLO_SIZE], tether__hel
     h->announce_port = (int32_t)tether__get_u32(in + OFF_PORT);
     /* the last byte of each text field stays 0, so a hostile hello cannot unterminate them */
     memcpy(h->announce_host, in + OFF_HOST, TETHER__ANNOUNCE_MAX - 1);
-    memcpy(h->token, in + OFF_TOKEN, TETHER_TOKEN_MAX - 1);
+    memcpy(h->nonce, in + OFF_NONCE, TETHER__NONCE_SIZE);
+    memcpy(h->proof, in + OFF_PROOF, TETHER__PROOF_SIZE);
     memcpy(h->backend, in + OFF_BACKEND, TETHER__BACKEND_MAX - 1);
     memcpy(h->settings, in + OFF_SETTINGS, TETHER_AGREED_MAX - 1);
     return 0;
 }
 
-/* Compare tokens in time independent of where they differ, so a stray client cannot guess the
- * token byte by byte from answer times. */
-static int token_equal(const char *a, const char *b)
+/* HMAC(token, label, step, msgs[0..step-1], msgs[step] with its proof zeroed). The label keeps
+ * these MACs apart from any other use of the token; the step keeps one step's proof from passing
+ * for another's. */
+static void proof_of(const char *token, const unsigned char msgs[][TETHER__HELLO_SIZE], int step,
+                     unsigned char out[TETHER__PROOF_SIZE])
 {
-    unsigned char diff = 0;
-    for (size_t i = 0; i < TETHER_TOKEN_MAX; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    return diff == 0;
+    static const char label[] = "tether handshake proof v4";
+    unsigned char last[TETHER__HELLO_SIZE], s = (unsigned char)step;
+    tether__hmac m;
+    tether__hmac_init(&m, token, strlen(token));
+    tether__hmac_update(&m, label, sizeof label);
+    tether__hmac_update(&m, &s, 1);
+    for (int i = 0; i < step; i++)
+        tether__hmac_update(&m, msgs[i], TETHER__HELLO_SIZE);
+    memcpy(last, msgs[step], sizeof last);
+    memset(last + OFF_PROOF, 0, TETHER__PROOF_SIZE);
+    tether__hmac_update(&m, last, sizeof last);
+    tether__hmac_final(&m, out);
+}
+
+void tether__hs_prove(const char *token, unsigned char msgs[][TETHER__HELLO_SIZE], int step)
+{
+    proof_of(token, (const unsigned char(*)[TETHER__HELLO_SIZE])msgs, step, msgs[step] + OFF_PROOF);
+}
+
+int tether__hs_verify(const char *token, const unsigned char msgs[][TETHER__HELLO_SIZE], int step)
+{
+    unsigned char want[TETHER__PROOF_SIZE];
+    proof_of(token, msgs, step, want);
+    return tether__equal_ct(want, msgs[step] + OFF_PROOF, sizeof want);
+}
+
+void tether__hs_status_msg(uint32_t status, unsigned char out[TETHER__HELLO_SIZE])
+{
+    tether__hello h;
+    memset(&h, 0, sizeof h);
+    h.version = TETHER__PROTO_VERSION;
+    h.status = status;
+    tether__hello_encode(&h, out);
 }
 
 tether__hs_status tether__hello_check(const tether__hello *got, const tether__hello *mine,
                                       char *why, size_t why_len)
 {
-    /* the token first: whoever lacks it is a stray, whatever else it says */
-    if (!token_equal(got->token, mine->token)) {
-        snprintf(why, why_len,
-                 "wrong job token: a connection from another job, or TETHER_JOB_TOKEN "
-                 "differs between ranks");
-        return TETHER__HS_BAD_TOKEN;
-    }
     if (got->version != mine->version) {
         snprintf(why, why_len,
                  "protocol version %u, this rank speaks %u: run the same tether version "

@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/random.h"
 #include "handshake.h"
 
 #define BACKOFF_FIRST_MS 10
@@ -20,8 +21,8 @@
 typedef enum {
     C_WAIT,       /* outgoing: before the next connect attempt */
     C_CONNECTING, /* outgoing: connect() under way */
-    C_SEND,       /* sending our hello (outgoing) or our answer (incoming) */
-    C_RECV,       /* receiving the answer (outgoing) or the hello (incoming) */
+    C_SEND,       /* sending our message of the handshake (handshake.h), step says which */
+    C_RECV,       /* receiving the peer's message of the handshake */
     C_DONE,       /* the link is up and stored in the result */
     C_GONE,       /* an incoming stray, dropped; its entry is reused */
 } conn_state;
@@ -33,10 +34,11 @@ typedef struct conn {
     int peer, link; /* link: index among the links the connecting side opens */
     int cand;       /* outgoing: which address of the peer this attempt uses */
     int tries;      /* outgoing: failed attempts so far, for the backoff */
-    int64_t at;     /* C_WAIT: next attempt; C_RECV: hello deadline */
+    int64_t at;     /* C_WAIT: next attempt; C_RECV: deadline of the peer's message */
     int pollix;     /* index in the pollfd array, -1 when not polled */
-    size_t n;       /* bytes of buf sent or received */
-    unsigned char buf[TETHER__HELLO_SIZE];
+    int step;       /* the message of the handshake in flight */
+    size_t n;       /* bytes of msgs[step] sent or received */
+    tether__hs_msgs msgs;
     char what[TETHER__ADDR_TEXT + 32]; /* "rank 3 (10.0.0.3:5003)" or the remote address */
 } conn;
 
@@ -44,6 +46,7 @@ typedef struct setup {
     const tether__net_plan *p;
     tether__net_links *out;
     tether__hello mine;
+    const char *token; /* the key of every proof */
     conn *c;
     int nc, cap;
     int missing; /* links not up yet */
@@ -161,6 +164,37 @@ static int start_connect(setup *s, conn *c)
     return TETHER_OK;
 }
 
+static int fresh_nonce(const setup *s, unsigned char nonce[TETHER__NONCE_SIZE])
+{
+    if (tether__random_bytes(nonce, TETHER__NONCE_SIZE) < 0)
+        return tether__fail(TETHER_ENET, "rank %d: no random nonce for a handshake: %s", s->p->rank,
+                            strerror(errno));
+    return TETHER_OK;
+}
+
+/* Send msgs[step], which the caller filled. */
+static void send_step(conn *c, int step)
+{
+    c->step = step;
+    c->n = 0;
+    c->st = C_SEND;
+}
+
+/* Best effort, for a connection about to be dropped or failed: the peer learns why, a full socket
+ * buffer just loses the message. */
+static void send_now(conn *c, const unsigned char msg[TETHER__HELLO_SIZE])
+{
+    if (send(c->fd, msg, TETHER__HELLO_SIZE, TETHER__SEND_FLAGS) < 0)
+        TLOG_TRACE("message to %s not sent: %s", c->what, strerror(errno));
+}
+
+static void refuse(conn *c, uint32_t status)
+{
+    unsigned char msg[TETHER__HELLO_SIZE];
+    tether__hs_status_msg(status, msg);
+    send_now(c, msg);
+}
+
 static int connected(setup *s, conn *c)
 {
     int err = tether__net_connect_result(c->fd);
@@ -172,18 +206,19 @@ static int connected(setup *s, conn *c)
     tether__hello h = s->mine;
     h.link = c->link;
     h.nlinks = s->p->out_links[c->peer];
-    tether__hello_encode(&h, c->buf);
-    c->n = 0;
-    c->st = C_SEND;
+    TRY(fresh_nonce(s, h.nonce));
+    tether__hello_encode(&h, c->msgs[TETHER__HS_HELLO]);
+    send_step(c, TETHER__HS_HELLO);
     return TETHER_OK;
 }
 
-/* Move bytes of buf; 1 when all TETHER__HELLO_SIZE moved, 0 when more is to come, -1 with errno
- * (0 for EOF) when the connection failed. */
+/* Move bytes of the message in flight; 1 when all TETHER__HELLO_SIZE moved, 0 when more is to come,
+ * -1 with errno (0 for EOF) when the connection failed. */
 static int move_bytes(conn *c, int sending)
 {
-    ssize_t r = sending ? send(c->fd, c->buf + c->n, TETHER__HELLO_SIZE - c->n, TETHER__SEND_FLAGS)
-                        : recv(c->fd, c->buf + c->n, TETHER__HELLO_SIZE - c->n, 0);
+    unsigned char *buf = c->msgs[c->step];
+    ssize_t r = sending ? send(c->fd, buf + c->n, TETHER__HELLO_SIZE - c->n, TETHER__SEND_FLAGS)
+                        : recv(c->fd, buf + c->n, TETHER__HELLO_SIZE - c->n, 0);
     if (r > 0) {
         c->n += (size_t)r;
         return c->n == TETHER__HELLO_SIZE;
@@ -195,30 +230,52 @@ static int move_bytes(conn *c, int sending)
     return -1;
 }
 
-/* Outgoing: the peer's answer arrived. Only a peer of this job that disagrees is fatal. */
-static int check_answer(setup *s, conn *c)
+/* Outgoing: the acceptor's challenge arrived. It must prove the token and agree with us; then we
+ * prove it too, with our verdict. */
+static int check_challenge(setup *s, conn *c)
 {
     tether__hello h;
     char why[256];
-    if (tether__hello_decode(c->buf, &h) < 0) {
+    if (tether__hello_decode(c->msgs[TETHER__HS_CHALLENGE], &h) < 0) {
         retry_later(s, c,
                     "answered with something that is not a tether hello (another program on "
                     "this port?)");
         return TETHER_OK;
     }
-    if (h.status == TETHER__HS_BAD_SETTINGS &&
-        tether__hello_check(&h, &s->mine, why, sizeof why) == TETHER__HS_BAD_SETTINGS)
-        return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: it has %s",
-                            s->p->rank, c->what, why);
     if (h.status != TETHER__HS_OK)
         return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
                             s->p->rank, c->what, tether__hs_status_text(h.status));
-    if (tether__hello_check(&h, &s->mine, why, sizeof why) != TETHER__HS_OK || h.rank != c->peer) {
-        if (h.rank != c->peer)
-            snprintf(why, sizeof why, "it says it is rank %d", h.rank);
-        return tether__fail(TETHER_EPEER, "rank %d: %s answered with %s; check the hostfile",
-                            s->p->rank, c->what, why);
+    if (!tether__hs_verify(s->token, c->msgs, TETHER__HS_CHALLENGE))
+        return tether__fail(TETHER_EPEER,
+                            "rank %d: %s does not know this job's token: another job listens "
+                            "there, or TETHER_JOB_TOKEN differs between ranks",
+                            s->p->rank, c->what);
+    uint32_t verdict = tether__hello_check(&h, &s->mine, why, sizeof why);
+    if (verdict == TETHER__HS_OK && h.rank != c->peer) {
+        verdict = TETHER__HS_BAD_LINK;
+        snprintf(why, sizeof why, "it says it is rank %d; check the hostfile", h.rank);
     }
+    tether__hs_status_msg(verdict, c->msgs[TETHER__HS_PROOF]);
+    tether__hs_prove(s->token, c->msgs, TETHER__HS_PROOF);
+    if (verdict != TETHER__HS_OK) {
+        send_now(c, c->msgs[TETHER__HS_PROOF]);
+        return tether__fail(TETHER_EPEER, "rank %d: %s answered with %s", s->p->rank, c->what, why);
+    }
+    send_step(c, TETHER__HS_PROOF);
+    return TETHER_OK;
+}
+
+/* Outgoing: the acceptor's verdict on our hello. */
+static int check_verdict(setup *s, conn *c)
+{
+    tether__hello h;
+    if (tether__hello_decode(c->msgs[TETHER__HS_VERDICT], &h) < 0) {
+        retry_later(s, c, "answered our proof with something that is not a tether message");
+        return TETHER_OK;
+    }
+    if (h.status != TETHER__HS_OK)
+        return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
+                            s->p->rank, c->what, tether__hs_status_text(h.status));
     link_up(s, c);
     return TETHER_OK;
 }
@@ -231,31 +288,57 @@ static int expected_link(const setup *s, const tether__hello *h)
            h->link < p->in_links[h->rank] && h->nlinks == p->in_links[h->rank];
 }
 
-/* Incoming: a full hello arrived. Strays are dropped; a rank of this job that disagrees on the
- * size, version or links fails the set-up (it would fail anyway, later and less clearly). */
+/* Incoming: a full hello arrived. Garbage and another protocol version are dropped; anything else
+ * gets a challenge, since nothing it says counts before it proved the token. */
 static int check_hello(setup *s, conn *c)
 {
-    tether__hello h, answer = s->mine;
-    char why[256];
-    if (tether__hello_decode(c->buf, &h) < 0) {
+    tether__hello h, challenge = s->mine;
+    if (tether__hello_decode(c->msgs[TETHER__HS_HELLO], &h) < 0) {
         drop(c, 1, "it sent garbage, not a tether hello");
         return TETHER_OK;
     }
-    answer.status = tether__hello_check(&h, &s->mine, why, sizeof why);
-    if (answer.status == TETHER__HS_OK && !expected_link(s, &h)) {
-        answer.status = TETHER__HS_BAD_LINK;
+    if (h.version != TETHER__PROTO_VERSION) {
+        char why[96];
+        snprintf(why, sizeof why, "protocol version %u, this rank speaks %u", h.version,
+                 TETHER__PROTO_VERSION);
+        refuse(c, TETHER__HS_BAD_VERSION);
+        drop(c, 1, why);
+        return TETHER_OK;
+    }
+    TRY(fresh_nonce(s, challenge.nonce));
+    tether__hello_encode(&challenge, c->msgs[TETHER__HS_CHALLENGE]);
+    tether__hs_prove(s->token, c->msgs, TETHER__HS_CHALLENGE);
+    send_step(c, TETHER__HS_CHALLENGE);
+    return TETHER_OK;
+}
+
+/* Incoming: the connector's proof arrived. Only a connector that proved the token is a rank of
+ * this job; one that disagrees with us (or we with it) fails the set-up, since it would fail
+ * anyway, later and less clearly. */
+static int check_proof(setup *s, conn *c)
+{
+    tether__hello h, proof;
+    char why[256];
+    if (tether__hello_decode(c->msgs[TETHER__HS_PROOF], &proof) < 0 ||
+        !tether__hs_verify(s->token, c->msgs, TETHER__HS_PROOF)) {
+        refuse(c, TETHER__HS_BAD_TOKEN);
+        drop(c, 1,
+             "wrong job token: a connection from another job, or TETHER_JOB_TOKEN differs "
+             "between ranks");
+        return TETHER_OK;
+    }
+    tether__hello_decode(c->msgs[TETHER__HS_HELLO], &h);
+    uint32_t verdict = tether__hello_check(&h, &s->mine, why, sizeof why);
+    if (verdict == TETHER__HS_OK && !expected_link(s, &h)) {
+        verdict = TETHER__HS_BAD_LINK;
         snprintf(why, sizeof why, "rank %d link %d of %d, which this rank does not expect", h.rank,
                  h.link, h.nlinks);
     }
-    if (answer.status != TETHER__HS_OK) {
-        /* best effort: the connector learns why; a full socket buffer just loses the answer */
-        tether__hello_encode(&answer, c->buf);
-        if (send(c->fd, c->buf, TETHER__HELLO_SIZE, TETHER__SEND_FLAGS) < 0)
-            TLOG_TRACE("answer to %s not sent: %s", c->what, strerror(errno));
-        if (answer.status == TETHER__HS_BAD_TOKEN) {
-            drop(c, 1, why);
-            return TETHER_OK;
-        }
+    if (verdict == TETHER__HS_OK && proof.status != TETHER__HS_OK)
+        return tether__fail(TETHER_EPEER, "rank %d: rank %d (%s) in the same job refused us: %s",
+                            s->p->rank, h.rank, c->what, tether__hs_status_text(proof.status));
+    if (verdict != TETHER__HS_OK) {
+        refuse(c, verdict);
         return tether__fail(TETHER_EPEER,
                             "rank %d: connection from rank %d (%s) in the same job: it has %s",
                             s->p->rank, h.rank, c->what, why);
@@ -269,9 +352,8 @@ static int check_hello(setup *s, conn *c)
              h.announce_host);
     s->out->announced[h.rank].port = h.announce_port;
     TRY(tether__net_tune(c->fd, c->what));
-    tether__hello_encode(&answer, c->buf);
-    c->n = 0;
-    c->st = C_SEND;
+    tether__hs_status_msg(TETHER__HS_OK, c->msgs[TETHER__HS_VERDICT]);
+    send_step(c, TETHER__HS_VERDICT);
     return TETHER_OK;
 }
 
@@ -284,15 +366,26 @@ static void conn_failed(setup *s, conn *c, const char *why)
         drop(c, 0, why);
 }
 
-/* The whole hello went out or came in: the next state. */
-static int hello_moved(setup *s, conn *c, int64_t now)
+/* A whole message of the handshake went out or came in: the next state. */
+static int message_moved(setup *s, conn *c, int64_t now)
 {
-    if (c->st == C_RECV)
-        return c->outgoing ? check_answer(s, c) : check_hello(s, c);
-    if (!c->outgoing) { /* our answer went out: the link is up */
+    if (c->st == C_RECV) {
+        switch (c->step) {
+        case TETHER__HS_HELLO:
+            return check_hello(s, c);
+        case TETHER__HS_CHALLENGE:
+            return check_challenge(s, c);
+        case TETHER__HS_PROOF:
+            return check_proof(s, c);
+        default:
+            return check_verdict(s, c);
+        }
+    }
+    if (c->step == TETHER__HS_VERDICT) { /* the acceptor's verdict went out: the link is up */
         link_up(s, c);
         return TETHER_OK;
     }
+    c->step++;
     c->n = 0;
     c->st = C_RECV;
     c->at = now + TETHER__HELLO_TIMEOUT_MS;
@@ -306,7 +399,8 @@ static int step(setup *s, conn *c, short revents, int64_t now)
         return start_connect(s, c);
     if (c->st == C_RECV && now >= c->at) {
         conn_failed(s, c,
-                    c->outgoing ? "no answer to our hello within 2 s" : "no hello within 2 s");
+                    c->step == TETHER__HS_HELLO ? "no hello within 2 s"
+                                                : "no answer within 2 s in the handshake");
         return TETHER_OK;
     }
     if (!revents)
@@ -316,7 +410,7 @@ static int step(setup *s, conn *c, short revents, int64_t now)
     int r = move_bytes(c, c->st == C_SEND);
     if (r < 0)
         conn_failed(s, c, errno ? strerror(errno) : "closed the connection");
-    return r > 0 ? hello_moved(s, c, now) : TETHER_OK;
+    return r > 0 ? message_moved(s, c, now) : TETHER_OK;
 }
 
 /* Out of descriptors with no stray to shed: accept one connection into the spare descriptor and
@@ -518,7 +612,6 @@ static void init_hello(setup *s)
     s->mine.version = TETHER__PROTO_VERSION;
     s->mine.rank = p->rank;
     s->mine.size = p->size;
-    snprintf(s->mine.token, sizeof s->mine.token, "%s", p->token ? p->token : "");
     snprintf(s->mine.backend, sizeof s->mine.backend, "%s", p->backend ? p->backend : "");
     snprintf(s->mine.settings, sizeof s->mine.settings, "%s", p->settings);
     if (p->announce_host) {
@@ -534,6 +627,7 @@ int tether__net_setup(const tether__net_plan *plan, tether__net_links *out)
     memset(&s, 0, sizeof s);
     s.p = plan;
     s.out = out;
+    s.token = plan->token ? plan->token : "";
     s.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     init_hello(&s);
     TRY_GOTO(rc, alloc_result(plan, out), done);

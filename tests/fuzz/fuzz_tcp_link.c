@@ -1,8 +1,9 @@
 /* tests/fuzz/fuzz_tcp_link.c - libFuzzer harness: the TCP engine's hello and frame decoders, fed
  * through a real loopback link. A mesh rank 1 of 2 opens in a thread of this process; the harness
  * is rank 0. The first byte picks what the input is:
- * - even: the first bytes of a connection (a hello, or garbage): the rank must drop or refuse it
- *   and still form with the proper connection that follows;
+ * - even: a stray connection's bytes (a hello, or garbage; past a hello's size, what follows
+ *   the rank's challenge, where the proof belongs): the rank must drop or refuse it, never answer
+ *   with a byte string of the job token, and still form with the proper connection that follows;
  * - odd: whatever rank 0 sends once the link is up (frames): the rank, waiting for a message,
  *   must end with TETHER_OK or an error, never crash, and free what it kept.
  * The rank's endpoint is closed after every input. */
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "backends/mesh/mesh.h"
@@ -23,6 +25,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "tests/support/free_port.h"
+#include "tests/support/handshake_client.h"
 
 #define TOKEN "fuzz-token"
 
@@ -106,35 +109,52 @@ static void send_frame(int fd, uint32_t type)
     send_all(fd, b, sizeof b);
 }
 
-/* Rank 0's proper connection: hello, answer, the empty cross-memory offer and its answer. */
+/* Rank 0's proper connection: the handshake, the empty cross-memory offer and its answer. */
 static int join_as_rank0(void)
 {
-    tether_config cfg;
-    tether__hello h;
-    unsigned char b[TETHER__HELLO_SIZE];
-    if (tether__config_load(&cfg))
-        abort();
-    memset(&h, 0, sizeof h);
-    h.version = TETHER__PROTO_VERSION;
-    h.rank = 0;
-    h.size = 2;
-    h.nlinks = 1;
-    snprintf(h.token, sizeof h.token, "%s", TOKEN);
-    snprintf(h.backend, sizeof h.backend, "mesh");
-    tether__config_agreed(&cfg, h.settings);
-    tether__hello_encode(&h, b);
     int fd = connect_rank1();
     if (fd < 0) /* the input's own hello formed the link: this one is not needed */
         return -1;
-    send_all(fd, b, sizeof b);
-    for (size_t got = 0; got < sizeof b;) {
-        ssize_t n = recv(fd, b + got, sizeof b - got, 0);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
+    tether_test_hs hs = {.rank = 0, .size = 2, .token = TOKEN};
+    if (tether_test_handshake(fd, &hs) == TETHER__HS_OK) {
+        send_frame(fd, TETHER__FRAME_CMA_OFFER);
+        send_frame(fd, TETHER__FRAME_CMA_ANSWER);
     }
-    send_frame(fd, TETHER__FRAME_CMA_OFFER);
-    send_frame(fd, TETHER__FRAME_CMA_ANSWER);
+    return fd;
+}
+
+/* Read what the rank sends on the stray connection until it closes it (or 3 s pass: the rank
+ * waits 2 s at most for each message), appending to seen; stop after one message when one. */
+static void read_answers(int fd, unsigned char *seen, size_t cap, size_t *n, int one)
+{
+    struct timeval three = {.tv_sec = 3};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &three, sizeof three);
+    for (size_t start = *n; *n < cap && (!one || *n - start < TETHER__HELLO_SIZE);) {
+        ssize_t k = recv(fd, seen + *n, one ? TETHER__HELLO_SIZE - (*n - start) : cap - *n, 0);
+        if (k <= 0)
+            return;
+        *n += (size_t)k;
+    }
+}
+
+/* The stray connection: a hello's worth of the input, the rank's answer, the rest of the input;
+ * whatever the rank answered must not hold the token. */
+static int stray_connection(const uint8_t *data, size_t size)
+{
+    unsigned char seen[4 * TETHER__HELLO_SIZE];
+    size_t nseen = 0, first = size < TETHER__HELLO_SIZE ? size : TETHER__HELLO_SIZE;
+    int fd = connect_rank1();
+    if (fd < 0)
+        abort();
+    send_all(fd, data, first);
+    if (first < size) {
+        read_answers(fd, seen, sizeof seen, &nseen, 1);
+        send_all(fd, data + first, size - first);
+    }
+    shutdown(fd, SHUT_WR);
+    read_answers(fd, seen, sizeof seen, &nseen, 0);
+    if (memmem(seen, nseen, TOKEN, strlen(TOKEN)))
+        abort(); /* a stray learnt the token */
     return fd;
 }
 
@@ -164,12 +184,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pthread_create(&r.thread, NULL, open_rank1, &r))
         abort();
     int stray = -1;
-    if (!(data[0] & 1)) { /* a connection that starts with the input, then the real one */
-        if ((stray = connect_rank1()) < 0)
-            abort();
-        send_all(stray, data + 1, size - 1);
-        shutdown(stray, SHUT_WR);
-    }
+    if (!(data[0] & 1)) /* a connection that starts with the input, then the real one */
+        stray = stray_connection(data + 1, size - 1);
     int fd = join_as_rank0();
     pthread_join(r.thread, NULL);
     if (r.rc == TETHER_OK && fd >= 0 && (data[0] & 1)) {

@@ -12,6 +12,7 @@
 
 #include "backends/net/frame.h"
 #include "backends/net/handshake.h"
+#include "tests/support/handshake_client.h"
 
 #define RANK_LIMIT_S 60
 #define WAIT_LIMIT_MS 20000
@@ -216,28 +217,10 @@ void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int
 
 int harness_fake_peer(int port, int rank, int size, const char *token)
 {
-    tether_config cfg;
-    tether__hello h;
-    unsigned char b[TETHER__HELLO_SIZE];
-    CHECK_OK(tether__config_load(&cfg));
-    memset(&h, 0, sizeof h);
-    h.version = TETHER__PROTO_VERSION;
-    h.rank = rank;
-    h.size = size;
-    h.nlinks = 1;
-    snprintf(h.token, sizeof h.token, "%s", token);
-    snprintf(h.backend, sizeof h.backend, "mesh");
-    tether__config_agreed(&cfg, h.settings);
-    tether__hello_encode(&h, b);
+    tether_test_hs hs = {.rank = rank, .size = size, .token = token};
     int fd = harness_connect(port);
-    write_all(fd, b, sizeof b);
-    for (size_t got = 0; got < sizeof b;) {
-        ssize_t n = read(fd, b + got, sizeof b - got);
-        CHECK(n > 0, "no answer to the fake peer's hello");
-        got += (size_t)n;
-    }
-    CHECK(tether__hello_decode(b, &h) == 0 && h.status == TETHER__HS_OK, "hello refused: %u",
-          h.status);
+    int status = tether_test_handshake(fd, &hs);
+    CHECK(status == TETHER__HS_OK && hs.challenge_proved, "handshake refused: %d", status);
     tether_tag none = {0};
     harness_send_frame(fd, TETHER__FRAME_CMA_OFFER, none, 0, 0);  /* empty: not on this host */
     harness_send_frame(fd, TETHER__FRAME_CMA_ANSWER, none, 0, 0); /* no to the rank's offer */

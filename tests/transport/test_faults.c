@@ -12,6 +12,7 @@
 #include "backends/net/frame.h"
 #include "backends/net/handshake.h"
 #include "harness.h"
+#include "tests/support/handshake_client.h"
 
 static int contains(const char *text, const char *part)
 {
@@ -141,46 +142,47 @@ static int cma_withdraw_body(const rank_ctx *ctx)
     return 0;
 }
 
-/* A hello with another job's token. With read_answer, check the rank answers "wrong job token";
- * else reset the connection at once, so the rank's answer meets a closed socket (EPIPE, which
- * must not become a SIGPIPE killing the rank). */
-static void wrong_token_as(int port, int read_answer, const char *token)
+/* A hello with another job's token. With read_answer, run the handshake: the rank's challenge
+ * must not prove itself under our token, its verdict must be "wrong job token", and no byte
+ * string of the real token (right, when known) may be in anything it sent. Else reset the
+ * connection at once, so the rank's challenge meets a closed socket (EPIPE, which must not become
+ * a SIGPIPE killing the rank). */
+static void wrong_token_as(int port, int read_answer, const char *token, const char *right)
 {
-    tether__hello h;
-    unsigned char b[TETHER__HELLO_SIZE];
-    memset(&h, 0, sizeof h);
-    h.version = TETHER__PROTO_VERSION;
-    h.rank = 0;
-    h.size = 2;
-    h.nlinks = 1;
-    strcpy(h.token, token);
-    strcpy(h.backend, "mesh"); /* else only the token differs from a rank's hello */
-    tether_config cfg;
-    CHECK_OK(tether__config_load(&cfg));
-    tether__config_agreed(&cfg, h.settings);
-    tether__hello_encode(&h, b);
     int fd = harness_connect(port);
-    CHECK(write(fd, b, sizeof b) == (ssize_t)sizeof b, "write");
     if (!read_answer) {
+        unsigned char b[TETHER__HELLO_SIZE];
+        tether__hello h = {.version = TETHER__PROTO_VERSION, .size = 2, .nlinks = 1};
+        tether__hello_encode(&h, b);
+        CHECK(write(fd, b, sizeof b) == (ssize_t)sizeof b, "write");
         struct linger reset = {.l_onoff = 1, .l_linger = 0};
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
         close(fd);
         return;
     }
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t n = read(fd, b + got, sizeof b - got);
-        CHECK(n > 0, "no answer to a wrong-token hello");
-        got += (size_t)n;
-    }
-    CHECK(tether__hello_decode(b, &h) == 0 && h.status == TETHER__HS_BAD_TOKEN, "answer status %u",
-          h.status);
+    tether_test_hs hs = {.rank = 0, .size = 2, .token = token};
+    int status = tether_test_handshake(fd, &hs);
+    CHECK(status == TETHER__HS_BAD_TOKEN, "verdict %d on a wrong token", status);
+    CHECK(hs.got_challenge && !hs.challenge_proved, "challenge %d, proved under a wrong token %d",
+          hs.got_challenge, hs.challenge_proved);
+    CHECK(!right || !memmem(hs.seen, hs.nseen, right, strlen(right)),
+          "the rank's answers hold the job token");
     close(fd);
+}
+
+/* 1 when a whole message came in. */
+static int read_full(int fd, unsigned char msg[TETHER__HELLO_SIZE])
+{
+    size_t got = 0;
+    for (ssize_t n;
+         got < TETHER__HELLO_SIZE && (n = read(fd, msg + got, TETHER__HELLO_SIZE - got)) > 0;)
+        got += (size_t)n;
+    return got == TETHER__HELLO_SIZE;
 }
 
 static void wrong_token(int port, int read_answer)
 {
-    wrong_token_as(port, read_answer, "another-job");
+    wrong_token_as(port, read_answer, "another-job", "right-token");
 }
 
 static int strays_body(const rank_ctx *ctx)
@@ -285,7 +287,52 @@ static int run_no_token(void)
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     pids[1] = harness_spawn(&ctx, strays_body);
-    wrong_token_as(ctx.ports[1], 1, "");
+    wrong_token_as(ctx.ports[1], 1, "", NULL);
+    ctx.rank = 0;
+    pids[0] = harness_spawn(&ctx, strays_body);
+    for (int r = 0; r < 2; r++)
+        failed |= harness_reap(pids[r], r);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* A replayed handshake: what a sniffer records of a rank's connection (its hello and the proof
+ * it makes for the challenge) proves nothing on a new connection, whose challenge carries a fresh
+ * nonce. Then the real rank 0 forms the mesh. */
+static int run_replay(void)
+{
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    int pids[2], failed = 0;
+    setenv("TETHER_JOB_TOKEN", "right-token", 1);
+    setenv("TETHER_TIMEOUT", "20", 1);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    pids[1] = harness_spawn(&ctx, strays_body);
+    /* the recording: a hello, the rank's challenge, and the proof rank 0 would answer it with */
+    tether__hello h = {.version = TETHER__PROTO_VERSION, .rank = 0, .size = 2, .nlinks = 1};
+    tether_config cfg;
+    CHECK_OK(tether__config_load(&cfg));
+    tether__config_agreed(&cfg, h.settings);
+    snprintf(h.backend, sizeof h.backend, "mesh");
+    tether__hs_msgs m;
+    tether__hello_encode(&h, m[TETHER__HS_HELLO]);
+    int fd = harness_connect(ctx.ports[1]);
+    CHECK(write(fd, m[TETHER__HS_HELLO], TETHER__HELLO_SIZE) == TETHER__HELLO_SIZE, "write");
+    CHECK(read_full(fd, m[TETHER__HS_CHALLENGE]), "no challenge");
+    close(fd);
+    tether__hs_status_msg(TETHER__HS_OK, m[TETHER__HS_PROOF]);
+    tether__hs_prove("right-token", m, TETHER__HS_PROOF);
+    /* the replay: the same hello and proof on a new connection, whose challenge differs */
+    fd = harness_connect(ctx.ports[1]);
+    unsigned char challenge[TETHER__HELLO_SIZE], verdict[TETHER__HELLO_SIZE];
+    CHECK(write(fd, m[TETHER__HS_HELLO], TETHER__HELLO_SIZE) == TETHER__HELLO_SIZE, "write");
+    CHECK(read_full(fd, challenge), "no challenge");
+    CHECK(memcmp(challenge, m[TETHER__HS_CHALLENGE], sizeof challenge), "challenge repeated");
+    CHECK(write(fd, m[TETHER__HS_PROOF], TETHER__HELLO_SIZE) == TETHER__HELLO_SIZE, "write");
+    CHECK(read_full(fd, verdict) && tether__hello_decode(verdict, &h) == 0 &&
+              h.status == TETHER__HS_BAD_TOKEN,
+          "a replayed proof was not refused (status %u)", h.status);
+    close(fd);
     ctx.rank = 0;
     pids[0] = harness_spawn(&ctx, strays_body);
     for (int r = 0; r < 2; r++)
@@ -434,10 +481,12 @@ int main(int argc, char **argv)
         return run_flood();
     if (!strcmp(t, "no_token"))
         return run_no_token();
+    if (!strcmp(t, "replay"))
+        return run_replay();
     fprintf(
         stderr,
         "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused|"
-        "huge_frame|huge_send|flood|no_token\n",
+        "huge_frame|huge_send|flood|no_token|replay\n",
         argv[0]);
     return 2;
 }

@@ -181,7 +181,7 @@ static void test_match_mismatches(void **state)
     assert_int_equal(tether__rxq_match(&q, t, 64, &m), TETHER__MATCH_NONE);
 }
 
-static tether__hello hello(int rank, int size, const char *token)
+static tether__hello hello(int rank, int size)
 {
     tether__hello h;
     memset(&h, 0, sizeof h);
@@ -190,16 +190,17 @@ static tether__hello hello(int rank, int size, const char *token)
     h.size = size;
     h.link = 1;
     h.nlinks = 2;
-    strcpy(h.token, token);
     return h;
 }
 
 static void test_hello_round_trip(void **state)
 {
     (void)state;
-    tether__hello h = hello(3, 4, "secret"), g;
+    tether__hello h = hello(3, 4), g;
     strcpy(h.announce_host, "10.0.0.3");
     h.announce_port = 40000;
+    memset(h.nonce, 0xa5, sizeof h.nonce);
+    memset(h.proof, 0x5a, sizeof h.proof);
     unsigned char b[TETHER__HELLO_SIZE];
     tether__hello_encode(&h, b);
     assert_int_equal(tether__hello_decode(b, &g), 0);
@@ -209,37 +210,72 @@ static void test_hello_round_trip(void **state)
     assert_int_equal(g.nlinks, 2);
     assert_int_equal(g.announce_port, 40000);
     assert_string_equal(g.announce_host, "10.0.0.3");
-    assert_string_equal(g.token, "secret");
+    assert_memory_equal(g.nonce, h.nonce, sizeof h.nonce);
+    assert_memory_equal(g.proof, h.proof, sizeof h.proof);
+}
+
+/* The proofs: right only for the token and the exact messages; a refusal holds nothing more than
+ * the magic, the version and the status. */
+static void test_handshake_proofs(void **state)
+{
+    (void)state;
+    tether__hs_msgs m;
+    tether__hello h = hello(1, 4);
+    memset(h.nonce, 1, sizeof h.nonce);
+    tether__hello_encode(&h, m[TETHER__HS_HELLO]);
+    h = hello(0, 4);
+    memset(h.nonce, 2, sizeof h.nonce);
+    tether__hello_encode(&h, m[TETHER__HS_CHALLENGE]);
+    tether__hs_prove("secret", m, TETHER__HS_CHALLENGE);
+    assert_true(tether__hs_verify("secret", m, TETHER__HS_CHALLENGE));
+    assert_false(tether__hs_verify("secreT", m, TETHER__HS_CHALLENGE));
+    assert_false(tether__hs_verify("", m, TETHER__HS_CHALLENGE));
+    /* a proof made for one step does not pass for another */
+    memcpy(m[TETHER__HS_PROOF], m[TETHER__HS_CHALLENGE], TETHER__HELLO_SIZE);
+    assert_false(tether__hs_verify("secret", m, TETHER__HS_PROOF));
+    /* any byte of an earlier message changed: the proof fails */
+    for (size_t i = 0; i < TETHER__HELLO_SIZE; i += 7) {
+        m[TETHER__HS_HELLO][i] ^= 1;
+        assert_false(tether__hs_verify("secret", m, TETHER__HS_CHALLENGE));
+        m[TETHER__HS_HELLO][i] ^= 1;
+    }
+    assert_true(tether__hs_verify("secret", m, TETHER__HS_CHALLENGE));
+    /* the token never appears in a message, and a refusal carries only magic, version, status */
+    assert_null(memmem(m, sizeof m, "secret", 6));
+    unsigned char r[TETHER__HELLO_SIZE], zero[TETHER__HELLO_SIZE] = {0};
+    tether__hs_status_msg(TETHER__HS_BAD_TOKEN, r);
+    assert_int_equal(tether__hello_decode(r, &h), 0);
+    assert_int_equal(h.status, TETHER__HS_BAD_TOKEN);
+    assert_int_equal(h.version, TETHER__PROTO_VERSION);
+    assert_memory_equal(r + 12, zero, sizeof r - 12);
 }
 
 static void test_hello_garbage_and_checks(void **state)
 {
     (void)state;
     unsigned char b[TETHER__HELLO_SIZE];
-    tether__hello mine = hello(0, 4, "secret"), g;
+    tether__hello mine = hello(0, 4), g;
     char why[256];
     memset(b, 0xff, sizeof b);
     assert_int_equal(tether__hello_decode(b, &g), -1);
     /* the right magic with unterminated text fields still decodes to terminated strings */
-    tether__hello h = hello(1, 4, "secret");
+    tether__hello h = hello(1, 4);
     tether__hello_encode(&h, b);
     memset(b + 32, 'x', sizeof b - 32);
     assert_int_equal(tether__hello_decode(b, &g), 0);
-    assert_true(strlen(g.token) < TETHER_TOKEN_MAX);
     assert_true(strlen(g.announce_host) < TETHER__ANNOUNCE_MAX);
-    assert_int_equal(tether__hello_check(&g, &mine, why, sizeof why), TETHER__HS_BAD_TOKEN);
+    assert_true(strlen(g.backend) < TETHER__BACKEND_MAX);
+    assert_true(strlen(g.settings) < TETHER_AGREED_MAX);
 
-    h = hello(1, 4, "secret");
+    h = hello(1, 4);
     assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_OK);
-    h = hello(1, 4, "secreT");
-    assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_BAD_TOKEN);
-    h = hello(1, 5, "secret");
+    h = hello(1, 5);
     assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_BAD_SIZE);
     assert_non_null(strstr(why, "5"));
     h.version = TETHER__PROTO_VERSION + 1;
     assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_BAD_VERSION);
     /* backend and settings travel, and differing ones are refused naming both values */
-    h = hello(1, 4, "secret");
+    h = hello(1, 4);
     strcpy(h.backend, "ring");
     strcpy(mine.backend, "mesh");
     tether__hello_encode(&h, b);
@@ -295,17 +331,12 @@ static void test_rxcache(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_frame_layout),
-        cmocka_unit_test(test_frame_abort_code),
-        cmocka_unit_test(test_frame_garbage),
-        cmocka_unit_test(test_stripe_small_goes_whole),
-        cmocka_unit_test(test_stripe_large_splits),
-        cmocka_unit_test(test_route_chunks),
-        cmocka_unit_test(test_match_in_order),
-        cmocka_unit_test(test_match_mismatches),
-        cmocka_unit_test(test_hello_round_trip),
-        cmocka_unit_test(test_hello_garbage_and_checks),
-        cmocka_unit_test(test_rxcache),
+        cmocka_unit_test(test_frame_layout),        cmocka_unit_test(test_frame_abort_code),
+        cmocka_unit_test(test_frame_garbage),       cmocka_unit_test(test_stripe_small_goes_whole),
+        cmocka_unit_test(test_stripe_large_splits), cmocka_unit_test(test_route_chunks),
+        cmocka_unit_test(test_match_in_order),      cmocka_unit_test(test_match_mismatches),
+        cmocka_unit_test(test_hello_round_trip),    cmocka_unit_test(test_hello_garbage_and_checks),
+        cmocka_unit_test(test_handshake_proofs),    cmocka_unit_test(test_rxcache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,26 @@
+/* tests/support/handshake_client.h - the connecting side of the handshake (backends/net/
+ * handshake.h), blocking, for tests and fuzz harnesses that act as a rank or as a stray. */
+#ifndef TETHER_TESTS_HANDSHAKE_CLIENT_H
+#define TETHER_TESTS_HANDSHAKE_CLIENT_H
+
+#include <stddef.h>
+
+#include "backends/net/handshake.h"
+
+typedef struct tether_test_hs {
+    int rank, size;       /* what the hello claims */
+    const char *backend;  /* "mesh" when NULL */
+    const char *token;    /* the key of our proof */
+    int got_challenge;    /* out: a challenge (status OK) arrived */
+    int challenge_proved; /* out: its proof is right for token */
+    unsigned char seen[TETHER__HS_STEPS * TETHER__HELLO_SIZE]; /* out: every byte received */
+    size_t nseen;
+} tether_test_hs;
+
+/* Run the handshake over the connected socket fd as rank hs->rank of hs->size, link 0 of 1, with
+ * this process's agreed settings (TETHER_* read now). Each read waits at most 5 s. Returns the
+ * status the acceptor ended with (TETHER__HS_OK: accepted), or -1 when it closed the connection,
+ * went silent or sent something else. */
+int tether_test_handshake(int fd, tether_test_hs *hs);
+
+#endif
