@@ -1,6 +1,6 @@
 /* backends/net/token.c - the job token when TETHER_JOB_TOKEN is unset (ranks started by hand).
  *
- * Every connection presents the job token in its hello. tether launch sets a random one; without
+ * Every connection proves the job token in its handshake. tether launch sets a random one; without
  * it any local process could connect claiming a rank. With a hostfile, every rank of the job reads
  * the same table of ranks, so it gives a token all of them share: a connection from another job
  * (another hostfile) or a stray client is refused. It is no secret from whoever can read the
