@@ -35,6 +35,7 @@ static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep,
     w->rank = rank;
     w->size = size;
     w->refs = 1;
+    w->owner = getpid();
     pthread_mutex_init(&w->lock, NULL);
     return w;
 }
@@ -246,8 +247,9 @@ static int split_in_backend(tether_group *g, int color, int key, tether_group **
 int tether_group_split(tether_group *g, int color, int key, tether_group **out)
 {
     tether__clear_error();
-    if (!g || !out)
-        return tether__fail(TETHER_EINVAL, "tether_group_split: %s is NULL", g ? "out" : "group");
+    TRY(tether__check_group("tether_group_split", g));
+    if (!out)
+        return tether__fail(TETHER_EINVAL, "tether_group_split: out is NULL");
     *out = NULL;
     if (g->world->ops && g->world->ops->split)
         return split_in_backend(g, color, key, out);
@@ -385,7 +387,9 @@ int tether_group_create(tether_group *g, const int *ranks, int n, tether_group *
 
 void tether_group_free(tether_group *g)
 {
-    if (!g)
+    /* In a forked child, nothing: the parent's connections stay open, and the memory goes with the
+     * child (its copy of the world is not freed: the lock may have been copied held). */
+    if (!g || !tether__group_owned(g))
         return;
     tether_world *w = g->world;
     if (g->comm)

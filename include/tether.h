@@ -142,7 +142,13 @@ TETHER_API int tether_group_split(tether_group *g, int color, int key, tether_gr
  * the parent. A rank not in ranks, a repeat or an out-of-range rank: TETHER_EINVAL. */
 TETHER_API int tether_group_create(tether_group *g, const int *ranks, int n, tether_group **out);
 
-/* Free a group (NULL is fine). Children must be freed too; the connections close with the last. */
+/* Free a group (NULL is fine). Children must be freed too; the connections close with the last.
+ *
+ * A group belongs to the process that formed it. A child made by fork() inherits a copy that shares
+ * the parent's sockets but not its threads: there every call taking the group (or one of its
+ * requests) returns TETHER_EINVAL, whose message names the fork, and tether_group_free does
+ * nothing, so the parent's connections stay open and its groups keep working (the child's copy is
+ * reclaimed when it exits or execs). tether_group_rank, _size and _backend still answer. */
 TETHER_API void tether_group_free(tether_group *g);
 
 /* Bytes per element of dt, 0 for an invalid dtype. */

@@ -16,7 +16,10 @@ class Group:
 
     Made by :func:`init` or :meth:`split`, not directly. The C group is freed by :meth:`close`,
     on leaving a ``with`` block, or when the object is garbage collected. A group is used by one
-    thread at a time; different groups may be used from different threads.
+    thread at a time; different groups may be used from different threads. A group belongs to the
+    process that formed it: in a child made by os.fork() its collectives raise TetherError
+    (TETHER_EINVAL, naming the fork), and closing it there, or its finalizer at the child's exit,
+    leaves the parent's connections open (include/tether.h, tether_group_free).
     """
 
     def __init__(self, handle):
