@@ -5,6 +5,7 @@ import threading
 import weakref
 
 from . import _lib
+from ._args import c_int
 from .errors import check
 
 _default = None            # the first group init() formed; group=None means this one
@@ -58,10 +59,14 @@ class Group:
 
     def split(self, color, key=-1):
         """Collective: ranks passing the same color form a new group, ordered by key, then by
-        rank here (key < 0 keeps this group's order). Every rank of this group must call it."""
+        rank here (key < 0 keeps this group's order). Every rank of this group must call it.
+        A rank passing a negative color (-1, as MPI_UNDEFINED) joins no group and gets None.
+        color and key must fit a C int (ValueError otherwise)."""
+        color = c_int(color, "split", "color")
+        key = c_int(key, "split", "key")
         out = ctypes.c_void_p()
         check(_lib.get().tether_group_split(self.handle, color, key, ctypes.byref(out)))
-        return Group(out.value)
+        return None if out.value is None else Group(out.value)
 
     def close(self):
         """Free the C group now (idempotent). Groups split from it stay usable."""
@@ -114,8 +119,12 @@ def init(strict=False, backend="any"):
 
 def is_available(backend="any"):
     """True if the named backend could form a group here ("singleton" always can; "any", the
-    default as in mx.distributed.is_available(), asks whether some backend is configured)."""
-    return bool(_lib.get().tether_is_available(backend.encode()))
+    default as in mx.distributed.is_available(), asks whether some backend is configured; None
+    means "any", as NULL does in C)."""
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"is_available: backend must be a string such as \"any\" or \"ring\", "
+                        f"or None, got {backend!r}")
+    return bool(_lib.get().tether_is_available(None if backend is None else backend.encode()))
 
 
 def resolve(group):
