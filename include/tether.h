@@ -111,7 +111,12 @@ typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT 
  * mesh, ring, except that MLX's MLX_HOSTFILE (without TETHER_HOSTFILE) puts ring first, as in MLX.
  * With no configuration at all, strict=0 gives a size-1 group and strict=1 returns
  * TETHER_EUNAVAIL naming what each backend lacked. A configuration that is present but broken is
- * always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
+ * always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1; so is a job that
+ * rank and size variables announce with no hostfile or coordinator to reach it (TETHER_ECONFIG
+ * naming what is set and what is missing; docs/guide.md says which variables announce one: not
+ * torchrun's RANK or MASTER_ADDR alone; a size of 1 is the singleton). One exception, kept for
+ * MPI launchers (docs/mpi.md): under one whose plugin does not load, "any" with strict=0 warns on
+ * stderr and gives size 1 (never quietly; tests/mpi's noplugin case holds it).
  * On success *out owns the group; free it with tether_group_free(). */
 TETHER_API int tether_init(const char *backend, int strict, tether_group **out);
 

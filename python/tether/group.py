@@ -90,7 +90,9 @@ def init(strict=False, backend="any"):
     "rdma" (MLX's "jaccl" and "jaccl-ring" mean rdma) or "singleton" (TETHER_BACKEND in the
     environment replaces "any"; under mpirun "any" is "mpi", docs/mpi.md; under "any", MLX's
     variables choose as in MLX: docs/migrating.md). Without any configuration in the environment
-    the group has size 1, or TetherError(TETHER_EUNAVAIL) when strict. As in mx.distributed, the
+    the group has size 1, or TetherError(TETHER_EUNAVAIL) when strict; a job announced by rank and
+    size variables with no hostfile or coordinator raises TetherError(TETHER_ECONFIG) naming what
+    is missing (docs/guide.md, "Starting ranks"). As in mx.distributed, the
     first group formed becomes the default one: init() / init(backend="any") then return it
     again, and collectives called without group= use it.
 
