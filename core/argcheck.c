@@ -1,6 +1,7 @@
 /* core/argcheck.c - the argument checks of every public call, in one place with one message shape.
  */
 #include <stdint.h>
+#include <unistd.h>
 
 #include "argcheck.h"
 #include "errors.h"

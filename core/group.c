@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "argcheck.h"
 #include "coll.h"
@@ -25,6 +26,19 @@ static tether_group *group_alloc(tether_world *w, int rank, int size)
     return g;
 }
 
+unsigned tether__forks;
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+    tether__forks++; /* in the child only, while it has one thread */
+}
+
+static void watch_forks(void)
+{
+    pthread_atfork(NULL, NULL, count_fork);
+}
+
 static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep, int rank, int size)
 {
     tether_world *w = calloc(1, sizeof *w);
@@ -35,7 +49,9 @@ static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep,
     w->rank = rank;
     w->size = size;
     w->refs = 1;
+    pthread_once(&forks_once, watch_forks);
     w->owner = getpid();
+    w->generation = tether__forks;
     pthread_mutex_init(&w->lock, NULL);
     return w;
 }
