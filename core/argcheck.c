@@ -1,9 +1,11 @@
 /* core/argcheck.c - the argument checks of every public call, in one place with one message shape.
  */
 #include <stdint.h>
+#include <unistd.h>
 
 #include "argcheck.h"
 #include "errors.h"
+#include "group.h"
 #include "reduce.h"
 
 static const char *const op_names[] = {"SUM", "PROD", "MAX", "MIN"};
@@ -12,6 +14,11 @@ int tether__check_group(const char *call, const tether_group *g)
 {
     if (!g)
         return tether__fail(TETHER_EINVAL, "%s: group is NULL; call tether_init first", call);
+    if (!tether__group_owned(g))
+        return tether__fail(TETHER_EINVAL,
+                            "%s: the group belongs to process %d and this is process %d, a fork "
+                            "of it; a forked child cannot use its parent's groups",
+                            call, (int)g->world->owner, (int)getpid());
     return TETHER_OK;
 }
 

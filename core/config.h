@@ -31,6 +31,11 @@ typedef struct tether_config {
 /* Read the environment. TETHER_ECONFIG naming the variable when a value is malformed. */
 int tether__config_load(tether_config *cfg);
 
+/* TETHER_ECONFIG naming the variables set and what is missing when the environment announces a
+ * job of several ranks (rank or size variables) with no hostfile and no coordinator to reach them;
+ * tether_init checks it before it would form a group of size 1 (core/job_env.c). */
+int tether__config_job_check(const tether_config *cfg);
+
 /* The settings every rank must share, as text for the handshake to compare and name: those that
  * go into a collective's signature (TETHER_WIRE_DTYPE, TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW),
  * so ranks that differ fail at init naming both values rather than at their first call. */

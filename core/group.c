@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "argcheck.h"
 #include "coll.h"
@@ -25,6 +26,19 @@ static tether_group *group_alloc(tether_world *w, int rank, int size)
     return g;
 }
 
+unsigned tether__forks;
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+    tether__forks++; /* in the child only, while it has one thread */
+}
+
+static void watch_forks(void)
+{
+    pthread_atfork(NULL, NULL, count_fork);
+}
+
 static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep, int rank, int size)
 {
     tether_world *w = calloc(1, sizeof *w);
@@ -35,6 +49,9 @@ static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep,
     w->rank = rank;
     w->size = size;
     w->refs = 1;
+    pthread_once(&forks_once, watch_forks);
+    w->owner = getpid();
+    w->generation = tether__forks;
     pthread_mutex_init(&w->lock, NULL);
     return w;
 }
@@ -246,8 +263,9 @@ static int split_in_backend(tether_group *g, int color, int key, tether_group **
 int tether_group_split(tether_group *g, int color, int key, tether_group **out)
 {
     tether__clear_error();
-    if (!g || !out)
-        return tether__fail(TETHER_EINVAL, "tether_group_split: %s is NULL", g ? "out" : "group");
+    TRY(tether__check_group("tether_group_split", g));
+    if (!out)
+        return tether__fail(TETHER_EINVAL, "tether_group_split: out is NULL");
     *out = NULL;
     if (g->world->ops && g->world->ops->split)
         return split_in_backend(g, color, key, out);
@@ -385,7 +403,9 @@ int tether_group_create(tether_group *g, const int *ranks, int n, tether_group *
 
 void tether_group_free(tether_group *g)
 {
-    if (!g)
+    /* In a forked child, nothing: the parent's connections stay open, and the memory goes with the
+     * child (its copy of the world is not freed: the lock may have been copied held). */
+    if (!g || !tether__group_owned(g))
         return;
     tether_world *w = g->world;
     if (g->comm)

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "scratch.h"
 #include "transport.h"
@@ -26,7 +27,14 @@ typedef struct tether_world {
     size_t ncreates;
     pthread_mutex_t lock; /* guards refs, broken and creates */
     tether_config cfg;
+    pid_t owner;         /* the process that formed it, for messages */
+    unsigned generation; /* tether__forks when it was formed */
 } tether_world;
+
+/* How many fork()s made this process from the one that loaded libtether (a pthread_atfork handler
+ * counts them in the child), so telling a forked child costs a load, not getpid()'s system call
+ * (about 110 ns, as much as a whole size-1 collective) on every call. */
+extern unsigned tether__forks;
 
 /* Point-to-point messages sent to and received from one peer with one tag, for their tags. */
 typedef struct tether_p2p_count {
@@ -68,6 +76,15 @@ int tether__group_break(tether_group *g, int code);
  * in-process transport. */
 int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
                        tether_group **out);
+
+/* 1 in the process that formed g, 0 in a forked child of it. The child's copy of g must not touch
+ * the world: its sockets are the parent's too (a shutdown or a close frame would end the parent's
+ * connections), its progress and heartbeat threads did not come along, and its lock may have been
+ * copied held. */
+static inline int tether__group_owned(const tether_group *g)
+{
+    return g->world->generation == tether__forks;
+}
 
 /* The world rank of group rank r. */
 static inline int tether__world_rank(const tether_group *g, int r)

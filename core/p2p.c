@@ -230,6 +230,7 @@ int tether_test(tether_request *req, int *done)
     tether__clear_error();
     if (!req || !done)
         return tether__fail(TETHER_EINVAL, "tether_test: %s is NULL", req ? "done" : "req");
+    TRY(tether__check_group("tether_test", req->g)); /* a forked child leaves it alone */
     return test_one(req, done);
 }
 
@@ -239,7 +240,8 @@ int tether_wait(tether_request *req)
     if (!req)
         return tether__fail(TETHER_EINVAL, "tether_wait: req is NULL");
     tether_group *g = req->g;
-    g->cur_seq = req->seq; /* for the timeout's message */
+    TRY(tether__check_group("tether_wait", g)); /* a forked child leaves it alone */
+    g->cur_seq = req->seq;                      /* for the timeout's message */
     g->cur_sig = req->sig;
     g->cur_name = req->name;
     return finish(req, tether__wait_until(g, step, req));
@@ -259,6 +261,9 @@ int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed
         *completed = 0;
     if (n < 0 || (n && !reqs))
         return tether__fail(TETHER_EINVAL, "tether_waitsome: %d requests at %p", n, (void *)reqs);
+    for (int i = 0; i < n; i++) /* a forked child leaves them alone */
+        if (reqs[i])
+            TRY(tether__check_group("tether_waitsome", reqs[i]->g));
     const int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     for (;;) {
         int done_now = 0, pending = 0;

@@ -139,6 +139,7 @@ static int init_named(const char *name, int strict, const tether_config *cfg, te
     if (state == 0) {
         if (strict)
             return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not configured: %s", name, why);
+        TRY(tether__config_job_check(cfg)); /* a job half set up: never size 1 */
         TLOG_INFO("backend %s not configured (%s): running as a group of size 1", name, why);
         return tether__singleton_open(out);
     }
@@ -206,6 +207,7 @@ static int init_any(int strict, const tether_config *cfg, tether_group **out)
     }
     if (first_rc)
         return tether__fail(first_rc, "no configured backend formed a group: %s", failed);
+    TRY(tether__config_job_check(cfg)); /* a job half set up: never size 1 */
     if (strict)
         return tether__fail(TETHER_EUNAVAIL, "no backend is configured and able to run here (%s)",
                             lacks);

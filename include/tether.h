@@ -111,7 +111,12 @@ typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT 
  * mesh, ring, except that MLX's MLX_HOSTFILE (without TETHER_HOSTFILE) puts ring first, as in MLX.
  * With no configuration at all, strict=0 gives a size-1 group and strict=1 returns
  * TETHER_EUNAVAIL naming what each backend lacked. A configuration that is present but broken is
- * always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1.
+ * always an error (TETHER_ECONFIG, TETHER_ENET, TETHER_ETIMEDOUT), never size 1; so is a job that
+ * rank and size variables announce with no hostfile or coordinator to reach it (TETHER_ECONFIG
+ * naming what is set and what is missing; docs/guide.md says which variables announce one: not
+ * torchrun's RANK or MASTER_ADDR alone; a size of 1 is the singleton). One exception, kept for
+ * MPI launchers (docs/mpi.md): under one whose plugin does not load, "any" with strict=0 warns on
+ * stderr and gives size 1 (never quietly; tests/mpi's noplugin case holds it).
  * On success *out owns the group; free it with tether_group_free(). */
 TETHER_API int tether_init(const char *backend, int strict, tether_group **out);
 
@@ -142,7 +147,13 @@ TETHER_API int tether_group_split(tether_group *g, int color, int key, tether_gr
  * the parent. A rank not in ranks, a repeat or an out-of-range rank: TETHER_EINVAL. */
 TETHER_API int tether_group_create(tether_group *g, const int *ranks, int n, tether_group **out);
 
-/* Free a group (NULL is fine). Children must be freed too; the connections close with the last. */
+/* Free a group (NULL is fine). Children must be freed too; the connections close with the last.
+ *
+ * A group belongs to the process that formed it. A child made by fork() inherits a copy that shares
+ * the parent's sockets but not its threads: there every call taking the group (or one of its
+ * requests) returns TETHER_EINVAL, whose message names the fork, and tether_group_free does
+ * nothing, so the parent's connections stay open and its groups keep working (the child's copy is
+ * reclaimed when it exits or execs). tether_group_rank, _size and _backend still answer. */
 TETHER_API void tether_group_free(tether_group *g);
 
 /* Bytes per element of dt, 0 for an invalid dtype. */

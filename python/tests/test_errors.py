@@ -83,3 +83,44 @@ def test_closed_group(world):
     with pytest.raises(ValueError, match="closed"):
         tether.all_sum(np.zeros(1), group=child)
     still_works(world)
+
+
+# Integers that do not fit a C int: ctypes wrapped them (2**32 to 0) into another, valid-looking
+# rank, so broadcast returned memory nobody wrote and send reached rank 1.
+@pytest.mark.parametrize("root", [2 ** 32, 2 ** 32 + 1, -2 ** 31 - 1, 2 ** 63])
+def test_root_out_of_c_int_range(world, root):
+    with pytest.raises(ValueError, match=r"broadcast: root=-?\d+ is out of range"):
+        tether.broadcast(np.ones(3), root=root)
+    still_works(world)
+
+
+def test_root_not_an_integer(world):
+    with pytest.raises(TypeError, match="broadcast: root must be an integer, got float"):
+        tether.broadcast(np.ones(3), root=0.0)
+    still_works(world)
+
+
+@pytest.mark.parametrize("peer", [2 ** 32, 2 ** 32 + 1, -2 ** 32])
+def test_peer_out_of_c_int_range(world, peer):
+    with pytest.raises(ValueError, match="send: dst=.* is out of range"):
+        tether.send(np.ones(2), peer)
+    with pytest.raises(ValueError, match="recv: src=.* is out of range"):
+        tether.recv((2,), np.float64, peer)
+    with pytest.raises(ValueError, match="recv: src=.* is out of range"):
+        tether.recv_like(np.ones(2), peer)
+    with pytest.raises(TypeError, match="send: dst must be an integer"):
+        tether.send(np.ones(2), "1")
+    still_works(world)
+
+
+@pytest.mark.parametrize("color, key", [(2 ** 31, -1), (0, 2 ** 31), (-2 ** 31 - 1, 0)])
+def test_split_out_of_c_int_range(world, color, key):
+    with pytest.raises(ValueError, match="split: (color|key)=.* is out of range"):
+        world.split(color, key)
+    still_works(world)
+
+
+def test_is_available_none_means_any(world):
+    assert tether.is_available(None) == tether.is_available("any")
+    with pytest.raises(TypeError, match="is_available: backend must be a string"):
+        tether.is_available(3)

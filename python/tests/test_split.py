@@ -38,3 +38,17 @@ def test_nested_split_and_default_group_untouched(world):
     assert tether.init() is world  # init() keeps returning the first group
     single.close()
     half.close()
+
+
+def test_negative_color_joins_no_group(world):
+    # Every rank out: None everywhere (it was a Group of rank -1 and size 0).
+    assert world.split(-1) is None
+    # Rank 0 out, the others together.
+    child = world.split(-1 if world.rank() == 0 else 5)
+    if world.rank() == 0:
+        assert child is None
+    else:
+        assert (child.rank(), child.size()) == (world.rank() - 1, world.size() - 1)
+        assert tether.all_sum(np.ones(1), group=child).tolist() == [world.size() - 1]
+        child.close()
+    assert tether.all_sum(np.ones(1)).tolist() == [world.size()]

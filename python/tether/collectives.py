@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from . import _lib
+from ._args import c_int
 from ._dtypes import as_input, as_output, code_of
 from .errors import check
 from .group import resolve
@@ -112,6 +113,7 @@ def sum_scatter(x, *, group=None, stream=None, out=None):
 def broadcast(x, root=0, *, group=None, stream=None, out=None):
     """root's x on every rank. Other ranks' x only gives the shape and dtype (its values are not
     read); out=x overwrites x in place."""
+    root = c_int(root, "broadcast", "root")  # a wrapped one would skip the copy below
     g = resolve(group)
     send = as_input(x)
     buf = as_output(out, send.shape, send.dtype)
@@ -138,6 +140,7 @@ def all_to_all(x, *, group=None, stream=None, out=None):
 def send(x, dst, *, group=None, stream=None):
     """Send x to rank dst, which must call recv with the same shape and dtype. May return before
     dst has received. Unlike mx.distributed.send, returns None: numpy arrays are not lazy."""
+    dst = c_int(dst, "send", "dst")
     g = resolve(group)
     buf = as_input(x)
     check(_lib.get().tether_send(g.handle, _ptr(buf), buf.size, code_of(buf.dtype), dst))
@@ -145,6 +148,7 @@ def send(x, dst, *, group=None, stream=None):
 
 def recv(shape, dtype, src, *, group=None, stream=None, out=None):
     """Receive an array of this shape and dtype that rank src sent."""
+    src = c_int(src, "recv", "src")
     g = resolve(group)
     code = code_of(dtype)
     buf = as_output(out, _shape(shape), np.dtype(dtype).newbyteorder("="))

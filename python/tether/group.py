@@ -5,6 +5,7 @@ import threading
 import weakref
 
 from . import _lib
+from ._args import c_int
 from .errors import check
 
 _default = None            # the first group init() formed; group=None means this one
@@ -16,7 +17,10 @@ class Group:
 
     Made by :func:`init` or :meth:`split`, not directly. The C group is freed by :meth:`close`,
     on leaving a ``with`` block, or when the object is garbage collected. A group is used by one
-    thread at a time; different groups may be used from different threads.
+    thread at a time; different groups may be used from different threads. A group belongs to the
+    process that formed it: in a child made by os.fork() its collectives raise TetherError
+    (TETHER_EINVAL, naming the fork), and closing it there, or its finalizer at the child's exit,
+    leaves the parent's connections open (include/tether.h, tether_group_free).
     """
 
     def __init__(self, handle):
@@ -55,10 +59,14 @@ class Group:
 
     def split(self, color, key=-1):
         """Collective: ranks passing the same color form a new group, ordered by key, then by
-        rank here (key < 0 keeps this group's order). Every rank of this group must call it."""
+        rank here (key < 0 keeps this group's order). Every rank of this group must call it.
+        A rank passing a negative color (-1, as MPI_UNDEFINED) joins no group and gets None.
+        color and key must fit a C int (ValueError otherwise)."""
+        color = c_int(color, "split", "color")
+        key = c_int(key, "split", "key")
         out = ctypes.c_void_p()
         check(_lib.get().tether_group_split(self.handle, color, key, ctypes.byref(out)))
-        return Group(out.value)
+        return None if out.value is None else Group(out.value)
 
     def close(self):
         """Free the C group now (idempotent). Groups split from it stay usable."""
@@ -82,7 +90,9 @@ def init(strict=False, backend="any"):
     "rdma" (MLX's "jaccl" and "jaccl-ring" mean rdma) or "singleton" (TETHER_BACKEND in the
     environment replaces "any"; under mpirun "any" is "mpi", docs/mpi.md; under "any", MLX's
     variables choose as in MLX: docs/migrating.md). Without any configuration in the environment
-    the group has size 1, or TetherError(TETHER_EUNAVAIL) when strict. As in mx.distributed, the
+    the group has size 1, or TetherError(TETHER_EUNAVAIL) when strict; a job announced by rank and
+    size variables with no hostfile or coordinator raises TetherError(TETHER_ECONFIG) naming what
+    is missing (docs/guide.md, "Starting ranks"). As in mx.distributed, the
     first group formed becomes the default one: init() / init(backend="any") then return it
     again, and collectives called without group= use it.
 
@@ -111,8 +121,12 @@ def init(strict=False, backend="any"):
 
 def is_available(backend="any"):
     """True if the named backend could form a group here ("singleton" always can; "any", the
-    default as in mx.distributed.is_available(), asks whether some backend is configured)."""
-    return bool(_lib.get().tether_is_available(backend.encode()))
+    default as in mx.distributed.is_available(), asks whether some backend is configured; None
+    means "any", as NULL does in C)."""
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"is_available: backend must be a string such as \"any\" or \"ring\", "
+                        f"or None, got {backend!r}")
+    return bool(_lib.get().tether_is_available(None if backend is None else backend.encode()))
 
 
 def resolve(group):

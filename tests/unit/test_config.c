@@ -37,6 +37,8 @@ static const char *const vars[] = {"TETHER_RANK",
                                    "MCCL_IFACE_PRIORITY",
                                    "MCCL_WIRE_DTYPE",
                                    "MCCL_ALLREDUCE_ALGO",
+                                   "LOCAL_RANK",
+                                   "TETHER_IBV_DEVICES",
                                    NULL};
 
 static int clean_env(void **state)
@@ -220,6 +222,92 @@ static void broken_configuration_is_an_error(void **state)
     assert_non_null(strstr(tether_last_error(), "/nonexistent/tether-hosts.json"));
 }
 
+/* tether_init("any", strict) and a named backend's lenient fallback fail with TETHER_ECONFIG,
+ * forming nothing, and the message holds each of words. */
+static void expect_half_configuration(const char *const *words)
+{
+    static const char *const calls[] = {"any", "any", "ring"};
+    for (int i = 0; i < 3; i++) {
+        tether_group *g = NULL;
+        assert_int_equal(tether_init(calls[i], i == 1, &g), TETHER_ECONFIG);
+        assert_null(g);
+        for (const char *const *w = words; *w; w++)
+            if (!strstr(tether_last_error(), *w))
+                fail_msg("tether_init(\"%s\", %d): \"%s\" lacks \"%s\"", calls[i], i == 1,
+                         tether_last_error(), *w);
+    }
+}
+
+static void expect_singleton(void)
+{
+    tether_group *g = NULL;
+    assert_int_equal(tether_init("any", 0, &g), TETHER_OK);
+    assert_int_equal(tether_group_size(g), 1);
+    tether_group_free(g);
+}
+
+/* A job the environment announces but gives no way to reach is an error, never size 1 (#37 item 6):
+ * tether's rank and size without a hostfile or coordinator... */
+static void half_tether_job(void **state)
+{
+    (void)state;
+    setenv("TETHER_RANK", "1", 1);
+    setenv("TETHER_SIZE", "4", 1);
+    expect_half_configuration((const char *const[]){"TETHER_RANK=1", "TETHER_SIZE=4",
+                                                    "TETHER_HOSTFILE", "TETHER_COORDINATOR", NULL});
+    unsetenv("TETHER_SIZE"); /* a rank alone: tether's names are set by launchers only */
+    expect_half_configuration((const char *const[]){"TETHER_RANK=1", NULL});
+}
+
+/* ...torchrun's variables without MASTER_PORT... */
+static void half_torchrun_job(void **state)
+{
+    (void)state;
+    setenv("RANK", "1", 1);
+    setenv("LOCAL_RANK", "1", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    expect_half_configuration((const char *const[]){
+        "RANK=1", "WORLD_SIZE=4", "MASTER_ADDR=127.0.0.1", "MASTER_PORT is unset", NULL});
+}
+
+/* ...MLX's rank and size without MLX_HOSTFILE, and an RDMA device matrix without a coordinator. */
+static void half_mlx_job(void **state)
+{
+    (void)state;
+    setenv("MLX_RANK", "0", 1);
+    setenv("MLX_WORLD_SIZE", "2", 1);
+    expect_half_configuration(
+        (const char *const[]){"MLX_RANK=0", "MLX_WORLD_SIZE=2", "MLX_HOSTFILE", NULL});
+    unsetenv("MLX_RANK");
+    unsetenv("MLX_WORLD_SIZE");
+    setenv("MLX_IBV_DEVICES", "/tmp/devices.json", 1);
+    expect_half_configuration(
+        (const char *const[]){"MLX_IBV_DEVICES=/tmp/devices.json", "TETHER_COORDINATOR", NULL});
+}
+
+/* What announces no job: torchrun's generic names alone, and a size of 1 (a complete singleton,
+ * whose rank must be 0). */
+static void not_a_job(void **state)
+{
+    (void)state;
+    static const char *const lone[][2] = {
+        {"RANK", "3"}, {"LOCAL_RANK", "2"}, {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"}};
+    for (size_t i = 0; i < sizeof lone / sizeof lone[0]; i++) {
+        setenv(lone[i][0], lone[i][1], 1);
+        expect_singleton();
+        unsetenv(lone[i][0]);
+    }
+    setenv("WORLD_SIZE", "1", 1);
+    setenv("RANK", "0", 1);
+    expect_singleton();
+    setenv("TETHER_SIZE", "1", 1);
+    setenv("TETHER_RANK", "0", 1);
+    expect_singleton();
+    setenv("TETHER_RANK", "2", 1);
+    expect_half_configuration((const char *const[]){"rank 2 in a job of size 1", NULL});
+}
+
 /* docs/env.md must name every variable tether reads. */
 static void docs_name_every_variable(void **state)
 {
@@ -277,6 +365,10 @@ int main(void)
         cmocka_unit_test_setup(mlx_size_and_names, clean_env),
         cmocka_unit_test_setup(singleton_without_configuration, clean_env),
         cmocka_unit_test_setup(broken_configuration_is_an_error, clean_env),
+        cmocka_unit_test_setup(half_tether_job, clean_env),
+        cmocka_unit_test_setup(half_torchrun_job, clean_env),
+        cmocka_unit_test_setup(half_mlx_job, clean_env),
+        cmocka_unit_test_setup(not_a_job, clean_env),
         cmocka_unit_test(docs_name_every_variable),
         cmocka_unit_test_setup(reads_only_the_table, clean_env),
     };

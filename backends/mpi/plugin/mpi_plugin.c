@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -179,8 +180,14 @@ static int free_half_at_finalize(MPI_Comm comm, int keyval, void *value, void *e
     return MPI_SUCCESS;
 }
 
+static pid_t mpi_owner; /* the process that started MPI */
+
+/* In that process only: a forked child that exits inherits the handler, and finalising there
+ * would act on the parent's MPI job. */
 static void finalize_at_exit(void)
 {
+    if (getpid() != mpi_owner)
+        return;
     int done = 0;
     MPI_Finalized(&done);
     if (!done)
@@ -207,6 +214,7 @@ static int start_mpi(char *err, size_t len)
             return TETHER_EUNAVAIL;
         }
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        mpi_owner = getpid();
         atexit(finalize_at_exit);
     }
     if (half_ready)
