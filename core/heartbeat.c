@@ -28,6 +28,7 @@ struct tether_heartbeat {
     uint64_t *seen;    /* per peer: what had arrived at the last note */
     int64_t *heard_ms; /* per peer: when that last changed */
     int64_t looked_ms; /* the last look of a waiting rank */
+    int64_t stood_ms;  /* the last time a busy holder of the lock stood in for the thread */
 };
 
 static int64_t now_ms(void)
@@ -121,6 +122,14 @@ int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms)
     if (!h || now_ms - h->looked_ms < h->period_ms / TICKS)
         return 0;
     h->looked_ms = now_ms;
+    return 1;
+}
+
+int tether__heartbeat_stand_in(tether_heartbeat *h, int64_t now_ms)
+{
+    if (!h || now_ms - h->stood_ms < h->period_ms)
+        return 0;
+    h->stood_ms = now_ms;
     return 1;
 }
 

@@ -26,6 +26,11 @@ void tether__heartbeat_note(tether_heartbeat *h, int peer, uint64_t arrived, int
 /* 1 when a waiting rank should look again: a quarter period since the last look (which this
  * counts as taken); 0 for NULL (no heartbeats). */
 int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms);
+/* A thread that holds the endpoint's lock through one long step (a copy of gigabytes) keeps
+ * beat() waiting for that lock, and the peers would take this rank for a stopped one: so it
+ * stands in for the thread between bounded parts of the step. 1 when it should call beat(ctx, 1)
+ * itself now, a period since it last did; 0 for NULL (no heartbeats). The caller serialises. */
+int tether__heartbeat_stand_in(tether_heartbeat *h, int64_t now_ms);
 /* 1 when peer has not been heard from for TETHER_HEARTBEATS_MISSED periods; then why holds the
  * message naming it (where: its address) for the transport's break. */
 int tether__heartbeat_silent(const tether_heartbeat *h, int peer, const char *where, int64_t now_ms,

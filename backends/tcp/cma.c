@@ -136,12 +136,15 @@ int tether__cma_sending(const tether__cma_link *c)
 /* ---- the reader's side ---- */
 
 #if TETHER_LINUX
-/* Read n bytes at addr of the peer's memory into dst; 0, or the errno. */
-static int read_peer(pid_t pid, void *dst, uint64_t addr, uint64_t n, uint64_t max_io)
+/* Read n bytes at addr of the peer's memory into dst; 0, or the errno. Gigabytes take seconds, all
+ * with the engine's lock held: the engine stands in for its heartbeat thread between steps. */
+static int read_peer(pid_t pid, void *dst, uint64_t addr, uint64_t n, const tether__cma_at *at)
 {
-    uint64_t done = 0;
+    uint64_t done = 0, step = at->step < at->max_io ? at->step : at->max_io;
     while (done < n) {
-        size_t k = (size_t)(n - done < max_io ? n - done : max_io);
+        if (done)
+            at->busy(at->ctx);
+        size_t k = (size_t)(n - done < step ? n - done : step);
         struct iovec local = {(unsigned char *)dst + done, k};
         struct iovec remote = {(void *)(uintptr_t)(addr + done), k};
         ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
@@ -163,10 +166,9 @@ static void take_offer(tether__cma_link *c, const tether__cma_at *at, tether__cm
     c->expected = 0;
 #if TETHER_LINUX
     uint64_t seen = 0, want = tether__get_u64(c->buf + 16);
-    e = c->hdr.len == 0 ? EPERM /* nothing offered */
-        : at->min
-            ? read_peer((pid_t)pid, &seen, tether__get_u64(c->buf + 8), sizeof seen, sizeof seen)
-            : EPERM;
+    e = EPERM; /* nothing offered, or TETHER_TCP_CMA_MIN=0 */
+    if (c->hdr.len != 0 && at->min)
+        e = read_peer((pid_t)pid, &seen, tether__get_u64(c->buf + 8), sizeof seen, at);
     yes = e == 0 && seen == want;
 #endif
     if (yes) {
@@ -195,10 +197,10 @@ static void copy_stripe(const tether__cma_link *c0, const tether__cma_at *at, vo
 {
 #if TETHER_LINUX
     uint64_t epoch = 0;
-    int e = read_peer((pid_t)c0->pid, dst, tether__get_u64(desc), n, at->max_io);
+    int e = read_peer((pid_t)c0->pid, dst, tether__get_u64(desc), n, at);
     /* the epoch even after a failed read: a sender that withdrew may have freed the buffer since
      * (EFAULT), and then its failure, not the address, is what to report */
-    int e_epoch = read_peer((pid_t)c0->pid, &epoch, c0->epoch_addr, sizeof epoch, sizeof epoch);
+    int e_epoch = read_peer((pid_t)c0->pid, &epoch, c0->epoch_addr, sizeof epoch, at);
     if (!e_epoch && epoch != tether__get_u64(desc + 16)) {
         fail(t, TETHER_EPEER,
              "rank %d (%s) failed or closed while this rank read a message "

@@ -28,7 +28,8 @@
  * The memory path never touches the engine: each call gets the state of the link a frame concerns
  * (tether__cma_link, which only this file reads or writes) and returns what the engine must do in
  * a tether__cma_todo: fail the endpoint with this message, send this frame back on the link,
- * finish that request's part. Every call is made with the endpoint's mutex held. */
+ * finish that request's part. Every call is made with the endpoint's mutex held; the one call
+ * back into the engine is its stand-in for the heartbeats during a long copy (tether__cma_at). */
 #ifndef TETHER_TCP_CMA_H
 #define TETHER_TCP_CMA_H
 
@@ -71,6 +72,11 @@ typedef struct tether__cma_at {
     uint64_t min;           /* this endpoint's TETHER_TCP_CMA_MIN: 0 = off */
     uint64_t max_io;        /* the most bytes one system call moves */
     tether__rxcache *cache; /* blocks for unexpected messages */
+    /* A copy from the peer's memory calls busy(ctx) after each step bytes: it holds the engine's
+     * lock for seconds at gigabytes, and the engine's heartbeats must go out meanwhile. */
+    uint64_t step;
+    void (*busy)(void *ctx);
+    void *ctx;
 } tether__cma_at;
 
 /* What the engine must do after a call, in this order: fail the endpoint (and nothing else), else

@@ -315,7 +315,10 @@ tether__cma_at tether__tcp_cma_at(tether__tcp_ep *ep, const tether__link *l)
                             .nlinks = l->nlinks,
                             .min = ep->cma_min,
                             .max_io = ep->max_io,
-                            .cache = &ep->rxcache};
+                            .cache = &ep->rxcache,
+                            .step = TETHER__BUSY_STEP,
+                            .busy = tether__tcp_stand_in,
+                            .ctx = ep};
 }
 
 int tether__tcp_apply(tether__tcp_ep *ep, tether__link *l, tether__cma_todo *t)

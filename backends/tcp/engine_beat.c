@@ -14,8 +14,13 @@
  * also reads what the links hold, so an hour of heartbeats never fills a socket, and a peer that
  * has sent no byte, heartbeat or data, for TETHER_HEARTBEATS_MISSED periods breaks the endpoint. A
  * SIGSTOPped, hung (its threads not running) or unreachable peer is caught so within seconds,
- * while a peer that is merely busy keeps answering. Routed peers (the ring) are watched by their
- * own neighbours, whose break crosses the ring. */
+ * while a peer that is merely busy keeps answering. A rank copying gigabytes with ep->mu held (a
+ * message read from a peer's memory, or one that came unexpected) would keep the thread waiting
+ * for the lock, and its peers would take it for a stopped one: the copy goes in bounded parts
+ * (TETHER__BUSY_STEP) and between them the copying thread stands in for the heartbeat thread
+ * (tether__tcp_stand_in). The copy stays under the lock: dropping it between parts would let
+ * another thread break the endpoint and hand the program back a buffer this one still writes.
+ * Routed peers (the ring) are watched by their own neighbours, whose break crosses the ring. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,12 +82,10 @@ static void nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     }
 }
 
-/* The thread's call: arrivals noted; with send, heartbeats on every idle link 0 and queued sends
- * pushed on. */
-static void beat(void *arg, int send)
+/* The thread's work, ep->mu held: arrivals noted; with send, heartbeats on every idle link 0 and
+ * queued sends pushed on. */
+static void beat_locked(tether__tcp_ep *ep, int send)
 {
-    tether__tcp_ep *ep = arg;
-    pthread_mutex_lock(&ep->mu);
     for (int p = 0; send && p < ep->size && !ep->err; p++) {
         tether__link *l = ep->nlinks[p] > 0 ? &ep->links[p][0] : NULL;
         if (!l || l->fd < 0 || l->eof || l->bye)
@@ -100,7 +103,33 @@ static void beat(void *arg, int send)
     }
     if (!ep->err)
         tether__liveness_sample(&liveness, ep, ep->size, ep->beat, tether__net_now_ms());
+}
+
+static void beat(void *arg, int send)
+{
+    tether__tcp_ep *ep = arg;
+    pthread_mutex_lock(&ep->mu);
+    beat_locked(ep, send);
     pthread_mutex_unlock(&ep->mu);
+}
+
+/* The thread waits for ep->mu behind this one: do its work here. Only writes and counts, never
+ * reads or breaks ep, so any step of the engine may call it between its parts. */
+void tether__tcp_stand_in(void *arg)
+{
+    tether__tcp_ep *ep = arg;
+    if (tether__heartbeat_stand_in(ep->beat, tether__net_now_ms()))
+        beat_locked(ep, 1);
+}
+
+void tether__tcp_copy(tether__tcp_ep *ep, void *dst, const void *src, uint64_t n)
+{
+    for (uint64_t done = 0; done < n; done += TETHER__BUSY_STEP) {
+        if (done)
+            tether__tcp_stand_in(ep);
+        uint64_t k = n - done < TETHER__BUSY_STEP ? n - done : TETHER__BUSY_STEP;
+        memcpy((char *)dst + done, (const char *)src + done, (size_t)k);
+    }
 }
 
 int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)

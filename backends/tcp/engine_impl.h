@@ -59,6 +59,11 @@
  * backends/tcp/engine_impl.h). */
 #define TETHER__UNEXPECTED_EAGER ((uint64_t)4 << 20)
 
+/* The most bytes one copy moves with ep->mu held before its thread stands in for the heartbeat
+ * thread (engine_beat.c): 8 MiB take a few milliseconds, where the shortest TETHER_HEARTBEAT is
+ * 50 ms, and the call that copies costs microseconds. */
+#define TETHER__BUSY_STEP ((uint64_t)8 << 20)
+
 /* One-part requests an endpoint keeps for reuse. */
 #define TETHER__REQ_SPARES 16
 
@@ -265,6 +270,15 @@ int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len
 
 /* Send every peer a bye (a normal close). Caller holds ep->mu. */
 void tether__tcp_say_bye(tether__tcp_ep *ep);
+
+/* ---- engine_beat.c ---- */
+
+/* Between TETHER__BUSY_STEP bytes of a long copy: send the heartbeats and note arrivals, once a
+ * period, for the heartbeat thread that waits for ep->mu meanwhile. ep is the endpoint (void *: the
+ * memory path's callback, cma.h). Caller holds ep->mu. */
+void tether__tcp_stand_in(void *ep);
+/* memcpy of n bytes, standing in between steps. Caller holds ep->mu. */
+void tether__tcp_copy(tether__tcp_ep *ep, void *dst, const void *src, uint64_t n);
 
 /* ---- engine_wait.c: waiting, and the progress thread's handler ---- */
 

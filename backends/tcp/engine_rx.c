@@ -575,8 +575,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
         tether__cma_claim(&l->cma, &ep->links[l->peer][0].cma, &at, part, m, &t);
         return tether__tcp_apply(ep, l, &t);
     }
-    if (m->got)
-        memcpy(part->buf, m->buf, (size_t)m->got);
+    tether__tcp_copy(ep, part->buf, m->buf, m->got); /* gigabytes, when the receive came late */
     if (m->got == m->len) {
         tether__rxcache_put(&ep->rxcache, m);
         tether__tcp_part_done(ep, r);
