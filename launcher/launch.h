@@ -2,7 +2,8 @@
  * environment, rank spawners, output lines, stdin broadcast, signals and the supervisor.
  *
  * Flow: parse options -> plan the job (hosts, ports, token, the per-rank hostfile in a private
- * temp dir) -> a spawner (local, or ssh) starts each rank with its environment and three pipes ->
+ * temp dir) -> the guard is forked, to kill the ranks if the launcher dies (guard.c) -> a spawner
+ * (local, or ssh) starts each rank with its environment and three pipes ->
  * the supervisor polls the pipes, the launcher's stdin and its signals until every rank is gone
  * -> the plan is removed.
  * Each part lives in its own file; only the spawner knows whether a rank is local or remote.
@@ -238,6 +239,18 @@ void tether__signals_child_reset(void);
 /* Put back what install changed and close the pipe. */
 void tether__signals_restore(void);
 
+/* ---- the guard (guard.c): the ranks die with the launcher ---- */
+
+/* Fork the guard, before the first rank (a warning, and no guard, if that fails); it removes
+ * job's temp dir too if the launcher dies. */
+void tether__guard_start(tether__job *job);
+/* Rank process group pgid (a local rank, or a remote rank's ssh client) dies with the launcher. */
+void tether__guard_add(pid_t pgid);
+/* Remote rank's group (kill target "-PGID" on its host, temp dir dir) is stopped through ssh. */
+void tether__guard_add_remote(int rank, const char *target, const char *dir);
+/* The job is over: the guard exits, killing nothing. */
+void tether__guard_end(void);
+
 /* ---- ranks and spawners (spawn_local.c; ssh later) ---- */
 
 typedef struct tether__rank_proc tether__rank_proc;
@@ -259,6 +272,10 @@ extern const tether__spawner tether__spawn_ssh;
 
 /* Wait (bounded) for the remote kill commands the ssh spawner still runs, then end them. */
 void tether__ssh_helpers_wait(void);
+/* For the guard once the launcher died: stop remote rank's group (target, as the script said it)
+ * through ssh as the launcher would have, SIGTERM then SIGKILL after the grace period, and remove
+ * its temp dir, in one command run in the background (tether__ssh_helpers_wait waits for it). */
+void tether__ssh_end_remote(const tether__job *job, int rank, const char *target, const char *dir);
 
 /* Start argv for rank p (spawn.c): own process group, pipes as its 0/1/2 (p->in_fd, p->out,
  * p->err), env added to ours (NULL: none), in cwd (NULL: ours). On Linux a rank on this machine
