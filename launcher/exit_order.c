@@ -8,11 +8,20 @@
  * processes became zombies: the killed rank's sockets close first, but it may be reaped later
  * than peers that noticed and exited within 5 ms. On Linux each rank's output pipes (for their
  * hang-up alone) and its pidfd go into one epoll set: epoll queues descriptors in the order they
- * became ready, and a rank's pipes hang up when its descriptors close, sockets included, so the
- * first of its events orders it among the others; the pidfd covers a rank whose pipes some child
- * of it still holds. Elsewhere (macOS) the order is waitpid's: the order the supervisor reaped
- * them. */
+ * became ready, so the first of a rank's events orders it among the others; the pidfd covers a
+ * rank whose pipes some child of it still holds. But an exiting process's files are released
+ * highest descriptor first (each close is queued as task work, and those run last queued first):
+ * stdout and stderr go last, after the sockets, and peers that saw those close could exit before
+ * (a rank's _exit(5) was blamed on a peer's follow-on exit 1 in 12 of 40 jobs of 8 ranks). So a
+ * rank on this machine also holds its exit mark, a pipe's write end on a descriptor above its
+ * sockets (TETHER_EXIT_MARK_FD): released first, its hang-up comes before any peer can know.
+ * A program that closes the descriptors it inherits (sudo, ssh) closes the mark early; a mark that
+ * hangs up while its rank is not exiting is ignored. Elsewhere (macOS) the order is waitpid's: the
+ * order the supervisor reaped them. */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/platform.h"
@@ -22,20 +31,42 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 
-/* fd into the set for rank i: events 0 still reports a hang-up (a pipe's last writer gone). */
-static void watch(tether__exit_order *o, int fd, int i, uint32_t events)
+#define PF_EXITING 0x4 /* include/linux/sched.h: set as the process starts to exit */
+
+/* fd into the set for rank i: events 0 still reports a hang-up (a pipe's last writer gone). The
+ * event's data is the rank, times 2, plus 1 for its exit mark. */
+static void watch(tether__exit_order *o, int fd, int i, int mark, uint32_t events)
 {
-    struct epoll_event ev = {.events = events, .data.u32 = (uint32_t)i};
+    struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)i * 2 + (uint64_t)mark};
     if (fd >= 0)
         epoll_ctl(o->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 static void unwatch(tether__exit_order *o, const tether__rank_proc *p)
 {
-    const int fds[] = {p->pidfd, p->out.fd, p->err.fd};
-    for (int k = 0; k < 3; k++)
+    const int fds[] = {p->pidfd, p->out.fd, p->err.fd, p->mark_fd};
+    for (int k = 0; k < 4; k++)
         if (fds[k] >= 0)
             epoll_ctl(o->epfd, EPOLL_CTL_DEL, fds[k], NULL);
+}
+
+/* Whether pid has started to exit, or is gone (PF_EXITING in the flags of /proc/PID/stat, the
+ * ninth field, counted after the name's closing parenthesis as the name may hold anything). */
+static int exiting(pid_t pid)
+{
+    char path[48], buf[512], state;
+    unsigned flags;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[got > 0 ? got : 0] = '\0';
+    const char *end = strrchr(buf, ')');
+    if (!end || sscanf(end + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+        return 1;
+    return state == 'Z' || state == 'X' || (flags & PF_EXITING) != 0;
 }
 
 void tether__exit_order_open(tether__exit_order *o, tether__rank_proc *ranks, int n)
@@ -48,9 +79,10 @@ void tether__exit_order_open(tether__exit_order *o, tether__rank_proc *ranks, in
         ranks[i].pidfd = o->epfd < 0 ? -1 : (int)syscall(SYS_pidfd_open, ranks[i].pid, 0);
         if (o->epfd < 0)
             continue;
-        watch(o, ranks[i].pidfd, i, EPOLLIN);
-        watch(o, ranks[i].out.fd, i, 0);
-        watch(o, ranks[i].err.fd, i, 0);
+        watch(o, ranks[i].pidfd, i, 0, EPOLLIN);
+        watch(o, ranks[i].out.fd, i, 0, 0);
+        watch(o, ranks[i].err.fd, i, 0, 0);
+        watch(o, ranks[i].mark_fd, i, 1, 0);
     }
 }
 
@@ -62,7 +94,11 @@ void tether__exit_order_note(tether__exit_order *o, tether__rank_proc *ranks)
         return;
     while ((got = epoll_wait(o->epfd, ev, 64, 0)) > 0) {
         for (int k = 0; k < got; k++) {
-            tether__rank_proc *p = &ranks[ev[k].data.u32];
+            tether__rank_proc *p = &ranks[ev[k].data.u64 / 2];
+            if (ev[k].data.u64 % 2 && !exiting(p->pid)) { /* closed by the program itself */
+                epoll_ctl(o->epfd, EPOLL_CTL_DEL, p->mark_fd, NULL);
+                continue;
+            }
             if (!p->exit_seq) {
                 p->exit_seq = ++o->next;
                 p->ended_ms = tether__now_ms();
@@ -74,11 +110,13 @@ void tether__exit_order_note(tether__exit_order *o, tether__rank_proc *ranks)
 
 void tether__exit_order_close(tether__exit_order *o, tether__rank_proc *ranks, int n)
 {
-    for (int i = 0; i < n; i++)
-        if (ranks[i].pidfd >= 0) {
+    for (int i = 0; i < n; i++) {
+        if (ranks[i].pidfd >= 0)
             close(ranks[i].pidfd);
-            ranks[i].pidfd = -1;
-        }
+        if (ranks[i].mark_fd >= 0)
+            close(ranks[i].mark_fd);
+        ranks[i].pidfd = ranks[i].mark_fd = -1;
+    }
     if (o->epfd >= 0)
         close(o->epfd);
     o->epfd = -1;

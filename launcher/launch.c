@@ -59,6 +59,7 @@ static int start_ranks(const tether__job *job, tether__rank_proc *ranks, tether_
                                p->spawner->name);
         if (p->spawner->start(job, r, p) != 0)
             return r;
+        tether__guard_add(p->pid); /* its process group: spawn.c made it a group leader */
         in->fds[r] = p->in_fd;
     }
     return job->nranks;
@@ -78,11 +79,13 @@ static int run_job(const tether__launch_opts *o, int sigfd)
     if (!ranks)
         tether__launch_say("out of memory for %d ranks", job.nranks);
     else if (tether__bcast_init(&in, 0, job.nranks) == 0) {
+        tether__guard_start(&job);
         started = start_ranks(&job, ranks, &in);
         status = tether__supervise(ranks, started, &in, sigfd,
                                    started < job.nranks ? TETHER_LAUNCH_EXIT_FAILED : -1);
         tether__bcast_free(&in);
         tether__ssh_helpers_wait();
+        tether__guard_end();
     }
     free(ranks);
     tether__job_cleanup(&job);

@@ -2,7 +2,8 @@
  * environment, rank spawners, output lines, stdin broadcast, signals and the supervisor.
  *
  * Flow: parse options -> plan the job (hosts, ports, token, the per-rank hostfile in a private
- * temp dir) -> a spawner (local, or ssh) starts each rank with its environment and three pipes ->
+ * temp dir) -> the guard is forked, to kill the ranks if the launcher dies (guard.c) -> a spawner
+ * (local, or ssh) starts each rank with its environment and three pipes ->
  * the supervisor polls the pipes, the launcher's stdin and its signals until every rank is gone
  * -> the plan is removed.
  * Each part lives in its own file; only the spawner knows whether a rank is local or remote.
@@ -238,6 +239,18 @@ void tether__signals_child_reset(void);
 /* Put back what install changed and close the pipe. */
 void tether__signals_restore(void);
 
+/* ---- the guard (guard.c): the ranks die with the launcher ---- */
+
+/* Fork the guard, before the first rank (a warning, and no guard, if that fails); it removes
+ * job's temp dir too if the launcher dies. */
+void tether__guard_start(tether__job *job);
+/* Rank process group pgid (a local rank, or a remote rank's ssh client) dies with the launcher. */
+void tether__guard_add(pid_t pgid);
+/* Remote rank's group (kill target "-PGID" on its host, temp dir dir) is stopped through ssh. */
+void tether__guard_add_remote(int rank, const char *target, const char *dir);
+/* The job is over: the guard exits, killing nothing. */
+void tether__guard_end(void);
+
 /* ---- ranks and spawners (spawn_local.c; ssh later) ---- */
 
 typedef struct tether__rank_proc tether__rank_proc;
@@ -259,9 +272,15 @@ extern const tether__spawner tether__spawn_ssh;
 
 /* Wait (bounded) for the remote kill commands the ssh spawner still runs, then end them. */
 void tether__ssh_helpers_wait(void);
+/* For the guard once the launcher died: stop remote rank's group (target, as the script said it)
+ * through ssh as the launcher would have, SIGTERM then SIGKILL after the grace period, and remove
+ * its temp dir, in one command run in the background (tether__ssh_helpers_wait waits for it). */
+void tether__ssh_end_remote(const tether__job *job, int rank, const char *target, const char *dir);
 
 /* Start argv for rank p (spawn.c): own process group, pipes as its 0/1/2 (p->in_fd, p->out,
- * p->err), env added to ours (NULL: none), in cwd (NULL: ours). 0, or -1 after saying why. */
+ * p->err), env added to ours (NULL: none), in cwd (NULL: ours). On Linux a rank on this machine
+ * (p->host NULL) also gets its exit mark (p->mark_fd, see exit_order.c). 0, or -1 after saying
+ * why. */
 int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *const argv[],
                           const tether__envlist *env, const char *cwd,
                           const tether__cpu_share *cpus);
@@ -271,6 +290,10 @@ int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *co
  * "TETHER_REMOTE_MARK <kill target> <temp dir>" on stderr, runs the program, removes the temp dir
  * and exits with the program's status. malloc'd, NULL after saying why. */
 #define TETHER_REMOTE_MARK "@@tether-remote"
+/* The descriptor a rank on this machine holds its exit mark on (Linux): a pipe's write end, high
+ * so that the kernel releases it before the rank's sockets when the rank exits (exit_order.c),
+ * yet under the usual limit of 1024 descriptors (with a lower limit, the highest allowed). */
+#define TETHER_EXIT_MARK_FD 1023
 char *tether__remote_script(const tether__job *job, int rank);
 
 enum { TETHER_STOP_NONE, TETHER_STOP_TERM, TETHER_STOP_KILL };
@@ -291,14 +314,16 @@ struct tether__rank_proc {
     int reaped;      /* ...and the supervisor has dealt with it */
     int wstatus;
     int pidfd;                   /* Linux: its pidfd in the exit order's set, else -1 */
+    int mark_fd;                 /* Linux, on this machine: its exit mark's read end, else -1 */
     unsigned long long exit_seq; /* 1, 2, ...: its place in the order the ranks ended; 0 unknown */
     long long ended_ms;          /* when the order noted it */
     int stop;                    /* TETHER_STOP_*: how far stopping it has gone */
     long long kill_at_ms;        /* monotonic time of SIGKILL once SIGTERM was sent */
 };
 
-/* The order the ranks' processes ended in (exit_order.c): on Linux from the kernel (their output
- * pipes' hang-ups and pidfds in one epoll set), whatever order waitpid reports them in; elsewhere
+/* The order the ranks' processes ended in (exit_order.c): on Linux from the kernel (their exit
+ * marks', output pipes' hang-ups and pidfds in one epoll set), whatever order waitpid reports them
+ * in; elsewhere
  * the order waitpid reaped them in. note sets exit_seq of every rank that ended since the last
  * call (call it before closing a rank's pipes, and after reaping); ranks it cannot order keep 0. */
 typedef struct tether__exit_order {

@@ -99,6 +99,28 @@ static void add_stop_leftovers(tether__strbuf *b)
         TETHER_LAUNCH_GRACE_MS / 100);
 }
 
+/* The launcher gone (killed: its guard then kills our ssh client; or its host lost): sshd ends a
+ * session without a terminal by exiting and leaves the shell running, so a watcher ends the rank
+ * once this shell's parent, sshd's session, has gone (checked each second: kill -0, or ps where
+ * kill may not reach it). It stops the rank as the launcher would, SIGTERM to its group, SIGKILL
+ * to the program after the grace period, and this shell then cleans up as after any stop. The
+ * watcher survives the group's SIGTERM (trap : TERM, which its sleep does not inherit); the shell
+ * ends it with SIGKILL once the program is gone (its sleeps are short: one left running may miss
+ * the SIGTERM that follows, sent while it was starting). */
+static void add_watch_parent(tether__strbuf *b)
+{
+    tether__sb_addf(b,
+                    "( trap : TERM\n"
+                    "  while kill -0 $PPID 2>/dev/null || ps -p $PPID >/dev/null 2>&1; do "
+                    "sleep 1; done\n"
+                    "  kill -TERM $t 2>/dev/null; i=0\n"
+                    "  while kill -0 $pid 2>/dev/null && [ $i -lt %d ]; do sleep 0.1; "
+                    "i=$((i + 1)); done\n"
+                    "  kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 &\n"
+                    "w=$!\n",
+                    TETHER_LAUNCH_GRACE_MS / 100);
+}
+
 /* Run the program in the background so this shell stays to clean up. sshd made this shell a
  * session and process group leader, so "kill -TERM -PGID" from the launcher reaches the whole
  * tree; the shell itself survives it (trap) to remove $d. If some sshd did not make us a leader,
@@ -125,9 +147,15 @@ static void add_run(tether__strbuf *b, const tether__job *job)
      * behind in the group, remove the files and pass its status on. */
     tether__sb_add(b, "<&3 3<&- &\n"
                       "pid=$!\n"
-                      "exec 3<&-\n"
+                      "exec 3<&-\n");
+    add_watch_parent(b);
+    /* From here this shell says nothing: with the connection gone, a write to its stderr (as the
+     * shell's own "Terminated" for a program stopped by a signal) would kill it with SIGPIPE
+     * before it removed $d. The program keeps its own stderr. */
+    tether__sb_add(b, "exec 2>/dev/null\n"
                       "[ -n \"$stop\" ] && kill -TERM $pid 2>/dev/null\n"
-                      "while :; do wait $pid; rc=$?; kill -0 $pid 2>/dev/null || break; done\n");
+                      "while :; do wait $pid; rc=$?; kill -0 $pid 2>/dev/null || break; done\n"
+                      "kill -KILL $w 2>/dev/null\n");
     add_stop_leftovers(b);
     tether__sb_add(b, "rm -rf \"$d\"\n"
                       "exit $rc\n");

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/platform.h"
 #include "launch.h"
 
 /* One pipe, both ends close-on-exec (the child gets its end by dup2), ours non-blocking for
@@ -31,17 +33,34 @@ static void close_pipe(int fds[2])
     }
 }
 
+/* In the child: the exit mark's write end onto TETHER_EXIT_MARK_FD (or the highest descriptor
+ * allowed), kept across exec. Without room for it the mark closes at exec, which the exit order
+ * sees to say nothing (the rank is not exiting). */
+static void hold_exit_mark(int mark)
+{
+    struct rlimit lim;
+    int fd = TETHER_EXIT_MARK_FD;
+    if (mark < 0)
+        return;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        lim.rlim_cur <= (rlim_t)fd)
+        fd = (int)lim.rlim_cur - 1;
+    if (fd > 2)
+        dup2(mark, fd);
+}
+
 /* In the child: become the leader of a new process group (so the whole tree can be signalled
- * and Ctrl-C reaches only the launcher), take the pipes as 0/1/2, run on its CPUs (cpus: NULL
- * leaves that to the system), move to cwd, add the environment, exec. The launcher is
- * single-threaded, so the C library is safe to use here. Never returns. */
+ * and Ctrl-C reaches only the launcher), take the pipes as 0/1/2 and the exit mark (-1: none),
+ * run on its CPUs (cpus: NULL leaves that to the system), move to cwd, add the environment, exec.
+ * The launcher is single-threaded, so the C library is safe to use here. Never returns. */
 static void run_child(int rank, char *const argv[], const tether__envlist *env, const char *cwd,
-                      const tether__cpu_share *cpus, int in[2], int out[2], int err[2])
+                      const tether__cpu_share *cpus, int in[2], int out[2], int err[2], int mark)
 {
     tether__signals_child_reset();
     setpgid(0, 0);
     if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
         _exit(127);
+    hold_exit_mark(mark);
     if (cpus)
         tether__bind_child(rank, cpus);
     if (cwd && chdir(cwd) != 0) {
@@ -59,16 +78,20 @@ int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *co
                           const tether__envlist *env, const char *cwd,
                           const tether__cpu_share *cpus)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, mark[2] = {-1, -1};
     pid_t pid;
-    if (make_pipe(in, 1) != 0 || make_pipe(out, 0) != 0 || make_pipe(err, 0) != 0) {
+    /* Only where exit_order.c reads it; an ssh client closes what it inherits as it starts. */
+    int want_mark = TETHER_LINUX && !p->host;
+    p->mark_fd = -1;
+    if (make_pipe(in, 1) != 0 || make_pipe(out, 0) != 0 || make_pipe(err, 0) != 0 ||
+        (want_mark && make_pipe(mark, 0) != 0)) {
         tether__launch_say("rank %d: cannot make its pipes: %s", p->rank, strerror(errno));
         goto fail;
     }
     tether__signals_block();
     pid = fork();
     if (pid == 0)
-        run_child(p->rank, argv, env, cwd, cpus, in, out, err);
+        run_child(p->rank, argv, env, cwd, cpus, in, out, err, mark[1]);
     if (pid > 0)
         setpgid(pid, pid); /* also here: signals may be sent before the child ran setpgid */
     tether__signals_unblock();
@@ -79,8 +102,11 @@ int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *co
     close(in[0]);
     close(out[1]);
     close(err[1]);
+    if (want_mark)
+        close(mark[1]);
     p->pid = pid;
     p->in_fd = in[1];
+    p->mark_fd = mark[0];
     tether__out_init(&p->out, out[0], 1, p->rank, job->opts->prefix);
     tether__out_init(&p->err, err[0], 2, p->rank, job->opts->prefix);
     return 0;
@@ -88,5 +114,6 @@ fail:
     close_pipe(in);
     close_pipe(out);
     close_pipe(err);
+    close_pipe(mark);
     return -1;
 }

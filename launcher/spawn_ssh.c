@@ -64,6 +64,13 @@ static pid_t run_helper(const char *host, const char *command)
     return pid;
 }
 
+/* "; rm -rf 'DIR'" after the n bytes of cmd (size bytes), unless dir is unknown or unquotable. */
+static void add_rm_dir(char *cmd, size_t size, int n, const char *dir)
+{
+    if (dir[0] && strchr(dir, '\'') == NULL && n > 0 && (size_t)n < size)
+        snprintf(cmd + n, size - (size_t)n, "; rm -rf '%s'", dir);
+}
+
 /* Deliver sig to the rank's remote process group (and remove its files after a SIGKILL, as the
  * script cannot then). The grace period of a SIGTERM starts once it got there: ssh may take
  * seconds to connect. */
@@ -72,13 +79,24 @@ static void remote_kill(tether__rank_proc *p, int sig)
     char cmd[512];
     int n = snprintf(cmd, sizeof cmd, "kill -%s %s 2>/dev/null", sig == SIGKILL ? "KILL" : "TERM",
                      p->remote_kill);
-    if (sig == SIGKILL && p->remote_dir[0] && strchr(p->remote_dir, '\'') == NULL)
-        snprintf(cmd + n, sizeof cmd - (size_t)n, "; rm -rf '%s'", p->remote_dir);
+    if (sig == SIGKILL)
+        add_rm_dir(cmd, sizeof cmd, n, p->remote_dir);
     pid_t helper = run_helper(p->host, cmd);
     if (sig == SIGTERM && helper > 0) {
         p->term_helper = helper;
         p->kill_at_ms = tether__now_ms() + HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
     }
+}
+
+void tether__ssh_end_remote(const tether__job *job, int rank, const char *target, const char *dir)
+{
+    char cmd[512];
+    int n =
+        snprintf(cmd, sizeof cmd, "kill -TERM %s 2>/dev/null; sleep %d; kill -KILL %s 2>/dev/null",
+                 target, TETHER_LAUNCH_GRACE_MS / 1000, target);
+    add_rm_dir(cmd, sizeof cmd, n, dir);
+    ssh_command = job->opts->ssh_command;
+    run_helper(job->hosts.hosts[tether__rank_host(job, rank)].ssh, cmd);
 }
 
 /* Once the SIGTERM's kill command has ended (reaped here or by the supervisor), the grace period
@@ -111,6 +129,7 @@ static int on_mark(void *ctx, const char *line, size_t len)
     if (target + tlen < line + len)
         snprintf(p->remote_dir, sizeof p->remote_dir, "%.*s", (int)(line + len - target - tlen - 1),
                  target + tlen + 1);
+    tether__guard_add_remote(p->rank, p->remote_kill, p->remote_dir);
     if (p->stop == TETHER_STOP_TERM)
         remote_kill(p, SIGTERM);
     return 1;

@@ -53,6 +53,17 @@ check_groups_gone() {
     fi
 }
 
+# wait_groups_gone SECONDS PGID...: until no live process is left in these groups (0 when so).
+wait_groups_gone() {
+    local i tenths=$(($1 * 10))
+    shift
+    for i in $(seq "$tenths"); do
+        [ -z "$(live_in_groups "$@")" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # wait_for_lines FILE N SECONDS: until FILE has N lines (1 when it got there).
 wait_for_lines() {
     local i

@@ -79,5 +79,40 @@ wait "$bg"
 check_eq "SIGINT over ssh: status" 130 $?
 check_groups_gone "SIGINT over ssh" $(pgids)
 check_dirs_gone "SIGINT over ssh"
-check_no_tmpdir "remote stops"
+
+# start_killable NAME SSH_COMMAND: every rank running under a launcher in the background ($bg).
+start_killable() {
+    mkdir "$WORK/marks.$1"
+    "$TETHER" launch --hostfile "$WORK/hosts.json" --ssh-command "$2" --env MARKS="$WORK/marks.$1" \
+        --env FAIL_RANK=none -- sh "$WORK/rank.sh" </dev/null >"$WORK/out" 2>"$WORK/err" &
+    bg=$!
+    wait_for_lines "$WORK/out" 3 60 || fail "$1: ranks did not start"
+}
+# check_ranks_end NAME SECONDS: within SECONDS no rank process is left, nor a remote temp dir.
+check_ranks_end() {
+    if wait_groups_gone "$2" $(pgids); then pass "$1: every rank gone within $2 s"; else
+        fail "$1: ranks left $2 s after the launcher died:"
+        live_in_groups $(pgids) >&2
+    fi
+    sleep 0.5 # each script removes its temp dir once its rank is gone
+    check_dirs_gone "$1"
+}
+
+# SIGKILL to the launcher: its guard kills the ssh clients and stops each remote rank through ssh
+# (the sessions share one connection per host here: ControlMaster, so sshd's session lives on).
+start_killable sigkill "$SSH_CMD"
+kill -KILL "$bg"
+wait "$bg"
+check_eq "SIGKILL over ssh: status" 137 $?
+check_ranks_end "SIGKILL over ssh" 10
+check_no_tmpdir "SIGKILL over ssh" # the guard removes it
+
+# The launcher, its guard and its ssh clients all gone at once (its host lost), each session its
+# own connection: on each host the script sees its sshd session end and stops the rank itself.
+start_killable lost "$SSH_CMD -o ControlMaster=no -o ControlPath=none"
+kill -STOP "$bg" # so it starts nothing more: neither it nor its guard may stop the ranks here
+for c in $(ps -o pid= --ppid "$bg"); do kill -KILL -- "-$c"; done # the guard, the ssh clients
+kill -KILL "$bg"
+wait "$bg"
+check_ranks_end "connection lost" 10
 finish
