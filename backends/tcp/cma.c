@@ -142,7 +142,7 @@ static int read_peer(pid_t pid, void *dst, uint64_t addr, uint64_t n, const teth
 {
     uint64_t done = 0, step = at->step < at->max_io ? at->step : at->max_io;
     while (done < n) {
-        if (done)
+        if (done && at->busy)
             at->busy(at->ctx);
         size_t k = (size_t)(n - done < step ? n - done : step);
         struct iovec local = {(unsigned char *)dst + done, k};

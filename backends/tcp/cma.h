@@ -72,8 +72,8 @@ typedef struct tether__cma_at {
     uint64_t min;           /* this endpoint's TETHER_TCP_CMA_MIN: 0 = off */
     uint64_t max_io;        /* the most bytes one system call moves */
     tether__rxcache *cache; /* blocks for unexpected messages */
-    /* A copy from the peer's memory calls busy(ctx) after each step bytes: it holds the engine's
-     * lock for seconds at gigabytes, and the engine's heartbeats must go out meanwhile. */
+    /* A copy from the peer's memory calls busy(ctx), unless NULL, after each step bytes: it holds
+     * the engine's lock for seconds at gigabytes, and the engine's heartbeats must go out. */
     uint64_t step;
     void (*busy)(void *ctx);
     void *ctx;

@@ -317,7 +317,7 @@ tether__cma_at tether__tcp_cma_at(tether__tcp_ep *ep, const tether__link *l)
                             .max_io = ep->max_io,
                             .cache = &ep->rxcache,
                             .step = TETHER__BUSY_STEP,
-                            .busy = tether__tcp_stand_in,
+                            .busy = ep->stand_in,
                             .ctx = ep};
 }
 

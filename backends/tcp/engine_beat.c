@@ -18,7 +18,7 @@
  * message read from a peer's memory, or one that came unexpected) would keep the thread waiting
  * for the lock, and its peers would take it for a stopped one: the copy goes in bounded parts
  * (TETHER__BUSY_STEP) and between them the copying thread stands in for the heartbeat thread
- * (tether__tcp_stand_in). The copy stays under the lock: dropping it between parts would let
+ * (ep->stand_in). The copy stays under the lock: dropping it between parts would let
  * another thread break the endpoint and hand the program back a buffer this one still writes.
  * Routed peers (the ring) are watched by their own neighbours, whose break crosses the ring. */
 #include <stdlib.h>
@@ -113,29 +113,22 @@ static void beat(void *arg, int send)
     pthread_mutex_unlock(&ep->mu);
 }
 
-/* The thread waits for ep->mu behind this one: do its work here. Only writes and counts, never
- * reads or breaks ep, so any step of the engine may call it between its parts. */
-void tether__tcp_stand_in(void *arg)
+/* ep->stand_in: the thread waits for ep->mu behind this one, so do its work here. Only writes and
+ * counts, never reads or breaks ep, so any step of the engine may call it between its parts. */
+static void stand_in(void *arg)
 {
     tether__tcp_ep *ep = arg;
     if (tether__heartbeat_stand_in(ep->beat, tether__net_now_ms()))
         beat_locked(ep, 1);
 }
 
-void tether__tcp_copy(tether__tcp_ep *ep, void *dst, const void *src, uint64_t n)
-{
-    for (uint64_t done = 0; done < n; done += TETHER__BUSY_STEP) {
-        if (done)
-            tether__tcp_stand_in(ep);
-        uint64_t k = n - done < TETHER__BUSY_STEP ? n - done : TETHER__BUSY_STEP;
-        memcpy((char *)dst + done, (const char *)src + done, (size_t)k);
-    }
-}
-
 int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
 {
     /* before any other thread can see ep: beat() reads ep->beat under ep->mu */
-    return tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
+    int rc = tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
+    if (ep->beat)
+        ep->stand_in = stand_in;
+    return rc;
 }
 
 int tether__tcp_alive(tether_ep *tep)

@@ -171,6 +171,10 @@ struct tether__tcp_ep {
     int drivers;
     int standing_by; /* the thread watches only its wake pipe now: no kick is needed for room */
     tether_heartbeat *beat; /* the heartbeats (engine_beat.c), NULL when none run */
+    /* engine_beat.c's stand-in for its thread, called between the TETHER__BUSY_STEP parts of a
+     * long copy with mu held (the thread waits for mu meanwhile); NULL when no heartbeats run.
+     * A pointer, not a call: the engine's halves call into engine_beat.c, never back. */
+    void (*stand_in)(void *ep);
 };
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent
@@ -270,15 +274,6 @@ int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len
 
 /* Send every peer a bye (a normal close). Caller holds ep->mu. */
 void tether__tcp_say_bye(tether__tcp_ep *ep);
-
-/* ---- engine_beat.c ---- */
-
-/* Between TETHER__BUSY_STEP bytes of a long copy: send the heartbeats and note arrivals, once a
- * period, for the heartbeat thread that waits for ep->mu meanwhile. ep is the endpoint (void *: the
- * memory path's callback, cma.h). Caller holds ep->mu. */
-void tether__tcp_stand_in(void *ep);
-/* memcpy of n bytes, standing in between steps. Caller holds ep->mu. */
-void tether__tcp_copy(tether__tcp_ep *ep, void *dst, const void *src, uint64_t n);
 
 /* ---- engine_wait.c: waiting, and the progress thread's handler ---- */
 
