@@ -42,6 +42,7 @@ struct world {
     long elapsed_ms[8];    /* fault test: how long each rank took to fail */
     int codes[8];          /* fault test: what each rank got */
     size_t rank0_count;    /* mismatch test: the count rank 0 passes */
+    int call_timeout_ms;   /* 0: 10 s */
 };
 
 typedef struct rank_arg {
@@ -69,7 +70,7 @@ static void *rank_main(void *p)
     tether_config cfg = {.rank = a->rank,
                          .size = w->n,
                          .timeout_ms = 10000,
-                         .call_timeout_ms = 10000,
+                         .call_timeout_ms = w->call_timeout_ms ? w->call_timeout_ms : 10000,
                          .spin_us = 20,
                          .wire_bf16 = w->wire_bf16};
     snprintf(cfg.job_token, sizeof cfg.job_token, "%s", w->token);
@@ -624,6 +625,37 @@ static void test_signed_zeros_agree(void **state)
     unsetenv("TETHER_ALLREDUCE_ALGO");
 }
 
+/* ---- a split group's messages name ranks the user can find ---- */
+
+/* World ranks 1 and 2 split off (world rank 1 is their rank 0); in it world rank 1 waits for a
+ * message that never comes. Its timeout names it as rank 0 of the group and as world rank 1. */
+static void child_names_body(tether_group *g, world *w)
+{
+    tether_group *c = NULL;
+    if (!check_rc(g, w, tether_group_split(g, g->rank > 0, g->rank, &c), "split"))
+        return;
+    if (g->rank == 1) {
+        char want[64];
+        double x;
+        int rc = tether_recv(c, &x, 1, TETHER_FLOAT64, 1);
+        snprintf(want, sizeof want, "rank 0 of group %08x (world rank 1)", c->id);
+        if (rc != TETHER_ETIMEDOUT || !strstr(tether_last_error(), want))
+            failf(w, "world rank 1: recv in the child: %s: \"%s\"; want it to name %s",
+                  tether_err_name(rc), tether_last_error(), want);
+        atomic_store(&w->arrived[0], 1);
+    }
+    while (!atomic_load(&w->arrived[0])) /* the others stay until it timed out */
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    tether_group_free(c);
+}
+
+static void test_child_rank_names(void **state)
+{
+    (void)state;
+    world w = {.n = 3, .call_timeout_ms = 1000, .body = child_names_body};
+    run_world(&w);
+}
+
 /* ---- the neighbour algorithms talk to neighbours only ---- */
 
 /* After one call: this rank sent n / 2 messages to its right neighbour, (n - 1) / 2 to its left
@@ -795,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_auto_neighbours),
         cmocka_unit_test(test_neighbor_bits),
         cmocka_unit_test(test_signed_zeros_agree),
+        cmocka_unit_test(test_child_rank_names),
         cmocka_unit_test(test_neighbor_sends),
         cmocka_unit_test(test_butterfly_sends),
         cmocka_unit_test(test_large),
