@@ -100,7 +100,9 @@ typedef enum {
 } tether_dtype;
 
 /* Reductions. bool: SUM and MAX are OR, PROD and MIN are AND. complex64: SUM and PROD only.
- * float16/bfloat16 accumulate in float32 and round to nearest even. */
+ * float16/bfloat16 accumulate in float32 and round to nearest even. Floats: a NaN anywhere gives
+ * the canonical NaN (quiet, positive, no payload), and of -0 and +0 MAX gives +0 and MIN -0, so
+ * every rank gets the same bits whatever order an algorithm reduces in. */
 typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT } tether_op;
 
 /* Form the group this process belongs to.
