@@ -17,18 +17,28 @@ static const char usage_text[] =
     "form ([[\"ip:port\", ...], ...], TETHER_HOSTFILE) or a device matrix (TETHER_IBV_DEVICES).\n"
     "The form is recognised from the content unless --form names it.\n";
 
-/* A device matrix row holds null, lists, or names without a colon; a per-rank row holds
- * "ip:port" strings. */
+/* A host, with or without its port: a colon ("ip:port", "[v6]:port"), a dot (an IPv4 address or
+ * a dotted name) or "localhost". Device names ("rdma_en2", "mlx5_0") have neither. */
+static int looks_like_host(const char *s)
+{
+    return strpbrk(s, ":.") != NULL || strcmp(s, "localhost") == 0;
+}
+
+/* A per-rank row holds "ip:port" strings; a device matrix row holds null, lists and device names.
+ * One host in the row makes it a per-rank row, so that an address without its port
+ * ([["127.0.0.1"]]) is reported as lacking it, not as a device linking rank 0 to itself. */
 static form guess_row(const json_t *row)
 {
     size_t i;
     const json_t *v;
+    form f = FORM_RANKS;
 
     json_array_foreach(row, i, v) {
-        if (!json_is_string(v) || !strchr(json_string_value(v), ':'))
-            return FORM_DEVICES;
+        if (json_is_string(v) && looks_like_host(json_string_value(v)))
+            return FORM_RANKS;
+        f = FORM_DEVICES;
     }
-    return FORM_RANKS;
+    return f;
 }
 
 /* From the content; anything odd goes to the parser that explains it best. */

@@ -164,13 +164,31 @@ const char *tether__env(const char *name, const char *const *fallbacks)
     return NULL;
 }
 
+int tether__plain_decimal(const char *v, int fraction)
+{
+    const char *p = v + (*v == '-');
+    size_t digits = strspn(p, "0123456789");
+    if (!digits)
+        return 0;
+    p += digits;
+    if (fraction && *p == '.') {
+        digits = strspn(p + 1, "0123456789");
+        if (!digits)
+            return 0;
+        p += 1 + digits;
+    }
+    return *p == '\0';
+}
+
 static int parse_long(const char *name, const char *v, long min, long max, long *out)
 {
-    char *end;
+    int plain = tether__plain_decimal(v, 0);
     errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end != '\0' || x < min || x > max)
-        return tether__fail(TETHER_ECONFIG, "%s=\"%s\": expected a whole number from %ld to %ld",
+    long x = plain ? strtol(v, NULL, 10) : 0;
+    if (!plain || errno || x < min || x > max)
+        return tether__fail(TETHER_ECONFIG,
+                            "%s=\"%s\": expected a whole number from %ld to %ld, in plain decimal "
+                            "digits",
                             name, v, min, max);
     *out = x;
     return TETHER_OK;
@@ -242,15 +260,13 @@ static int load_prefixes(tether_config *cfg)
 static int load_heartbeat(tether_config *cfg)
 {
     const char *v = tether__env("TETHER_HEARTBEAT", NULL);
-    char *end;
     double s = 1.0;
     if (v) {
-        errno = 0;
-        s = strtod(v, &end);
-        if (errno || end == v || *end != '\0' || !(s >= 0.05 && s <= 3600))
+        s = tether__plain_decimal(v, 1) ? strtod(v, NULL) : 0;
+        if (!(s >= 0.05 && s <= 3600))
             return tether__fail(TETHER_ECONFIG,
-                                "TETHER_HEARTBEAT=\"%s\": expected seconds from 0.05 to 3600 "
-                                "(e.g. 1 or 0.5)",
+                                "TETHER_HEARTBEAT=\"%s\": expected seconds from 0.05 to 3600, in "
+                                "plain decimal (e.g. 1 or 0.5)",
                                 v);
     }
     cfg->heartbeat_ms = (int)(s * 1000 + 0.5);

@@ -51,7 +51,14 @@ int tether__addr_allowed(const tether_config *cfg, const char *addr);
  * An empty value counts as unset. Returns the value or NULL. */
 const char *tether__env(const char *name, const char *const *fallbacks);
 
-/* Integer variable in [min, max]; def when unset. TETHER_ECONFIG naming it when malformed. */
+/* 1 if v is a number in plain decimal: an optional '-', digits and, where fraction is set, a '.'
+ * and more digits. Every numeric variable is checked with it before strtol/strtoull/strtod, which
+ * would also take leading spaces, a '+', hexadecimal ("0x10" as 16) and, strtod, exponents, "inf"
+ * and "nan": a setting written so is a mistake to report, not a number to guess at. */
+int tether__plain_decimal(const char *v, int fraction);
+
+/* Integer variable in [min, max] (plain decimal); def when unset. TETHER_ECONFIG naming it when
+ * malformed. */
 int tether__env_long(const char *name, long def, long min, long max, long *out);
 
 /* The backend a name given to tether_init or TETHER_BACKEND means ("any", "singleton", a name in

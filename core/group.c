@@ -39,6 +39,16 @@ static void watch_forks(void)
     pthread_atfork(NULL, NULL, count_fork);
 }
 
+const char *tether__rank_text(const tether_group *g, int r, char *buf, size_t n)
+{
+    if (g->id == 0) /* the world's group */
+        snprintf(buf, n, "rank %d", r);
+    else
+        snprintf(buf, n, "rank %d of group %08x (world rank %d)", r, g->id,
+                 tether__world_rank(g, r));
+    return buf;
+}
+
 static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep, int rank, int size)
 {
     tether_world *w = calloc(1, sizeof *w);
@@ -371,9 +381,9 @@ int tether_group_create(tether_group *g, const int *ranks, int n, tether_group *
                             g->world->ops->name);
     if (myrank < 0)
         return tether__fail(TETHER_EINVAL,
-                            "%s: this rank (%d) is not in the list; only the "
+                            "%s: this rank (%s) is not in the list; only the "
                             "listed ranks call it",
-                            call, g->rank);
+                            call, TETHER_RANK_TEXT(g, g->rank));
     uint32_t head[2] = {g->id, (uint32_t)n}, key = hash_words(2166136261u, head, 2), number;
     key = hash_words(key, (const uint32_t *)ranks, (size_t)n);
     if (create_number(g->world, key, &number) != TETHER_OK)
@@ -389,8 +399,8 @@ int tether_group_create(tether_group *g, const int *ranks, int n, tether_group *
                   : tether__fail(TETHER_ENOMEM, "%s: out of memory", call);
     for (int i = 0; rc == TETHER_OK && i < n; i++)
         if (keys[i] != key)
-            rc = tether__fail(TETHER_EMISMATCH, "%s: group rank %d passed another list of ranks",
-                              call, i);
+            rc = tether__fail(TETHER_EMISMATCH, "%s: %s passed another list of ranks", call,
+                              TETHER_RANK_TEXT(c, i));
     free(keys);
     if (rc != TETHER_OK) {
         tether_group_free(c);

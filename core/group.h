@@ -92,4 +92,15 @@ static inline int tether__world_rank(const tether_group *g, int r)
     return g->world_ranks[r];
 }
 
+/* How a message names rank r of g: "rank R" in the world group, and "rank R of group G (world rank
+ * W)" in a split or created one, whose numbers are not the processes' (TETHER_RANK, the launcher's
+ * output, the transport's messages all number the world). Written into buf; returns buf. Every
+ * message of the core that names a rank of a group goes through it, most by TETHER_RANK_TEXT. */
+#define TETHER_RANK_TEXT_MAX 64
+const char *tether__rank_text(const tether_group *g, int r, char *buf, size_t n);
+/* The same into a buffer that lives until the end of the enclosing block: for tether__fail's
+ * arguments. */
+#define TETHER_RANK_TEXT(g, r)                                                                     \
+    tether__rank_text((g), (r), (char[TETHER_RANK_TEXT_MAX]){0}, TETHER_RANK_TEXT_MAX)
+
 #endif

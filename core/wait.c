@@ -122,8 +122,8 @@ static int peers_alive(tether_group *g, int64_t idle_us)
         char why[TETHER_ERRMSG_MAX];
         snprintf(why, sizeof why, "%s", tether_last_error());
         tether__clear_error();
-        return tether__fail(rc, "rank %d in %s (group %08x, call %u): %s", g->rank, g->cur_name,
-                            g->id, g->cur_seq, why);
+        return tether__fail(rc, "%s in %s (group %08x, call %u): %s", TETHER_RANK_TEXT(g, g->rank),
+                            g->cur_name, g->id, g->cur_seq, why);
     }
     return TETHER_OK;
 }
@@ -177,11 +177,11 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
         }
         if (timeout_us && now - alive >= timeout_us)
             return tether__fail(TETHER_ETIMEDOUT,
-                                "rank %d: no progress for %d s in %s (group %08x, call %u): no "
+                                "%s: no progress for %d s in %s (group %08x, call %u): no "
                                 "request finished and no data moved; a peer is overloaded or "
                                 "never made this call (TETHER_TIMEOUT)",
-                                g->rank, w->cfg.call_timeout_ms / 1000, g->cur_name, g->id,
-                                g->cur_seq);
+                                TETHER_RANK_TEXT(g, g->rank), w->cfg.call_timeout_ms / 1000,
+                                g->cur_name, g->id, g->cur_seq);
         if (budget < 0)
             budget = tether__spin_budget(&spin, w->cfg.spin_us);
         if (now - spin_from < (probe.t ? w->cfg.spin_us : budget)) {

@@ -100,7 +100,9 @@ typedef enum {
 } tether_dtype;
 
 /* Reductions. bool: SUM and MAX are OR, PROD and MIN are AND. complex64: SUM and PROD only.
- * float16/bfloat16 accumulate in float32 and round to nearest even. */
+ * float16/bfloat16 accumulate in float32 and round to nearest even. Floats: a NaN anywhere gives
+ * the canonical NaN (quiet, positive, no payload), and of -0 and +0 MAX gives +0 and MIN -0, so
+ * every rank gets the same bits whatever order an algorithm reduces in. */
 typedef enum { TETHER_SUM, TETHER_PROD, TETHER_MAX, TETHER_MIN, TETHER_OP_COUNT } tether_op;
 
 /* Form the group this process belongs to.
@@ -195,15 +197,22 @@ TETHER_API int tether_all_to_all(tether_group *g, const void *send, void *recv,
 /* src of a receive that takes the next message of its tag from whichever rank sent one
  * (MPI_ANY_SOURCE). Each sender's messages of one tag still arrive in the order sent; senders
  * with messages waiting take turns (round robin), so a busy one cannot starve the others. The
- * size check applies as for a directed receive (a sender whose count or dtype differs:
- * TETHER_EMISMATCH on both sides). A directed receive posted while an any-source receive of the
+ * size check applies as for a directed receive (a sender whose count or dtype differs: as for
+ * tether_send below). A directed receive posted while an any-source receive of the
  * same tag waits takes its sender's next message first (a message is matched when it is claimed,
  * not when a receive is posted). In a group of size 1 there is nobody to receive from:
  * TETHER_EINVAL. */
 #define TETHER_ANY_SOURCE (-2)
 
 /* Point to point, between any two ranks. Messages between a pair arrive in the order sent; the
- * receiver's count and dtype must match the sender's (else TETHER_EMISMATCH on both sides).
+ * receiver's count and dtype must match the sender's. The receiver finds a mismatch: its receive
+ * fails with TETHER_EMISMATCH and its group breaks. The sender learns of it from the receiver's
+ * report, so a send still in flight fails with TETHER_EMISMATCH too, but a small send may have
+ * returned TETHER_OK before the receiver looked. Then (mesh, ring, rdma) the sender's next call
+ * that waits on that peer (a receive, a collective), and over mesh and ring its next send to it
+ * once the report has arrived, fail with TETHER_EMISMATCH and break its group; sends made before
+ * the report arrived may still have returned TETHER_OK. The mpi backend cannot tell the sender
+ * (MPI_Send has no such error): the receiver's error is the only one.
  * tether_send may return before the peer has received; a message larger than the socket buffers
  * may also wait until the peer posts the matching tether_recv (two ranks that both send first still
  * complete, a little more slowly). dst/src == own rank -> TETHER_EINVAL; src may be

@@ -288,6 +288,20 @@ static int expected_link(const setup *s, const tether__hello *h)
            h->link < p->in_links[h->rank] && h->nlinks == p->in_links[h->rank];
 }
 
+/* The address messages name a peer by, where the plan has none (a peer that only connects to this
+ * rank, such as rank 0 of a two-rank ring for rank 1): where it listens, if its hello says, else
+ * where it connected from. */
+static void name_peer(setup *s, const tether__hello *h, const char *from)
+{
+    char *addr = s->out->addr[h->rank];
+    if (s->p->naddrs[h->rank] > 0)
+        return;
+    if (h->announce_host[0])
+        snprintf(addr, TETHER__ADDR_TEXT, "%s:%d", h->announce_host, h->announce_port);
+    else
+        snprintf(addr, TETHER__ADDR_TEXT, "%.*s", TETHER__ADDR_TEXT - 1, from);
+}
+
 /* Incoming: a full hello arrived. Garbage and another protocol version are dropped; anything else
  * gets a challenge, since nothing it says counts before it proved the token. */
 static int check_hello(setup *s, conn *c)
@@ -351,6 +365,7 @@ static int check_proof(setup *s, conn *c)
     snprintf(s->out->announced[h.rank].host, sizeof s->out->announced[h.rank].host, "%s",
              h.announce_host);
     s->out->announced[h.rank].port = h.announce_port;
+    name_peer(s, &h, from);
     TRY(tether__net_tune(c->fd, c->what));
     tether__hs_status_msg(TETHER__HS_OK, c->msgs[TETHER__HS_VERDICT]);
     send_step(c, TETHER__HS_VERDICT);

@@ -109,8 +109,9 @@ static int plan_links(const tether_config *cfg, tether__tcp_world *w)
         TRY(plan_right(cfg, w, right));
     if (n > 2 || r == 1)
         w->plan.in_links[left] = count_left(w, left);
-    for (int p = 0; p < n; p++)
-        if (p != r && p != right) /* other ranks' addresses only name them in messages */
+    for (int p = 0; p < n; p++) /* other ranks' addresses (rank 0's too, for rank 1 of two, which
+                                   only accepts) only name them in messages */
+        if (p != r && w->plan.naddrs[p] == 0)
             TRY(tether__tcp_world_addrs(cfg, w, p, 0));
     TLOG_INFO("ring: %d link%s to rank %d (right), %d from rank %d (left)",
               w->plan.out_links[right], w->plan.out_links[right] == 1 ? "" : "s", right,

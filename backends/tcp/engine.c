@@ -466,6 +466,34 @@ static int route_recv(tether__tcp_ep *ep, struct tether_req *r, void *buf, size_
     return tether__tcp_post_recv(ep, &ep->links[r->peer][0], r, m);
 }
 
+/* Whether the next frame waiting on l (in rbuf, else still in the socket: a peek) is an abort. */
+static int abort_waiting(const tether__link *l)
+{
+    unsigned char hdr[TETHER__FRAME_SIZE];
+    const unsigned char *next = hdr;
+    tether__frame f;
+    if (l->cur || l->eof || (l->rlen > 0 && l->rlen < TETHER__FRAME_SIZE))
+        return 0; /* inside a frame: the abort, if one came, is behind it */
+    if (l->rlen >= TETHER__FRAME_SIZE)
+        next = l->rbuf;
+    else if (recv(l->fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof hdr)
+        return 0;
+    return tether__frame_decode(next, &f) == 0 && f.type == TETHER__FRAME_ABORT;
+}
+
+/* A rank that only sends reads nothing, so the abort of a receiver that found its earlier eager
+ * message mismatched would wait unread while every later send returned TETHER_OK. A point-to-point
+ * send first looks at what the peer sent: an abort there is read (the endpoint breaks with its
+ * code) and the send fails. One peek that finds nothing, most of the time; other frames stay
+ * where tether__tcp_read wants them. */
+static int read_peer_abort(tether__tcp_ep *ep, int peer)
+{
+    for (int k = 0; k < ep->nlinks[peer] && !ep->err; k++)
+        if (abort_waiting(&ep->links[peer][k]))
+            TRY(tether__tcp_read(ep, &ep->links[peer][k], 1));
+    return ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
+}
+
 int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tether_tag tag,
                       tether_req **out)
 {
@@ -478,6 +506,8 @@ int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tet
         return end(ep, r, route_send(ep, r, buf, len, tag), out);
     if (ep->links[peer][0].bye)
         return end(ep, r, tether__tcp_gone(ep, &ep->links[peer][0], "sends to it"), out);
+    if ((tag.seq & TETHER_TAG_P2P) && (rc = read_peer_abort(ep, peer)) < 0)
+        return end(ep, r, rc, out);
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
     int cma = tether__cma_use(&ep->links[peer][0].cma, ep->cma_min, len);
     for (int k = 0; k < ep->nlinks[peer] && rc == TETHER_OK; k++) {

@@ -43,8 +43,8 @@ int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine,
     tether_wire w = tether__wire_of(c);
     tether_req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
     if (!reqs)
-        return tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %d request slots in %s",
-                            g->rank, 2 * g->size, g->cur_name);
+        return tether__fail(TETHER_ENOMEM, "%s: out of memory for %d request slots in %s",
+                            TETHER_RANK_TEXT(g, g->rank), 2 * g->size, g->cur_name);
     int rc = tether__algo_abort(g, exchange(g, &w, mine, blocks, stage, step, reqs));
     free(reqs);
     return rc;

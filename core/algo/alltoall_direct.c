@@ -32,9 +32,8 @@ int tether__alltoall_direct(tether_group *g, const tether_coll *c)
 {
     tether_req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
     if (!reqs)
-        return tether__fail(TETHER_ENOMEM,
-                            "rank %d: out of memory for %d request slots in all_to_all", g->rank,
-                            2 * g->size);
+        return tether__fail(TETHER_ENOMEM, "%s: out of memory for %d request slots in all_to_all",
+                            TETHER_RANK_TEXT(g, g->rank), 2 * g->size);
     int rc = tether__algo_abort(g, exchange(g, c, reqs));
     free(reqs);
     return rc;

@@ -59,8 +59,8 @@ int tether__bcast_pipeline(tether_group *g, const tether_coll *c, const tether_b
     tether_req **sends = calloc(nseg * (size_t)(t->nchildren ? t->nchildren : 1), sizeof *sends);
     int rc;
     if (!recvs || !sends)
-        rc = tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu segments of broadcast",
-                          g->rank, nseg);
+        rc = tether__fail(TETHER_ENOMEM, "%s: out of memory for %zu segments of broadcast",
+                          TETHER_RANK_TEXT(g, g->rank), nseg);
     else
         rc = tether__algo_abort(g, run(g, c, t, nseg, recvs, sends));
     free(recvs);

@@ -17,8 +17,8 @@ void *tether__scratch(tether_group *g, size_t bytes, const char *what)
 {
     void *p = tether__pool_get(&g->scratch, bytes);
     if (!p)
-        tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu bytes of %s in %s", g->rank,
-                     bytes, what, g->cur_name);
+        tether__fail(TETHER_ENOMEM, "%s: out of memory for %zu bytes of %s in %s",
+                     TETHER_RANK_TEXT(g, g->rank), bytes, what, g->cur_name);
     return p;
 }
 

@@ -116,8 +116,8 @@ int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *
     x.sends = calloc((size_t)n * x.nseg, sizeof *x.sends);
     int rc = TETHER_ENOMEM;
     if (!x.recvs || !x.sends)
-        tether__fail(TETHER_ENOMEM, "rank %d: out of memory for %zu request slots in %s", g->rank,
-                     (size_t)n * (x.nseg + x.window), g->cur_name);
+        tether__fail(TETHER_ENOMEM, "%s: out of memory for %zu request slots in %s",
+                     TETHER_RANK_TEXT(g, g->rank), (size_t)n * (x.nseg + x.window), g->cur_name);
     else if (x.scratch)
         rc = tether__algo_abort(g, exchange(&x, round_final));
     tether__scratch_free(g, x.scratch);

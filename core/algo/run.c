@@ -46,7 +46,7 @@ int tether__coll_run(tether_group *g, const tether_coll *c)
                 c->algo < TETHER_ALGO_COUNT;
     algo_fn fn = known ? algos[c->kind][c->algo] : NULL;
     if (!fn)
-        return tether__fail(TETHER_EINTERNAL, "rank %d: no algorithm %s for collective kind %d",
-                            g->rank, tether__algo_name(c->algo), (int)c->kind);
+        return tether__fail(TETHER_EINTERNAL, "%s: no algorithm %s for collective kind %d",
+                            TETHER_RANK_TEXT(g, g->rank), tether__algo_name(c->algo), (int)c->kind);
     return fn(g, c);
 }

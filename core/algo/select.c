@@ -70,10 +70,9 @@ static int parse_tree_below(const char *v, size_t *out)
     *out = 0;
     if (!*v)
         return 0;
-    char *end;
     errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || end == v || *end || v[0] == '-' || x > SIZE_MAX)
+    unsigned long long x = strtoull(v, NULL, 10);
+    if (!tether__plain_decimal(v, 0) || v[0] == '-' || errno || x > SIZE_MAX)
         return -1;
     *out = (size_t)x;
     return 1;

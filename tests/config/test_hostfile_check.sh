@@ -44,6 +44,13 @@ expect 0 out "$HERE/cases/ring4.json: launcher hostfile, 4 host(s), backend ring
 bad ranks.json '[["10.0.0.1:5000"], ["10.0.0.2"]]'
 expect 1 err "$WORK/ranks.json: rank 1, address 0: \"10.0.0.2\" has no port; expected \"ip:port\"" \
     check "$WORK/ranks.json"
+# An address without its port is a per-rank file's mistake, not a device on the diagonal.
+bad noport.json '[["127.0.0.1"]]'
+expect 1 err "$WORK/noport.json: rank 0, address 0: \"127.0.0.1\" has no port; expected \"ip:port\"" \
+    check "$WORK/noport.json"
+bad noport2.json '[["localhost"], ["localhost:5001"]]'
+expect 1 err "$WORK/noport2.json: rank 0, address 0: \"localhost\" has no port; expected \"ip:port\"" \
+    check "$WORK/noport2.json"
 bad devices.json '[[null, "rdma_en2"], ["rdma_en2", null, null]]'
 expect 1 err "$WORK/devices.json: row 1 has 3 entries; expected 2 (one per rank, as many as there are rows)" \
     check "$WORK/devices.json"

@@ -5,6 +5,8 @@
  *              rank, and the group stays broken (the next call fails at once, same code)
  *   short      rank 0 sends 3 elements, rank 1 expects 5: EMISMATCH on rank 1 naming the count
  *   long       rank 0 sends 5 elements, rank 1 expects 3: EMISMATCH with MPI's truncation error
+ *   splitshort 3 ranks: ranks 1 and 2 split off, and there rank 0 (world rank 1) sends 3
+ *              elements, rank 1 expects 5: the message names the sender by its world rank too
  *   noplugin   TETHER_MPI_PLUGIN names no file: a strict "any" fails with EUNAVAIL saying so,
  *              and a lenient one warns on stderr (a size-1 group per rank, never quietly)
  *   inplace    the in-place forms (all-reduce send == recv, all-gather send = this rank's block
@@ -62,6 +64,21 @@ static void p2p(int sent, int expected, const char *text)
     else if (rank == 1)
         expect(rank, "recv", tether_recv(g, buf, (size_t)expected, TETHER_INT32, 0),
                TETHER_EMISMATCH, text);
+    tether_group_free(g);
+}
+
+static void splitshort(void)
+{
+    tether_group *g, *c = NULL;
+    int rank = init(&g);
+    int32_t buf[8] = {0};
+    expect(rank, "split", tether_group_split(g, rank > 0, rank, &c), TETHER_OK, NULL);
+    if (rank == 1)
+        expect(rank, "send", tether_send(c, buf, 3, TETHER_INT32, 1), TETHER_OK, NULL);
+    else if (rank == 2)
+        expect(rank, "recv", tether_recv(c, buf, 5, TETHER_INT32, 0), TETHER_EMISMATCH,
+               "rank 0 of this group (world rank 1) sent 3 elements");
+    tether_group_free(c);
     tether_group_free(g);
 }
 
@@ -136,6 +153,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "mismatch"))
         mismatch();
+    else if (!strcmp(mode, "splitshort"))
+        splitshort();
     else if (!strcmp(mode, "short"))
         p2p(3, 5, "sent 3 elements; this receive expects 5");
     else if (!strcmp(mode, "long"))
@@ -145,7 +164,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "inplace"))
         inplace();
     else {
-        fprintf(stderr, "usage: mpi_cases mismatch|short|long|noplugin|inplace\n");
+        fprintf(stderr, "usage: mpi_cases mismatch|short|long|splitshort|noplugin|inplace\n");
         return 2;
     }
     return failed;

@@ -306,6 +306,38 @@ static int forward_mismatch(void)
     return run_ranks(4, write_hostfile(4, 1, 1, ports), mismatch_body);
 }
 
+/* ---- peer_address: with two ranks, rank 1 only accepts; its messages still name rank 0's address
+ */
+
+static int peer_port; /* rank 0's port in the hostfile, set before the ranks fork */
+
+static int peer_address_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    double x[2] = {1, 2};
+    char want[32];
+    CHECK_OK(tether_barrier(g));
+    if (ctx->rank == 0)
+        CHECK_OK(tether_send(g, x, 2, TETHER_FLOAT64, 1));
+    if (ctx->rank == 1) {
+        int rc = tether_recv(g, x, 1, TETHER_FLOAT64, 0);
+        snprintf(want, sizeof want, "rank 0 (127.0.0.1:%d)", peer_port);
+        CHECK(rc == TETHER_EMISMATCH && strstr(tether_last_error(), want),
+              "recv of a longer message from rank 0: %s: \"%s\"; want it to name %s",
+              tether_err_name(rc), tether_last_error(), want);
+    }
+    tether_group_free(g);
+    return 0;
+}
+
+static int peer_address(void)
+{
+    int ports[2];
+    harness_ports(2, ports);
+    peer_port = ports[0];
+    return run_ranks(2, write_hostfile(2, 1, 1, ports), peer_address_body);
+}
+
 /* ---- big: one message over 2 GiB between neighbours, striped over 2 links ---- */
 
 #define BIG_LEN ((2ull << 30) + 4099)
@@ -609,7 +641,7 @@ static int late_receive(void)
 
 #define USAGE                                                                                      \
     "stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|routed_stall|"           \
-    "routed_cross|routed_cycle|routed_late|late_receive\n"                                         \
+    "routed_cross|routed_cycle|routed_late|late_receive|peer_address\n"                            \
     "       ring_test routed_memory|routed_stall|routed_cross|routed_cycle rdma"
 
 int main(int argc, char **argv)
@@ -633,6 +665,8 @@ int main(int argc, char **argv)
         return forward_idle();
     if (!strcmp(t, "forward_mismatch"))
         return forward_mismatch();
+    if (!strcmp(t, "peer_address"))
+        return peer_address();
     if (!strcmp(t, "big"))
         return big();
     if (!strcmp(t, "routed_memory"))

@@ -54,6 +54,54 @@ static int mismatch_body(const rank_ctx *ctx)
     return 0;
 }
 
+/* ---- p2p_mismatch: the sender of an eager message the receiver did not expect learns of it ----
+ */
+
+static const char *p2p_backend = "mesh"; /* or "ring" */
+
+/* Where rank 1 says it has failed: a file named for the test process, both ranks' parent. */
+static void p2p_flag(char *path, size_t n)
+{
+    snprintf(path, n, "/tmp/tether-p2p-mismatch-%d", (int)getppid());
+}
+
+/* Rank 0 sends 2 doubles, small enough to go at once; rank 1 receives 1 and fails with
+ * TETHER_EMISMATCH. Rank 0's send returned TETHER_OK before rank 1 looked; once rank 1 has failed
+ * (and aborted, as the core does), rank 0's next send to it fails with the mismatch too, and the
+ * group stays broken. */
+static int p2p_mismatch_body(const rank_ctx *ctx)
+{
+    tether_group *g = NULL;
+    double x[2] = {1, 2};
+    char flag[64];
+    p2p_flag(flag, sizeof flag);
+    CHECK_OK(tether_init(p2p_backend, 1, &g));
+    CHECK_OK(tether_barrier(g));
+    if (ctx->rank == 0) {
+        CHECK_OK(tether_send(g, x, 2, TETHER_FLOAT64, 1)); /* eager: before rank 1 checks */
+        for (int i = 0; i < 1000 && access(flag, F_OK) != 0; i++)
+            usleep(10 * 1000);
+        usleep(100 * 1000); /* its abort on the way */
+        int rc = tether_send(g, x, 1, TETHER_FLOAT64, 1);
+        CHECK(rc == TETHER_EMISMATCH, "send after the receiver failed: %s: %s", tether_err_name(rc),
+              tether_last_error());
+        CHECK_MSG("rank 1 reported:");
+        CHECK_MSG("16 bytes");
+        CHECK(tether_barrier(g) == TETHER_EMISMATCH, "the group is not broken");
+        unlink(flag);
+    } else {
+        int rc = tether_recv(g, x, 1, TETHER_FLOAT64, 0);
+        CHECK(rc == TETHER_EMISMATCH, "recv of a longer message: %s", tether_err_name(rc));
+        FILE *f = fopen(flag, "w");
+        CHECK(f != NULL, "cannot write %s", flag);
+        fclose(f);
+        while (access(flag, F_OK) == 0) /* rank 0 still checking: keep the links up */
+            usleep(10 * 1000);
+    }
+    tether_group_free(g);
+    return 0;
+}
+
 /* Another collective (signature) on the same call number is a mismatch even at another step. */
 static int signature_body(const rank_ctx *ctx)
 {
@@ -457,6 +505,12 @@ int main(int argc, char **argv)
     const char *t = argc > 1 ? argv[1] : "";
     if (!strcmp(t, "mismatch"))
         return harness_run(2, env, mismatch_body);
+    if (!strcmp(t, "p2p_mismatch"))
+        return harness_run(2, env, p2p_mismatch_body);
+    if (!strcmp(t, "p2p_mismatch_ring")) {
+        p2p_backend = "ring";
+        return harness_run(2, env, p2p_mismatch_body);
+    }
     if (!strcmp(t, "signature"))
         return harness_run(2, env, signature_body);
     if (!strcmp(t, "peer_exit"))
@@ -483,10 +537,10 @@ int main(int argc, char **argv)
         return run_no_token();
     if (!strcmp(t, "replay"))
         return run_replay();
-    fprintf(
-        stderr,
-        "usage: %s mismatch|signature|peer_exit|abort|strays|port_in_use|bad_rank|iface_refused|"
-        "huge_frame|huge_send|flood|no_token|replay\n",
-        argv[0]);
+    fprintf(stderr,
+            "usage: %s "
+            "mismatch|p2p_mismatch|p2p_mismatch_ring|signature|peer_exit|abort|strays|port_in_use|"
+            "bad_rank|iface_refused|huge_frame|huge_send|flood|no_token|replay\n",
+            argv[0]);
     return 2;
 }

@@ -144,17 +144,38 @@ static int code_of(int cls)
     }
 }
 
+/* How a message names rank r of comm, as the core's tether__rank_text does: "rank R" where comm
+ * spans MPI_COMM_WORLD in its order, else "rank R of this group (world rank W)", the numbers
+ * mpirun prints. Into buf; returns buf. */
+static const char *rank_text(MPI_Comm comm, int r, char *buf, size_t len)
+{
+    MPI_Group mine, world;
+    int same = MPI_UNEQUAL, w = MPI_UNDEFINED;
+    MPI_Comm_compare(comm, MPI_COMM_WORLD, &same);
+    if (same == MPI_IDENT || same == MPI_CONGRUENT || r < 0) {
+        snprintf(buf, len, "rank %d", r);
+        return buf;
+    }
+    MPI_Comm_group(comm, &mine);
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_translate_ranks(mine, 1, &r, world, &w);
+    MPI_Group_free(&mine);
+    MPI_Group_free(&world);
+    snprintf(buf, len, "rank %d of this group (world rank %d)", r, w);
+    return buf;
+}
+
 /* Record an MPI failure of what on comm: the call, this rank, and MPI's own words. */
 static int mpi_fail(int rc, const char *what, MPI_Comm comm, char *err, size_t len)
 {
-    char text[MPI_MAX_ERROR_STRING] = "";
+    char text[MPI_MAX_ERROR_STRING] = "", who[64];
     int n = 0, cls = MPI_ERR_OTHER, rank = -1, size = 0;
     MPI_Error_string(rc, text, &n);
     MPI_Error_class(rc, &cls);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    snprintf(err, len, "%s failed on rank %d of %d: %s (MPI error class %d)", what, rank, size,
-             text, cls);
+    snprintf(err, len, "%s failed on %s of %d: %s (MPI error class %d)", what,
+             rank_text(comm, rank, who, sizeof who), size, text, cls);
     return code_of(cls);
 }
 
@@ -334,8 +355,9 @@ static int recv_exact(const tether_mpi_call *c, MPI_Datatype t, MPI_Comm comm, c
             *c->source = st.MPI_SOURCE;
         return TETHER_OK;
     }
-    snprintf(err, len, "tether_recv: rank %d sent %d elements; this receive expects %zu",
-             st.MPI_SOURCE, got, c->count);
+    char who[64];
+    snprintf(err, len, "tether_recv: %s sent %d elements; this receive expects %zu",
+             rank_text(comm, st.MPI_SOURCE, who, sizeof who), got, c->count);
     return TETHER_EMISMATCH;
 }
 
