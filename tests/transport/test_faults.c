@@ -247,6 +247,15 @@ static int strays_body(const rank_ctx *ctx)
     return 0;
 }
 
+/* Rank 1 (pid1) waits alone while a test plays a stray; now rank 0 starts and both must form the
+ * mesh and run body: 0 when both did. */
+static int join_rank0(rank_ctx *ctx, int pid1, int (*body)(const rank_ctx *))
+{
+    ctx->rank = 0;
+    int pid0 = harness_spawn(ctx, body);
+    return harness_reap(pid0, 0) | harness_reap(pid1, 1);
+}
+
 /* Rank 1 (which accepts) starts alone; strays hit its port: garbage, a wrong token (one resets
  * before the answer), one that says nothing, one that closes at once. Then rank 0 starts, and
  * both must form the mesh. */
@@ -254,7 +263,7 @@ static int run_strays(void)
 {
     const char *env[] = {"TETHER_JOB_TOKEN=right-token", "TETHER_TIMEOUT=20", NULL};
     rank_ctx ctx = {.size = 2};
-    int pids[2], failed = 0;
+    int pid1, failed = 0;
     static const char garbage[] =
         "GET / HTTP/1.0\r\nHost: x\r\n\r\n"
         "0123456789012345678901234567890123456789012345678901234567890123456789"
@@ -269,17 +278,14 @@ static int run_strays(void)
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     ctx.rank = 1;
-    pids[1] = harness_spawn(&ctx, strays_body);
+    pid1 = harness_spawn(&ctx, strays_body);
     int g = harness_connect(ctx.ports[1]);
     CHECK(write(g, garbage, sizeof garbage) == (ssize_t)sizeof garbage, "write garbage");
     wrong_token(ctx.ports[1], 0);
     wrong_token(ctx.ports[1], 1);
     int silent = harness_connect(ctx.ports[1]);
     close(harness_connect(ctx.ports[1]));
-    ctx.rank = 0;
-    pids[0] = harness_spawn(&ctx, strays_body);
-    for (int r = 0; r < 2; r++)
-        failed |= harness_reap(pids[r], r);
+    failed |= join_rank0(&ctx, pid1, strays_body);
     /* the garbage sender was dropped: its connection is closed */
     struct pollfd p = {.fd = g, .events = POLLIN};
     char c;
@@ -306,17 +312,14 @@ static int run_flood(void)
 {
     enum { IDLE = 200 };
     rank_ctx ctx = {.size = 2, .rank = 1};
-    int idle[IDLE], failed = 0, pids[2];
+    int idle[IDLE], failed = 0, pid1;
     setenv("TETHER_JOB_TOKEN", "right-token", 1);
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
-    pids[1] = harness_spawn(&ctx, flood_body);
+    pid1 = harness_spawn(&ctx, flood_body);
     for (int i = 0; i < IDLE; i++)
         idle[i] = harness_connect(ctx.ports[1]);
-    ctx.rank = 0;
-    pids[0] = harness_spawn(&ctx, flood_body);
-    for (int r = 0; r < 2; r++)
-        failed |= harness_reap(pids[r], r);
+    failed |= join_rank0(&ctx, pid1, flood_body);
     for (int i = 0; i < IDLE; i++)
         close(idle[i]);
     unlink(ctx.hostfile);
@@ -329,17 +332,14 @@ static int run_flood(void)
 static int run_no_token(void)
 {
     rank_ctx ctx = {.size = 2, .rank = 1};
-    int pids[2], failed = 0;
+    int pid1, failed = 0;
     unsetenv("TETHER_JOB_TOKEN");
     setenv("TETHER_TIMEOUT", "20", 1);
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
-    pids[1] = harness_spawn(&ctx, strays_body);
+    pid1 = harness_spawn(&ctx, strays_body);
     wrong_token_as(ctx.ports[1], 1, "", NULL);
-    ctx.rank = 0;
-    pids[0] = harness_spawn(&ctx, strays_body);
-    for (int r = 0; r < 2; r++)
-        failed |= harness_reap(pids[r], r);
+    failed |= join_rank0(&ctx, pid1, strays_body);
     unlink(ctx.hostfile);
     return failed;
 }
@@ -350,12 +350,12 @@ static int run_no_token(void)
 static int run_replay(void)
 {
     rank_ctx ctx = {.size = 2, .rank = 1};
-    int pids[2], failed = 0;
+    int pid1, failed = 0;
     setenv("TETHER_JOB_TOKEN", "right-token", 1);
     setenv("TETHER_TIMEOUT", "20", 1);
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
-    pids[1] = harness_spawn(&ctx, strays_body);
+    pid1 = harness_spawn(&ctx, strays_body);
     /* the recording: a hello, the rank's challenge, and the proof rank 0 would answer it with */
     tether__hello h = {.version = TETHER__PROTO_VERSION, .rank = 0, .size = 2, .nlinks = 1};
     tether_config cfg;
@@ -381,10 +381,7 @@ static int run_replay(void)
               h.status == TETHER__HS_BAD_TOKEN,
           "a replayed proof was not refused (status %u)", h.status);
     close(fd);
-    ctx.rank = 0;
-    pids[0] = harness_spawn(&ctx, strays_body);
-    for (int r = 0; r < 2; r++)
-        failed |= harness_reap(pids[r], r);
+    failed |= join_rank0(&ctx, pid1, strays_body);
     unlink(ctx.hostfile);
     return failed;
 }
