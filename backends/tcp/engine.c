@@ -172,6 +172,8 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
         tether__txmsg *t = l->txhead;
         uint64_t left = TETHER__FRAME_SIZE + t->len - t->sent;
         uint64_t k = n < left ? n : left;
+        uint64_t hdr_left = t->sent < TETHER__FRAME_SIZE ? TETHER__FRAME_SIZE - t->sent : 0;
+        l->payload_sent += k > hdr_left ? k - hdr_left : 0;
         t->sent += k;
         n -= k;
         if (t->sent < TETHER__FRAME_SIZE + t->len)
@@ -336,6 +338,7 @@ int tether__tcp_apply(tether__tcp_ep *ep, tether__link *l, tether__cma_todo *t)
         return tether__tcp_too_long(ep, l, t->len, t->tag);
     }
     l->bytes_recvd += t->read;
+    l->payload_recvd += t->read;
     if (t->reply)
         TRY(tether__tcp_tx_owned(ep, l, &t->frame, t->payload, t->n));
     if (t->done)
@@ -607,6 +610,13 @@ int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sen
     return TETHER_OK;
 }
 
+/* Payload bytes moved: read, waiting in the socket for the frame being read, or sent and
+ * acknowledged by the peer (a large message on a slow link keeps moving long after it was written
+ * into the socket: netns.slow). Never a frame's header: a heartbeat proves its peer alive, never
+ * that a call progressed, and with it counted TETHER_TIMEOUT never fired while the peers lived.
+ * What the socket has not yet sent holds any heartbeat written after the data too, and its
+ * acknowledgement would show as data leaving: so the count never goes back, and a heartbeat's
+ * bytes can at most make up for the dip they caused, never add to the most data has moved. */
 uint64_t tether__tcp_moved(tether_ep *tep)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
@@ -617,8 +627,13 @@ uint64_t tether__tcp_moved(tether_ep *tep)
         size_t in = 0, out = 0;
         if (l->fd >= 0)
             tether__net_queued(l->fd, &in, &out);
-        total += l->bytes_recvd + in + (l->bytes_sent > out ? l->bytes_sent - out : 0);
+        uint64_t rest = l->cur ? tether__tcp_payload_left(l) : 0; /* in the socket: no header */
+        total += in < rest ? in : rest;
+        total += l->payload_recvd + (l->payload_sent > out ? l->payload_sent - out : 0);
     }
+    if (total > ep->moved)
+        ep->moved = total;
+    total = ep->moved;
     pthread_mutex_unlock(&ep->mu);
     return total;
 }

@@ -112,8 +112,11 @@ typedef struct tether__link {
     int held; /* bytes nobody has asked for wait in the socket: not polled for input meanwhile */
     int cut;  /* a break left a frame half sent that was too long to finish: no frame may follow */
     unsigned char *rbuf;
-    size_t rlen; /* bytes held at the start of rbuf */
-    uint64_t bytes_sent, bytes_recvd;
+    size_t rlen;                      /* bytes held at the start of rbuf */
+    uint64_t bytes_sent, bytes_recvd; /* every byte, heartbeats too: what proves the peer alive */
+    /* Payload bytes only (tether__tcp_moved): heartbeats and the other control frames are headers
+     * alone, so they never pass for a call's progress. */
+    uint64_t payload_sent, payload_recvd;
     tether__cma_link cma; /* cross-memory attach (cma.h): the memory path's, not ours */
 } tether__link;
 
@@ -175,6 +178,7 @@ struct tether__tcp_ep {
      * long copy with mu held (the thread waits for mu meanwhile); NULL when no heartbeats run.
      * A pointer, not a call: the engine's halves call into engine_beat.c, never back. */
     void (*stand_in)(void *ep);
+    uint64_t moved; /* the most tether__tcp_moved has returned: it never goes back */
 };
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent
@@ -261,6 +265,8 @@ short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l);
 void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents);
 /* One part of r finished (a wait may return). */
 void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r);
+/* Payload bytes of the frame being read on l (l->cur) still to come. */
+uint64_t tether__tcp_payload_left(const tether__link *l);
 int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
                           tether__rxmsg *part);
 void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l);

@@ -76,8 +76,7 @@ static int pass_on(tether__tcp_ep *ep, const tether__link *from, tether__rxmsg *
     return tether__tcp_tx_queue(ep, l, &fw->tx);
 }
 
-/* Payload bytes of the frame being read on l still to come. */
-static uint64_t payload_left(const tether__link *l)
+uint64_t tether__tcp_payload_left(const tether__link *l)
 {
     return (l->rx == TETHER__RX_CHUNK ? l->chunk_end : l->cur->len) - l->cur->got;
 }
@@ -304,7 +303,7 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         TRY(rx_match(ep, l, f, n, &l->cur));
         l->rx = TETHER__RX_DATA;
     }
-    return payload_left(l) == 0 ? rx_done(ep, l) : TETHER_OK;
+    return tether__tcp_payload_left(l) == 0 ? rx_done(ep, l) : TETHER_OK;
 }
 
 /* Read only the next header, not an rbuf-full, when the receive posted first on l (the frame
@@ -338,10 +337,11 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
     while (pos < l->rlen && (all || wants_input(l))) {
         tether__rxmsg *m = l->cur;
         if (m) {
-            uint64_t left = payload_left(l);
+            uint64_t left = tether__tcp_payload_left(l);
             size_t k = l->rlen - pos < left ? l->rlen - pos : (size_t)left;
             memcpy(m->buf + m->got, l->rbuf + pos, k);
             m->got += k;
+            l->payload_recvd += k;
             pos += k;
             if (k == left)
                 TRY(rx_done(ep, l));
@@ -504,8 +504,8 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         tether__rxmsg *m = l->cur;
         unsigned char *dst;
         size_t want;
-        if (m && l->rlen == 0 && payload_left(l) >= TETHER__DIRECT_MIN) {
-            uint64_t left = payload_left(l);
+        if (m && l->rlen == 0 && tether__tcp_payload_left(l) >= TETHER__DIRECT_MIN) {
+            uint64_t left = tether__tcp_payload_left(l);
             dst = m->buf + m->got; /* straight into the destination: no copy */
             want = (size_t)(left < ep->max_io ? left : ep->max_io);
         } else {
@@ -542,7 +542,8 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
             TRY(parse(ep, l, all));
         } else {
             m->got += (uint64_t)n;
-            if (payload_left(l) == 0)
+            l->payload_recvd += (uint64_t)n;
+            if (tether__tcp_payload_left(l) == 0)
                 TRY(rx_done(ep, l));
         }
         if ((size_t)n < want) { /* the socket had less than we asked for: it is drained */
