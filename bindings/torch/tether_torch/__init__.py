@@ -6,7 +6,8 @@
 Ranks find each other the way the tether C library does: TETHER_HOSTFILE (set by `tether launch`),
 TETHER_COORDINATOR, an MPI launcher (mpirun, mpiexec, srun: tether runs over the site's MPI,
 docs/mpi.md), or, under torchrun, a coordinator that rank 0 opens on MASTER_ADDR at a free port it
-publishes through torch's store (MASTER_PORT itself is taken by that store).
+publishes through torch's store (MASTER_PORT itself is taken by that store). Where
+TETHER_JOB_TOKEN is unset, rank 0 makes a random one and publishes it the same way.
 
 Under an MPI launcher, RANK, WORLD_SIZE and LOCAL_RANK default to the launcher's own numbers when
 this module is imported, so torch's env:// rendezvous needs only MASTER_ADDR and MASTER_PORT.
@@ -16,6 +17,7 @@ not named gloo, through for tether.
 """
 import datetime
 import os
+import secrets
 import socket
 
 import torch
@@ -30,6 +32,7 @@ BACKEND = "tether"
 # Any of these means tether already knows where the ranks are; torch's store is not needed.
 _CONFIGURED_BY = ("TETHER_HOSTFILE", "MLX_HOSTFILE", "TETHER_COORDINATOR", "MLX_JACCL_COORDINATOR")
 _COORDINATOR_KEY = "tether_torch/coordinator"
+_TOKEN_KEY = "tether_torch/job_token"
 # What an MPI launcher sets in every rank (the C library's list, backends/mpi/mpi_backend.c).
 _MPI_LAUNCHED_BY = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MPI_LOCALNRANKS")
 # Rank, size and local rank as Open MPI's mpirun and MPICH's hydra name them.
@@ -55,11 +58,27 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _share_token(store, rank):
+    """TETHER_JOB_TOKEN, where unset, from torch's store: rank 0 makes a random one. Every
+    connection between ranks proves it, so a process that reaches a rank's port without it is
+    refused, and no rank warns that the job is open to any process (it is as secret as the store,
+    which whoever reaches MASTER_PORT can read)."""
+    if os.environ.get("TETHER_JOB_TOKEN"):
+        return
+    if rank == 0:
+        store.set(_TOKEN_KEY, secrets.token_hex(16))
+    os.environ["TETHER_JOB_TOKEN"] = store.get(_TOKEN_KEY).decode()  # waits, store timeout
+
+
 def _rendezvous(store, rank, size):
-    """Point the C library at this job: torch's rank and size, and a coordinator if none is set."""
+    """Point the C library at this job: torch's rank and size, the job token, and a coordinator if
+    none is set."""
     os.environ["TETHER_RANK"] = str(rank)
     os.environ["TETHER_SIZE"] = str(size)
-    if size == 1 or any(os.environ.get(v) for v in _CONFIGURED_BY + _MPI_LAUNCHED_BY):
+    if size == 1 or any(os.environ.get(v) for v in _MPI_LAUNCHED_BY):
+        return  # the mpi backend: MPI connects the ranks, no tether port or token
+    _share_token(store, rank)
+    if any(os.environ.get(v) for v in _CONFIGURED_BY):
         return
     master = os.environ.get("MASTER_ADDR")
     if not master:
