@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh - install what tether needs to build and test, only what is missing.
 # Debian/Ubuntu: apt-get (as root, or with sudo). macOS: Homebrew. Says every command it runs.
-# Usage: scripts/install-deps.sh [--with-tests]   (--with-tests adds ssh server, numpy, pytest, iperf3,
-# torch, on Linux clang with its libFuzzer runtime for tests/fuzz, clang-format for
-# scripts/check-format.sh, and the MPIs the mpi backend's plugins are built and tested against:
-# Open MPI, plus MPICH on Debian, which installs beside it and leaves mpirun to Open MPI)
+# Usage: scripts/install-deps.sh [--with-tests]   (--with-tests adds what `make test` runs, so that
+# a fresh machine's suite skips nothing: ssh server, numpy, pytest, torch, on Linux iperf3
+# (netns.shaping), valgrind and strace (docs/tuning.md, run by docs.commands), clang with its
+# libFuzzer runtime for tests/fuzz, clang-format for scripts/check-format.sh, and the MPIs the mpi
+# backend's plugins are built and tested against: Open MPI, plus MPICH on Debian, which installs
+# beside it and leaves mpirun to Open MPI)
 set -euo pipefail
 
 with_tests=0
@@ -34,6 +36,8 @@ Linux)
         pkgs+=(clang libclang-rt-dev) # tests/fuzz: libFuzzer
         pkgs+=(clang-format)          # scripts/check-format.sh (CI's format phase)
         pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev) # tests/mpi: a plugin for each
+        pkgs+=(iperf3)                                        # tests/netns: netns.shaping
+        pkgs+=(valgrind strace)                               # docs.commands: docs/tuning.md
     fi
     missing=()
     for p in "${pkgs[@]}"; do
@@ -43,6 +47,11 @@ Linux)
         sudo=""
         [ "$(id -u)" = 0 ] || sudo="sudo"
         export DEBIAN_FRONTEND=noninteractive
+        # iperf3's package asks whether to run its daemon at boot: answer no beforehand, so
+        # nothing waits for a reply (the tests start their own iperf3)
+        if [[ " ${missing[*]} " == *" iperf3 "* ]]; then
+            echo "iperf3 iperf3/start_daemon boolean false" | run $sudo debconf-set-selections
+        fi
         run $sudo apt-get update -qq
         run $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
     fi
