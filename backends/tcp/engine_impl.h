@@ -161,7 +161,8 @@ struct tether__tcp_ep {
     int err;       /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
     int aborted;
-    uint64_t events;    /* request parts finished, leave notices, breaks: what wait() waits for */
+    uint64_t events;    /* request parts finished, messages kept unexpected (what an any-source
+                           receive waits for), leave notices, breaks: what wait() waits for */
     tether__loop *loop; /* the progress thread (engine_wait.c), NULL when none runs */
     int propagated;     /* the progress thread passed the break on to every neighbour */
     /* The program's threads move the bytes themselves while they are inside calls (engine_wait.c):

@@ -166,6 +166,7 @@ static int rx_match(tether__tcp_ep *ep, tether__link *q, const tether__frame *f,
         m->tag = f->tag;
         m->msglen = f->len;
         tether__rxq_push(&q->unexpected, m);
+        ep->events++; /* an any-source receive may claim it now (tether__tcp_probe) */
         break;
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
@@ -647,6 +648,10 @@ int tether__tcp_probe(tether_ep *tep, int peer, tether_tag tag)
     /* Link 0 carries a frame of every message from peer, a routed one too (its queue-only link). */
     int rc =
         ep->err ? tether__tcp_sticky(ep) : tether__rxq_holds(&ep->links[peer][0].unexpected, tag);
+    /* The progress thread may read the message between this look and the caller's wait(): the
+     * arrival counts as an event, so that wait returns at once instead of sleeping it out. */
+    if (ep->loop)
+        tether__loop_seen(ep->loop);
     pthread_mutex_unlock(&ep->mu);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* tests/coll/coll_suite.c - every collective, dtype and op across real ranks, checked against a
  * reference each rank computes alone. Run under `tether launch -n N`; exits non-zero on the first
  * wrong element. Usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick]
+ * [--any-rate]
  * default: all_reduce (every
  * dtype x op, in and out of place), all_gather, reduce_scatter, broadcast from every root,
  * all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
@@ -8,13 +9,16 @@
  * concurrent threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p:
  * send/recv between every ordered pair, then tagged, non-blocking requests: receives posted before
  * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any).
- * --routed: large messages between distant ranks, all at once (run_routed). */
+ * --routed: large messages between distant ranks, all at once (run_routed). --any-rate: 1,000 small
+ * messages to rank 0 from the other ranks, each taken by an any-source receive, timed
+ * (run_any_rate). */
 #include <complex.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench/bench.h"
 #include "tether.h"
@@ -493,6 +497,45 @@ static void run_any(tether_group *g)
     CHECK(tether_barrier(g));
 }
 
+/* 1,000 small messages to rank 0, shared among the other ranks, each taken by a blocking
+ * any-source receive and answered, and each sender waits for the answer before it sends again: so
+ * rank 0 waits for every message, and the receive must wake as soon as it arrives, not at the end
+ * of a sleep slice (10 ms each: 10 s). Rank 0 prints the time; above ANY_RATE_LIMIT_S (generous,
+ * for a busy machine) it fails. */
+#define ANY_RATE_MESSAGES 1000
+#define ANY_RATE_LIMIT_S 5.0
+static void run_any_rate(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    CHECK(tether_barrier(g));
+    if (rank != 0) {
+        for (int k = rank - 1; k < ANY_RATE_MESSAGES; k += size - 1) {
+            int32_t v = k, ack = -1;
+            CHECK(tether_send(g, &v, 1, TETHER_INT32, 0));
+            CHECK(tether_recv(g, &ack, 1, TETHER_INT32, 0));
+            any_expect(ack == k, "rank 0 answered another message", ack, k);
+        }
+    } else {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int k = 0; k < ANY_RATE_MESSAGES; k++) {
+            int32_t v = -1;
+            int src = -1;
+            CHECK(tether_recv_from(g, &v, 1, TETHER_INT32, TETHER_ANY_SOURCE, &src));
+            any_expect(src > 0 && src < size && v % (size - 1) == src - 1,
+                       "a message from another rank than the source reported", v, src);
+            CHECK(tether_send(g, &v, 1, TETHER_INT32, src));
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        printf("any-source rate: %d messages from %d ranks in %.3f s\n", ANY_RATE_MESSAGES,
+               size - 1, s);
+        any_expect(s <= ANY_RATE_LIMIT_S, "any-source receives too slow (ms per message, limit s)",
+                   (int)(s * 1000 / ANY_RATE_MESSAGES), (int)ANY_RATE_LIMIT_S);
+    }
+    CHECK(tether_barrier(g));
+}
+
 typedef struct {
     tether_group *g;
     int iters;
@@ -603,7 +646,7 @@ static void run_split(tether_group *g)
 
 int main(int argc, char **argv)
 {
-    int large = 0, split = 0, p2p = 0, routed = 0, quick = 0;
+    int large = 0, split = 0, p2p = 0, routed = 0, quick = 0, any_rate = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--large"))
             large = 1;
@@ -615,8 +658,11 @@ int main(int argc, char **argv)
             routed = 1;
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--any-rate"))
+            any_rate = 1;
         else {
-            fprintf(stderr, "usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick]\n");
+            fprintf(stderr, "usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick] "
+                            "[--any-rate]\n");
             return 2;
         }
     }
@@ -629,6 +675,8 @@ int main(int argc, char **argv)
         run_split(g);
     else if (routed)
         run_routed(g);
+    else if (any_rate)
+        run_any_rate(g);
     else if (p2p) {
         run_p2p(g);
         run_tagged(g);

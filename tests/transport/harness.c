@@ -120,7 +120,7 @@ tether_ep *harness_open(const rank_ctx *ctx)
     return ep;
 }
 
-static int64_t now_ms(void)
+int64_t harness_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -129,13 +129,13 @@ static int64_t now_ms(void)
 
 int harness_wait(tether_ep *ep, tether_req *r)
 {
-    int64_t deadline = now_ms() + WAIT_LIMIT_MS;
+    int64_t deadline = harness_now_ms() + WAIT_LIMIT_MS;
     for (;;) {
         int done = 0;
         int rc = tether_mesh_ops.test(ep, r, &done);
         if (rc < 0 || done)
             return rc;
-        if (now_ms() > deadline)
+        if (harness_now_ms() > deadline)
             return TETHER_ETIMEDOUT;
         rc = tether_mesh_ops.wait(ep, 100);
         if (rc < 0) {

@@ -58,6 +58,9 @@ int harness_reap(int pid, int rank);
  * fails the rank unless it forms with ctx's rank and size. */
 tether_ep *harness_open(const rank_ctx *ctx);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t harness_now_ms(void);
+
 /* Wait for r on ep, at most 20 s: TETHER_OK or the failure. */
 int harness_wait(tether_ep *ep, tether_req *r);
 
