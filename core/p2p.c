@@ -11,6 +11,7 @@
  * served last (round robin), and posts the directed receive for the first it finds; the per-(peer,
  * tag) numbers make the claim exact, so a sender's order is kept and two any-source receives never
  * claim one message. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -97,6 +98,23 @@ static int start(tether_request *req, int peer)
                         : tether__irecv(g, peer, req->buf, req->bytes, (uint32_t)req->tag, &req->r);
 }
 
+/* Every peer the transport says closed normally with nothing left to claim: EPEER naming them
+ * (the receive would wait for ever). */
+static int nobody_left(tether_request *req)
+{
+    tether_group *g = req->g;
+    char ranks[256] = "";
+    size_t used = 0;
+    for (int p = 0; p < g->size && used < sizeof ranks; p++)
+        if (p != g->rank)
+            used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%s", used ? ", " : "",
+                                     TETHER_RANK_TEXT(g, p));
+    return tether__fail(TETHER_EPEER,
+                        "%s in %s (tag %d): every rank that could send it closed normally (freed "
+                        "its group or exited) with no such message left: %s",
+                        TETHER_RANK_TEXT(g, g->rank), req->name, req->tag, ranks);
+}
+
 /* An any-source receive without a message: claim the first that has arrived, looking at each
  * peer's next message of the tag, in turn from the one after the peer served last. Returns 1 when
  * it posted the receive for one, 0 when none is there yet, or the error (unbroken). */
@@ -104,6 +122,7 @@ static int claim(tether_request *req)
 {
     tether_group *g = req->g;
     tether_world *w = g->world;
+    int gone = 0;
     for (int i = 1; i <= g->size; i++) {
         int peer = (g->any_last + i) % g->size;
         if (peer == g->rank)
@@ -117,13 +136,15 @@ static int claim(tether_request *req)
         int rc = w->ops->probe(w->ep, tether__world_rank(g, peer), t);
         if (rc < 0)
             return rc;
-        if (rc) {
+        if (rc == TETHER__PROBE_GONE) {
+            gone++;
+        } else if (rc) {
             g->any_last = peer;
             TRY(start(req, peer));
             return 1;
         }
     }
-    return 0;
+    return gone == g->size - 1 ? nobody_left(req) : 0;
 }
 
 static int post(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,

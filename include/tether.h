@@ -248,7 +248,10 @@ TETHER_API int tether_irecv(tether_group *g, void *buf, size_t count, tether_dty
  * completes, before tether_test, tether_wait or tether_waitsome report it done; *source must stay
  * valid until then. With src = TETHER_ANY_SOURCE the request claims a message when one of its tag
  * has arrived from some rank; until then it holds no message, and a sender that dies or a
- * connection that fails meanwhile fails it (the group breaks, as after any failure). Several
+ * connection that fails meanwhile fails it (the group breaks, as after any failure); once every
+ * rank that could send it has closed normally (freed the world) with no such message left, it
+ * fails at once with TETHER_EPEER naming them (mesh, ring up to 3 ranks, rdma with direct links;
+ * a rank a ring reaches through others is not known to have closed: the receive waits). Several
  * any-source receives may wait at once; each takes a different message. */
 TETHER_API int tether_irecv_from(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
                                  int tag, int *source, tether_request **req);

@@ -645,9 +645,14 @@ int tether__tcp_probe(tether_ep *tep, int peer, tether_tag tag)
     for (int k = 0; k < first->nlinks && !ep->err; k++)
         if (first[k].fd >= 0 && !first[k].eof)
             tether__tcp_read(ep, &first[k], 1);
-    /* Link 0 carries a frame of every message from peer, a routed one too (its queue-only link). */
-    int rc =
-        ep->err ? tether__tcp_sticky(ep) : tether__rxq_holds(&ep->links[peer][0].unexpected, tag);
+    /* Link 0 carries a frame of every message from peer, a routed one too (its queue-only link).
+     * A linked peer's bye comes on it behind every frame it sent there, so after the bye a message
+     * not there will never come. (A routed peer's leave notice counts only how many left, not who:
+     * the receive waits.) */
+    const tether__link *l0 = &ep->links[peer][0];
+    int rc = ep->err ? tether__tcp_sticky(ep) : tether__rxq_holds(&l0->unexpected, tag);
+    if (rc == 0 && l0->bye)
+        rc = TETHER__PROBE_GONE;
     /* The progress thread may read the message between this look and the caller's wait(): the
      * arrival counts as an event, so that wait returns at once instead of sleeping it out. */
     if (ep->loop)
