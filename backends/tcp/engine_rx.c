@@ -158,7 +158,7 @@ static int rx_match(tether__tcp_ep *ep, tether__link *q, const tether__frame *f,
     case TETHER__MATCH_NONE:
         if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag))
             return tether__tcp_too_long(ep, q, f->len, f->tag);
-        m = tether__rxcache_get(&ep->rxcache, n);
+        m = tether__rxcache_get_lazy(&ep->rxcache, n);
         if (!m)
             return tether__tcp_break(ep, TETHER_ENOMEM,
                                      "out of memory buffering %llu bytes from rank %d",
@@ -328,6 +328,15 @@ static int wants_input(const tether__link *l)
     return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma);
 }
 
+/* A message l's peer sends, kept while it arrives, outgrew this rank's memory. */
+static int out_of_memory(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *m)
+{
+    return tether__tcp_break(ep, TETHER_ENOMEM,
+                             "out of memory buffering %llu bytes of a %llu-byte message from "
+                             "rank %d that no receive has asked for yet",
+                             (unsigned long long)m->got, (unsigned long long)m->len, l->peer);
+}
+
 /* Consume the bytes held in rbuf: payload of the current frame, then whole headers. With all = 0
  * it stops before a header while no receive is posted on l: the frames behind stay in rbuf, as
  * they would in the socket, until a receive wants them (read-ahead must not turn into reading
@@ -340,8 +349,10 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
         tether__rxmsg *m = l->cur;
         if (m) {
             uint64_t left = payload_left(l);
-            size_t k = l->rlen - pos < left ? l->rlen - pos : (size_t)left;
-            memcpy(m->buf + m->got, l->rbuf + pos, k);
+            uint64_t k = l->rlen - pos < left ? l->rlen - pos : left;
+            if (tether__rxmsg_reserve(m, &k) < 0)
+                return out_of_memory(ep, l, m);
+            memcpy(m->buf + m->got, l->rbuf + pos, (size_t)k);
             m->got += k;
             pos += k;
             if (k == left)
@@ -507,8 +518,11 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         size_t want;
         if (m && l->rlen == 0 && payload_left(l) >= TETHER__DIRECT_MIN) {
             uint64_t left = payload_left(l);
+            uint64_t fits = left < ep->max_io ? left : ep->max_io;
+            if (tether__rxmsg_reserve(m, &fits) < 0)
+                return out_of_memory(ep, l, m);
+            want = (size_t)fits;
             dst = m->buf + m->got; /* straight into the destination: no copy */
-            want = (size_t)(left < ep->max_io ? left : ep->max_io);
         } else {
             dst = l->rbuf + l->rlen;
             want = TETHER__RBUF_SIZE - l->rlen;
@@ -593,7 +607,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
         tether__rxcache_put(&ep->rxcache, m);
         tether__tcp_part_done(ep, r);
     } else { /* still arriving: the rest goes straight to the user's buffer */
-        m->buf = part->buf;
+        tether__rxmsg_redirect(m, part->buf);
         m->req = r;
     }
     return TETHER_OK;

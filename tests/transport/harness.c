@@ -198,7 +198,7 @@ int harness_connect(int port)
     return -1;
 }
 
-static void write_all(int fd, const void *buf, size_t len)
+void harness_write_all(int fd, const void *buf, size_t len)
 {
     for (size_t done = 0; done < len;) {
         ssize_t n = write(fd, (const char *)buf + done, len - done);
@@ -212,7 +212,7 @@ void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int
     unsigned char b[TETHER__FRAME_SIZE];
     tether__frame f = {.tag = tag, .len = len, .type = type, .code = code};
     tether__frame_encode(&f, b);
-    write_all(fd, b, sizeof b);
+    harness_write_all(fd, b, sizeof b);
 }
 
 int harness_fake_peer(int port, int rank, int size, const char *token)
