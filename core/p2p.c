@@ -268,6 +268,46 @@ int tether_wait(tether_request *req)
     return finish(req, tether__wait_until(g, step, req));
 }
 
+/* A receive may be withdrawn only while it is the last posted of its (peer, tag): its message
+ * number then goes back to the next receive posted, so messages still match in the order sent.
+ * A later one already holds the next number, and would take this one's message out of order. */
+static int withdraw(tether_request *req)
+{
+    tether_group *g = req->g;
+    tether_world *w = g->world;
+    uint32_t *counter = p2p_counter(g, req->peer, req->tag, 0);
+    if (!counter)
+        return tether__fail(TETHER_ENOMEM, "tether_cancel: out of memory for a message counter");
+    if (!w->ops->cancel || p2p_seq(*counter - 1) != req->seq)
+        return 0;
+    int rc = w->ops->cancel(w->ep, req->r);
+    if (rc < 0) {
+        req->r = NULL; /* released by the backend */
+        return finish(req, rc);
+    }
+    if (rc)
+        (*counter)--;
+    return rc;
+}
+
+int tether_cancel(tether_request *req, int *cancelled)
+{
+    tether__clear_error();
+    if (cancelled)
+        *cancelled = 0;
+    if (!req || !cancelled)
+        return tether__fail(TETHER_EINVAL, "tether_cancel: %s is NULL", req ? "cancelled" : "req");
+    TRY(tether__check_group("tether_cancel", req->g)); /* a forked child leaves it alone */
+    int rc = req->sending ? 0 : !req->r ? 1 : withdraw(req);
+    if (rc < 0)
+        return rc;
+    if (rc) {
+        free(req);
+        *cancelled = 1;
+    }
+    return TETHER_OK;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;

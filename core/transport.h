@@ -112,6 +112,13 @@ typedef struct tether_transport_ops {
      * same thread. NULL: the backend offers no any-source receives (TETHER_EUNAVAIL). */
     int (*probe)(tether_ep *ep, int peer, tether_tag tag);
 
+    /* Optional (tether_cancel, core/p2p.c): withdraw receive r if no part of it has been matched
+     * to a message yet: 1 when withdrawn (r is released; a message that comes later for its tag
+     * is kept as unexpected, for the next receive posted with it), 0 when too late or r is a
+     * send (r stays and completes as usual), a negative sticky error when the endpoint is broken
+     * (r is released, as by test()). NULL: posted receives cannot be withdrawn. */
+    int (*cancel)(tether_ep *ep, tether_req *r);
+
     /* Sleep until some I/O may be possible or timeout_ms passed (0 = just check). */
     int (*wait)(tether_ep *ep, int timeout_ms);
 

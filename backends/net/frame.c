@@ -261,6 +261,23 @@ int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether_tag ta
     return len <= tether__rxcache_limit(c, tag);
 }
 
+int tether__rxq_holds_msg(const tether__rxq *q, const tether__rxmsg *m)
+{
+    for (const tether__rxmsg *x = q->head; x; x = x->next)
+        if (x == m)
+            return 1;
+    return 0;
+}
+
+void tether__rxq_remove(tether__rxq *q, tether__rxmsg *m)
+{
+    for (tether__rxmsg *x = q->head, *prev = NULL; x; prev = x, x = x->next)
+        if (x == m) {
+            rxq_unlink(q, prev, m);
+            return;
+        }
+}
+
 int tether__rxq_holds(const tether__rxq *q, tether_tag tag)
 {
     for (const tether__rxmsg *m = q->head; m; m = m->next)

@@ -185,6 +185,10 @@ typedef enum {
  * size may well differ. *m is left in the queue unless the result is TETHER__MATCH_OK. */
 tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m);
 
+/* Whether m is in q (1 or 0), and taking it out of q (q unchanged when it is not there). */
+int tether__rxq_holds_msg(const tether__rxq *q, const tether__rxmsg *m);
+void tether__rxq_remove(tether__rxq *q, tether__rxmsg *m);
+
 /* 1 if q holds a message with tag's group, seq and step (whatever its sig), else 0: the probe of an
  * any-source receive (core/p2p.c). */
 int tether__rxq_holds(const tether__rxq *q, tether_tag tag);

@@ -8,7 +8,8 @@
  *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and
  * concurrent threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p:
  * send/recv between every ordered pair, then tagged, non-blocking requests: receives posted before
- * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any).
+ * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any), then
+ * tether_cancel (run_cancel).
  * --routed: large messages between distant ranks, all at once (run_routed). --any-rate: 1,000 small
  * messages to rank 0 from the other ranks, each taken by an any-source receive, timed
  * (run_any_rate). */
@@ -497,6 +498,74 @@ static void run_any(tether_group *g)
     CHECK(tether_barrier(g));
 }
 
+/* Cancel one request and say whether it went, checked against want (-1: either). */
+static int cancel_one(tether_request *r, int want, const char *what)
+{
+    int cancelled = -1;
+    CHECK(tether_cancel(r, &cancelled));
+    any_expect(want < 0 || cancelled == want, what, cancelled, want);
+    return cancelled;
+}
+
+/* tether_cancel between ranks 0 and 1 (the others only meet them in the barriers): a receive that
+ * met no message is withdrawn and its message goes to the next receive of its sender and tag; an
+ * any-source receive without a message is withdrawn; a receive with a later one of the same
+ * sender and tag in flight, and a send, are not, and complete as usual; a receive whose message
+ * may have come is one or the other, and its message arrives either way. */
+static void run_cancel(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g), v[4] = {0}, src = -1;
+    tether_request *r[2];
+    if (lacks_requests_and_lists(g))
+        return;
+    if (rank == 0) {
+        CHECK(tether_irecv(g, &v[0], 1, TETHER_INT32, 1, 5, &r[0]));
+        cancel_one(r[0], 1, "a receive that met no message was not withdrawn");
+        if (size > 2) { /* rank 2: on a ring of 4 or more, reached through others */
+            CHECK(tether_irecv(g, &v[0], 1, TETHER_INT32, 2, 5, &r[0]));
+            cancel_one(r[0], 1, "a receive from rank 2 that met no message was not withdrawn");
+        }
+        CHECK(tether_irecv_from(g, &v[0], 1, TETHER_INT32, TETHER_ANY_SOURCE, 6, &src, &r[0]));
+        cancel_one(r[0], 1, "an any-source receive without a message was not withdrawn");
+        CHECK(tether_irecv(g, &v[0], 1, TETHER_INT32, 1, 7, &r[0]));
+        CHECK(tether_irecv(g, &v[1], 1, TETHER_INT32, 1, 7, &r[1]));
+        cancel_one(r[0], 0, "a receive with a later one of its tag in flight was withdrawn");
+    }
+    CHECK(tether_barrier(g));
+    if (rank == 1) {
+        static const int32_t m[4][2] = {{55, 5}, {71, 7}, {72, 7}, {88, 8}}; /* value, tag */
+        for (int k = 0; k < 4; k++) {
+            CHECK(tether_isend(g, &m[k][0], 1, TETHER_INT32, 0, m[k][1], &r[0]));
+            if (k == 0)
+                cancel_one(r[0], 0, "a send was withdrawn");
+            CHECK(tether_wait(r[0]));
+        }
+    } else if (rank == 2) {
+        static const int32_t m = 56;
+        CHECK(tether_isend(g, &m, 1, TETHER_INT32, 0, 5, &r[0]));
+        CHECK(tether_wait(r[0]));
+    } else if (rank == 0) {
+        if (size > 2) {
+            tether_request *r2;
+            CHECK(tether_irecv(g, &v[2], 1, TETHER_INT32, 2, 5, &r2));
+            CHECK(tether_wait(r2));
+            any_expect(v[2] == 56, "the message of rank 2's cancelled receive", v[2], 56);
+        }
+        CHECK(tether_wait(r[0]));
+        CHECK(tether_wait(r[1]));
+        any_expect(v[0] == 71 && v[1] == 72, "tag 7 messages out of order", v[0], v[1]);
+        CHECK(tether_irecv(g, &v[2], 1, TETHER_INT32, 1, 5, &r[0]));
+        CHECK(tether_wait(r[0]));
+        any_expect(v[2] == 55, "the cancelled receive's message went astray", v[2], 55);
+        CHECK(tether_irecv(g, &v[3], 1, TETHER_INT32, 1, 8, &r[0]));
+        if (cancel_one(r[0], -1, "")) /* its message may have come: withdrawn or not */
+            CHECK(tether_irecv(g, &v[3], 1, TETHER_INT32, 1, 8, &r[0]));
+        CHECK(tether_wait(r[0]));
+        any_expect(v[3] == 88, "tag 8 message", v[3], 88);
+    }
+    CHECK(tether_barrier(g));
+}
+
 /* 1,000 small messages to rank 0, shared among the other ranks, each taken by a blocking
  * any-source receive and answered, and each sender waits for the answer before it sends again: so
  * rank 0 waits for every message, and the receive must wake as soon as it arrives, not at the end
@@ -681,6 +750,7 @@ int main(int argc, char **argv)
         run_p2p(g);
         run_tagged(g);
         run_any(g);
+        run_cancel(g);
     } else
         run_matrix(g, quick);
     CHECK(tether_barrier(g));
