@@ -250,8 +250,8 @@ TETHER_API int tether_irecv(tether_group *g, void *buf, size_t count, tether_dty
  * has arrived from some rank; until then it holds no message, and a sender that dies or a
  * connection that fails meanwhile fails it (the group breaks, as after any failure); once every
  * rank that could send it has closed normally (freed the world) with no such message left, it
- * fails at once with TETHER_EPEER naming them (mesh, ring up to 3 ranks, rdma with direct links;
- * a rank a ring reaches through others is not known to have closed: the receive waits). Several
+ * fails at once with TETHER_EPEER naming them (mesh, ring; rdma for ranks it links to directly,
+ * while a rank its ring mode reaches through others is not known to have closed). Several
  * any-source receives may wait at once; each takes a different message. */
 TETHER_API int tether_irecv_from(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
                                  int tag, int *source, tether_request **req);

@@ -255,11 +255,21 @@ int tether__tcp_queue_leave(tether__tcp_ep *ep, int to, int origin)
                                 : tether__tcp_tx_owned(ep, &ep->links[to][0], &f, NULL, 0);
 }
 
-/* A leave notice (route.h): count it and pass it on. */
+/* A leave notice (route.h): count it and pass it on. The one that comes the way its origin's
+ * messages to this rank come (its own link, or for a routed origin the neighbour they pass: a
+ * pair's two directions share one path, hop.h) follows every frame of them: from then on a receive
+ * from the origin that has not met its message never will (its bye may come only once every rank
+ * has closed). */
 static int rx_leave(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
     if (f->len != 0 || tether__route_left(&ep->routes, f->code) < 0)
         return tether__tcp_protocol_error(ep, l, "a malformed leave notice");
+    tether__link *q = &ep->links[f->code][0];
+    if (tether__route_hop(&ep->routes, f->code) == l->peer) {
+        q->left = 1;
+        if (q->posted.head)
+            return tether__tcp_gone(ep, q, "expects a message from it");
+    }
     ep->events++;
     for (int p = -1; (p = tether__route_leave_next(&ep->routes, l->peer, f->code, p)) >= 0;)
         TRY(tether__tcp_queue_leave(ep, p, f->code));
@@ -586,7 +596,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
     tether__rxmsg *m;
     switch (tether__rxq_match(&l->unexpected, part->tag, part->msglen, &m)) {
     case TETHER__MATCH_NONE:
-        if (l->bye)
+        if (l->bye || l->left)
             return tether__tcp_gone(ep, l, "expects a message from it");
         tether__rxq_push(&l->posted, part);
         return TETHER_OK;
@@ -661,11 +671,11 @@ int tether__tcp_probe(tether_ep *tep, int peer, tether_tag tag)
             tether__tcp_read(ep, &first[k], 1);
     /* Link 0 carries a frame of every message from peer, a routed one too (its queue-only link).
      * A linked peer's bye comes on it behind every frame it sent there, so after the bye a message
-     * not there will never come. (A routed peer's leave notice counts only how many left, not who:
-     * the receive waits.) */
+     * not there will never come; so after the leave notice that follows its frames (rx_leave),
+     * which is how a routed peer says it. */
     const tether__link *l0 = &ep->links[peer][0];
     int rc = ep->err ? tether__tcp_sticky(ep) : tether__rxq_holds(&l0->unexpected, tag);
-    if (rc == 0 && l0->bye)
+    if (rc == 0 && (l0->bye || l0->left))
         rc = TETHER__PROBE_GONE;
     /* The progress thread may read the message between this look and the caller's wait(): the
      * arrival counts as an event, so that wait returns at once instead of sleeping it out. */
