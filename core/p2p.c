@@ -11,6 +11,7 @@
  * served last (round robin), and posts the directed receive for the first it finds; the per-(peer,
  * tag) numbers make the claim exact, so a sender's order is kept and two any-source receives never
  * claim one message. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -97,6 +98,23 @@ static int start(tether_request *req, int peer)
                         : tether__irecv(g, peer, req->buf, req->bytes, (uint32_t)req->tag, &req->r);
 }
 
+/* Every peer the transport says closed normally with nothing left to claim: EPEER naming them
+ * (the receive would wait for ever). */
+static int nobody_left(tether_request *req)
+{
+    tether_group *g = req->g;
+    char ranks[256] = "";
+    size_t used = 0;
+    for (int p = 0; p < g->size && used < sizeof ranks; p++)
+        if (p != g->rank)
+            used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%s", used ? ", " : "",
+                                     TETHER_RANK_TEXT(g, p));
+    return tether__fail(TETHER_EPEER,
+                        "%s in %s (tag %d): every rank that could send it closed normally (freed "
+                        "its group or exited) with no such message left: %s",
+                        TETHER_RANK_TEXT(g, g->rank), req->name, req->tag, ranks);
+}
+
 /* An any-source receive without a message: claim the first that has arrived, looking at each
  * peer's next message of the tag, in turn from the one after the peer served last. Returns 1 when
  * it posted the receive for one, 0 when none is there yet, or the error (unbroken). */
@@ -104,6 +122,7 @@ static int claim(tether_request *req)
 {
     tether_group *g = req->g;
     tether_world *w = g->world;
+    int gone = 0;
     for (int i = 1; i <= g->size; i++) {
         int peer = (g->any_last + i) % g->size;
         if (peer == g->rank)
@@ -117,13 +136,15 @@ static int claim(tether_request *req)
         int rc = w->ops->probe(w->ep, tether__world_rank(g, peer), t);
         if (rc < 0)
             return rc;
-        if (rc) {
+        if (rc == TETHER__PROBE_GONE) {
+            gone++;
+        } else if (rc) {
             g->any_last = peer;
             TRY(start(req, peer));
             return 1;
         }
     }
-    return 0;
+    return gone == g->size - 1 ? nobody_left(req) : 0;
 }
 
 static int post(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
@@ -245,6 +266,46 @@ int tether_wait(tether_request *req)
     g->cur_sig = req->sig;
     g->cur_name = req->name;
     return finish(req, tether__wait_until(g, step, req));
+}
+
+/* A receive may be withdrawn only while it is the last posted of its (peer, tag): its message
+ * number then goes back to the next receive posted, so messages still match in the order sent.
+ * A later one already holds the next number, and would take this one's message out of order. */
+static int withdraw(tether_request *req)
+{
+    tether_group *g = req->g;
+    tether_world *w = g->world;
+    uint32_t *counter = p2p_counter(g, req->peer, req->tag, 0);
+    if (!counter)
+        return tether__fail(TETHER_ENOMEM, "tether_cancel: out of memory for a message counter");
+    if (!w->ops->cancel || p2p_seq(*counter - 1) != req->seq)
+        return 0;
+    int rc = w->ops->cancel(w->ep, req->r);
+    if (rc < 0) {
+        req->r = NULL; /* released by the backend */
+        return finish(req, rc);
+    }
+    if (rc)
+        (*counter)--;
+    return rc;
+}
+
+int tether_cancel(tether_request *req, int *cancelled)
+{
+    tether__clear_error();
+    if (cancelled)
+        *cancelled = 0;
+    if (!req || !cancelled)
+        return tether__fail(TETHER_EINVAL, "tether_cancel: %s is NULL", req ? "cancelled" : "req");
+    TRY(tether__check_group("tether_cancel", req->g)); /* a forked child leaves it alone */
+    int rc = req->sending ? 0 : !req->r ? 1 : withdraw(req);
+    if (rc < 0)
+        return rc;
+    if (rc) {
+        free(req);
+        *cancelled = 1;
+    }
+    return TETHER_OK;
 }
 
 static int64_t now_ms(void)

@@ -63,6 +63,9 @@ typedef struct tether_tag {
  * another pid namespace, clears it for every rank. */
 #define TETHER_CAP_READS_MEMORY 4u
 
+/* probe(): no such message from the peer, and none will come (it closed normally). */
+#define TETHER__PROBE_GONE 2
+
 typedef struct tether_transport_ops {
     const char *name; /* "mpi", "mesh", "ring", "rdma" */
 
@@ -102,10 +105,19 @@ typedef struct tether_transport_ops {
     /* Optional (any-source receives, core/p2p.c): make what progress is possible without
      * blocking, as test() does, then return 1 if a message from world rank peer with tag's group,
      * seq and step (any sig: a posted receive then reports the mismatch) has arrived, at least its
-     * header, and no receive has claimed it yet; 0 if not; a negative sticky error when the
+     * header, and no receive has claimed it yet; 0 if not; TETHER__PROBE_GONE if not and none
+     * can come, since peer closed normally (said bye) after all it sent had arrived (a backend
+     * that cannot tell returns 0: the receive then waits); a negative sticky error when the
      * endpoint is broken. It claims nothing: core posts the directed irecv for it next, from the
      * same thread. NULL: the backend offers no any-source receives (TETHER_EUNAVAIL). */
     int (*probe)(tether_ep *ep, int peer, tether_tag tag);
+
+    /* Optional (tether_cancel, core/p2p.c): withdraw receive r if no part of it has been matched
+     * to a message yet: 1 when withdrawn (r is released; a message that comes later for its tag
+     * is kept as unexpected, for the next receive posted with it), 0 when too late or r is a
+     * send (r stays and completes as usual), a negative sticky error when the endpoint is broken
+     * (r is released, as by test()). NULL: posted receives cannot be withdrawn. */
+    int (*cancel)(tether_ep *ep, tether_req *r);
 
     /* Sleep until some I/O may be possible or timeout_ms passed (0 = just check). */
     int (*wait)(tether_ep *ep, int timeout_ms);

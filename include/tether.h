@@ -248,7 +248,10 @@ TETHER_API int tether_irecv(tether_group *g, void *buf, size_t count, tether_dty
  * completes, before tether_test, tether_wait or tether_waitsome report it done; *source must stay
  * valid until then. With src = TETHER_ANY_SOURCE the request claims a message when one of its tag
  * has arrived from some rank; until then it holds no message, and a sender that dies or a
- * connection that fails meanwhile fails it (the group breaks, as after any failure). Several
+ * connection that fails meanwhile fails it (the group breaks, as after any failure); once every
+ * rank that could send it has closed normally (freed the world) with no such message left, it
+ * fails at once with TETHER_EPEER naming them (mesh, ring; rdma for ranks it links to directly,
+ * while a rank its ring mode reaches through others is not known to have closed). Several
  * any-source receives may wait at once; each takes a different message. */
 TETHER_API int tether_irecv_from(tether_group *g, void *buf, size_t count, tether_dtype dt, int src,
                                  int tag, int *source, tether_request **req);
@@ -266,6 +269,19 @@ TETHER_API int tether_wait(tether_request *req);
  * (may be NULL) says how many. Returns the first error met (that entry is freed and set to NULL).
  * Every request must belong to groups of one world. */
 TETHER_API int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed);
+
+/* Withdraw a receive posted with tether_irecv or tether_irecv_from that has not met its message
+ * yet (MPI_Cancel, with MPI_Test_cancelled's answer in *cancelled). *cancelled = 1: the receive is
+ * gone and req is freed (not to be completed); it took no message, and the message it would have
+ * taken goes to the next receive posted for its sender and tag. *cancelled = 0: nothing changed,
+ * and req must still be completed with tether_test, tether_wait or tether_waitsome as usual;
+ * that is the answer for a send, a receive whose message has begun to arrive or arrived, and a
+ * directed receive posted before another receive of the same sender and tag that is still in
+ * flight (the later one already waits for the next message in order). An any-source receive that
+ * has claimed no message can always be withdrawn. Mesh, ring and rdma; requests do not exist on
+ * the mpi backend. Returns TETHER_OK, TETHER_EINVAL for a NULL argument, or the group's error
+ * (req is then freed and the group broken, as by tether_test). */
+TETHER_API int tether_cancel(tether_request *req, int *cancelled);
 
 /* Returns once every rank of g has entered the barrier. */
 TETHER_API int tether_barrier(tether_group *g);

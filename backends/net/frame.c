@@ -150,9 +150,56 @@ tether__rxmsg *tether__rxcache_get(tether__rxcache *c, uint64_t len)
     return m;
 }
 
+/* The least a lazy buffer grows to at once. */
+#define LAZY_MIN ((uint64_t)1 << 20)
+
+tether__rxmsg *tether__rxcache_get_lazy(tether__rxcache *c, uint64_t len)
+{
+    if (len <= TETHER__RXCACHE_KEEP_MAX)
+        return tether__rxcache_get(c, len);
+    tether__rxmsg *m = tether__rxcache_get(c, 0);
+    if (m) {
+        m->buf = NULL;
+        m->len = len;
+        m->lazy = 1;
+    }
+    return m;
+}
+
+int tether__rxmsg_reserve(tether__rxmsg *m, uint64_t *n)
+{
+    if (!m->lazy || m->got + *n <= m->room)
+        return 0;
+    if (m->got == m->room) {
+        uint64_t grow = m->room ? 2 * m->room : LAZY_MIN;
+        if (grow > m->len)
+            grow = m->len;
+        if ((uint64_t)(size_t)grow != grow)
+            return -1;
+        unsigned char *p = realloc(m->buf, (size_t)grow);
+        if (!p)
+            return -1;
+        m->buf = p;
+        m->room = grow;
+    }
+    if (m->got + *n > m->room)
+        *n = m->room - m->got;
+    return 0;
+}
+
+void tether__rxmsg_redirect(tether__rxmsg *m, unsigned char *buf)
+{
+    if (m->lazy)
+        free(m->buf);
+    m->lazy = 0;
+    m->buf = buf;
+}
+
 void tether__rxcache_put(tether__rxcache *c, tether__rxmsg *m)
 {
     int smallest = -1;
+    if (m->lazy)
+        free(m->buf);
     if (m->cap <= TETHER__RXCACHE_KEEP_MAX) {
         for (int i = 0; i < TETHER__RXCACHE_SLOTS; i++) {
             if (!c->slot[i]) {
@@ -212,6 +259,23 @@ uint64_t tether__rxcache_limit(const tether__rxcache *c, tether_tag tag)
 int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether_tag tag)
 {
     return len <= tether__rxcache_limit(c, tag);
+}
+
+int tether__rxq_holds_msg(const tether__rxq *q, const tether__rxmsg *m)
+{
+    for (const tether__rxmsg *x = q->head; x; x = x->next)
+        if (x == m)
+            return 1;
+    return 0;
+}
+
+void tether__rxq_remove(tether__rxq *q, tether__rxmsg *m)
+{
+    for (tether__rxmsg *x = q->head, *prev = NULL; x; prev = x, x = x->next)
+        if (x == m) {
+            rxq_unlink(q, prev, m);
+            return;
+        }
 }
 
 int tether__rxq_holds(const tether__rxq *q, tether_tag tag)

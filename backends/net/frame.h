@@ -103,13 +103,16 @@ int tether__stripe(uint64_t len, int nlinks, int link, uint64_t *off, uint64_t *
 typedef struct tether__rxmsg {
     struct tether__rxmsg *next;
     tether_tag tag;
-    uint64_t msglen;        /* length of the whole message (what the length check compares) */
-    uint64_t len;           /* bytes this link carries */
-    uint64_t got;           /* bytes read so far */
-    unsigned char *buf;     /* where they go: the user's buffer, or a heap copy while unexpected */
-    int heap;               /* buf and this struct are the engine's (an unexpected message) */
-    int cma;                /* heap: buf holds a descriptor of the message, not its bytes */
-    uint64_t cap;           /* heap only: payload bytes the block has room for */
+    uint64_t msglen;    /* length of the whole message (what the length check compares) */
+    uint64_t len;       /* bytes this link carries */
+    uint64_t got;       /* bytes read so far */
+    unsigned char *buf; /* where they go: the user's buffer, or a heap copy while unexpected */
+    int heap;           /* buf and this struct are the engine's (an unexpected message) */
+    int cma;            /* heap: buf holds a descriptor of the message, not its bytes */
+    uint64_t cap;       /* heap only: payload bytes the block has room for */
+    int lazy;           /* heap, longer than a kept block: buf is an allocation of its own that
+                           grows as bytes arrive (tether__rxmsg_reserve), room bytes so far */
+    uint64_t room;
     struct tether_req *req; /* the receive it belongs to; NULL while unexpected */
 } tether__rxmsg;
 
@@ -151,6 +154,19 @@ uint64_t tether__rxcache_limit(const tether__rxcache *c, tether_tag tag);
 /* A zeroed message with heap = 1 and buf/len/cap set for len payload bytes (plus one byte for a
  * terminator); NULL when out of memory. */
 tether__rxmsg *tether__rxcache_get(tether__rxcache *c, uint64_t len);
+/* The same for a message nobody has posted for, whose length only its header says: above
+ * TETHER__RXCACHE_KEEP_MAX its payload buffer starts empty and grows as bytes arrive
+ * (tether__rxmsg_reserve), so a header that announces gigabytes and sends a few bytes costs a few
+ * bytes, not what it announced (the admits() bound still holds). */
+tether__rxmsg *tether__rxcache_get_lazy(tether__rxcache *c, uint64_t len);
+/* Room in m->buf at m->got for *n more bytes (*n <= len - got), or for fewer: *n is cut to what
+ * fits (at least one byte). A lazy buffer grows by doubling from 1 MiB, so it holds at most twice
+ * what has arrived and reading a message costs few reallocations; it may move: take m->buf +
+ * m->got only after this. 0, or -1 when out of memory. */
+int tether__rxmsg_reserve(tether__rxmsg *m, uint64_t *n);
+/* A receive claimed unexpected m while it still arrives: the rest goes straight to buf (its bytes
+ * so far were copied there), and a lazy buffer is freed. */
+void tether__rxmsg_redirect(tether__rxmsg *m, unsigned char *buf);
 /* Give back a heap message (freed when the cache is full or it is too large to keep). */
 void tether__rxcache_put(tether__rxcache *c, tether__rxmsg *m);
 void tether__rxcache_clear(tether__rxcache *c);
@@ -168,6 +184,10 @@ typedef enum {
  * step) is numbered on its own, so the same seq with another step is another tag's message, whose
  * size may well differ. *m is left in the queue unless the result is TETHER__MATCH_OK. */
 tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m);
+
+/* Whether m is in q (1 or 0), and taking it out of q (q unchanged when it is not there). */
+int tether__rxq_holds_msg(const tether__rxq *q, const tether__rxmsg *m);
+void tether__rxq_remove(tether__rxq *q, tether__rxmsg *m);
 
 /* 1 if q holds a message with tag's group, seq and step (whatever its sig), else 0: the probe of an
  * any-source receive (core/p2p.c). */

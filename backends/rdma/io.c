@@ -252,7 +252,7 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
                 "%llu",
                 h->src, (unsigned long long)h->msglen, h->dst,
                 (unsigned long long)tether__rxcache_limit(&ep->rxcache, h->tag));
-        if (!(m = tether__rxcache_get(&ep->rxcache, n)))
+        if (!(m = tether__rxcache_get_lazy(&ep->rxcache, n)))
             return tether__rdma_break(ep, TETHER_ENOMEM,
                                       "rdma: out of memory keeping %llu bytes "
                                       "from rank %u for rank %u",
@@ -293,8 +293,18 @@ static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned cha
     m = a ? a->cur : NULL;
     if (!m || h->offset != m->got || h->msglen != m->msglen || n > m->len - m->got)
         return protocol_error(ep, l, "a frame out of its message's order or bounds");
-    memcpy(m->buf + m->got, p, n);
-    m->got += n;
+    for (size_t done = 0; done < n;) { /* a lazy buffer grows as the frames come */
+        uint64_t k = n - done;
+        if (tether__rxmsg_reserve(m, &k) < 0)
+            return tether__rdma_break(ep, TETHER_ENOMEM,
+                                      "rdma: out of memory keeping %llu bytes of a %llu-byte "
+                                      "message from rank %u for rank %u",
+                                      (unsigned long long)(m->got + k), (unsigned long long)m->len,
+                                      h->src, h->dst);
+        memcpy(m->buf + m->got, p + done, (size_t)k);
+        m->got += k;
+        done += (size_t)k;
+    }
     if (m->got < m->len)
         return TETHER_OK;
     a->cur = NULL;
@@ -521,7 +531,7 @@ static int claim(rdma_ep *ep, int peer, int lane, rdma_part *pt)
         tether__rxcache_put(&ep->rxcache, m);
         recv_part_done(pt->req);
     } else { /* still arriving (it is a link's cur): the rest goes straight to the user's buffer */
-        m->buf = pt->rx.buf;
+        tether__rxmsg_redirect(m, pt->rx.buf);
         m->req = pt->req;
     }
     return TETHER_OK;

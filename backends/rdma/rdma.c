@@ -378,6 +378,40 @@ static int rdma_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_ta
     return post(tep, 0, peer, buf, len, tag, out);
 }
 
+/* Where part pt of a receive from peer waits: the posted queue of its lane, or NULL once it has
+ * met its message. */
+static tether__rxq *posted_queue(rdma_peer *pe, rdma_part *pt)
+{
+    for (int lane = 0; lane < MAX_CABLES; lane++)
+        if (tether__rxq_holds_msg(&pe->posted[lane], &pt->rx))
+            return &pe->posted[lane];
+    return NULL;
+}
+
+/* core/transport.h's cancel: a receive none of whose parts has met its message is withdrawn. */
+static int rdma_cancel(tether_ep *tep, tether_req *r)
+{
+    rdma_ep *ep = (rdma_ep *)tep;
+    int rc = 0, moved = 0;
+    pthread_mutex_lock(&ep->mu);
+    ep->calls++;
+    tether__rdma_poll_cqs(ep, &moved); /* what has come first: a part it matched is too late */
+    int waiting = !ep->err && !r->is_send && !r->done;
+    for (int i = 0; i < r->nparts && waiting; i++)
+        waiting = posted_queue(&ep->peers[r->peer], &r->part[i]) != NULL;
+    if (ep->err) {
+        rc = sticky(ep);
+        req_release(ep, r);
+    } else if (waiting) {
+        for (int i = 0; i < r->nparts; i++)
+            tether__rxq_remove(posted_queue(&ep->peers[r->peer], &r->part[i]), &r->part[i].rx);
+        req_release(ep, r);
+        rc = 1;
+    }
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
+}
+
 static int rdma_test(tether_ep *tep, tether_req *r, int *done)
 {
     rdma_ep *ep = (rdma_ep *)tep;
@@ -561,6 +595,7 @@ const tether_transport_ops tether_rdma_ops = {
     .irecv = rdma_irecv,
     .test = rdma_test,
     .probe = tether__rdma_probe,
+    .cancel = rdma_cancel,
     .wait = rdma_wait,
     .moved = rdma_moved,
     .alive = tether__rdma_alive,

@@ -599,6 +599,43 @@ int tether__tcp_test(tether_ep *tep, tether_req *r, int *done)
     return rc;
 }
 
+/* The parts irecv posted for receive r (those its stripes give a share, or the one on a routed
+ * peer's queue-only link): with take = 0, 1 if every one still waits in its link's posted queue
+ * (none has met its frame), else 0; with take = 1, take them all out. */
+static int posted_parts(tether__tcp_ep *ep, struct tether_req *r, int take)
+{
+    int n = ep->nlinks[r->peer] ? ep->nlinks[r->peer] : 1;
+    uint64_t len = r->part[0].rx.msglen, off, share;
+    for (int k = 0; k < n; k++) {
+        if (ep->nlinks[r->peer] && !tether__stripe(len, n, k, &off, &share))
+            continue;
+        tether__rxq *q = &ep->links[r->peer][k].posted;
+        if (take)
+            tether__rxq_remove(q, &r->part[k].rx);
+        else if (!tether__rxq_holds_msg(q, &r->part[k].rx))
+            return 0;
+    }
+    return 1;
+}
+
+int tether__tcp_cancel(tether_ep *tep, tether_req *r)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    pthread_mutex_lock(&ep->mu);
+    ep->calls++;
+    int rc = 0;
+    if (ep->err) {
+        rc = tether__tcp_sticky(ep);
+        tether__tcp_req_free(ep, r);
+    } else if (!r->is_send && r->parts_left > 0 && posted_parts(ep, r, 0)) {
+        posted_parts(ep, r, 1);
+        tether__tcp_req_free(ep, r);
+        rc = 1;
+    }
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
+}
+
 int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sent, uint64_t *recvd)
 {
     if (peer < 0 || peer >= ep->size || link < 0 || link >= ep->nlinks[peer])

@@ -36,6 +36,8 @@ uint64_t tether__tcp_moved(tether_ep *ep);
 /* Whether a message of tag from peer has arrived that no receive has claimed (1, 0, or the sticky
  * error): the probe of an any-source receive. */
 int tether__tcp_probe(tether_ep *ep, int peer, tether_tag tag);
+/* Withdraw a receive none of whose parts has met its frame yet (core/transport.h's cancel). */
+int tether__tcp_cancel(tether_ep *ep, tether_req *r);
 /* The heartbeats' verdict (engine_beat.c): a peer silent for TETHER_HEARTBEATS_MISSED periods
  * breaks the endpoint. */
 int tether__tcp_alive(tether_ep *ep);
@@ -43,8 +45,9 @@ int tether__tcp_alive(tether_ep *ep);
 /* Those calls in the initializer of such a backend's vtable. */
 #define TETHER__TCP_MESSAGE_OPS                                                                    \
     .isend = tether__tcp_isend, .irecv = tether__tcp_irecv, .test = tether__tcp_test,              \
-    .probe = tether__tcp_probe, .wait = tether__tcp_wait, .moved = tether__tcp_moved,              \
-    .alive = tether__tcp_alive, .abort = tether__tcp_abort, .packet = tether__tcp_packet
+    .probe = tether__tcp_probe, .cancel = tether__tcp_cancel, .wait = tether__tcp_wait,            \
+    .moved = tether__tcp_moved, .alive = tether__tcp_alive, .abort = tether__tcp_abort,            \
+    .packet = tether__tcp_packet
 
 void tether__tcp_close(tether__tcp_ep *ep);
 

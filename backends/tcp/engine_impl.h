@@ -108,6 +108,8 @@ typedef struct tether__link {
     int hangup;             /* the peer shut its side: read what is left, held back or not */
     int32_t abort_code;
     int bye;  /* the peer closed normally: its end of stream is no failure */
+    int left; /* link 0: the peer's leave notice (route.h) came the way its messages to this rank
+                 come, behind all of them: it sends none of its own any more */
     int eof;  /* ...and it came: nothing more to read or poll */
     int held; /* bytes nobody has asked for wait in the socket: not polled for input meanwhile */
     int cut;  /* a break left a frame half sent that was too long to finish: no frame may follow */
@@ -164,7 +166,8 @@ struct tether__tcp_ep {
     int err;       /* sticky status, 0 while healthy */
     char errmsg[TETHER_ERRMSG_MAX];
     int aborted;
-    uint64_t events;    /* request parts finished, leave notices, breaks: what wait() waits for */
+    uint64_t events;    /* request parts finished, messages kept unexpected (what an any-source
+                           receive waits for), leave notices, breaks: what wait() waits for */
     tether__loop *loop; /* the progress thread (engine_wait.c), NULL when none runs */
     int propagated;     /* the progress thread passed the break on to every neighbour */
     /* The program's threads move the bytes themselves while they are inside calls (engine_wait.c):

@@ -157,7 +157,7 @@ static int rx_match(tether__tcp_ep *ep, tether__link *q, const tether__frame *f,
     case TETHER__MATCH_NONE:
         if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag))
             return tether__tcp_too_long(ep, q, f->len, f->tag);
-        m = tether__rxcache_get(&ep->rxcache, n);
+        m = tether__rxcache_get_lazy(&ep->rxcache, n);
         if (!m)
             return tether__tcp_break(ep, TETHER_ENOMEM,
                                      "out of memory buffering %llu bytes from rank %d",
@@ -165,6 +165,7 @@ static int rx_match(tether__tcp_ep *ep, tether__link *q, const tether__frame *f,
         m->tag = f->tag;
         m->msglen = f->len;
         tether__rxq_push(&q->unexpected, m);
+        ep->events++; /* an any-source receive may claim it now (tether__tcp_probe) */
         break;
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
@@ -253,11 +254,21 @@ int tether__tcp_queue_leave(tether__tcp_ep *ep, int to, int origin)
                                 : tether__tcp_tx_owned(ep, &ep->links[to][0], &f, NULL, 0);
 }
 
-/* A leave notice (route.h): count it and pass it on. */
+/* A leave notice (route.h): count it and pass it on. The one that comes the way its origin's
+ * messages to this rank come (its own link, or for a routed origin the neighbour they pass: a
+ * pair's two directions share one path, hop.h) follows every frame of them: from then on a receive
+ * from the origin that has not met its message never will (its bye may come only once every rank
+ * has closed). */
 static int rx_leave(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
     if (f->len != 0 || tether__route_left(&ep->routes, f->code) < 0)
         return tether__tcp_protocol_error(ep, l, "a malformed leave notice");
+    tether__link *q = &ep->links[f->code][0];
+    if (tether__route_hop(&ep->routes, f->code) == l->peer) {
+        q->left = 1;
+        if (q->posted.head)
+            return tether__tcp_gone(ep, q, "expects a message from it");
+    }
     ep->events++;
     for (int p = -1; (p = tether__route_leave_next(&ep->routes, l->peer, f->code, p)) >= 0;)
         TRY(tether__tcp_queue_leave(ep, p, f->code));
@@ -326,6 +337,15 @@ static int wants_input(const tether__link *l)
     return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma);
 }
 
+/* A message l's peer sends, kept while it arrives, outgrew this rank's memory. */
+static int out_of_memory(tether__tcp_ep *ep, const tether__link *l, const tether__rxmsg *m)
+{
+    return tether__tcp_break(ep, TETHER_ENOMEM,
+                             "out of memory buffering %llu bytes of a %llu-byte message from "
+                             "rank %d that no receive has asked for yet",
+                             (unsigned long long)m->got, (unsigned long long)m->len, l->peer);
+}
+
 /* Consume the bytes held in rbuf: payload of the current frame, then whole headers. With all = 0
  * it stops before a header while no receive is posted on l: the frames behind stay in rbuf, as
  * they would in the socket, until a receive wants them (read-ahead must not turn into reading
@@ -338,8 +358,10 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
         tether__rxmsg *m = l->cur;
         if (m) {
             uint64_t left = tether__tcp_payload_left(l);
-            size_t k = l->rlen - pos < left ? l->rlen - pos : (size_t)left;
-            memcpy(m->buf + m->got, l->rbuf + pos, k);
+            uint64_t k = l->rlen - pos < left ? l->rlen - pos : left;
+            if (tether__rxmsg_reserve(m, &k) < 0)
+                return out_of_memory(ep, l, m);
+            memcpy(m->buf + m->got, l->rbuf + pos, (size_t)k);
             m->got += k;
             l->payload_recvd += k;
             pos += k;
@@ -506,8 +528,11 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         size_t want;
         if (m && l->rlen == 0 && tether__tcp_payload_left(l) >= TETHER__DIRECT_MIN) {
             uint64_t left = tether__tcp_payload_left(l);
+            uint64_t fits = left < ep->max_io ? left : ep->max_io;
+            if (tether__rxmsg_reserve(m, &fits) < 0)
+                return out_of_memory(ep, l, m);
+            want = (size_t)fits;
             dst = m->buf + m->got; /* straight into the destination: no copy */
-            want = (size_t)(left < ep->max_io ? left : ep->max_io);
         } else {
             dst = l->rbuf + l->rlen;
             want = TETHER__RBUF_SIZE - l->rlen;
@@ -572,7 +597,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
     tether__rxmsg *m;
     switch (tether__rxq_match(&l->unexpected, part->tag, part->msglen, &m)) {
     case TETHER__MATCH_NONE:
-        if (l->bye)
+        if (l->bye || l->left)
             return tether__tcp_gone(ep, l, "expects a message from it");
         tether__rxq_push(&l->posted, part);
         return TETHER_OK;
@@ -593,7 +618,7 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
         tether__rxcache_put(&ep->rxcache, m);
         tether__tcp_part_done(ep, r);
     } else { /* still arriving: the rest goes straight to the user's buffer */
-        m->buf = part->buf;
+        tether__rxmsg_redirect(m, part->buf);
         m->req = r;
     }
     return TETHER_OK;
@@ -645,9 +670,18 @@ int tether__tcp_probe(tether_ep *tep, int peer, tether_tag tag)
     for (int k = 0; k < first->nlinks && !ep->err; k++)
         if (first[k].fd >= 0 && !first[k].eof)
             tether__tcp_read(ep, &first[k], 1);
-    /* Link 0 carries a frame of every message from peer, a routed one too (its queue-only link). */
-    int rc =
-        ep->err ? tether__tcp_sticky(ep) : tether__rxq_holds(&ep->links[peer][0].unexpected, tag);
+    /* Link 0 carries a frame of every message from peer, a routed one too (its queue-only link).
+     * A linked peer's bye comes on it behind every frame it sent there, so after the bye a message
+     * not there will never come; so after the leave notice that follows its frames (rx_leave),
+     * which is how a routed peer says it. */
+    const tether__link *l0 = &ep->links[peer][0];
+    int rc = ep->err ? tether__tcp_sticky(ep) : tether__rxq_holds(&l0->unexpected, tag);
+    if (rc == 0 && (l0->bye || l0->left))
+        rc = TETHER__PROBE_GONE;
+    /* The progress thread may read the message between this look and the caller's wait(): the
+     * arrival counts as an event, so that wait returns at once instead of sleeping it out. */
+    if (ep->loop)
+        tether__loop_seen(ep->loop);
     pthread_mutex_unlock(&ep->mu);
     return rc;
 }

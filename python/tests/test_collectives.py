@@ -107,6 +107,30 @@ def test_send_recv_ring(world, dtype):
     np.testing.assert_array_equal(got, rank_input(prev, (3, 2), dtype, seed=7))
 
 
+def test_recv_any_source(world):
+    """Every other rank sends rank 0 two arrays; rank 0 takes them with src=tether.ANY (recv,
+    then recv_like): each comes with its sender, and each sender's come in the order sent."""
+    n, r = world.size(), world.rank()
+    if n == 1:
+        pytest.skip("no peer in a group of size 1 (test_errors checks it is refused)")
+    if r != 0:
+        for k in range(2):
+            tether.send(rank_input(r, (4,), np.float32, seed=8 + k), 0)
+    else:
+        seen = {s: 0 for s in range(1, n)}
+        for i in range(2 * (n - 1)):
+            if i % 2:
+                got, src = tether.recv_like(np.zeros(4, np.float32), tether.ANY)
+            else:
+                got, src = tether.recv((4,), np.float32, src=tether.ANY)
+            assert src in seen, src
+            want = rank_input(src, (4,), np.float32, seed=8 + seen[src])
+            np.testing.assert_array_equal(got, want)
+            seen[src] += 1
+        assert all(k == 2 for k in seen.values()), seen
+    tether.barrier()
+
+
 def test_barrier(world):
     tether.barrier()
     tether.barrier(group=world)

@@ -39,6 +39,14 @@ def test_bad_peer(world, peer):
     still_works(world)
 
 
+def test_any_source_alone(world):
+    """A group of size 1 has nobody to receive from: TETHER_EINVAL, as in C."""
+    with world.split(world.rank()) as alone:
+        with pytest.raises(tether.TetherError, match="TETHER_EINVAL"):
+            tether.recv(2, np.float64, tether.ANY, group=alone)
+    still_works(world)
+
+
 def test_error_carries_status_name_and_detail(world):
     with pytest.raises(tether.TetherError) as err:
         tether.send(np.zeros(1), world.size() + 5)

@@ -11,8 +11,9 @@ of size 1 and every collective is a copy. See docs/python.md.
 """
 
 from ._lib import LibraryNotFoundError
-from .collectives import (all_gather, all_max, all_min, all_prod, all_sum, all_to_all, barrier,
-                          broadcast, recv, recv_like, reduce_scatter, send, sum_scatter)
+from .collectives import (ANY, ANY_SOURCE, all_gather, all_max, all_min, all_prod, all_sum,
+                          all_to_all, barrier, broadcast, recv, recv_like, reduce_scatter, send,
+                          sum_scatter)
 from .errors import TetherError
 from .gradients import average_gradients
 from .group import Group, init, is_available
@@ -20,7 +21,8 @@ from .group import Group, init, is_available
 __version__ = "0.1.0"
 
 __all__ = [
-    "Group", "LibraryNotFoundError", "TetherError", "all_gather", "all_max", "all_min",
-    "all_prod", "all_sum", "all_to_all", "average_gradients", "barrier", "broadcast", "init",
-    "is_available", "recv", "recv_like", "reduce_scatter", "send", "sum_scatter",
+    "ANY", "ANY_SOURCE", "Group", "LibraryNotFoundError", "TetherError", "all_gather",
+    "all_max", "all_min", "all_prod", "all_sum", "all_to_all", "average_gradients", "barrier",
+    "broadcast", "init", "is_available", "recv", "recv_like", "reduce_scatter", "send",
+    "sum_scatter",
 ]

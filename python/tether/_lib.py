@@ -134,6 +134,7 @@ _SIGNATURES = {
     "tether_all_to_all": (_INT, [_P, _P, _P, _SIZE, _INT]),
     "tether_send": (_INT, [_P, _P, _SIZE, _INT, _INT]),
     "tether_recv": (_INT, [_P, _P, _SIZE, _INT, _INT]),
+    "tether_recv_from": (_INT, [_P, _P, _SIZE, _INT, _INT, ctypes.POINTER(_INT)]),
     "tether_barrier": (_INT, [_P]),
 }
 

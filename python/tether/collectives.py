@@ -9,6 +9,7 @@ only when not C-contiguous. Failures raise tether.TetherError; every rank of the
 the same calls with the same shapes and dtypes, as with any collective library.
 """
 
+import ctypes
 import operator
 
 import numpy as np
@@ -21,6 +22,11 @@ from .group import resolve
 
 # tether_op of include/tether.h, by the names reduce_scatter(op=...) takes.
 OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3}
+
+# src of a recv that takes the next message from whichever rank sent one: TETHER_ANY_SOURCE of
+# include/tether.h (MPI's and mpi4py's ANY_SOURCE). Such a recv returns (array, sender).
+ANY_SOURCE = -2
+ANY = ANY_SOURCE
 
 
 def _ptr(arr):
@@ -147,17 +153,23 @@ def send(x, dst, *, group=None, stream=None):
 
 
 def recv(shape, dtype, src, *, group=None, stream=None, out=None):
-    """Receive an array of this shape and dtype that rank src sent."""
+    """Receive an array of this shape and dtype that rank src sent. With src=tether.ANY, the next
+    one any rank sent, as (array, sender): each sender's arrays still come in the order sent."""
     src = c_int(src, "recv", "src")
     g = resolve(group)
     code = code_of(dtype)
     buf = as_output(out, _shape(shape), np.dtype(dtype).newbyteorder("="))
-    check(_lib.get().tether_recv(g.handle, _ptr(buf), buf.size, code, src))
-    return buf
+    if src != ANY_SOURCE:
+        check(_lib.get().tether_recv(g.handle, _ptr(buf), buf.size, code, src))
+        return buf
+    sender = ctypes.c_int(-1)
+    check(_lib.get().tether_recv_from(g.handle, _ptr(buf), buf.size, code, src,
+                                      ctypes.byref(sender)))
+    return buf, sender.value
 
 
 def recv_like(x, src, *, group=None, stream=None, out=None):
-    """recv with x's shape and dtype."""
+    """recv with x's shape and dtype (src=tether.ANY: (array, sender) as there)."""
     arr = np.asarray(x)
     return recv(arr.shape, arr.dtype, src, group=group, out=out)
 

@@ -1,20 +1,25 @@
 /* tests/coll/coll_suite.c - every collective, dtype and op across real ranks, checked against a
  * reference each rank computes alone. Run under `tether launch -n N`; exits non-zero on the first
  * wrong element. Usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick]
+ * [--any-rate]
  * default: all_reduce (every
  * dtype x op, in and out of place), all_gather, reduce_scatter, broadcast from every root,
  * all_to_all, barrier, at counts 0, 1, 7, size+1, 3*size-1, 1000.
  *   --large: the same collectives at >= 16 MiB (float32). --split: two levels of split and
  * concurrent threads on sibling groups, then groups of listed ranks (tether_group_create). --p2p:
  * send/recv between every ordered pair, then tagged, non-blocking requests: receives posted before
- * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any).
- * --routed: large messages between distant ranks, all at once (run_routed). */
+ * sends, tags received out of order, waitsome, then receives from TETHER_ANY_SOURCE (run_any), then
+ * tether_cancel (run_cancel).
+ * --routed: large messages between distant ranks, all at once (run_routed). --any-rate: 1,000 small
+ * messages to rank 0 from the other ranks, each taken by an any-source receive, timed
+ * (run_any_rate). */
 #include <complex.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench/bench.h"
 #include "tether.h"
@@ -493,6 +498,113 @@ static void run_any(tether_group *g)
     CHECK(tether_barrier(g));
 }
 
+/* Cancel one request and say whether it went, checked against want (-1: either). */
+static int cancel_one(tether_request *r, int want, const char *what)
+{
+    int cancelled = -1;
+    CHECK(tether_cancel(r, &cancelled));
+    any_expect(want < 0 || cancelled == want, what, cancelled, want);
+    return cancelled;
+}
+
+/* tether_cancel between ranks 0 and 1 (the others only meet them in the barriers): a receive that
+ * met no message is withdrawn and its message goes to the next receive of its sender and tag; an
+ * any-source receive without a message is withdrawn; a receive with a later one of the same
+ * sender and tag in flight, and a send, are not, and complete as usual; a receive whose message
+ * may have come is one or the other, and its message arrives either way. */
+static void run_cancel(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g), v[4] = {0}, src = -1;
+    tether_request *r[2];
+    if (lacks_requests_and_lists(g))
+        return;
+    if (rank == 0) {
+        CHECK(tether_irecv(g, &v[0], 1, TETHER_INT32, 1, 5, &r[0]));
+        cancel_one(r[0], 1, "a receive that met no message was not withdrawn");
+        if (size > 2) { /* rank 2: on a ring of 4 or more, reached through others */
+            CHECK(tether_irecv(g, &v[0], 1, TETHER_INT32, 2, 5, &r[0]));
+            cancel_one(r[0], 1, "a receive from rank 2 that met no message was not withdrawn");
+        }
+        CHECK(tether_irecv_from(g, &v[0], 1, TETHER_INT32, TETHER_ANY_SOURCE, 6, &src, &r[0]));
+        cancel_one(r[0], 1, "an any-source receive without a message was not withdrawn");
+        CHECK(tether_irecv(g, &v[0], 1, TETHER_INT32, 1, 7, &r[0]));
+        CHECK(tether_irecv(g, &v[1], 1, TETHER_INT32, 1, 7, &r[1]));
+        cancel_one(r[0], 0, "a receive with a later one of its tag in flight was withdrawn");
+    }
+    CHECK(tether_barrier(g));
+    if (rank == 1) {
+        static const int32_t m[4][2] = {{55, 5}, {71, 7}, {72, 7}, {88, 8}}; /* value, tag */
+        for (int k = 0; k < 4; k++) {
+            CHECK(tether_isend(g, &m[k][0], 1, TETHER_INT32, 0, m[k][1], &r[0]));
+            if (k == 0)
+                cancel_one(r[0], 0, "a send was withdrawn");
+            CHECK(tether_wait(r[0]));
+        }
+    } else if (rank == 2) {
+        static const int32_t m = 56;
+        CHECK(tether_isend(g, &m, 1, TETHER_INT32, 0, 5, &r[0]));
+        CHECK(tether_wait(r[0]));
+    } else if (rank == 0) {
+        if (size > 2) {
+            tether_request *r2;
+            CHECK(tether_irecv(g, &v[2], 1, TETHER_INT32, 2, 5, &r2));
+            CHECK(tether_wait(r2));
+            any_expect(v[2] == 56, "the message of rank 2's cancelled receive", v[2], 56);
+        }
+        CHECK(tether_wait(r[0]));
+        CHECK(tether_wait(r[1]));
+        any_expect(v[0] == 71 && v[1] == 72, "tag 7 messages out of order", v[0], v[1]);
+        CHECK(tether_irecv(g, &v[2], 1, TETHER_INT32, 1, 5, &r[0]));
+        CHECK(tether_wait(r[0]));
+        any_expect(v[2] == 55, "the cancelled receive's message went astray", v[2], 55);
+        CHECK(tether_irecv(g, &v[3], 1, TETHER_INT32, 1, 8, &r[0]));
+        if (cancel_one(r[0], -1, "")) /* its message may have come: withdrawn or not */
+            CHECK(tether_irecv(g, &v[3], 1, TETHER_INT32, 1, 8, &r[0]));
+        CHECK(tether_wait(r[0]));
+        any_expect(v[3] == 88, "tag 8 message", v[3], 88);
+    }
+    CHECK(tether_barrier(g));
+}
+
+/* 1,000 small messages to rank 0, shared among the other ranks, each taken by a blocking
+ * any-source receive and answered, and each sender waits for the answer before it sends again: so
+ * rank 0 waits for every message, and the receive must wake as soon as it arrives, not at the end
+ * of a sleep slice (10 ms each: 10 s). Rank 0 prints the time; above ANY_RATE_LIMIT_S (generous,
+ * for a busy machine) it fails. */
+#define ANY_RATE_MESSAGES 1000
+#define ANY_RATE_LIMIT_S 5.0
+static void run_any_rate(tether_group *g)
+{
+    int rank = tether_group_rank(g), size = tether_group_size(g);
+    CHECK(tether_barrier(g));
+    if (rank != 0) {
+        for (int k = rank - 1; k < ANY_RATE_MESSAGES; k += size - 1) {
+            int32_t v = k, ack = -1;
+            CHECK(tether_send(g, &v, 1, TETHER_INT32, 0));
+            CHECK(tether_recv(g, &ack, 1, TETHER_INT32, 0));
+            any_expect(ack == k, "rank 0 answered another message", ack, k);
+        }
+    } else {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int k = 0; k < ANY_RATE_MESSAGES; k++) {
+            int32_t v = -1;
+            int src = -1;
+            CHECK(tether_recv_from(g, &v, 1, TETHER_INT32, TETHER_ANY_SOURCE, &src));
+            any_expect(src > 0 && src < size && v % (size - 1) == src - 1,
+                       "a message from another rank than the source reported", v, src);
+            CHECK(tether_send(g, &v, 1, TETHER_INT32, src));
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        printf("any-source rate: %d messages from %d ranks in %.3f s\n", ANY_RATE_MESSAGES,
+               size - 1, s);
+        any_expect(s <= ANY_RATE_LIMIT_S, "any-source receives too slow (ms per message, limit s)",
+                   (int)(s * 1000 / ANY_RATE_MESSAGES), (int)ANY_RATE_LIMIT_S);
+    }
+    CHECK(tether_barrier(g));
+}
+
 typedef struct {
     tether_group *g;
     int iters;
@@ -603,7 +715,7 @@ static void run_split(tether_group *g)
 
 int main(int argc, char **argv)
 {
-    int large = 0, split = 0, p2p = 0, routed = 0, quick = 0;
+    int large = 0, split = 0, p2p = 0, routed = 0, quick = 0, any_rate = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--large"))
             large = 1;
@@ -615,8 +727,11 @@ int main(int argc, char **argv)
             routed = 1;
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--any-rate"))
+            any_rate = 1;
         else {
-            fprintf(stderr, "usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick]\n");
+            fprintf(stderr, "usage: coll_suite [--large] [--split] [--p2p] [--routed] [--quick] "
+                            "[--any-rate]\n");
             return 2;
         }
     }
@@ -629,10 +744,13 @@ int main(int argc, char **argv)
         run_split(g);
     else if (routed)
         run_routed(g);
+    else if (any_rate)
+        run_any_rate(g);
     else if (p2p) {
         run_p2p(g);
         run_tagged(g);
         run_any(g);
+        run_cancel(g);
     } else
         run_matrix(g, quick);
     CHECK(tether_barrier(g));

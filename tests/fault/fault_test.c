@@ -24,7 +24,7 @@
  * away for 10 heartbeats (their heartbeats to it now fail) and then all-reduce: that must work.
  *
  * anykill, anysize: a receive from TETHER_ANY_SOURCE whose sender dies, or sends another size
- * (any_source_fault).
+ * (any_source_fault). anybye: one whose possible senders all closed normally (any_source_bye).
  *
  * Usage: fault_test MODE N [backend], MODE one of the above, kill, stop, mismatch, badhostfile...
  *
@@ -279,6 +279,38 @@ static int any_source_fault(tether_group *g, const char *mode, int rank, float *
                              : told);
 }
 
+/* anybye: every rank but 0 frees the world and exits normally after a barrier; rank 0 then
+ * receives from TETHER_ANY_SOURCE, at once and again after the byes have surely come. Nobody can
+ * send: both fail with TETHER_EPEER within LIMIT_S (they waited for TETHER_TIMEOUT), naming every
+ * possible sender. */
+static int any_source_bye(tether_group *g, int rank, int size, float *buf)
+{
+    int rc = tether_barrier(g), src = -1, failed = 0;
+    if (rank != 0 || rc != TETHER_OK) {
+        tether_group_free(g);
+        return rc != TETHER_OK;
+    }
+    for (int late = 0; late < 2 && !failed; late++) {
+        if (late)
+            usleep(300 * 1000);
+        double t0 = now_s();
+        rc = tether_recv_from(g, buf, 10, TETHER_FLOAT32, TETHER_ANY_SOURCE, &src);
+        double elapsed = now_s() - t0;
+        printf("rank 0: %s after %.2f s: %s\n", tether_err_name(rc), elapsed, tether_last_error());
+        failed = (rc != TETHER_EPEER || elapsed > LIMIT_S);
+        for (int p = 1; p < size && !late; p++) {
+            char name[16];
+            snprintf(name, sizeof name, "rank %d", p);
+            failed |= !strstr(tether_last_error(), name);
+        }
+    }
+    if (failed)
+        fprintf(stderr, "rank 0: expected TETHER_EPEER naming every other rank within %.1f s\n",
+                LIMIT_S);
+    tether_group_free(g);
+    return failed;
+}
+
 static int rank_main(const char *mode, const char *backend)
 {
     if (!strncmp(mode, "mixed", 5))
@@ -375,10 +407,9 @@ static int rank_main(const char *mode, const char *backend)
         tether_group_free(g);
         return verdict;
     }
-    if (!strcmp(mode, "anykill") || !strcmp(mode, "anysize")) {
-        int verdict = any_source_fault(g, mode, rank, buf);
+    if (!strcmp(mode, "anybye")) {
+        int verdict = any_source_bye(g, rank, size, buf);
         free(buf);
-        tether_group_free(g);
         return verdict;
     }
     if (!strcmp(mode, "anykill") || !strcmp(mode, "anysize")) {
@@ -470,7 +501,7 @@ int main(int argc, char **argv)
             setenv("TETHER_HOSTFILE", path, 1);
             setenv("TETHER_JOB_TOKEN", "fault-test-token", 1);
             if (!strcmp(mode, "stop") || !strcmp(mode, "splitstop") || !strncmp(mode, "mixed", 5) ||
-                !strcmp(mode, "anyalone"))
+                !strcmp(mode, "anyalone") || !strcmp(mode, "anybye"))
                 setenv("TETHER_TIMEOUT", "3", 1);
             if (!strcmp(mode, "splitstop")) /* each survivor times out in its own split */
                 setenv("TETHER_HEARTBEAT", "60", 1);

@@ -1,28 +1,26 @@
 /* rdma_fault.c - the RDMA backend's failures over the verbs emulator: every one an error, never
  * wrong data.
  *
- * Usage: rdma_fault kill|drop|mismatch|anykill|anysize|nodev|nogid|qplimit|idle|beatstop|beatidle
- *        N uc|rc [ring]
- * (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours only,
- * so the backend runs in ring mode and forwards)
- * The parent forks N ranks that bootstrap through a coordinator on 127.0.0.1 (tether launch would
- * stop the survivors when one dies) and judges their exit codes:
- *   kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
- *   stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3: every survivor fails
- *            (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s.
- *   drop     each rank's 7th frame is lost (SOFTVERBS_DROP_NTH): on uc some rank must fail and no
- *            rank may see a wrong element; on rc the QP retransmits and every rank must finish.
- *   mismatch rank 0 all-reduces one element more: every rank fails with EMISMATCH.
- *   bcastroot, bcastcount: rank 1 broadcasts from root 1 where the others name root 0, or the
- *            last rank (a leaf) one element more: every rank fails that call with EMISMATCH,
- *            root and forwarders included.
- *   nodev    no devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL).
- *   nogid    devices without an IPv4-mapped GID: ECONFIG naming the fix.
- *   qplimit  one device for every peer with 1 QP allowed: a clear error about the QP limit.
- *   anykill  rank 0 receives from TETHER_ANY_SOURCE, the others from rank 0; rank 1 is killed:
- *            every survivor fails with EPEER or ENET in < 5 s.
- *   anysize  the same, but rank 1 sends one element more than rank 0 takes: every rank fails
- *            with EMISMATCH (or EPEER).
+ * Usage: rdma_fault
+ * kill|drop|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|beatstop|beatidle N uc|rc
+ * [ring] (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours
+ * only, so the backend runs in ring mode and forwards) The parent forks N ranks that bootstrap
+ * through a coordinator on 127.0.0.1 (tether launch would stop the survivors when one dies) and
+ * judges their exit codes: kill     rank 1 kills itself mid-all-reduce: every survivor fails with
+ * EPEER or ENET in < 5 s. stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3:
+ * every survivor fails (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s. drop     each
+ * rank's 7th frame is lost (SOFTVERBS_DROP_NTH): on uc some rank must fail and no rank may see a
+ * wrong element; on rc the QP retransmits and every rank must finish. mismatch rank 0 all-reduces
+ * one element more: every rank fails with EMISMATCH. bcastroot, bcastcount: rank 1 broadcasts from
+ * root 1 where the others name root 0, or the last rank (a leaf) one element more: every rank fails
+ * that call with EMISMATCH, root and forwarders included. nodev    no devices:
+ * tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL). nogid    devices without
+ * an IPv4-mapped GID: ECONFIG naming the fix. qplimit  one device for every peer with 1 QP allowed:
+ * a clear error about the QP limit. anykill  rank 0 receives from TETHER_ANY_SOURCE, the others
+ * from rank 0; rank 1 is killed: every survivor fails with EPEER or ENET in < 5 s. anysize  the
+ * same, but rank 1 sends one element more than rank 0 takes: every rank fails with EMISMATCH (or
+ * EPEER). anybye   the others close normally, then rank 0 receives from TETHER_ANY_SOURCE: EPEER in
+ *            < 5 s.
  *   idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those sleep outside
  *            tether: their progress threads must forward, so it finishes long before they wake.
  * With TETHER_TIMEOUT=0 (heartbeats alone decide) and TETHER_HEARTBEAT=BEAT_S:
@@ -128,6 +126,25 @@ static int any_source_fault(tether_group *g, const char *mode)
     return rc == TETHER_OK ? FINISHED : took > LIMIT_S ? SLOW : SAW_ERROR;
 }
 
+/* anybye: every rank but 0 frees the world after a barrier (it says bye); rank 0 then receives
+ * from TETHER_ANY_SOURCE: nobody can send, so it must fail with EPEER within LIMIT_S (it waited
+ * for TETHER_TIMEOUT). SAW_ERROR only for that error; another is a wrong outcome. */
+static int any_source_bye(tether_group *g)
+{
+    int src = -1, rc = tether_barrier(g);
+    if (rc != TETHER_OK)
+        return SETUP_FAILED;
+    if (tether_group_rank(g) != 0)
+        return FINISHED;
+    float v[4];
+    double t0 = now_s();
+    rc = tether_recv_from(g, v, 4, TETHER_FLOAT32, TETHER_ANY_SOURCE, &src);
+    double took = now_s() - t0;
+    fprintf(stderr, "rank 0: %s after %.2f s: %s\n", tether_err_name(rc), took,
+            tether_last_error());
+    return rc != TETHER_EPEER ? WRONG_DATA : took > LIMIT_S ? SLOW : SAW_ERROR;
+}
+
 /* Ranks 0 and 2 trade IDLE_ROUNDS messages each way (forwarded: they are not neighbours) while the
  * others sleep IDLE_SLEEP_S outside tether; then everyone meets in a barrier. */
 #define IDLE_ROUNDS 10
@@ -223,6 +240,8 @@ static int rank_main(const char *mode)
         rc = mismatched_call(g, mode);
     else if (!strcmp(mode, "idle"))
         rc = idle_forwarders(g);
+    else if (!strcmp(mode, "anybye"))
+        rc = any_source_bye(g);
     else if (!strncmp(mode, "any", 3))
         rc = any_source_fault(g, mode);
     else if (!strncmp(mode, "beat", 4))
@@ -340,6 +359,8 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
             return 1;
         errors += codes[r] == SAW_ERROR;
     }
+    if (!strcmp(mode, "anybye")) /* rank 0 fails, the others closed normally */
+        return codes[0] != SAW_ERROR;
     /* uc drop: a lost frame must surface somewhere; the others: every rank fails as expected */
     if (!strcmp(mode, "drop"))
         return !strcmp(qp, "uc") && errors == 0;

@@ -120,7 +120,7 @@ tether_ep *harness_open(const rank_ctx *ctx)
     return ep;
 }
 
-static int64_t now_ms(void)
+int64_t harness_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -129,13 +129,13 @@ static int64_t now_ms(void)
 
 int harness_wait(tether_ep *ep, tether_req *r)
 {
-    int64_t deadline = now_ms() + WAIT_LIMIT_MS;
+    int64_t deadline = harness_now_ms() + WAIT_LIMIT_MS;
     for (;;) {
         int done = 0;
         int rc = tether_mesh_ops.test(ep, r, &done);
         if (rc < 0 || done)
             return rc;
-        if (now_ms() > deadline)
+        if (harness_now_ms() > deadline)
             return TETHER_ETIMEDOUT;
         rc = tether_mesh_ops.wait(ep, 100);
         if (rc < 0) {
@@ -198,7 +198,7 @@ int harness_connect(int port)
     return -1;
 }
 
-static void write_all(int fd, const void *buf, size_t len)
+void harness_write_all(int fd, const void *buf, size_t len)
 {
     for (size_t done = 0; done < len;) {
         ssize_t n = write(fd, (const char *)buf + done, len - done);
@@ -212,7 +212,7 @@ void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int
     unsigned char b[TETHER__FRAME_SIZE];
     tether__frame f = {.tag = tag, .len = len, .type = type, .code = code};
     tether__frame_encode(&f, b);
-    write_all(fd, b, sizeof b);
+    harness_write_all(fd, b, sizeof b);
 }
 
 int harness_fake_peer(int port, int rank, int size, const char *token)

@@ -58,6 +58,9 @@ int harness_reap(int pid, int rank);
  * fails the rank unless it forms with ctx's rank and size. */
 tether_ep *harness_open(const rank_ctx *ctx);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t harness_now_ms(void);
+
 /* Wait for r on ep, at most 20 s: TETHER_OK or the failure. */
 int harness_wait(tether_ep *ep, tether_req *r);
 
@@ -73,8 +76,10 @@ int harness_connect(int port);
  * so that its endpoint forms and reads whatever comes next as frames. Returns the socket. */
 int harness_fake_peer(int port, int rank, int size, const char *token);
 
-/* Send a frame header (backends/net/frame.h) on fd. */
+/* Send a frame header (backends/net/frame.h) on fd; write len bytes of payload (fails the process
+ * when the socket fails). */
 void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int32_t code);
+void harness_write_all(int fd, const void *buf, size_t len);
 
 /* Fill / check a buffer with a pattern that depends on (seed, offset). */
 void harness_fill(unsigned char *buf, size_t len, uint32_t seed);

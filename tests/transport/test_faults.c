@@ -424,6 +424,98 @@ static int run_huge_frame(uint32_t seq, uint64_t len, const char *len_text)
     return failed;
 }
 
+/* ---- lazy_send: a message nobody has posted for costs what has arrived of it, not what its
+ * header announced ---- */
+
+#define LAZY_REAL ((size_t)6 << 20)          /* above the blocks kept (4 MiB): grows */
+#define LAZY_LIE ((uint64_t)8 << 30)         /* admitted: under half of 16 GiB and more */
+#define LAZY_SENT 4096                       /* what the liar sends of it */
+#define LAZY_GROWTH_MAX ((uint64_t)64 << 20) /* what the rank may grow meanwhile */
+
+/* This process's VmData (its heap and private mappings) in bytes, from /proc/self/status. */
+static uint64_t vm_data(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    CHECK(f != NULL, "cannot read /proc/self/status");
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmData: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kib << 10;
+}
+
+/* Until the header of tag from rank 0 has arrived (the probe reads what the socket holds). */
+static void lazy_await(tether_ep *ep, tether_tag t)
+{
+    for (int i = 0; i < 2000; i++) {
+        int rc = tether_mesh_ops.probe(ep, 0, t);
+        CHECK(rc >= 0, "probe: %s", tether_last_error());
+        if (rc == 1)
+            return;
+        tether_mesh_ops.wait(ep, 10);
+    }
+    CHECK(0, "the header of step %u never came", t.step);
+}
+
+/* Rank 1: the real message (6 MiB: its first half read unclaimed into a growing buffer, the rest
+ * after its receive is posted) arrives whole; then a header announcing 8 GiB followed by 4 KiB must
+ * not make it allocate 8 GiB (it did, as soon as the header came). */
+static int lazy_body(const rank_ctx *ctx)
+{
+    tether_ep *ep = harness_open(ctx);
+    tether_tag real = {.group = 0, .seq = TETHER_TAG_P2P, .step = 1, .sig = 1};
+    tether_tag lie = {.group = 0, .seq = TETHER_TAG_P2P, .step = 2, .sig = 1};
+    unsigned char *buf = malloc(LAZY_REAL);
+    CHECK(buf != NULL, "out of memory");
+    lazy_await(ep, real);
+    for (int i = 0; i < 10; i++) { /* its first half arrives unclaimed: the buffer grows */
+        CHECK(tether_mesh_ops.probe(ep, 0, real) == 1, "probe: %s", tether_last_error());
+        tether_mesh_ops.wait(ep, 10);
+    }
+    CHECK_OK(harness_recv(ep, 0, buf, LAZY_REAL, real));
+    CHECK(harness_verify(buf, LAZY_REAL, 5) == 0, "the 6 MiB message arrived wrong");
+    free(buf);
+    uint64_t before = vm_data();
+    lazy_await(ep, lie);
+    for (int i = 0; i < 20; i++) { /* what follows the header: read as it comes */
+        CHECK(tether_mesh_ops.probe(ep, 0, lie) == 1, "probe: %s", tether_last_error());
+        tether_mesh_ops.wait(ep, 10);
+    }
+    uint64_t grew = vm_data() - before;
+    CHECK(grew < LAZY_GROWTH_MAX, "a header announcing %llu bytes made the rank grow %llu bytes",
+          (unsigned long long)LAZY_LIE, (unsigned long long)grew);
+    tether_mesh_ops.close(ep);
+    return 0;
+}
+
+static int run_lazy_send(void)
+{
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    setenv("TETHER_JOB_TOKEN", "fault-test", 1);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    int pid = harness_spawn(&ctx, lazy_body);
+    int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test");
+    unsigned char *payload = malloc(LAZY_REAL);
+    CHECK(payload != NULL, "out of memory");
+    harness_fill(payload, LAZY_REAL, 5);
+    tether_tag real = {.group = 0, .seq = TETHER_TAG_P2P, .step = 1, .sig = 1};
+    tether_tag lie = {.group = 0, .seq = TETHER_TAG_P2P, .step = 2, .sig = 1};
+    harness_send_frame(fd, TETHER__FRAME_DATA, real, LAZY_REAL, 0);
+    harness_write_all(fd, payload, LAZY_REAL / 2);
+    usleep(300 * 1000); /* the rank posts its receive meanwhile */
+    harness_write_all(fd, payload + LAZY_REAL / 2, LAZY_REAL - LAZY_REAL / 2);
+    harness_send_frame(fd, TETHER__FRAME_DATA, lie, LAZY_LIE, 0);
+    harness_write_all(fd, payload, LAZY_SENT);
+    int failed = harness_reap(pid, 1);
+    free(payload);
+    close(fd);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
 /* Another program holds the port: open fails at once with ENET naming the address and the fix. */
 static int run_port_in_use(void)
 {
@@ -528,6 +620,8 @@ int main(int argc, char **argv)
         return run_huge_frame(2, (uint64_t)8 << 30, "8589934592 bytes");
     if (!strcmp(t, "huge_send"))
         return run_huge_frame(2 | TETHER_TAG_P2P, (uint64_t)1 << 40, "1099511627776 bytes");
+    if (!strcmp(t, "lazy_send"))
+        return run_lazy_send();
     if (!strcmp(t, "flood"))
         return run_flood();
     if (!strcmp(t, "no_token"))
@@ -537,7 +631,7 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "usage: %s "
             "mismatch|p2p_mismatch|p2p_mismatch_ring|signature|peer_exit|abort|strays|port_in_use|"
-            "bad_rank|iface_refused|huge_frame|huge_send|flood|no_token|replay\n",
+            "bad_rank|iface_refused|huge_frame|huge_send|lazy_send|flood|no_token|replay\n",
             argv[0]);
     return 2;
 }

@@ -1,9 +1,12 @@
 /* tests/transport/test_mesh.c - messages between real processes over the mesh backend.
- * Every pair and size, posted and unexpected receives, order, two threads, the coordinator. */
+ * Every pair and size, posted and unexpected receives, order, two threads, the coordinator; and a
+ * ring's wait that wakes for a message nobody has posted for yet (any_wake). */
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/ring/ring.h"
+#include "backends/tcp/engine.h"
 #include "harness.h"
 
 static const size_t sizes[] = {0, 1, 100, 65536 + 3, (3u << 20) + 7};
@@ -154,6 +157,52 @@ static int run_coordinator(void)
     return harness_run(4, env, coordinator_body);
 }
 
+/* Bytes received from peer on all its links so far. */
+static uint64_t link_recvd(tether_ep *ep, int peer)
+{
+    uint64_t sent, recvd, total = 0;
+    for (int k = 0; tether__tcp_link_bytes((tether__tcp_ep *)ep, peer, k, &sent, &recvd) == 0; k++)
+        total += recvd;
+    return total;
+}
+
+/* any_wake (a ring of 4, which routes, so a progress thread reads while the program is away):
+ * rank 1 probes for rank 0's message, as an any-source receive does, and finds
+ * none; the message then arrives while rank 1 is outside the engine's calls, so its progress
+ * thread reads it; rank 1's wait() must return at once. It slept out its whole timeout (the
+ * arrival of a message nobody had posted for was no event), so an any-source receive on the ring
+ * woke up to 10 ms (core's sleep slice) late. */
+static int any_wake_body(const rank_ctx *ctx)
+{
+    tether_config cfg;
+    tether_ep *ep = NULL;
+    int rank = -1, size = -1, x = 7;
+    CHECK_OK(tether__config_load(&cfg));
+    CHECK_OK(tether_ring_ops.open(&cfg, &ep, &rank, &size));
+    CHECK(rank == ctx->rank && size == ctx->size, "formed rank %d of %d", rank, size);
+    tether_tag t = {.group = 0, .seq = TETHER_TAG_P2P, .step = 0, .sig = 1};
+    if (rank == 0) {
+        usleep(300 * 1000); /* rank 1 has probed, and its progress thread is watching again */
+        CHECK_OK(harness_send(ep, 1, &x, sizeof x, t));
+        CHECK_OK(harness_recv(ep, 1, &x, sizeof x, t));
+    } else if (rank == 1) {
+        CHECK(tether_ring_ops.probe(ep, 0, t) == 0, "a message came before it was sent");
+        uint64_t before = link_recvd(ep, 0);
+        usleep(600 * 1000); /* rank 0 sends meanwhile, and the progress thread reads it */
+        CHECK(link_recvd(ep, 0) > before, "nothing came from rank 0 in 600 ms");
+        int64_t t0 = harness_now_ms();
+        CHECK_OK(tether_ring_ops.wait(ep, 5000));
+        int64_t waited = harness_now_ms() - t0;
+        CHECK(waited < 1000, "wait() slept %lld ms with a message there to claim",
+              (long long)waited);
+        CHECK(tether_ring_ops.probe(ep, 0, t) == 1, "the message read is not there to claim");
+        CHECK_OK(harness_recv(ep, 0, &x, sizeof x, t));
+        CHECK_OK(harness_send(ep, 0, &x, sizeof x, t));
+    }
+    tether_ring_ops.close(ep);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const char *token[] = {"TETHER_JOB_TOKEN=mesh-test", "TETHER_TIMEOUT=20", NULL};
@@ -170,6 +219,12 @@ int main(int argc, char **argv)
         return harness_run(2, token, threads_body);
     if (!strcmp(t, "coordinator"))
         return run_coordinator();
-    fprintf(stderr, "usage: %s exchange2|exchange4|two_addrs|order|threads|coordinator\n", argv[0]);
+    if (!strcmp(t, "any_wake")) {
+        static const char *env[] = {"TETHER_JOB_TOKEN=mesh-test", "TETHER_TIMEOUT=20",
+                                    "TETHER_HEARTBEAT=10", NULL};
+        return harness_run(4, env, any_wake_body); /* 4: the ring runs its progress thread */
+    }
+    fprintf(stderr, "usage: %s exchange2|exchange4|two_addrs|order|threads|coordinator|any_wake\n",
+            argv[0]);
     return 2;
 }
