@@ -30,8 +30,9 @@
  * contracted.
  *
  * Signed SUM/PROD are computed in unsigned arithmetic: wrap-around instead of undefined behaviour.
- * Float SUM/PROD give the canonical NaN for every NaN result (OP_FADD). MAX/MIN keep NaN: a NaN on
- * either side gives NaN. */
+ * Every float op gives the canonical NaN for every NaN result (OP_FADD); float MAX/MIN give the
+ * same bits in either operand order, -0 and +0 included (OP_FMAX), so ranks that reduce in
+ * different orders agree bit for bit. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -144,16 +145,19 @@ uint16_t tether__float_to_bf16(float f)
 
 #define OP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define OP_MIN(a, b) ((a) < (b) ? (a) : (b))
-/* NaN-keeping forms for floats: take b when it is NaN or wins; a NaN a never loses a comparison.
- * Bitwise | instead of || keeps the expression branch-free for the vectoriser. */
-#define OP_FMAX(a, b) ((((b) != (b)) | ((b) > (a))) ? (b) : (a))
-#define OP_FMIN(a, b) ((((b) != (b)) | ((b) < (a))) ? (b) : (a))
+/* Float MAX and MIN give the same bits whatever the operand order, as partners of a tree, which
+ * compute a OP b and b OP a, need. Values that compare equal are the same bits or -0 and +0; of
+ * those MAX takes +0 and MIN -0: the AND and the OR of the two patterns. A NaN on either side gives
+ * the canonical NaN, as SUM and PROD do (keeping an operand's NaN would give whichever of two NaNs
+ * came second). Masks (pick()) and bitwise | keep the loops branch-free for the vectoriser. */
+#define OP_FMAX(a, b) FSELECT(a, b, 1)
+#define OP_FMIN(a, b) FSELECT(a, b, 0)
+#define FSELECT(a, b, max) _Generic((a), float : fselect_f32, double : fselect_f64)(a, b, max)
 /* Float SUM and PROD: a NaN result is always the canonical NaN (quiet, positive, no payload). Which
  * of two NaN operands the hardware passes on depends on the order the compiler put them in (it may
  * swap them: the operation commutes, and it does differently in a vector loop and in its tail), and
  * ARM and x86 differ in that rule and in the sign of inf - inf; without this, the same inputs could
- * give different bits on two paths, two ranks or two CPUs. MAX/MIN only select an operand: no such
- * issue. */
+ * give different bits on two paths, two ranks or two CPUs. */
 #define OP_FADD(a, b) CANON((a) + (b))
 #define OP_FMUL(a, b) CANON((a) * (b))
 #define CANON(r) _Generic((r), float : canon_f32, double : canon_f64)(r)
@@ -168,6 +172,26 @@ static inline double canon_f64(double r) /* here the masks kept the float64 loop
     double nan;
     memcpy(&nan, &u, sizeof nan);
     return r != r ? nan : r;
+}
+
+static inline float fselect_f32(float a, float b, int max)
+{
+    uint32_t ua = bits_of(a), ub = bits_of(b);
+    uint32_t tie = max ? ua & ub : ua | ub;
+    uint32_t r = pick(max ? b > a : b < a, ub, pick(max ? a > b : a < b, ua, tie));
+    return float_of(pick((a != a) | (b != b), 0x7fc00000u, r));
+}
+static inline double fselect_f64(double a, double b, int max) /* ternaries, as canon_f64 */
+{
+    uint64_t ua, ub, tie = 0x7ff8000000000000u;
+    double t, nan;
+    memcpy(&nan, &tie, sizeof nan);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    tie = max ? ua & ub : ua | ub;
+    memcpy(&t, &tie, sizeof t);
+    double r = (max ? b > a : b < a) ? b : (max ? a > b : a < b) ? a : t;
+    return (a != a) | (b != b) ? nan : r;
 }
 
 /* Every kernel and conversion: dst[i] = f(dst[i], src[i]) or f(src[i]) for i < n. */
@@ -226,28 +250,34 @@ typedef void (*kernel_fn)(void *dst, const void *src, size_t n);
     KERNEL(tag##_min, T, T, AS_IS, AS_IS, OP_FMIN(a, b))
 
 /* float16/bfloat16 MAX and MIN on the bit patterns, as OP_FMAX/OP_FMIN on the values they stand
- * for. Both formats are sign and magnitude, so the magnitude, negated when the sign bit is set (-0
- * and +0 both 0), orders the non-NaN values as floats, subnormals included; a magnitude above
- * infinity's (inf) is a NaN. b when b is NaN or wins, else a; a NaN result gets the quiet bit, as
- * the round trip through float32 gives it. No float compare: MXCSR's denormals-are-zero cannot
- * change the result. */
-static inline uint16_t half_select(uint16_t a, uint16_t b, uint16_t inf, uint16_t quiet, int max)
+ * for. Both formats are sign and magnitude, so the pattern as a signed integer with the magnitude
+ * bits flipped when the sign bit is set orders the non-NaN values as floats, subnormals included,
+ * and puts -0 (key -1) just below +0 (key 0): no two patterns tie, so MAX takes +0 and MIN -0 in
+ * either order. A magnitude above infinity's (inf) is a NaN, and a NaN on either side gives the
+ * canonical NaN (nan), the one float32's canonical NaN converts to. No float compare: MXCSR's
+ * denormals-are-zero cannot change the result. */
+static inline int16_t half_key(uint16_t x)
 {
+    return (int16_t)(x ^ ((uint16_t)((int16_t)x >> 15) & 0x7fffu));
+}
+static inline uint16_t half_select(uint16_t a, uint16_t b, uint16_t inf, uint16_t nan, int max)
+{
+    int16_t ka = half_key(a), kb = half_key(b);
     int16_t ma = (int16_t)(a & 0x7fff), mb = (int16_t)(b & 0x7fff);
-    int16_t ka = (int16_t)a < 0 ? (int16_t)-ma : ma, kb = (int16_t)b < 0 ? (int16_t)-mb : mb;
-    uint16_t nan_a = (uint16_t) - (ma > (int16_t)inf), nan_b = (uint16_t) - (mb > (int16_t)inf);
-    uint16_t wins = (uint16_t) - (max ? kb > ka : kb < ka);
-    uint16_t take_b = nan_b | (uint16_t)(~nan_a & wins);
-    return (uint16_t)((b & take_b) | (a & ~take_b) | ((nan_a | nan_b) & quiet));
+    uint16_t is_nan =
+        (uint16_t)((uint16_t) - (ma > (int16_t)inf) | (uint16_t) - (mb > (int16_t)inf));
+    uint16_t take_b = (uint16_t) - (max ? kb > ka : kb < ka);
+    uint16_t r = (uint16_t)((b & take_b) | (a & ~take_b));
+    return (uint16_t)((r & ~is_nan) | (nan & is_nan));
 }
 
 /* float16/bfloat16: SUM and PROD through float32 (LOAD/STORE convert each element), MAX and MIN on
  * the bits. The portable kernels only: their AVX2 kernels are written out below. */
-#define HALF_KERNELS(tag, LOAD, STORE, INF, QUIET)                                                 \
+#define HALF_KERNELS(tag, LOAD, STORE, INF, QNAN)                                                  \
     PORTABLE_KERNEL(tag##_sum, uint16_t, float, LOAD, STORE, OP_FADD(a, b))                        \
     PORTABLE_KERNEL(tag##_prod, uint16_t, float, LOAD, STORE, OP_FMUL(a, b))                       \
-    PORTABLE_KERNEL(tag##_max, uint16_t, uint16_t, AS_IS, AS_IS, half_select(a, b, INF, QUIET, 1)) \
-    PORTABLE_KERNEL(tag##_min, uint16_t, uint16_t, AS_IS, AS_IS, half_select(a, b, INF, QUIET, 0))
+    PORTABLE_KERNEL(tag##_max, uint16_t, uint16_t, AS_IS, AS_IS, half_select(a, b, INF, QNAN, 1))  \
+    PORTABLE_KERNEL(tag##_min, uint16_t, uint16_t, AS_IS, AS_IS, half_select(a, b, INF, QNAN, 0))
 
 INT_KERNELS(i8, int8_t, unsigned)
 INT_KERNELS(u8, uint8_t, unsigned)
@@ -259,8 +289,8 @@ INT_KERNELS(i64, int64_t, uint64_t)
 INT_KERNELS(u64, uint64_t, uint64_t)
 FLOAT_KERNELS(f32, float)
 FLOAT_KERNELS(f64, double)
-HALF_KERNELS(f16, f16_to_f32, f32_to_f16, 0x7c00, 0x200)
-HALF_KERNELS(bf16, bf16_to_f32, f32_to_bf16, 0x7f80, 0x40)
+HALF_KERNELS(f16, f16_to_f32, f32_to_f16, 0x7c00, 0x7e00)
+HALF_KERNELS(bf16, bf16_to_f32, f32_to_bf16, 0x7f80, 0x7fc0)
 
 /* bool (one byte, any non-zero is true): OR and AND of truth values, stored as 0/1. */
 #define TRUTH(x) ((x) != 0)
@@ -390,35 +420,38 @@ TARGET_AVX2 static inline __m256i bf16_round_avx2(__m256 r)
 BF16_ARITH_AVX2(sum, _mm256_add_ps)
 BF16_ARITH_AVX2(prod, _mm256_mul_ps)
 
-/* float16 and bfloat16 MAX/MIN: half_select, 16 at a time; psignw(magnitude, x) is its ordering
- * key. */
-#define HALF_SELECT_AVX2(tag, op, INF, QUIET, WINS)                                                \
+/* half_key, 16 at a time: x XOR (its sign spread over the word, less the sign bit). */
+TARGET_AVX2 static inline __m256i half_key_avx2(__m256i x, __m256i mag)
+{
+    return _mm256_xor_si256(x, _mm256_and_si256(_mm256_srai_epi16(x, 15), mag));
+}
+
+/* float16 and bfloat16 MAX/MIN: half_select, 16 at a time. */
+#define HALF_SELECT_AVX2(tag, op, INF, QNAN, WINS)                                                 \
     TARGET_AVX2 static void tag##_##op##_avx2(void *dstv, const void *srcv, size_t n)              \
     {                                                                                              \
         uint16_t *d = dstv;                                                                        \
         const uint16_t *s = srcv;                                                                  \
         const __m256i mag = _mm256_set1_epi16(0x7fff), inf = _mm256_set1_epi16(INF);               \
+        const __m256i canonical = _mm256_set1_epi16((short)QNAN);                                  \
         size_t i = 0;                                                                              \
         for (; i + 16 <= n; i += 16) {                                                             \
             __m256i a = _mm256_loadu_si256((const __m256i *)(d + i));                              \
             __m256i b = _mm256_loadu_si256((const __m256i *)(s + i));                              \
-            __m256i ma = _mm256_and_si256(a, mag), mb = _mm256_and_si256(b, mag);                  \
-            __m256i nan_a = _mm256_cmpgt_epi16(ma, inf), nan_b = _mm256_cmpgt_epi16(mb, inf);      \
-            __m256i wins = WINS(_mm256_sign_epi16(mb, b), _mm256_sign_epi16(ma, a));               \
-            __m256i take_b = _mm256_or_si256(nan_b, _mm256_andnot_si256(nan_a, wins));             \
-            __m256i nan = _mm256_or_si256(nan_a, nan_b);                                           \
-            __m256i quiet = _mm256_and_si256(nan, _mm256_set1_epi16(QUIET));                       \
-            __m256i r = _mm256_or_si256(_mm256_blendv_epi8(a, b, take_b), quiet);                  \
+            __m256i nan = _mm256_or_si256(_mm256_cmpgt_epi16(_mm256_and_si256(a, mag), inf),       \
+                                          _mm256_cmpgt_epi16(_mm256_and_si256(b, mag), inf));      \
+            __m256i wins = WINS(half_key_avx2(b, mag), half_key_avx2(a, mag));                     \
+            __m256i r = _mm256_blendv_epi8(_mm256_blendv_epi8(a, b, wins), canonical, nan);        \
             _mm256_storeu_si256((__m256i *)(d + i), r);                                            \
         }                                                                                          \
         tag##_##op(d + i, s + i, n - i);                                                           \
     }
 #define GREATER(x, y) _mm256_cmpgt_epi16(x, y)
 #define LESS(x, y) _mm256_cmpgt_epi16(y, x)
-HALF_SELECT_AVX2(f16, max, 0x7c00, 0x200, GREATER)
-HALF_SELECT_AVX2(f16, min, 0x7c00, 0x200, LESS)
-HALF_SELECT_AVX2(bf16, max, 0x7f80, 0x40, GREATER)
-HALF_SELECT_AVX2(bf16, min, 0x7f80, 0x40, LESS)
+HALF_SELECT_AVX2(f16, max, 0x7c00, 0x7e00, GREATER)
+HALF_SELECT_AVX2(f16, min, 0x7c00, 0x7e00, LESS)
+HALF_SELECT_AVX2(bf16, max, 0x7f80, 0x7fc0, GREATER)
+HALF_SELECT_AVX2(bf16, min, 0x7f80, 0x7fc0, LESS)
 #endif
 
 /* ---- the kernel sets and the choice between them ---- */

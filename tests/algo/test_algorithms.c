@@ -543,6 +543,87 @@ static void test_neighbor_bits(void **state)
     unsetenv("TETHER_ALLREDUCE_ALGO");
 }
 
+/* ---- signed zeros and NaNs: every rank gets the same bits ---- */
+
+typedef struct zero_dtype {
+    tether_dtype dt;
+    uint64_t neg_zero, nan; /* -0 and the canonical NaN */
+} zero_dtype;
+
+static const zero_dtype zero_dtypes[] = {
+    {TETHER_FLOAT16, 0x8000, 0x7e00},
+    {TETHER_BFLOAT16, 0x8000, 0x7fc0},
+    {TETHER_FLOAT32, 0x80000000u, 0x7fc00000u},
+    {TETHER_FLOAT64, 1ull << 63, 0x7ff8000000000000ull},
+};
+
+/* Element i of rank r, in blocks of n + 2: in the first n, rank i % (n + 2) holds -0 and the others
+ * +0; then all +0; then a NaN on every rank, each with its own sign and payload. Returns what every
+ * rank must end with: +0 (MAX) or -0 (MIN) of the zeros, the canonical NaN of the NaNs. */
+static uint64_t zero_input(const zero_dtype *z, int r, int n, size_t i, tether_op op, uint64_t *out)
+{
+    size_t j = i % (size_t)(n + 2);
+    if (j == (size_t)n + 1) {
+        *out = (z->nan | (uint64_t)(r + 1)) ^ (r % 2 ? z->neg_zero : 0);
+        return z->nan;
+    }
+    *out = j == (size_t)r ? z->neg_zero : 0;
+    return j < (size_t)n && op == TETHER_MIN ? z->neg_zero : 0;
+}
+
+/* MAX and MIN of every float dtype, in place and not, checked bit for bit on every rank. */
+static void zeros_body(tether_group *g, world *w)
+{
+    enum { COUNT = 41 };
+    uint8_t send[COUNT * 8], recv[COUNT * 8];
+    for (size_t k = 0; k < sizeof zero_dtypes / sizeof zero_dtypes[0]; k++)
+        for (int op = TETHER_MAX; op <= TETHER_MIN; op++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                const zero_dtype *z = &zero_dtypes[k];
+                size_t es = tether_dtype_size(z->dt);
+                for (size_t i = 0; i < COUNT; i++) {
+                    uint64_t v;
+                    zero_input(z, g->rank, g->size, i, (tether_op)op, &v);
+                    memcpy(send + i * es, &v, es); /* the low bytes: little-endian test host */
+                }
+                uint8_t *out = in_place ? send : recv;
+                if (!check_rc(g, w, tether_all_reduce(g, send, out, COUNT, z->dt, (tether_op)op),
+                              "all_reduce of signed zeros and NaNs"))
+                    return;
+                for (size_t i = 0; i < COUNT; i++) {
+                    uint64_t v, got = 0,
+                                want = zero_input(z, g->rank, g->size, i, (tether_op)op, &v);
+                    memcpy(&got, out + i * es, es);
+                    if (got != want) {
+                        failf(w, "rank %d: dtype %d op %d%s: element %zu is 0x%llx, want 0x%llx",
+                              g->rank, (int)z->dt, op, in_place ? " in place" : "", i,
+                              (unsigned long long)got, (unsigned long long)want);
+                        return;
+                    }
+                }
+            }
+}
+
+/* Every all-reduce algorithm, forced by TETHER_ALLREDUCE_ALGO, with and without bf16 on the wire
+ * (float32), N = 2..8: one rank's -0 against the others' +0, and different NaNs on every rank, give
+ * every rank the same bits. Partners of the tree used to compute -0 MAX +0 and +0 MAX -0, and keep
+ * their own operand. */
+static void test_signed_zeros_agree(void **state)
+{
+    (void)state;
+    static const char *const algos[] = {"ring", "direct", "butterfly", "tree", "neighbor"};
+    for (int a = 0; a < NALGOS(algos); a++) {
+        setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
+        for (int wire_bf16 = 0; wire_bf16 < 2; wire_bf16++)
+            for (int n = 2; n <= 8; n++) {
+                world w = {
+                    .n = n, .caps = TETHER_CAP_DIRECT, .wire_bf16 = wire_bf16, .body = zeros_body};
+                run_world(&w);
+            }
+    }
+    unsetenv("TETHER_ALLREDUCE_ALGO");
+}
+
 /* ---- the neighbour algorithms talk to neighbours only ---- */
 
 /* After one call: this rank sent n / 2 messages to its right neighbour, (n - 1) / 2 to its left
@@ -713,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_neighbor),
         cmocka_unit_test(test_auto_neighbours),
         cmocka_unit_test(test_neighbor_bits),
+        cmocka_unit_test(test_signed_zeros_agree),
         cmocka_unit_test(test_neighbor_sends),
         cmocka_unit_test(test_butterfly_sends),
         cmocka_unit_test(test_large),

@@ -124,10 +124,10 @@ static double fop(double a, double b, tether_op op)
         return a + b;
     case TETHER_PROD:
         return a * b;
-    case TETHER_MAX:
-        return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
-    case TETHER_MIN:
-        return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
+    case TETHER_MAX: /* of -0 and +0, +0 in either order */
+        return (isnan(a) || isnan(b)) ? NAN : (a > b || (a == b && !signbit(a)) ? a : b);
+    case TETHER_MIN: /* of -0 and +0, -0 in either order */
+        return (isnan(a) || isnan(b)) ? NAN : (a < b || (a == b && signbit(a)) ? a : b);
     default:
         return NAN;
     }
@@ -546,8 +546,8 @@ static const uint16_t half_partners[] = {
     0xff7f, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffc1, 0x4000, 0x6400, 0x7800};
 
 /* float16/bfloat16 MAX and MIN bit for bit, under every kernel set: every value against each
- * partner in both orders. The result is the operand OP_FMAX/OP_FMIN picks on the float values (b
- * when b is NaN or wins, a on ties such as -0 and +0), with the quiet bit set on a NaN. */
+ * partner in both orders. The result is the operand that wins on the float values, +0 (MAX) or -0
+ * (MIN) of -0 and +0 whatever the order, and the canonical NaN if either is a NaN. */
 static void test_half_max_min_exact(void **state)
 {
     (void)state;
@@ -576,10 +576,11 @@ static void test_half_max_min_exact(void **state)
                             double fb =
                                 bf ? (double)tether__bf16_to_float(b[i]) : ref_half_value(b[i]);
                             int b_wins = op == TETHER_MAX ? fb > fa : fb < fa;
-                            uint16_t want = (isnan(fb) || (b_wins && !isnan(fa))) ? b[i] : a[i];
-                            if (isnan(bf ? (double)tether__bf16_to_float(want)
-                                         : ref_half_value(want)))
-                                want |= bf ? 0x40 : 0x200;
+                            uint16_t want = b_wins ? b[i] : a[i];
+                            if (fa == fb) /* the same bits, or -0 and +0 */
+                                want = op == TETHER_MAX ? a[i] & b[i] : a[i] | b[i];
+                            if (isnan(fa) || isnan(fb))
+                                want = bf ? 0x7fc0 : 0x7e00;
                             if (dst[i] != want)
                                 fail_msg("%s %s op %d: 0x%04x, 0x%04x -> 0x%04x, want 0x%04x",
                                          portable ? "portable" : "fast",
@@ -704,20 +705,20 @@ static void test_fast_matches_portable(void **state)
     free(all);
 }
 
-/* SUM and PROD give the canonical NaN (quiet, positive, no payload) whatever NaN went in, under
- * every kernel set: two NaNs in either order, a NaN and a number, inf - inf (SUM), 0 * inf (PROD).
- */
+/* SUM, PROD, MAX and MIN give the canonical NaN (quiet, positive, no payload) whatever NaN went in,
+ * under every kernel set: two NaNs in either order, a NaN and a number, inf - inf (SUM), 0 * inf
+ * (PROD). */
 typedef struct nan_case {
-    int ops; /* 1: SUM, 2: PROD */
+    int ops; /* 1: SUM, 2: PROD, 4: MAX, 8: MIN */
     uint32_t f32[2];
     uint16_t f16[2], bf16[2];
 } nan_case;
 
 static const nan_case nan_cases[] = {
-    {3, {0x7fc00001u, 0xffc00002u}, {0x7e01, 0xfe02}, {0x7fc1, 0xffc2}},
-    {3, {0xffc00002u, 0x7fc00001u}, {0xfe02, 0x7e01}, {0xffc2, 0x7fc1}},
-    {3, {0x7f800001u, 0x3f800000u}, {0xfc01, 0x3c00}, {0xff81, 0x3f80}},
-    {3, {0x3f800000u, 0xff800003u}, {0x3c00, 0x7c03}, {0x3f80, 0x7f83}},
+    {15, {0x7fc00001u, 0xffc00002u}, {0x7e01, 0xfe02}, {0x7fc1, 0xffc2}},
+    {15, {0xffc00002u, 0x7fc00001u}, {0xfe02, 0x7e01}, {0xffc2, 0x7fc1}},
+    {15, {0x7f800001u, 0x3f800000u}, {0xfc01, 0x3c00}, {0xff81, 0x3f80}},
+    {15, {0x3f800000u, 0xff800003u}, {0x3c00, 0x7c03}, {0x3f80, 0x7f83}},
     {1, {0x7f800000u, 0xff800000u}, {0x7c00, 0xfc00}, {0x7f80, 0xff80}},
     {2, {0x80000000u, 0x7f800000u}, {0x8000, 0x7c00}, {0x8000, 0x7f80}},
 };
@@ -729,7 +730,7 @@ static void test_canonical_nan(void **state)
     for (int portable = 0; portable < 2; portable++) {
         tether__reduce_select(portable);
         for (size_t k = 0; k < sizeof nan_cases / sizeof nan_cases[0]; k++)
-            for (int op = TETHER_SUM; op <= TETHER_PROD; op++) {
+            for (int op = TETHER_SUM; op <= TETHER_MIN; op++) {
                 const nan_case *c = &nan_cases[k];
                 if (!(c->ops & (1 << op)))
                     continue;
@@ -765,6 +766,64 @@ static void test_canonical_nan(void **state)
     tether__reduce_select(0);
 }
 
+/* Element i of an array of es-byte elements from the low bytes of v: load_i's inverse. */
+static void put_bits(void *buf, size_t i, size_t es, uint64_t v)
+{
+    memcpy((uint8_t *)buf + i * es, &v, es);
+}
+
+/* -0 and +0 in either order, under every kernel set: MAX gives +0 and MIN -0, the same bits
+ * whichever operand came first (ranks of a tree reduce in different orders and must agree). Every
+ * float dtype and the bf16 wire kernels (float32 dst, bfloat16 src); 37 elements: vector bodies
+ * and tails. */
+static void test_signed_zero_max_min(void **state)
+{
+    (void)state;
+    enum { N = 37 };
+    typedef struct zero_case {
+        tether_dtype dt;
+        int wire; /* the bf16 wire kernel: float32 dst, bfloat16 src */
+        size_t dsize, ssize;
+        uint64_t dneg, sneg, want_neg; /* -0 in dst, in src, and in the result */
+    } zero_case;
+    static const zero_case cases[] = {
+        {TETHER_FLOAT16, 0, 2, 2, 0x8000, 0x8000, 0x8000},
+        {TETHER_BFLOAT16, 0, 2, 2, 0x8000, 0x8000, 0x8000},
+        {TETHER_FLOAT32, 0, 4, 4, 0x80000000u, 0x80000000u, 0x80000000u},
+        {TETHER_FLOAT64, 0, 8, 8, 1ull << 63, 1ull << 63, 1ull << 63},
+        {TETHER_FLOAT32, 1, 4, 2, 0x80000000u, 0x8000, 0x80000000u},
+    };
+    uint8_t dst[N * 8], src[N * 8];
+    for (int portable = 0; portable < 2; portable++) {
+        tether__reduce_select(portable);
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+            for (int op = TETHER_MAX; op <= TETHER_MIN; op++)
+                for (int neg_in_dst = 0; neg_in_dst < 2; neg_in_dst++) {
+                    const zero_case *c = &cases[k];
+                    for (size_t i = 0; i < N; i++) {
+                        put_bits(dst, i, c->dsize, neg_in_dst ? c->dneg : 0);
+                        put_bits(src, i, c->ssize, neg_in_dst ? 0 : c->sneg);
+                    }
+                    if (c->wire)
+                        tether__reduce_bf16_into_f32((float *)dst, (uint16_t *)src, N,
+                                                     (tether_op)op);
+                    else
+                        assert_int_equal(tether__reduce(dst, src, N, c->dt, (tether_op)op),
+                                         TETHER_OK);
+                    uint64_t want = op == TETHER_MAX ? 0 : c->want_neg;
+                    for (size_t i = 0; i < N; i++)
+                        if (load_i(dst, i, c->dsize) != want)
+                            fail_msg("%s %s dtype %d op %d, -0 in %s: element %zu is 0x%llx, want "
+                                     "0x%llx",
+                                     portable ? "portable" : "fast", c->wire ? "wire" : "reduce",
+                                     (int)c->dt, op, neg_in_dst ? "dst" : "src", i,
+                                     (unsigned long long)load_i(dst, i, c->dsize),
+                                     (unsigned long long)want);
+                }
+    }
+    tether__reduce_select(0);
+}
+
 static void test_select(void **state)
 {
     (void)state;
@@ -789,6 +848,7 @@ int main(void)
         cmocka_unit_test(test_bf16_wire_helpers),
         cmocka_unit_test(test_select),
         cmocka_unit_test(test_canonical_nan),
+        cmocka_unit_test(test_signed_zero_max_min),
         cmocka_unit_test(test_half_max_min_exact),
         cmocka_unit_test(test_fast_halves_exhaustive),
         cmocka_unit_test(test_fast_matches_portable),
