@@ -639,9 +639,24 @@ static void test_fast_halves_exhaustive(void **state)
 /* Random bits with the special values mixed in, for dtypes other than the half types. */
 static void fill_bits(void *buf, size_t n, tether_dtype dt)
 {
+    /* zeros, subnormals, normal limits, one, infinities, NaNs; then bfloat16 rounding ties (low
+     * half 0x8000: to even downwards, upwards, in a subnormal, into infinity, negative) */
     static const uint32_t f32_specials[] = {
-        0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x3f800000u, 0x7f7fffffu,
-        0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fa00000u};
+        0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x3f800000u,
+        0x7f7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u,
+        0x7fa00000u, 0x3f808000u, 0x3f818000u, 0x00008000u, 0x7f7f8000u, 0xbf808000u};
+    static const uint64_t f64_specials[] = {0,
+                                            1ull << 63,
+                                            1,
+                                            0x800fffffffffffffull,
+                                            0x0010000000000000ull,
+                                            0x3ff0000000000000ull,
+                                            0x7fefffffffffffffull,
+                                            0x7ff0000000000000ull,
+                                            0xfff0000000000000ull,
+                                            0x7ff8000000000000ull,
+                                            0xfff8000000000001ull,
+                                            0x7ff0000000000001ull};
     size_t es = tether_dtype_size(dt);
     for (size_t i = 0; i < n; i++) {
         uint64_t r = rnd();
@@ -650,6 +665,9 @@ static void fill_bits(void *buf, size_t n, tether_dtype dt)
             uint32_t v = f32_specials[(r >> 8) % (sizeof f32_specials / sizeof f32_specials[0])];
             memcpy((uint8_t *)buf + i * es, &v, 4);
         }
+        if (dt == TETHER_FLOAT64 && r % 4 == 0)
+            memcpy((uint8_t *)buf + i * es,
+                   &f64_specials[(r >> 8) % (sizeof f64_specials / sizeof f64_specials[0])], 8);
     }
 }
 
