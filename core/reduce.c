@@ -209,7 +209,7 @@ static inline double fselect_f64(double a, double b, int max) /* ternaries, as c
     tie = max ? ua & ub : ua | ub;
     memcpy(&t, &tie, sizeof t);
     double r = (max ? b > a : b < a) ? b : (max ? a > b : a < b) ? a : t;
-    return (a != a) | (b != b) ? nan : r;
+    return ((a != a) | (b != b)) ? nan : r;
 }
 
 /* Every kernel and conversion: dst[i] = f(dst[i], src[i]) or f(src[i]) for i < n. */
