@@ -535,7 +535,8 @@ static inline float32x4_t bf16_hi_neon(uint16x8_t x)
 static inline uint16x4_t bf16_round_neon(float32x4_t r)
 {
     uint32x4_t u = vreinterpretq_u32_f32(r);
-    uint32x4_t bias = vaddq_u32(vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1)), vdupq_n_u32(0x7fff));
+    /* the lowest kept bit (bit 16) moved to the top (SHL), shifted down onto 0x7fff (USRA) */
+    uint32x4_t bias = vsraq_n_u32(vdupq_n_u32(0x7fff), vshlq_n_u32(u, 15), 31);
     return vaddhn_u32(u, bias);
 }
 static inline uint16x8_t bf16_pack_neon(float32x4_t lo, float32x4_t hi)
@@ -548,9 +549,9 @@ static inline uint16x4_t f32_to_bf16_neon(float32x4_t f)
 {
     uint32x4_t u = vreinterpretq_u32_f32(f);
     uint16x4_t nan = vorr_u16(vshrn_n_u32(u, 16), vdup_n_u16(0x40));
-    uint16x4_t is_nan =
-        vmovn_u32(vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffffu)), vdupq_n_u32(0x7f800000u)));
-    return vbsl_u16(is_nan, nan, bf16_round_neon(f));
+    uint16x4_t is_number =
+        vmovn_u32(vceqq_f32(f, f)); /* FZ would not matter: x == x all the same */
+    return vbsl_u16(is_number, bf16_round_neon(f), nan);
 }
 
 /* float16 SUM/PROD: FCVTL is exact for every half (subnormals too; a NaN stays a NaN and comes out
