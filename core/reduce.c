@@ -33,10 +33,10 @@
  * arm64 CPU Linux and macOS run on. The integer, bool and complex64 kernels are the portable loops,
  * NEON code already (Advanced SIMD is in the arm64 baseline); the float32/float64 kernels use
  * FMAX/FMIN, the float16 ones FCVTL/FCVTN, the bfloat16 ones shifts and ADDHN for the rounding,
- * 8 elements or two vectors a step, the tail left to the portable kernel. No FP16 arithmetic
- * (FEAT_FP16) or BFCVT (FEAT_BF16) yet: the conversions already keep these kernels as short as the
- * float32 ones, and these instructions would need target attributes that Zig's clang and GCC spell
- * differently.
+ * 8 elements or two vectors a step, the tail left to the portable kernel. neon+fp16 - the same,
+ * with float16 SUM/PROD in half arithmetic, on CPUs with FEAT_FP16 (every Apple core; armv8.2-a
+ * on), by a target attribute. No BFCVT (FEAT_BF16) yet: the shifts already keep the bfloat16
+ * kernels near float32's instruction count.
  *
  * Signed SUM/PROD are computed in unsigned arithmetic: wrap-around instead of undefined behaviour.
  * Every float op gives the canonical NaN for every NaN result (OP_FADD); float MAX/MIN give the
@@ -58,6 +58,7 @@
 #if defined(__aarch64__) && defined(__GNUC__) /* GCC and clang: arm_neon.h */
 #define REDUCE_NEON 1
 #include <arm_neon.h>
+#define TARGET_FP16 __attribute__((target("arch=armv8.2-a+fp16")))
 #if defined(__APPLE__)
 #include <sys/sysctl.h>
 #elif defined(__linux__)
@@ -577,6 +578,34 @@ HALF_ARITH_NEON(f16, prod, NEON_PROD, F16_LO, F16_HI, F16_PACK)
 HALF_ARITH_NEON(bf16, sum, NEON_SUM, bf16_lo_neon, bf16_hi_neon, bf16_pack_neon)
 HALF_ARITH_NEON(bf16, prod, NEON_PROD, bf16_lo_neon, bf16_hi_neon, bf16_pack_neon)
 
+/* float16 SUM/PROD in half arithmetic (FEAT_FP16: Apple's cores, armv8.2-a and later), 8 lanes a
+ * vector instead of 4. The same bits as through float32: the exact sum or product of two halves
+ * rounded to float32 and then to float16 is the exact one rounded to float16 once, since float32
+ * keeps at least 2 * 11 + 2 bits (double rounding is innocuous for +, -, * when p' >= 2p + 2;
+ * Figueroa, "When is double rounding innocuous?", 1995); overflow, subnormal results and -0 come
+ * out alike, FPCR.FZ16 being off. A NaN becomes 0x7e00, f32_to_f16's image of the canonical NaN. */
+TARGET_FP16 static inline float16x8_t canon_fp16(float16x8_t r)
+{
+    return vbslq_f16(vceqq_f16(r, r), r, vreinterpretq_f16_u16(vdupq_n_u16(0x7e00)));
+}
+#define F16_ARITH_FP16(op, VOP)                                                                    \
+    TARGET_FP16 static void f16_##op##_fp16(void *dstv, const void *srcv, size_t n)                \
+    {                                                                                              \
+        __fp16 *d = dstv;                                                                          \
+        const __fp16 *s = srcv;                                                                    \
+        size_t i = 0;                                                                              \
+        for (; i + 16 <= n; i += 16) {                                                             \
+            vst1q_f16(d + i, canon_fp16(VOP(vld1q_f16(d + i), vld1q_f16(s + i))));                 \
+            vst1q_f16(d + i + 8, canon_fp16(VOP(vld1q_f16(d + i + 8), vld1q_f16(s + i + 8))));     \
+        }                                                                                          \
+        f16_##op(d + i, s + i, n - i);                                                             \
+    }
+F16_ARITH_FP16(sum, vaddq_f16)
+F16_ARITH_FP16(prod, vmulq_f16)
+/* the neon+fp16 set's float16 MAX/MIN: the neon set's, on the bit patterns */
+#define f16_max_fp16 f16_max_neon
+#define f16_min_fp16 f16_min_neon
+
 /* float16 and bfloat16 MAX/MIN: half_select, 8 at a time; half_key is x XOR (its sign spread over
  * the word, less the sign bit). */
 static inline int16x8_t half_key_neon(uint16x8_t x)
@@ -676,7 +705,7 @@ typedef struct kernel_set {
     {                                                                                              \
         tag##_sum##sfx, tag##_prod##sfx, tag##_max##sfx, tag##_min##sfx                            \
     }
-#define KERNEL_SET(label, isfx, sfx)                                                               \
+#define KERNEL_SET(label, isfx, sfx, hsfx)                                                         \
     {                                                                                              \
         .name = label,                                                                             \
         .reduce =                                                                                  \
@@ -690,7 +719,7 @@ typedef struct kernel_set {
                 [TETHER_UINT32] = OPS(u32, isfx),                                                  \
                 [TETHER_INT64] = OPS(i64, isfx),                                                   \
                 [TETHER_UINT64] = OPS(u64, isfx),                                                  \
-                [TETHER_FLOAT16] = OPS(f16, sfx),                                                  \
+                [TETHER_FLOAT16] = OPS(f16, hsfx),                                                 \
                 [TETHER_BFLOAT16] = OPS(bf16, sfx),                                                \
                 [TETHER_FLOAT32] = OPS(f32, sfx),                                                  \
                 [TETHER_FLOAT64] = OPS(f64, sfx), /* no order on complex numbers */                \
@@ -700,12 +729,13 @@ typedef struct kernel_set {
         .round_bf16 = round_bf16##sfx,                                                             \
     }
 
-static const kernel_set portable_set = KERNEL_SET("portable", , );
+static const kernel_set portable_set = KERNEL_SET("portable", , , );
 #if defined(REDUCE_AVX2)
-static const kernel_set avx2_set = KERNEL_SET("avx2", _avx2, _avx2);
+static const kernel_set avx2_set = KERNEL_SET("avx2", _avx2, _avx2, _avx2);
 #endif
 #if defined(REDUCE_NEON) /* the integer, bool and complex64 loops are NEON code already */
-static const kernel_set neon_set = KERNEL_SET("neon", , _neon);
+static const kernel_set neon_set = KERNEL_SET("neon", , _neon, _neon);
+static const kernel_set neon_fp16_set = KERNEL_SET("neon+fp16", , _neon, _fp16);
 #endif
 
 #if defined(REDUCE_AVX2)
@@ -730,21 +760,44 @@ static int cpu_runs_avx2_f16c(void)
 #endif
 
 #if defined(REDUCE_NEON)
-/* Advanced SIMD with its FP16 conversions, as the CPU reports it: Linux's AT_HWCAP (ASIMD; FCVTL
- * and FCVTN come with it), macOS's hw.optional.AdvSIMD. Every arm64 CPU that Linux or macOS runs on
- * has it; asking keeps the portable set for one that would not (a kernel built without it). */
-static int cpu_runs_neon(void)
-{
+/* What the CPU reports: Advanced SIMD with its FP16 conversions (Linux AT_HWCAP's ASIMD; macOS
+ * hw.optional.AdvSIMD), which every arm64 CPU that Linux or macOS runs on has, asked anyway so a
+ * kernel that hid it keeps the portable set; and vector half arithmetic (FEAT_FP16: HWCAP_ASIMDHP,
+ * hw.optional.arm.FEAT_FP16). */
 #if defined(__APPLE__)
+static int sysctl_flag(const char *name)
+{
     int has = 0;
     size_t len = sizeof has;
-    return sysctlbyname("hw.optional.AdvSIMD", &has, &len, NULL, 0) == 0 && has;
-#elif defined(__linux__)
-    return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
-#else
-    return 1; /* part of the architecture: A64 code may assume it */
-#endif
+    return sysctlbyname(name, &has, &len, NULL, 0) == 0 && has;
 }
+static int cpu_runs_neon(void)
+{
+    return sysctl_flag("hw.optional.AdvSIMD");
+}
+static int cpu_runs_fp16(void)
+{
+    return sysctl_flag("hw.optional.arm.FEAT_FP16");
+}
+#elif defined(__linux__)
+static int cpu_runs_neon(void)
+{
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
+}
+static int cpu_runs_fp16(void)
+{
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMDHP) != 0;
+}
+#else
+static int cpu_runs_neon(void)
+{
+    return 1; /* part of the architecture: A64 code may assume it */
+}
+static int cpu_runs_fp16(void)
+{
+    return 0; /* no way to ask here */
+}
+#endif
 #endif
 
 /* The fastest set this CPU runs. */
@@ -756,7 +809,7 @@ static const kernel_set *best_set(void)
 #endif
 #if defined(REDUCE_NEON)
     if (cpu_runs_neon())
-        return &neon_set;
+        return cpu_runs_fp16() ? &neon_fp16_set : &neon_set;
 #endif
     return &portable_set;
 }

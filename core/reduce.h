@@ -29,9 +29,9 @@ void tether__round_to_bf16(float *x, size_t n);
 void tether__reduce_bf16_into_f32(float *dst, const uint16_t *src, size_t n, tether_op op);
 
 /* For tests and benchmarks: portable = 1 makes every function above use the portable C kernels,
- * 0 the fastest this CPU has (the default). Returns the name of the set now in use: "portable" or
- * "avx2" or "neon". Safe while other threads reduce: each call runs one set or the other, same
- * results. */
+ * 0 the fastest this CPU has (the default). Returns the name of the set now in use: "portable",
+ * "avx2", "neon" or "neon+fp16". Safe while other threads reduce: each call runs one set or the
+ * other, same results. */
 const char *tether__reduce_select(int portable);
 
 #endif
