@@ -261,12 +261,12 @@ typedef void (*kernel_fn)(void *dst, const void *src, size_t n);
     KERNEL(tag##_max, T, T, AS_IS, AS_IS, OP_MAX(a, b))                                            \
     KERNEL(tag##_min, T, T, AS_IS, AS_IS, OP_MIN(a, b))
 
-/* Floats. */
+/* Floats. MAX and MIN: the portable loops only; their AVX2 kernels are written out below. */
 #define FLOAT_KERNELS(tag, T)                                                                      \
     KERNEL(tag##_sum, T, T, AS_IS, AS_IS, OP_FADD(a, b))                                           \
     KERNEL(tag##_prod, T, T, AS_IS, AS_IS, OP_FMUL(a, b))                                          \
-    KERNEL(tag##_max, T, T, AS_IS, AS_IS, OP_FMAX(a, b))                                           \
-    KERNEL(tag##_min, T, T, AS_IS, AS_IS, OP_FMIN(a, b))
+    PORTABLE_KERNEL(tag##_max, T, T, AS_IS, AS_IS, OP_FMAX(a, b))                                  \
+    PORTABLE_KERNEL(tag##_min, T, T, AS_IS, AS_IS, OP_FMIN(a, b))
 
 /* float16/bfloat16 MAX and MIN on the bit patterns, as OP_FMAX/OP_FMIN on the values they stand
  * for. Both formats are sign and magnitude, so the pattern as a signed integer with the magnitude
@@ -471,6 +471,32 @@ HALF_SELECT_AVX2(f16, max, 0x7c00, 0x7e00, GREATER)
 HALF_SELECT_AVX2(f16, min, 0x7c00, 0x7e00, LESS)
 HALF_SELECT_AVX2(bf16, max, 0x7f80, 0x7fc0, GREATER)
 HALF_SELECT_AVX2(bf16, min, 0x7f80, 0x7fc0, LESS)
+
+/* float32/float64 MAX/MIN: OP_FMAX's rule in four instructions a vector, where the loop compiled
+ * for AVX2 ran at 0.6 of memcpy (1 MiB): VMAXPS/VMINPS where the operands differ, the AND (MAX) or
+ * OR (MIN) of the two patterns where they compare equal (the same bits, or -0 and +0), the
+ * canonical NaN where either is a NaN. */
+#define FLOAT_SELECT_AVX2(tag, op, T, V, LANES, SFX, VOP, VTIE, NAN)                               \
+    TARGET_AVX2 static void tag##_##op##_avx2(void *dstv, const void *srcv, size_t n)              \
+    {                                                                                              \
+        T *d = dstv;                                                                               \
+        const T *s = srcv;                                                                         \
+        size_t i = 0;                                                                              \
+        for (; i + LANES <= n; i += LANES) {                                                       \
+            V a = _mm256_loadu_p##SFX(d + i), b = _mm256_loadu_p##SFX(s + i);                      \
+            V r =                                                                                  \
+                _mm256_blendv_p##SFX(VOP(a, b), VTIE(a, b), _mm256_cmp_p##SFX(a, b, _CMP_EQ_OQ));  \
+            r = _mm256_blendv_p##SFX(r, NAN, _mm256_cmp_p##SFX(a, b, _CMP_UNORD_Q));               \
+            _mm256_storeu_p##SFX(d + i, r);                                                        \
+        }                                                                                          \
+        tag##_##op(d + i, s + i, n - i);                                                           \
+    }
+#define NAN_F32 _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000))
+#define NAN_F64 _mm256_castsi256_pd(_mm256_set1_epi64x(0x7ff8000000000000))
+FLOAT_SELECT_AVX2(f32, max, float, __m256, 8, s, _mm256_max_ps, _mm256_and_ps, NAN_F32)
+FLOAT_SELECT_AVX2(f32, min, float, __m256, 8, s, _mm256_min_ps, _mm256_or_ps, NAN_F32)
+FLOAT_SELECT_AVX2(f64, max, double, __m256d, 4, d, _mm256_max_pd, _mm256_and_pd, NAN_F64)
+FLOAT_SELECT_AVX2(f64, min, double, __m256d, 4, d, _mm256_min_pd, _mm256_or_pd, NAN_F64)
 #endif
 
 /* ---- arm64: the neon set's float kernels ---- */
