@@ -1,5 +1,6 @@
 /* core/reduce.h - reduction kernels and float16/bfloat16 conversions, vectorisable loops; on x86-64
- * CPUs with AVX2 and F16C, faster kernels chosen at run time that give the same bits. */
+ * CPUs with AVX2 and F16C, and on arm64 (NEON), faster kernels chosen at run time that give the
+ * same bits. */
 #ifndef TETHER_CORE_REDUCE_H
 #define TETHER_CORE_REDUCE_H
 
@@ -28,8 +29,9 @@ void tether__round_to_bf16(float *x, size_t n);
 void tether__reduce_bf16_into_f32(float *dst, const uint16_t *src, size_t n, tether_op op);
 
 /* For tests and benchmarks: portable = 1 makes every function above use the portable C kernels,
- * 0 the fastest this CPU has (the default). Returns the name of the set now in use: "portable" or
- * "avx2". Safe while other threads reduce: each call runs one set or the other, same results. */
+ * 0 the fastest this CPU has (the default). Returns the name of the set now in use: "portable",
+ * "avx2", "neon" or "neon+fp16". Safe while other threads reduce: each call runs one set or the
+ * other, same results. */
 const char *tether__reduce_select(int portable);
 
 #endif

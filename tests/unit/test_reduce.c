@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "core/reduce.h"
 #include "tether.h"
@@ -636,9 +639,24 @@ static void test_fast_halves_exhaustive(void **state)
 /* Random bits with the special values mixed in, for dtypes other than the half types. */
 static void fill_bits(void *buf, size_t n, tether_dtype dt)
 {
+    /* zeros, subnormals, normal limits, one, infinities, NaNs; then bfloat16 rounding ties (low
+     * half 0x8000: to even downwards, upwards, in a subnormal, into infinity, negative) */
     static const uint32_t f32_specials[] = {
-        0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x3f800000u, 0x7f7fffffu,
-        0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fa00000u};
+        0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x3f800000u,
+        0x7f7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u,
+        0x7fa00000u, 0x3f808000u, 0x3f818000u, 0x00008000u, 0x7f7f8000u, 0xbf808000u};
+    static const uint64_t f64_specials[] = {0,
+                                            1ull << 63,
+                                            1,
+                                            0x800fffffffffffffull,
+                                            0x0010000000000000ull,
+                                            0x3ff0000000000000ull,
+                                            0x7fefffffffffffffull,
+                                            0x7ff0000000000000ull,
+                                            0xfff0000000000000ull,
+                                            0x7ff8000000000000ull,
+                                            0xfff8000000000001ull,
+                                            0x7ff0000000000001ull};
     size_t es = tether_dtype_size(dt);
     for (size_t i = 0; i < n; i++) {
         uint64_t r = rnd();
@@ -647,6 +665,9 @@ static void fill_bits(void *buf, size_t n, tether_dtype dt)
             uint32_t v = f32_specials[(r >> 8) % (sizeof f32_specials / sizeof f32_specials[0])];
             memcpy((uint8_t *)buf + i * es, &v, 4);
         }
+        if (dt == TETHER_FLOAT64 && r % 4 == 0)
+            memcpy((uint8_t *)buf + i * es,
+                   &f64_specials[(r >> 8) % (sizeof f64_specials / sizeof f64_specials[0])], 8);
     }
 }
 
@@ -831,6 +852,18 @@ static void test_select(void **state)
     const char *best = tether__reduce_select(0);
 #if defined(__x86_64__)
     assert_true(!strcmp(best, "avx2") || !strcmp(best, "portable"));
+#elif defined(__aarch64__) && defined(__linux__)
+    /* a NEON set exactly when the CPU reports Advanced SIMD (every arm64 CPU Linux runs on; qemu's
+     * too), with half arithmetic where it reports FEAT_FP16, so the fast-against-portable tests
+     * below compare the NEON kernels (scripts/cross-aarch64.sh runs them on a qemu CPU of each
+     * kind) */
+    unsigned long hw = getauxval(AT_HWCAP);
+    if (!(hw & HWCAP_ASIMD))
+        assert_string_equal(best, "portable");
+    else
+        assert_string_equal(best, hw & HWCAP_ASIMDHP ? "neon+fp16" : "neon");
+#elif defined(__aarch64__)
+    assert_true(!strncmp(best, "neon", 4) || !strcmp(best, "portable"));
 #else
     assert_string_equal(best, "portable");
 #endif

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# bench/kernels/insns.sh - instructions per element of the arm64 reduction kernels, portable and
+# NEON sets, counted under qemu-aarch64 (no arm64 machine needed; counts, not time: qemu says
+# nothing of an Apple core's speed). Each figure is (instructions at 2N - at N) / N elements, less
+# the same for the set-up alone (filling the inputs), with qemu logging every executed instruction
+# (-singlestep -d exec,nochain).
+# usage: bench/kernels/insns.sh [BUILD_DIR]   (default: build-aarch64, from scripts/cross-aarch64.sh)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=${1:-$src/build-aarch64}
+[ -f "$build/libtether.a" ] || {
+    echo "insns.sh: $build/libtether.a not found: run scripts/cross-aarch64.sh first" >&2
+    exit 1
+}
+out=$build/bench-insns
+aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$src" -I"$src/include" \
+    -o "$out" "$here/insns.c" "$build/libtether.a" -ljansson -lpthread -ldl -lm
+n=4096
+cpu=max  # qemu's CPU: max has FEAT_FP16 (the neon+fp16 set), cortex-a72 not (the neon set)
+count() { # SET KERNEL DTYPE OP N
+    qemu-aarch64 -L / -cpu $cpu -singlestep -d exec,nochain -D /dev/stdout "$out" "$@" | grep -c '^Trace'
+}
+delta() { # SET KERNEL DTYPE OP: instructions at 2N less at N
+    echo $(($(count "$@" $((2 * n))) - $(count "$@" $n)))
+}
+per_element() { # SET KERNEL DTYPE OP
+    local setup=${base[$3]:-}
+    [ -n "$setup" ] || setup=$(delta "$1" none "$3" 0)
+    base[$3]=$setup
+    awk -v d=$(($(delta "$@") - setup)) -v n=$n 'BEGIN { printf "%.2f", d / n }'
+}
+declare -A base
+names=(bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 bfloat16 float32 float64)
+ops=(sum prod max min)
+printf '%-8s %-9s %-5s %9s %9s %9s\n' kernel dtype op portable neon neon+fp16
+row() { # KERNEL DTYPE OP
+    local p a72 fp16
+    p=$(per_element portable "$@")
+    fp16=$(per_element fast "$@")
+    cpu=cortex-a72
+    a72=$(per_element fast "$@")
+    cpu=max
+    printf '%-8s %-9s %-5s %9s %9s %9s\n' "$1" "${names[$2]}" "${ops[$3]}" "$p" "$a72" "$fp16"
+}
+for dt in 11 12 9 10; do
+    for op in 0 1 2 3; do row reduce $dt $op; done
+done
+for dt in 5 7 2; do row reduce $dt 0; done
+row wire 11 0
+row wire 11 2
+row to_bf16 10 0
