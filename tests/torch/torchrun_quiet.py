@@ -9,6 +9,7 @@ output mentions a warning.
 Usage: torchrun_quiet.py N
 """
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -52,7 +53,8 @@ def main():
     bad = []
     if p.returncode != 0:
         bad.append(f"torchrun exited {p.returncode}")
-    sums = [line for line in p.stdout.splitlines() if line.startswith("torchrun_quiet: rank")]
+    # torchrun's tee may glue the ranks' lines together: find the reports anywhere
+    sums = set(re.findall(r"torchrun_quiet: rank (\d+) of", p.stdout))
     if len(sums) != n:
         bad.append(f"{len(sums)} of {n} ranks reported their sum")
     warned = [line for line in p.stdout.splitlines() if "warn" in line.lower()]
