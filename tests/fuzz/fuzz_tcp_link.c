@@ -153,7 +153,7 @@ static int stray_connection(const uint8_t *data, size_t size)
     }
     shutdown(fd, SHUT_WR);
     read_answers(fd, seen, sizeof seen, &nseen, 0);
-    if (memmem(seen, nseen, TOKEN, strlen(TOKEN)))
+    if (tether_test_holds(seen, nseen, TOKEN))
         abort(); /* a stray learnt the token */
     return fd;
 }

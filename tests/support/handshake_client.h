@@ -4,6 +4,7 @@
 #define TETHER_TESTS_HANDSHAKE_CLIENT_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "backends/net/handshake.h"
 
@@ -22,5 +23,16 @@ typedef struct tether_test_hs {
  * status the acceptor ended with (TETHER__HS_OK: accepted), or -1 when it closed the connection,
  * went silent or sent something else. */
 int tether_test_handshake(int fd, tether_test_hs *hs);
+
+/* 1 when the bytes hay[0..n) hold the string needle: memmem, which POSIX lacks (the portable
+ * build and macOS compile without _GNU_SOURCE). */
+static inline int tether_test_holds(const unsigned char *hay, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; k > 0 && i + k <= n; i++)
+        if (!memcmp(hay + i, needle, k))
+            return 1;
+    return 0;
+}
 
 #endif

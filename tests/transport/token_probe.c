@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     tether_test_hs hs = {.rank = 0, .size = 2, .token = "not-the-job-token"};
     int status = tether_test_handshake(fd, &hs);
     close(fd);
-    int leaked = memmem(hs.seen, hs.nseen, argv[2], strlen(argv[2])) != NULL;
+    int leaked = tether_test_holds(hs.seen, hs.nseen, argv[2]);
     printf("token_probe: port %s: %zu bytes back, verdict %d (%s), challenge %s, token %s\n",
            argv[1], hs.nseen, status,
            status < 0 ? "none" : tether__hs_status_text((uint32_t)status),
