@@ -85,6 +85,8 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     g->cur_seq = g->seq++;
     g->cur_sig = tether__signature(c);
     g->cur_name = name;
+    g->cur_peer = TETHER__WS_GROUP;
+    g->cur_tag = -1;
     TLOG_TRACE("%s seq %u count %zu dtype %d algo %s", name, g->cur_seq, c->count, (int)c->dt,
                tether__algo_name(c->algo));
     int rc = tether__coll_run(g, c);
@@ -135,8 +137,8 @@ static int check_overlap(const tether_group *g, const tether_coll *c, const buff
 /* A collective with send and recv buffers: after clearing the thread's error, the checks they all
  * share (count is the whole vector when neither buffer holds one block per rank; collectives
  * without an op pass TETHER_SUM, which every dtype has), then the call. */
-static int buffer_collective(tether_group *g, tether_coll *c, const buffer_layout *l,
-                             const char *name)
+static int checked_collective(tether_group *g, tether_coll *c, const buffer_layout *l,
+                              const char *name)
 {
     const char *call = l->call;
     int whole = !l->send_blocks && !l->recv_blocks;
@@ -152,6 +154,12 @@ static int buffer_collective(tether_group *g, tether_coll *c, const buffer_layou
                                            "all_to_all is not in place");
     TRY(check_overlap(g, c, l));
     return collective(g, c, name);
+}
+
+static int buffer_collective(tether_group *g, tether_coll *c, const buffer_layout *l,
+                             const char *name)
+{
+    return tether__call_end(g, name, checked_collective(g, c, l, name));
 }
 
 int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t count, tether_dtype dt,
@@ -189,7 +197,7 @@ int tether_reduce_scatter(tether_group *g, const void *send, void *recv, size_t 
     return buffer_collective(g, &c, &l, "reduce_scatter");
 }
 
-int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, int root)
+static int broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, int root)
 {
     static const char *const call = "tether_broadcast";
     tether__clear_error();
@@ -207,6 +215,11 @@ int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
     return collective(g, &c, "broadcast");
 }
 
+int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, int root)
+{
+    return tether__call_end(g, "broadcast", broadcast(g, buf, count, dt, root));
+}
+
 int tether_all_to_all(tether_group *g, const void *send, void *recv, size_t count_per_peer,
                       tether_dtype dt)
 {
@@ -217,10 +230,15 @@ int tether_all_to_all(tether_group *g, const void *send, void *recv, size_t coun
     return buffer_collective(g, &c, &l, "all_to_all");
 }
 
-int tether_barrier(tether_group *g)
+static int barrier(tether_group *g)
 {
     tether__clear_error();
     TRY(tether__check_group("tether_barrier", g));
     tether_coll c = {.kind = TETHER_COLL_BARRIER, .dt = TETHER_UINT8};
     return collective(g, &c, "barrier");
+}
+
+int tether_barrier(tether_group *g)
+{
+    return tether__call_end(g, "barrier", barrier(g));
 }

@@ -29,12 +29,18 @@ const tether_env_var tether__env_table[] = {
      "secret every connection must present (set by tether launch)", TETHER_READ_LIB},
     {"TETHER_IFACE_PRIORITY", "MCCL_IFACE_PRIORITY", "",
      "comma-separated address prefixes: the only addresses used", TETHER_READ_LIB},
-    {"TETHER_TIMEOUT", "", "120",
-     "seconds in which no request finishes and no data moves before TETHER_ETIMEDOUT; 0: wait as "
-     "long as peers answer heartbeats",
+    {"TETHER_TIMEOUT", "", "none for calls; 120 to form the group",
+     "optional bound: seconds in which no request finishes and no data moves before "
+     "TETHER_ETIMEDOUT; unset or 0: a call waits as long as its peers answer heartbeats and are "
+     "not deadlocked (the MPI backend, which sends none: 120)",
      TETHER_READ_LIB},
     {"TETHER_HEARTBEAT", "", "1",
      "seconds between heartbeats; a peer silent for 3 of them is stopped, hung or unreachable",
+     TETHER_READ_LIB},
+    {"TETHER_DEADLOCK", "", "1",
+     "0: no deadlock verdicts (a rank that waits in one thread while another of its threads will "
+     "send later); 1: ranks waiting on each other with nothing moving for 2 heartbeats fail with "
+     "TETHER_EDEADLOCK, and a wait on a rank that failed its last call fails with TETHER_EPEER",
      TETHER_READ_LIB},
     {"TETHER_VERBOSE", "MLX_RING_VERBOSE", "0",
      "1: connections and algorithm choices on stderr; 2: trace", TETHER_READ_LIB},
@@ -275,7 +281,7 @@ static int load_heartbeat(tether_config *cfg)
 
 int tether__config_load(tether_config *cfg)
 {
-    long timeout_s, verbose, spin;
+    long timeout_s, verbose, spin, deadlock;
 
     memset(cfg, 0, sizeof *cfg);
     cfg->rank = -1;
@@ -291,10 +297,13 @@ int tether__config_load(tether_config *cfg)
                             sizeof cfg->job_token - 1);
     snprintf(cfg->job_token, sizeof cfg->job_token, "%s", tok ? tok : "");
     TRY(load_prefixes(cfg));
-    TRY(tether__env_long("TETHER_TIMEOUT", TETHER_DEFAULT_TIMEOUT_S, 0, 86400 * 7, &timeout_s));
-    cfg->call_timeout_ms = (int)(timeout_s * 1000);
-    cfg->timeout_ms = timeout_s ? cfg->call_timeout_ms : TETHER_DEFAULT_TIMEOUT_S * 1000;
+    /* unset: -1, which tether__world_open makes none where the backend sends heartbeats */
+    TRY(tether__env_long("TETHER_TIMEOUT", -1, 0, 86400 * 7, &timeout_s));
+    cfg->call_timeout_ms = timeout_s < 0 ? -1 : (int)(timeout_s * 1000);
+    cfg->timeout_ms = timeout_s > 0 ? cfg->call_timeout_ms : TETHER_DEFAULT_TIMEOUT_S * 1000;
     TRY(load_heartbeat(cfg));
+    TRY(tether__env_long("TETHER_DEADLOCK", 1, 0, 1, &deadlock));
+    cfg->deadlock = (int)deadlock;
     TRY(tether__env_long("TETHER_VERBOSE", 0, 0, 9, &verbose));
     cfg->verbose = (int)verbose;
     TRY(tether__env_long("TETHER_SPIN_US", 50, 0, 1000000, &spin));

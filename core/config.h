@@ -7,7 +7,7 @@
 #define TETHER_TOKEN_MAX 128
 #define TETHER_AGREED_MAX 96
 #define TETHER_MAX_PREFIXES 16
-#define TETHER_DEFAULT_TIMEOUT_S 120 /* TETHER_TIMEOUT's default */
+#define TETHER_DEFAULT_TIMEOUT_S 120 /* forming the world; a call where no heartbeats run */
 #define TETHER_HEARTBEATS_MISSED 3   /* a peer silent for this many heartbeats is gone */
 
 typedef struct tether_config {
@@ -21,7 +21,9 @@ typedef struct tether_config {
     int nprefixes;                    /* TETHER_IFACE_PRIORITY, split at commas; 0 = no filter */
     char prefixes[TETHER_MAX_PREFIXES][64];
     int timeout_ms;      /* forming the world: TETHER_TIMEOUT s, or the default when that is 0 */
-    int call_timeout_ms; /* a call without progress: TETHER_TIMEOUT s; 0 = none (heartbeats) */
+    int call_timeout_ms; /* a call without progress: TETHER_TIMEOUT s; 0 = none (heartbeats);
+                            -1 = unset: none, or the default where the backend has no heartbeats */
+    int deadlock;        /* TETHER_DEADLOCK: the wait-state verdicts (core/waitstate.h) */
     int heartbeat_ms;    /* TETHER_HEARTBEAT: period of the liveness heartbeats; default 1 s */
     int verbose;         /* TETHER_VERBOSE */
     int wire_bf16;       /* TETHER_WIRE_DTYPE=bf16: float32 all-reduce travels as bfloat16 */

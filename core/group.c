@@ -19,6 +19,8 @@ static tether_group *group_alloc(tether_world *w, int rank, int size)
     g->size = size;
     g->world_ranks = calloc((size_t)size, sizeof *g->world_ranks);
     g->cur_name = "";
+    g->cur_peer = TETHER__WS_GROUP;
+    g->cur_tag = -1;
     if (!g->world_ranks) {
         free(g);
         return NULL;
@@ -74,7 +76,8 @@ static void world_release(tether_world *w)
     if (!last)
         return;
     if (w->ops)
-        w->ops->close(w->ep);
+        w->ops->close(w->ep); /* its heartbeats end: nothing reads ws after it */
+    tether__ws_free(w->ws);
     pthread_mutex_destroy(&w->lock);
     free(w->creates);
     free(w);
@@ -96,6 +99,12 @@ static int world_group(const tether_transport_ops *ops, tether_ep *ep, const tet
         w->cfg = *cfg;
     else
         tether__config_load(&w->cfg); /* singleton: defaults are enough; errors were reported */
+    /* the heartbeats carry what each rank is doing; out of memory, waits go on without verdicts */
+    if (ops && ops->watch && ops->alive && size > 1 && w->cfg.deadlock) {
+        w->ws = tether__ws_new(rank, size, w->cfg.heartbeat_ms);
+        if (w->ws)
+            ops->watch(ep, w->ws);
+    }
     for (int r = 0; r < size; r++)
         g->world_ranks[r] = r;
     *out = g;
@@ -107,6 +116,10 @@ int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg
 {
     tether_ep *ep = NULL;
     int rank = -1, size = -1;
+    tether_config resolved = *cfg;
+    if (resolved.call_timeout_ms < 0) /* unset: heartbeats bound a wait, else the default */
+        resolved.call_timeout_ms = ops->alive ? 0 : TETHER_DEFAULT_TIMEOUT_S * 1000;
+    cfg = &resolved;
     if (!ops->alive && cfg->call_timeout_ms == 0) /* every wait keeps a bound */
         return tether__fail(TETHER_ECONFIG,
                             "TETHER_TIMEOUT=0 waits as long as peers answer heartbeats, which "
@@ -159,6 +172,13 @@ int tether__group_check(tether_group *g)
     if (code)
         return tether__fail(code, "group is broken by an earlier failure: %s", msg);
     return TETHER_OK;
+}
+
+int tether__call_end(tether_group *g, const char *name, int rc)
+{
+    if (g && g->world->ws && tether__group_owned(g))
+        tether__ws_call_end(g->world->ws, g->id, name, rc, tether_last_error());
+    return rc;
 }
 
 int tether__group_break(tether_group *g, int code)
@@ -270,7 +290,7 @@ static int split_in_backend(tether_group *g, int color, int key, tether_group **
     return TETHER_OK;
 }
 
-int tether_group_split(tether_group *g, int color, int key, tether_group **out)
+static int split(tether_group *g, int color, int key, tether_group **out)
 {
     tether__clear_error();
     TRY(tether__check_group("tether_group_split", g));
@@ -323,6 +343,11 @@ done:
     return rc;
 }
 
+int tether_group_split(tether_group *g, int color, int key, tether_group **out)
+{
+    return tether__call_end(g, "tether_group_split", split(g, color, key, out));
+}
+
 /* The how-many-th call of tether_group_create with this list key this is on the world (0 first).
  * Counted on the world, under its lock: the parent may be in use on another thread. */
 static int create_number(tether_world *w, uint32_t key, uint32_t *number)
@@ -347,7 +372,7 @@ static int create_number(tether_world *w, uint32_t key, uint32_t *number)
     return rc;
 }
 
-int tether_group_create(tether_group *g, const int *ranks, int n, tether_group **out)
+static int create(tether_group *g, const int *ranks, int n, tether_group **out)
 {
     static const char *const call = "tether_group_create";
     tether__clear_error();
@@ -409,6 +434,11 @@ int tether_group_create(tether_group *g, const int *ranks, int n, tether_group *
     TLOG_INFO("create: %d ranks -> rank %d (group id %08x)", n, myrank, c->id);
     *out = c;
     return TETHER_OK;
+}
+
+int tether_group_create(tether_group *g, const int *ranks, int n, tether_group **out)
+{
+    return tether__call_end(g, "tether_group_create", create(g, ranks, n, out));
 }
 
 void tether_group_free(tether_group *g)

@@ -9,6 +9,7 @@
 
 #include "scratch.h"
 #include "transport.h"
+#include "waitstate.h"
 
 /* How many groups tether_group_create made with one list of ranks (key: its hash). */
 typedef struct tether_create_count {
@@ -27,8 +28,9 @@ typedef struct tether_world {
     size_t ncreates;
     pthread_mutex_t lock; /* guards refs, broken and creates */
     tether_config cfg;
-    pid_t owner;         /* the process that formed it, for messages */
-    unsigned generation; /* tether__forks when it was formed */
+    pid_t owner;          /* the process that formed it, for messages */
+    unsigned generation;  /* tether__forks when it was formed */
+    tether_waitstate *ws; /* what the ranks are doing (heartbeats); NULL without verdicts */
 } tether_world;
 
 /* How many fork()s made this process from the one that loaded libtether (a pthread_atfork handler
@@ -57,6 +59,8 @@ struct tether_group {
     /* The collective running now; algorithms tag their messages with it. */
     uint32_t cur_seq, cur_sig;
     const char *cur_name;        /* "all_reduce", ... for messages */
+    int cur_peer, cur_tag;       /* its peer (world rank, or TETHER__WS_GROUP / _ANY) and p2p tag
+                                    (-1: none), for the heartbeats (core/waitstate.h) */
     tether_scratch_pool scratch; /* blocks the algorithms reuse from call to call */
 };
 
@@ -65,6 +69,10 @@ int tether__singleton_open(tether_group **out);
 
 /* 0 if g can run a call, else its (or its world's) sticky error, recorded with tether__fail. */
 int tether__group_check(tether_group *g);
+
+/* The end of a public call on g (NULL, or a forked child's copy, are fine) with rc: what the
+ * heartbeats tell of this rank (a failure, until the next call; core/waitstate.h). Returns rc. */
+int tether__call_end(tether_group *g, const char *name, int rc);
 
 /* Break g's world after a failure in a call that has moved bytes: every group on it fails from
  * now on with code. msg is the recorded text. Returns code. */

@@ -94,6 +94,8 @@ static int start(tether_request *req, int peer)
     g->cur_seq = req->seq;
     g->cur_sig = req->sig;
     g->cur_name = req->name;
+    g->cur_peer = tether__world_rank(g, peer);
+    g->cur_tag = req->tag;
     return req->sending ? tether__isend(g, peer, req->buf, req->bytes, (uint32_t)req->tag, &req->r)
                         : tether__irecv(g, peer, req->buf, req->bytes, (uint32_t)req->tag, &req->r);
 }
@@ -147,8 +149,8 @@ static int claim(tether_request *req)
     return gone == g->size - 1 ? nobody_left(req) : 0;
 }
 
-static int post(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
-                int peer, int tag, int sending, int *source, tether_request **out)
+static int checked_post(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
+                        int peer, int tag, int sending, int *source, tether_request **out)
 {
     if (out)
         *out = NULL;
@@ -188,6 +190,13 @@ static int post(const char *call, tether_group *g, void *buf, size_t count, teth
     }
     *out = req;
     return TETHER_OK;
+}
+
+static int post(const char *call, tether_group *g, void *buf, size_t count, tether_dtype dt,
+                int peer, int tag, int sending, int *source, tether_request **out)
+{
+    return tether__call_end(g, call,
+                            checked_post(call, g, buf, count, dt, peer, tag, sending, source, out));
 }
 
 int tether_isend(tether_group *g, const void *buf, size_t count, tether_dtype dt, int dst, int tag,
@@ -262,10 +271,12 @@ int tether_wait(tether_request *req)
         return tether__fail(TETHER_EINVAL, "tether_wait: req is NULL");
     tether_group *g = req->g;
     TRY(tether__check_group("tether_wait", g)); /* a forked child leaves it alone */
-    g->cur_seq = req->seq;                      /* for the timeout's message */
+    g->cur_seq = req->seq;                      /* for the timeout's message and the heartbeats */
     g->cur_sig = req->sig;
     g->cur_name = req->name;
-    return finish(req, tether__wait_until(g, step, req));
+    g->cur_peer = req->r ? tether__world_rank(g, req->peer) : TETHER__WS_ANY;
+    g->cur_tag = req->tag;
+    return tether__call_end(g, "tether_wait", finish(req, tether__wait_until(g, step, req)));
 }
 
 /* A receive may be withdrawn only while it is the last posted of its (peer, tag): its message
@@ -371,7 +382,7 @@ static int blocking(const char *call, tether_group *g, void *buf, size_t count, 
                              peer, /* not in the transports' signature: the ends name each other */
                          .sending = sending,
                          .source = source};
-        return tether__run_in_backend(g, &c, sending ? "send" : "recv");
+        return tether__call_end(g, call, tether__run_in_backend(g, &c, sending ? "send" : "recv"));
     }
     tether_request *req;
     TRY(post(call, g, buf, count, dt, peer, 0, sending, source, &req));

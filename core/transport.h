@@ -33,6 +33,7 @@
 #include "config.h"
 #include "errors.h"
 #include "log.h"
+#include "waitstate.h"
 
 typedef struct tether_ep tether_ep;   /* a backend's endpoint: its connections to the world */
 typedef struct tether_req tether_req; /* one posted send or receive, owned by the backend */
@@ -136,6 +137,13 @@ typedef struct tether_transport_ops {
      * silent peer) and that is returned. Cheap when called often: it looks at most once a
      * period. NULL: no heartbeats, and TETHER_TIMEOUT=0 is refused. */
     int (*alive)(tether_ep *ep);
+
+    /* Optional, with alive(): carry ws in the heartbeats (core/waitstate.h): each heartbeat
+     * packs this rank's record (tether__ws_pack: the peers it has requests pending with, its
+     * moved() counter) and the others it holds, and a heartbeat that brings records merges them
+     * (tether__ws_merge; malformed ones break the endpoint like a bad frame). Called once, right
+     * after open(); ws outlives the endpoint. NULL: no wait-state verdicts (a wait goes on). */
+    void (*watch)(tether_ep *ep, tether_waitstate *ws);
 
     /* Break the endpoint with code/msg: fail pending requests, tell peers, close connections. */
     void (*abort)(tether_ep *ep, int code, const char *msg);

@@ -1,6 +1,7 @@
 /* core/wait.c - the only loop that waits: tagged messages to group ranks, and waiting for them
  * with a brief, adaptive spin, then sleep in the transport's wait, under the TETHER_TIMEOUT
- * deadline (none when it is 0) and the peers' heartbeats. */
+ * deadline (none when it is 0) and the peers' heartbeats, which also tell whether the ranks it
+ * waits on can still answer (core/waitstate.h). */
 #include <sched.h>
 #include <stdio.h>
 #include <time.h>
@@ -109,6 +110,18 @@ static int streaming(tether_world *w, stream_probe *p, int64_t now)
     return now - p->flow < STREAM_GAP_PERIODS * period;
 }
 
+/* "all_reduce (group 0000002a, call 3)", "recv (tag 7)": the call g waits in, for messages. */
+#define CALL_TEXT_MAX 96
+static const char *call_text(const tether_group *g, char *buf)
+{
+    if (g->cur_tag >= 0)
+        snprintf(buf, CALL_TEXT_MAX, "%s (tag %d)", g->cur_name, g->cur_tag);
+    else
+        snprintf(buf, CALL_TEXT_MAX, "%s (group %08x, call %u)", g->cur_name, g->id, g->cur_seq);
+    return buf;
+}
+#define CALL_TEXT(g) call_text((g), (char[CALL_TEXT_MAX]){0})
+
 /* The wait has made no progress for a heartbeat period: ask the transport whether every peer
  * still answers heartbeats (a stopped, hung or unreachable one fails the call in
  * TETHER_HEARTBEATS_MISSED periods, whatever TETHER_TIMEOUT says). */
@@ -117,18 +130,21 @@ static int peers_alive(tether_group *g, int64_t idle_us)
     tether_world *w = g->world;
     if (!w->ops->alive || idle_us < (int64_t)w->cfg.heartbeat_ms * 1000)
         return TETHER_OK;
+    char why[TETHER_ERRMSG_MAX];
     int rc = w->ops->alive(w->ep);
     if (rc < 0) { /* say which call was waiting, as the timeout does */
-        char why[TETHER_ERRMSG_MAX];
         snprintf(why, sizeof why, "%s", tether_last_error());
         tether__clear_error();
-        return tether__fail(rc, "%s in %s (group %08x, call %u): %s", TETHER_RANK_TEXT(g, g->rank),
-                            g->cur_name, g->id, g->cur_seq, why);
+    } else {
+        rc = tether__ws_verdict(w->ws, why, sizeof why); /* alive, but can any of them go on? */
     }
+    if (rc < 0)
+        return tether__fail(rc, "%s in %s: %s", TETHER_RANK_TEXT(g, g->rank), CALL_TEXT(g), why);
     return TETHER_OK;
 }
 
-int tether__wait_until(tether_group *g, tether__tester test, void *arg)
+/* The wait; *began is set once it told the heartbeats it sleeps (tether__ws_wait_begin). */
+static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began)
 {
     tether_world *w = g->world;
     /* 0: no deadline (TETHER_TIMEOUT=0): the wait lasts while the peers answer heartbeats */
@@ -162,6 +178,7 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
                                    waited == SLEPT ? now - asleep : -1);
             if (pending == 0)
                 return TETHER_OK;
+            tether__ws_progress(w->ws);
             since = alive = spin_from = now;
             waited = FRESH;
             probe.t = 0;
@@ -177,11 +194,11 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
         }
         if (timeout_us && now - alive >= timeout_us)
             return tether__fail(TETHER_ETIMEDOUT,
-                                "%s: no progress for %d s in %s (group %08x, call %u): no "
-                                "request finished and no data moved; a peer is overloaded or "
-                                "never made this call (TETHER_TIMEOUT)",
+                                "%s: no progress for %d s in %s: no request finished and no "
+                                "data moved; a peer is overloaded or never made this call "
+                                "(TETHER_TIMEOUT)",
                                 TETHER_RANK_TEXT(g, g->rank), w->cfg.call_timeout_ms / 1000,
-                                g->cur_name, g->id, g->cur_seq);
+                                CALL_TEXT(g));
         if (budget < 0)
             budget = tether__spin_budget(&spin, w->cfg.spin_us);
         if (now - spin_from < (probe.t ? w->cfg.spin_us : budget)) {
@@ -199,11 +216,25 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
             moved = probe.t ? probe.moved : moved_of(w);
             sampled = asleep = now;
         }
+        if (!*began) { /* from now on the heartbeats say this rank waits, and on whom */
+            tether__ws_wait_begin(w->ws, g->id, g->cur_seq, g->cur_name, g->cur_peer, g->cur_tag,
+                                  g->world_ranks, g->size);
+            *began = 1;
+        }
         waited = SLEPT;
         TRY(peers_alive(g, now - since));
         int64_t left_ms = timeout_us ? (timeout_us - (now - alive)) / 1000 + 1 : SLEEP_SLICE_MS;
         TRY(w->ops->wait(w->ep, (int)(left_ms < SLEEP_SLICE_MS ? left_ms : SLEEP_SLICE_MS)));
     }
+}
+
+int tether__wait_until(tether_group *g, tether__tester test, void *arg)
+{
+    int began = 0, peer = g->cur_peer; /* a receive from any source may claim a peer meanwhile */
+    int rc = wait_loop(g, test, arg, &began);
+    if (began)
+        tether__ws_wait_end(g->world->ws, peer);
+    return rc;
 }
 
 typedef struct {

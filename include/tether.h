@@ -59,7 +59,9 @@ extern "C" {
     /* out of memory */                                                                        \
     X(ENOMEM, -8, "out of memory")                                                             \
     /* a bug in tether: please report it with TETHER_VERBOSE=1 output */                       \
-    X(EINTERNAL, -9, "internal error")
+    X(EINTERNAL, -9, "internal error")                                                         \
+    /* live ranks wait on each other and nothing moves: none of them can ever go on */         \
+    X(EDEADLOCK, -10, "ranks wait on each other (deadlock)")
 /* clang-format on */
 
 /* The list's values, for the names below (use the names). */
@@ -78,6 +80,7 @@ enum tether__status_value { TETHER_STATUS_LIST(TETHER_STATUS_VALUE_) };
 #define TETHER_EMISMATCH ((int)TETHER__STATUS_EMISMATCH)
 #define TETHER_ENOMEM ((int)TETHER__STATUS_ENOMEM)
 #define TETHER_EINTERNAL ((int)TETHER__STATUS_EINTERNAL)
+#define TETHER_EDEADLOCK ((int)TETHER__STATUS_EDEADLOCK)
 
 typedef struct tether_group tether_group;
 

@@ -2,6 +2,7 @@
 #include "endpoint.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "core/log.h"
 
@@ -16,8 +17,9 @@ int tether__net_fail_first(int *err, char *msg, const char *backend, int code, c
     return 1;
 }
 
-void tether__net_live_add(tether__net_live **head, tether__net_live *r)
+void tether__net_live_add(tether__net_live **head, tether__net_live *r, int peer)
 {
+    r->peer = peer;
     r->prev = NULL;
     r->next = *head;
     if (*head)
@@ -33,4 +35,12 @@ void tether__net_live_remove(tether__net_live **head, tether__net_live *r)
         *head = r->next;
     if (r->next)
         r->next->prev = r->prev;
+}
+
+void tether__net_live_peers(const tether__net_live *head, uint8_t *bits, int size)
+{
+    memset(bits, 0, ((size_t)size + 7) / 8);
+    for (const tether__net_live *r = head; r; r = r->next)
+        if (r->peer >= 0 && r->peer < size)
+            bits[r->peer / 8] |= (uint8_t)(1u << (r->peer % 8));
 }

@@ -6,8 +6,11 @@
  * breaks the endpoint naming a peer silent for TETHER_HEARTBEATS_MISSED periods. A heartbeat goes
  * out only into an empty send queue, so it is written whole or not at all (a partial one would tear
  * the side channel's stream), and a peer that reads nothing for hours holds at most its socket
- * buffers of them. */
+ * buffers of them. Each heartbeat carries this rank's wait-state records too (core/waitstate.h:
+ * the deadlock and failed-peer verdicts), which the side channel's reader merges. */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -59,18 +62,37 @@ static void fail(void *arg, const char *why)
 static const tether__liveness liveness = {
     .arrived = arrived, .silence_fails = silence_fails, .drain = drain, .fail = fail};
 
+/* The heartbeat, header and this rank's wait-state records (core/waitstate.h), into ep->ws_blob
+ * when records are kept, else into head: where it starts, and its bytes in *len. */
+static const unsigned char *heartbeat(rdma_ep *ep, unsigned char head[SIDE_HDR], size_t *len)
+{
+    uint32_t h[4] = {SIDE_BEAT, 0, 0, 0};
+    unsigned char *at = ep->ws ? ep->ws_blob : head;
+    if (ep->ws) {
+        tether__net_live_peers(ep->live, ep->ws_pending, ep->size);
+        h[3] = (uint32_t)tether__ws_pack(ep->ws, ep->ws_pending,
+                                         atomic_load_explicit(&ep->moved, memory_order_relaxed),
+                                         at + SIDE_HDR, SIDE_BEAT_MAX);
+    }
+    memcpy(at, h, sizeof h);
+    *len = SIDE_HDR + h[3];
+    return at;
+}
+
 static void beat(void *arg, int beating)
 {
     rdma_ep *ep = arg;
-    const uint32_t h[4] = {SIDE_BEAT, 0, 0, 0};
+    unsigned char head[SIDE_HDR];
+    size_t len = 0;
     pthread_mutex_lock(&ep->mu);
+    const unsigned char *h = beating ? heartbeat(ep, head, &len) : NULL;
     for (int p = 0; beating && p < ep->size && !ep->err; p++) {
         rdma_peer *l = &ep->peers[p];
         size_t in = 0, queued = 0;
         if (p == ep->rank || l->fd < 0 || l->eof || l->bye)
             continue;
         tether__net_queued(l->fd, &in, &queued);
-        if (queued == 0 && send(l->fd, h, sizeof h, BEAT_FLAGS) < 0 && errno != EAGAIN)
+        if (queued == 0 && send(l->fd, h, len, BEAT_FLAGS) < 0 && errno != EAGAIN)
             TLOG_TRACE("rdma: heartbeat to rank %d (%s): %s", p, l->addr, strerror(errno));
     }
     if (!ep->err)
@@ -81,6 +103,23 @@ static void beat(void *arg, int beating)
 int tether__rdma_beat_start(rdma_ep *ep, int period_ms)
 {
     return tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
+}
+
+void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws)
+{
+    rdma_ep *ep = (rdma_ep *)tep;
+    uint8_t *pending = calloc(1, ((size_t)ep->size + 7) / 8),
+            *blob = malloc(SIDE_HDR + SIDE_BEAT_MAX);
+    pthread_mutex_lock(&ep->mu);
+    if (pending && blob) { /* else the heartbeats carry no records: waits go on without verdicts */
+        ep->ws = ws;
+        ep->ws_pending = pending;
+        ep->ws_blob = blob;
+        pending = blob = NULL;
+    }
+    pthread_mutex_unlock(&ep->mu);
+    free(pending);
+    free(blob);
 }
 
 int tether__rdma_alive(tether_ep *tep)

@@ -331,7 +331,7 @@ static struct tether_req *req_new(rdma_ep *ep, int peer, tether_tag tag, size_t 
     r->tag = tag;
     r->len = len;
     tether__rxcache_note(&ep->rxcache, len);
-    tether__net_live_add(&ep->live, &r->live);
+    tether__net_live_add(&ep->live, &r->live, peer);
     *rc = TETHER_OK;
     return r;
 }
@@ -581,6 +581,8 @@ static void rdma_close(tether_ep *tep)
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_destroy(&ep->mu);
     free(ep->peers);
+    free(ep->ws_pending);
+    free(ep->ws_blob);
     free(ep->devs);
     free(ep);
 }
@@ -599,6 +601,7 @@ const tether_transport_ops tether_rdma_ops = {
     .wait = rdma_wait,
     .moved = rdma_moved,
     .alive = tether__rdma_alive,
+    .watch = tether__rdma_watch,
     .abort = rdma_abort,
     .close = rdma_close,
 };

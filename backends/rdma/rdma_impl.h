@@ -131,6 +131,15 @@ typedef struct rdma_arriving {
 
 /* Another world rank: side channel, matching queues (per link: parts match on their own link;
  * forwarded messages on the first), and the links to it. */
+/* Side-channel messages: a 16-byte header (type, code, links, payload length), then the payload:
+ * an abort's reason (SIDE_TEXT_MAX at most), a bye's frame counts, a heartbeat's wait-state
+ * records (SIDE_BEAT_MAX at most: with the header well inside any socket's smallest send buffer,
+ * so a heartbeat into an empty one is written whole). */
+#define SIDE_HDR 16u
+#define SIDE_TEXT_MAX 1024u
+#define SIDE_BEAT_MAX 2048u
+#define SIDE_PAYLOAD_MAX SIDE_BEAT_MAX
+
 typedef struct rdma_peer {
     int nlinks;
     rdma_link link[MAX_CABLES];
@@ -139,7 +148,7 @@ typedef struct rdma_peer {
     /* side channel */
     int fd;
     char addr[96]; /* its side-channel address, for messages */
-    unsigned char side_buf[16 + 1024];
+    unsigned char side_buf[SIDE_HDR + SIDE_PAYLOAD_MAX];
     size_t side_len;
     uint64_t side_bytes; /* read from the side channel so far (liveness: heartbeat.c) */
     int bye;             /* it closed normally after sending bye_frames[k] frames on link k */
@@ -190,6 +199,10 @@ typedef struct rdma_ep {
     _Atomic uint64_t moved;  /* successful completions (the vtable's moved()) */
     tether__rxcache rxcache; /* blocks for unexpected messages */
     tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
+    /* what the heartbeats carry (core/waitstate.h), NULL when none: the records, and room for a
+     * bitmap of the peers with requests pending and for one heartbeat's records */
+    tether_waitstate *ws;
+    uint8_t *ws_pending, *ws_blob;
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
@@ -255,9 +268,11 @@ void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *tex
 /* heartbeat.c: a SIDE_BEAT on every side channel each TETHER_HEARTBEAT, and the alive() check. */
 int tether__rdma_beat_start(rdma_ep *ep, int period_ms);
 int tether__rdma_alive(tether_ep *tep);
+/* Carry ws in the heartbeats (core/transport.h's watch). */
+void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
 
 #define SIDE_BYE 1u
 #define SIDE_ABORT 2u
-#define SIDE_BEAT 3u /* a header alone: the sender is alive */
+#define SIDE_BEAT 3u /* the sender is alive; its payload, if any, its wait-state records */
 
 #endif

@@ -26,9 +26,6 @@
 #define SEND_FLAGS MSG_DONTWAIT /* SO_NOSIGPIPE is set on the socket instead (net/socket.c) */
 #endif
 
-#define SIDE_HDR 16u
-#define SIDE_TEXT_MAX 1024u
-
 typedef struct side_plan {
     int *out, *in, *naddrs;
     tether_hostaddr **addrs;
@@ -118,9 +115,9 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (l->side_len < SIDE_HDR)
         return 0;
     memcpy(h, l->side_buf, sizeof h);
-    if (h[3] > SIDE_TEXT_MAX || (h[0] != SIDE_BYE && h[0] != SIDE_ABORT && h[0] != SIDE_BEAT) ||
-        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
-        (h[0] == SIDE_BEAT && h[3] != 0))
+    if (h[3] > (h[0] == SIDE_BEAT ? SIDE_BEAT_MAX : SIDE_TEXT_MAX) ||
+        (h[0] != SIDE_BYE && h[0] != SIDE_ABORT && h[0] != SIDE_BEAT) ||
+        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])))
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: rank %d (%s) sent a malformed side-channel "
                                   "message (type %u)",
@@ -129,13 +126,17 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (l->side_len < whole)
         return 0;
     if (h[0] == SIDE_ABORT) {
-        int code = (int)h[1] == TETHER_EMISMATCH ? TETHER_EMISMATCH : TETHER_EPEER;
+        int code = tether__net_reported((int)h[1]);
         return tether__rdma_break(ep, code, "rank %d reported: %.*s", peer, (int)h[3],
                                   (const char *)l->side_buf + SIDE_HDR);
     }
-    if (h[0] == SIDE_BYE) { /* else a heartbeat: its bytes were the news (heartbeat.c) */
+    if (h[0] == SIDE_BYE) {
         l->bye = 1;
         memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
+    } else if (h[3] && ep->ws) { /* a heartbeat's records; its bytes alone were the news */
+        char why[TETHER_ERRMSG_MAX];
+        if (tether__ws_merge(ep->ws, peer, l->side_buf + SIDE_HDR, h[3], why, sizeof why) < 0)
+            return tether__rdma_break(ep, TETHER_ENET, "rdma: %s (%s)", why, l->addr);
     }
     memmove(l->side_buf, l->side_buf + whole, l->side_len - whole);
     l->side_len -= whole;

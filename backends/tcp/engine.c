@@ -173,7 +173,8 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
         uint64_t left = TETHER__FRAME_SIZE + t->len - t->sent;
         uint64_t k = n < left ? n : left;
         uint64_t hdr_left = t->sent < TETHER__FRAME_SIZE ? TETHER__FRAME_SIZE - t->sent : 0;
-        l->payload_sent += k > hdr_left ? k - hdr_left : 0;
+        if (!t->beat)
+            l->payload_sent += k > hdr_left ? k - hdr_left : 0;
         t->sent += k;
         n -= k;
         if (t->sent < TETHER__FRAME_SIZE + t->len)
@@ -375,7 +376,7 @@ static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send, uin
     r->peer = peer;
     r->is_send = is_send;
     r->nparts = (int)k;
-    tether__net_live_add(&ep->live, &r->live);
+    tether__net_live_add(&ep->live, &r->live, peer);
     return r;
 }
 
@@ -664,7 +665,8 @@ uint64_t tether__tcp_moved(tether_ep *tep)
         size_t in = 0, out = 0;
         if (l->fd >= 0)
             tether__net_queued(l->fd, &in, &out);
-        uint64_t rest = l->cur ? tether__tcp_payload_left(l) : 0; /* in the socket: no header */
+        uint64_t rest = l->cur && l->rx != TETHER__RX_BEAT ? tether__tcp_payload_left(l)
+                                                           : 0; /* in the socket: no header */
         total += in < rest ? in : rest;
         total += l->payload_recvd + (l->payload_sent > out ? l->payload_sent - out : 0);
     }

@@ -41,13 +41,15 @@ int tether__tcp_cancel(tether_ep *ep, tether_req *r);
 /* The heartbeats' verdict (engine_beat.c): a peer silent for TETHER_HEARTBEATS_MISSED periods
  * breaks the endpoint. */
 int tether__tcp_alive(tether_ep *ep);
+/* Carry ws in the heartbeats (core/transport.h's watch). */
+void tether__tcp_watch(tether_ep *ep, tether_waitstate *ws);
 
 /* Those calls in the initializer of such a backend's vtable. */
 #define TETHER__TCP_MESSAGE_OPS                                                                    \
     .isend = tether__tcp_isend, .irecv = tether__tcp_irecv, .test = tether__tcp_test,              \
     .probe = tether__tcp_probe, .cancel = tether__tcp_cancel, .wait = tether__tcp_wait,            \
     .moved = tether__tcp_moved, .alive = tether__tcp_alive, .abort = tether__tcp_abort,            \
-    .packet = tether__tcp_packet
+    .packet = tether__tcp_packet, .watch = tether__tcp_watch
 
 void tether__tcp_close(tether__tcp_ep *ep);
 

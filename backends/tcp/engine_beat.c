@@ -20,7 +20,10 @@
  * (TETHER__BUSY_STEP) and between them the copying thread stands in for the heartbeat thread
  * (ep->stand_in). The copy stays under the lock: dropping it between parts would let
  * another thread break the endpoint and hand the program back a buffer this one still writes.
- * Routed peers (the ring) are watched by their own neighbours, whose break crosses the ring. */
+ * Routed peers (the ring) are watched by their own neighbours, whose break crosses the ring.
+ * Each heartbeat also carries what this rank is doing and what it knows the others do
+ * (core/waitstate.h: the deadlock and failed-peer verdicts); those bytes are not progress either,
+ * and a ring passes every rank's record on, neighbour to neighbour. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,10 +85,25 @@ static void nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     }
 }
 
-/* The thread's work, ep->mu held: arrivals noted; with send, heartbeats on every idle link 0 and
- * queued sends pushed on. */
+/* This rank's wait-state records for the heartbeats (core/waitstate.h) into ep->ws_blob: the
+ * bytes, 0 when none are kept. moved is the payload the links carried, read here under ep->mu
+ * without tether__tcp_moved's system calls: a change between two heartbeats is all that counts. */
+static size_t pack_records(tether__tcp_ep *ep)
+{
+    if (!ep->ws)
+        return 0;
+    uint64_t moved = 0;
+    for (int i = 0; i < ep->nflat; i++)
+        moved += ep->flat[i]->payload_sent + ep->flat[i]->payload_recvd;
+    tether__net_live_peers(ep->live, ep->ws_pending, ep->size);
+    return tether__ws_pack(ep->ws, ep->ws_pending, moved, ep->ws_blob, TETHER__WS_BLOB_MAX);
+}
+
+/* The thread's work, ep->mu held: arrivals noted; with send, heartbeats (with the wait-state
+ * records) on every idle link 0 and queued sends pushed on. */
 static void beat_locked(tether__tcp_ep *ep, int send)
 {
+    size_t len = send ? pack_records(ep) : 0;
     for (int p = 0; send && p < ep->size && !ep->err; p++) {
         tether__link *l = ep->nlinks[p] > 0 ? &ep->links[p][0] : NULL;
         if (!l || l->fd < 0 || l->eof || l->bye)
@@ -94,10 +112,14 @@ static void beat_locked(tether__tcp_ep *ep, int send)
             nudge(ep, l, NULL);
             continue;
         }
-        tether__txmsg *t = calloc(1, sizeof *t); /* the link owns it: freed once written */
+        tether__txmsg *t = calloc(1, sizeof *t + len); /* the link owns it: freed once written */
         if (!t)
             continue; /* the next period tries again */
-        tether__frame f = {.type = TETHER__FRAME_HEARTBEAT};
+        memcpy(t + 1, ep->ws_blob, len);
+        t->payload = (const unsigned char *)(t + 1);
+        t->len = len;
+        t->beat = 1;
+        tether__frame f = {.type = TETHER__FRAME_HEARTBEAT, .len = len};
         tether__frame_encode(&f, t->hdr);
         nudge(ep, l, t);
     }
@@ -129,6 +151,22 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
     if (ep->beat)
         ep->stand_in = stand_in;
     return rc;
+}
+
+void tether__tcp_watch(tether_ep *tep, tether_waitstate *ws)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    uint8_t *pending = calloc(1, ((size_t)ep->size + 7) / 8), *blob = malloc(TETHER__WS_BLOB_MAX);
+    pthread_mutex_lock(&ep->mu);
+    if (pending && blob) { /* else the heartbeats carry no records: waits go on without verdicts */
+        ep->ws = ws;
+        ep->ws_pending = pending;
+        ep->ws_blob = blob;
+        pending = blob = NULL;
+    }
+    pthread_mutex_unlock(&ep->mu);
+    free(pending);
+    free(blob);
 }
 
 int tether__tcp_alive(tether_ep *tep)

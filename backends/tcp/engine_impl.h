@@ -76,6 +76,7 @@ typedef struct tether__txmsg {
     uint64_t sent;          /* bytes written, header included */
     struct tether_req *req; /* NULL for an abort or bye frame, which the link owns */
     int passing;            /* a routed chunk passing through: counted in its link's passing */
+    int beat;               /* a heartbeat: its payload (wait-state records) is not progress */
     tether__cma_send cma;   /* a descriptor frame (cma.h): what it carries */
 } tether__txmsg;
 
@@ -87,6 +88,7 @@ typedef enum {
     TETHER__RX_PASSING, /* a routed chunk passing through, passed on once read */
     TETHER__RX_CHUNK,   /* a routed chunk for this rank: joins its origin's message (joining) */
     TETHER__RX_MEMORY,  /* the payload of a CMA frame (cma.h): an offer or a descriptor */
+    TETHER__RX_BEAT,    /* a heartbeat's wait-state records (core/waitstate.h): not progress */
 } tether__rx_state;
 
 typedef struct tether__link {
@@ -116,8 +118,8 @@ typedef struct tether__link {
     unsigned char *rbuf;
     size_t rlen;                      /* bytes held at the start of rbuf */
     uint64_t bytes_sent, bytes_recvd; /* every byte, heartbeats too: what proves the peer alive */
-    /* Payload bytes only (tether__tcp_moved): heartbeats and the other control frames are headers
-     * alone, so they never pass for a call's progress. */
+    /* Payload bytes only (tether__tcp_moved): heartbeats are headers and wait-state records,
+     * never counted here, so they never pass for a call's progress. */
     uint64_t payload_sent, payload_recvd;
     tether__cma_link cma; /* cross-memory attach (cma.h): the memory path's, not ours */
 } tether__link;
@@ -182,6 +184,10 @@ struct tether__tcp_ep {
      * A pointer, not a call: the engine's halves call into engine_beat.c, never back. */
     void (*stand_in)(void *ep);
     uint64_t moved; /* the most tether__tcp_moved has returned: it never goes back */
+    /* What the heartbeats carry (engine_beat.c, core/waitstate.h), NULL when none: the records,
+     * and room for a bitmap of the peers with requests pending and for one heartbeat's records. */
+    tether_waitstate *ws;
+    uint8_t *ws_pending, *ws_blob;
 };
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent

@@ -103,10 +103,17 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
             return TETHER_OK;
         l->chunk_of->joining = NULL;
         break;
+    case TETHER__RX_BEAT: {
+        char why[TETHER_ERRMSG_MAX];
+        int bad = ep->ws &&
+                  tether__ws_merge(ep->ws, l->peer, m->buf, (size_t)m->len, why, sizeof why) < 0;
+        tether__rxcache_put(&ep->rxcache, m);
+        return bad ? tether__tcp_protocol_error(ep, l, why) : TETHER_OK;
+    }
     case TETHER__RX_ABORT: {
         m->buf[m->len] = '\0';
         /* a mismatch is the same on every rank; any other failure is this peer's */
-        int code = l->abort_code == TETHER_EMISMATCH ? TETHER_EMISMATCH : TETHER_EPEER;
+        int code = tether__net_reported(l->abort_code);
         int rc = tether__tcp_break(ep, code, "rank %d reported: %s", l->peer, (char *)m->buf);
         tether__rxcache_put(&ep->rxcache, m);
         return rc;
@@ -123,15 +130,18 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
     return TETHER_OK;
 }
 
-static int start_abort(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+/* A frame whose payload the link reads for itself: an abort's reason, a heartbeat's records. */
+static int start_own(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
-    if (f->len > TETHER__ABORT_TEXT_MAX)
-        return tether__tcp_protocol_error(ep, l, "abort reason too long");
+    int beat = f->type == TETHER__FRAME_HEARTBEAT;
+    if (f->len > (beat ? TETHER__WS_BLOB_MAX : TETHER__ABORT_TEXT_MAX))
+        return tether__tcp_protocol_error(ep, l,
+                                          beat ? "heartbeat too long" : "abort reason too long");
     l->cur = tether__rxcache_get(&ep->rxcache, f->len);
     if (!l->cur)
-        return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory reading rank %d's abort frame",
-                                 l->peer);
-    l->rx = TETHER__RX_ABORT;
+        return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory reading rank %d's %s frame",
+                                 l->peer, beat ? "heartbeat" : "abort");
+    l->rx = beat ? TETHER__RX_BEAT : TETHER__RX_ABORT;
     l->abort_code = f->code;
     return TETHER_OK;
 }
@@ -297,11 +307,10 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         return rx_bye(ep, l);
     if (f->type == TETHER__FRAME_LEAVE)
         return rx_leave(ep, l, f);
-    if (f->type == TETHER__FRAME_HEARTBEAT) /* its bytes were the news (heartbeat.c) */
-        return f->len == 0 ? TETHER_OK
-                           : tether__tcp_protocol_error(ep, l, "a heartbeat with a payload");
-    if (f->type == TETHER__FRAME_ABORT) {
-        TRY(start_abort(ep, l, f));
+    if (f->type == TETHER__FRAME_HEARTBEAT && f->len == 0) /* its bytes were the news */
+        return TETHER_OK;
+    if (f->type == TETHER__FRAME_ABORT || f->type == TETHER__FRAME_HEARTBEAT) {
+        TRY(start_own(ep, l, f));
     } else if (f->type == TETHER__FRAME_ROUTED || f->type == TETHER__FRAME_ROUTED_MORE) {
         TRY(rx_routed(ep, l, f));
     } else if (tether__frame_is_cma(f->type)) {
@@ -363,7 +372,7 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
                 return out_of_memory(ep, l, m);
             memcpy(m->buf + m->got, l->rbuf + pos, (size_t)k);
             m->got += k;
-            l->payload_recvd += k;
+            l->payload_recvd += l->rx != TETHER__RX_BEAT ? k : 0;
             pos += k;
             if (k == left)
                 TRY(rx_done(ep, l));
@@ -567,7 +576,7 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
             TRY(parse(ep, l, all));
         } else {
             m->got += (uint64_t)n;
-            l->payload_recvd += (uint64_t)n;
+            l->payload_recvd += l->rx != TETHER__RX_BEAT ? (uint64_t)n : 0;
             if (tether__tcp_payload_left(l) == 0)
                 TRY(rx_done(ep, l));
         }
@@ -639,7 +648,7 @@ void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
 {
     /* cur is either in the unexpected queue, a posted part (owned by its request) or an abort
      * frame's text (owned by the link) */
-    if (l->rx == TETHER__RX_ABORT)
+    if (l->rx == TETHER__RX_ABORT || l->rx == TETHER__RX_BEAT)
         tether__rxcache_put(&ep->rxcache, l->cur);
     else if (l->rx == TETHER__RX_PASSING) /* not queued yet: the block is still ours */
         free((char *)l->cur - offsetof(tether__fwd, rx));

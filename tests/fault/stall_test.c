@@ -1,18 +1,26 @@
-/* tests/fault/stall_test.c - live ranks that never meet in one call: TETHER_TIMEOUT ends it on
- * every rank. The peers stay alive all along and answer heartbeats, which prove them alive but must
- * not pass for the waiting call's progress (they did on mesh and ring: the call hung for ever). Run
- * by `tether launch -n N --backend B` with TETHER_TIMEOUT=5 and the default heartbeat of 1 s.
+/* tests/fault/stall_test.c - live ranks that never meet in one call, and ranks that wait for a
+ * busy one. Run by `tether launch -n N --backend B` with the default heartbeat of 1 s.
  *
+ * Ranks that wait on each other (every one alive, answering heartbeats, which must never pass for
+ * the waiting call's progress):
  *   reduce_recv   N = 2: rank 0 all-reduces while rank 1 receives from rank 0
  *   create_order  N = 2: tether_group_create with [0, 1] on rank 0 and [1, 0] on rank 1
  *   sub_parent    N = 3: rank 0 all-reduces on the group {0, 1} split off while ranks 1 and 2
  *                 all-reduce on the parent
+ *   recv2         N = 2: rank 0 receives from rank 1 with tag 7, rank 1 from rank 0 with tag 3
+ *   recv3         N = 3: rank r receives from rank r + 1 (mod 3) with tag r
+ * With TETHER_DEADLOCK=0 and TETHER_TIMEOUT=5 every rank fails with TETHER_ETIMEDOUT within
+ * 5 s + 2 heartbeats (the timeout is the only bound); with the defaults, with TETHER_EDEADLOCK
+ * within 5 heartbeats, the message naming a cycle ("rank 0 waits for rank 1 in ...").
+ *   swallow       N = 3: rank 1 passes a NULL buffer to all-reduce (TETHER_EINVAL), ignores it and
+ *                 sleeps; ranks 0 and 2 fail within 5 heartbeats with TETHER_EPEER naming rank 1
+ *                 and its error.
+ * A rank busy outside tether for longer than any old timeout:
+ *   idle_bcast    N = 3: rank 0 sleeps 150 s, then broadcasts; ranks 1 and 2 wait in the
+ *                 broadcast all along and get rank 0's data.
  *
- * Every rank must fail within 5 s + 2 heartbeats + 1 s of slack for a loaded machine, with
- * TETHER_ETIMEDOUT, or TETHER_EPEER from a peer that timed out first and said so; each prints how
- * long it took. A rank that never fails is stopped by its watchdog and fails the test.
- *
- * Usage: stall_test reduce_recv|create_order|sub_parent */
+ * Each rank prints what it got and how long it took; a rank still waiting at its watchdog fails
+ * the test. Usage: stall_test MODE */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +30,13 @@
 
 #include "tether.h"
 
-#define TIMEOUT_S 5.0                   /* TETHER_TIMEOUT, set by the test's registration */
-#define LIMIT_S (TIMEOUT_S + 2.0 + 1.0) /* + 2 heartbeats of 1 s + slack */
-#define WATCHDOG_S 30
+#define TIMEOUT_S 5.0   /* TETHER_TIMEOUT, where the test's registration sets it */
+#define HEARTBEAT_S 1.0 /* TETHER_HEARTBEAT's default */
+#define SLACK_S 1.0     /* for a loaded machine */
+#define IDLE_S 150      /* idle_bcast: rank 0's time outside tether */
+
+static const char *const usage =
+    "usage: stall_test reduce_recv|create_order|sub_parent|recv2|recv3|swallow|idle_bcast\n";
 
 static double now_s(void)
 {
@@ -36,11 +48,18 @@ static double now_s(void)
 static void watchdog(int sig)
 {
     (void)sig;
-    static const char msg[] = "stall_test: still waiting after the watchdog's 30 s: the call "
-                              "never timed out\n";
+    static const char msg[] = "stall_test: still waiting at the watchdog: the call never ended\n";
     ssize_t n = write(2, msg, sizeof msg - 1);
     (void)n;
     _exit(1);
+}
+
+/* A receive from src with tag, posted and waited for. */
+static int recv_tagged(tether_group *g, float *x, int src, int tag)
+{
+    tether_request *req = NULL;
+    int rc = tether_irecv(g, x, 1, TETHER_FLOAT32, src, tag, &req);
+    return rc ? rc : tether_wait(req);
 }
 
 /* The call this rank makes: every one of them waits for a peer that is in another call. */
@@ -70,18 +89,73 @@ static int stalled_call(const char *mode, tether_group *g, int rank)
         tether_group_free(sub);
         return rc;
     }
-    fprintf(stderr, "usage: stall_test reduce_recv|create_order|sub_parent\n");
+    if (!strcmp(mode, "recv2"))
+        return recv_tagged(g, &x, 1 - rank, rank == 0 ? 7 : 3);
+    if (!strcmp(mode, "recv3"))
+        return recv_tagged(g, &x, (rank + 1) % 3, rank);
+    if (!strcmp(mode, "swallow"))
+        return tether_all_reduce(g, &x, rank == 1 ? NULL : &x, 1, TETHER_FLOAT32, TETHER_SUM);
+    fputs(usage, stderr);
     exit(2);
+}
+
+/* What this rank must have got: NULL when it did. */
+static const char *judge(const char *mode, int rank, int rc, const char *why, double took)
+{
+    const int deadlock_off = getenv("TETHER_DEADLOCK") && !strcmp(getenv("TETHER_DEADLOCK"), "0");
+    if (!strcmp(mode, "swallow")) {
+        if (rank == 1)
+            return rc == TETHER_EINVAL ? NULL : "TETHER_EINVAL from its own NULL buffer";
+        if (rc != TETHER_EPEER || !strstr(why, "rank 1 failed") || !strstr(why, "TETHER_EINVAL"))
+            return "TETHER_EPEER naming rank 1 and its TETHER_EINVAL";
+        return took <= 5 * HEARTBEAT_S + SLACK_S ? NULL : "the failure within 5 heartbeats";
+    }
+    if (deadlock_off) { /* the timeout alone, or a peer's report of its own */
+        int timed_out =
+            rc == TETHER_ETIMEDOUT || (rc == TETHER_EPEER && strstr(why, "TETHER_TIMEOUT") != NULL);
+        if (!timed_out)
+            return "TETHER_ETIMEDOUT (TETHER_DEADLOCK=0)";
+        return took <= TIMEOUT_S + 2 * HEARTBEAT_S + SLACK_S
+                   ? NULL
+                   : "the timeout within 5 s + 2 heartbeats";
+    }
+    if (rc != TETHER_EDEADLOCK || !strstr(why, "deadlock: rank "))
+        return "TETHER_EDEADLOCK naming the cycle";
+    return took <= 5 * HEARTBEAT_S + SLACK_S ? NULL : "the deadlock within 5 heartbeats";
+}
+
+/* idle_bcast: rank 0 busy outside tether for IDLE_S, the others in the broadcast meanwhile. */
+static int idle_bcast(tether_group *g, int rank)
+{
+    int data[4] = {0, 0, 0, 0};
+    if (rank == 0) {
+        sleep(IDLE_S);
+        for (int i = 0; i < 4; i++)
+            data[i] = 1000 + i;
+    }
+    double t0 = now_s();
+    int rc = tether_broadcast(g, data, 4, TETHER_INT32, 0);
+    printf("rank %d: idle_bcast: %s after %.1f s: %d %d %d %d\n", rank, tether_err_name(rc),
+           now_s() - t0, data[0], data[1], data[2], data[3]);
+    if (rc) {
+        fprintf(stderr, "rank %d: %s\n", rank, tether_last_error());
+        return 1;
+    }
+    for (int i = 0; i < 4; i++)
+        if (data[i] != 1000 + i)
+            return 1;
+    return tether_barrier(g) != TETHER_OK;
 }
 
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: stall_test reduce_recv|create_order|sub_parent\n");
+        fputs(usage, stderr);
         return 2;
     }
+    const char *mode = argv[1];
     signal(SIGALRM, watchdog);
-    alarm(WATCHDOG_S);
+    alarm(!strcmp(mode, "idle_bcast") ? IDLE_S + 60 : 30);
     tether_group *g = NULL;
     int rc = tether_init(NULL, 1, &g);
     if (rc || (rc = tether_barrier(g))) {
@@ -89,23 +163,25 @@ int main(int argc, char **argv)
         return 1;
     }
     int rank = tether_group_rank(g);
+    if (!strcmp(mode, "idle_bcast")) {
+        int bad = idle_bcast(g, rank);
+        tether_group_free(g);
+        return bad;
+    }
     double t0 = now_s();
-    rc = stalled_call(argv[1], g, rank);
+    rc = stalled_call(mode, g, rank);
     double took = now_s() - t0;
     const char *why = tether_last_error();
-    printf("rank %d: %s: %s after %.2f s: %s\n", rank, argv[1], tether_err_name(rc), took, why);
+    printf("rank %d: %s: %s after %.2f s: %s\n", rank, mode, tether_err_name(rc), took, why);
     fflush(stdout);
-    /* a peer that timed out first breaks its endpoint and tells this one (EPEER, its words) */
-    int timed_out =
-        rc == TETHER_ETIMEDOUT || (rc == TETHER_EPEER && strstr(why, "TETHER_TIMEOUT") != NULL);
-    int bad = !timed_out || took > LIMIT_S;
-    if (bad)
-        fprintf(stderr, "rank %d: expected TETHER_ETIMEDOUT within %.1f s, got %s after %.2f s\n",
-                rank, LIMIT_S, tether_err_name(rc), took);
+    const char *expected = judge(mode, rank, rc, why, took);
+    if (expected)
+        fprintf(stderr, "rank %d: expected %s, got %s after %.2f s\n", rank, expected,
+                tether_err_name(rc), took);
     /* leave only once the peers failed too: a normal close would fail them with EPEER at once */
-    double left = LIMIT_S - took;
+    double left = TIMEOUT_S + 2 * HEARTBEAT_S + SLACK_S - took;
     if (left > 0)
         usleep((useconds_t)(left * 1e6));
     tether_group_free(g);
-    return bad;
+    return expected != NULL;
 }
