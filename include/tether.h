@@ -13,8 +13,10 @@
  * tether_init (TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW: read on every call), are raised before any
  * byte moves and leave the group usable: on that rank the call did not happen, so a retry (once the
  * setting is fixed) is the call the other ranks are in. Only on some ranks, the others wait for
- * that retry, and fail with TETHER_EPEER within seconds if the rank exits instead (TETHER_ETIMEDOUT
- * after TETHER_TIMEOUT if it goes on without calling).
+ * that retry, and fail with TETHER_EPEER within seconds if the rank exits instead, or goes on without
+ * calling again for a heartbeat (TETHER_HEARTBEAT); live ranks that wait on each other fail with
+ * TETHER_EDEADLOCK naming the cycle. A call waits as long as its peers are alive and could still
+ * answer it; TETHER_TIMEOUT, when set, bounds any wait (TETHER_ETIMEDOUT).
  */
 #ifndef TETHER_H
 #define TETHER_H
@@ -147,7 +149,7 @@ TETHER_API int tether_group_split(tether_group *g, int color, int key, tether_gr
  * rank among them), in that order (new rank i is ranks[i]). Ranks not listed do not call it. Every
  * listed rank passes the same list; the k-th call with one list on a world forms the same group on
  * every member, so several groups may be formed in any interleaving. Waits until every member
- * called it (TETHER_ETIMEDOUT after TETHER_TIMEOUT, e.g. a member that listed other ranks). Like a
+ * called it (a member that listed other ranks waits in another group: TETHER_EDEADLOCK). Like a
  * split child it shares the parent's connections, and it may be called while another thread uses
  * the parent. A rank not in ranks, a repeat or an out-of-range rank: TETHER_EINVAL. */
 TETHER_API int tether_group_create(tether_group *g, const int *ranks, int n, tether_group **out);
@@ -263,8 +265,9 @@ TETHER_API int tether_irecv_from(tether_group *g, void *buf, size_t count, tethe
  * An error also frees req and breaks the group, as a failed collective does. */
 TETHER_API int tether_test(tether_request *req, int *done);
 
-/* Block until req completes, then free it; TETHER_ETIMEDOUT after TETHER_TIMEOUT without progress
- * (the group is then broken, as after any failure). */
+/* Block until req completes, then free it; TETHER_EDEADLOCK when its peer waits on this rank too,
+ * TETHER_ETIMEDOUT after TETHER_TIMEOUT (when set) without progress (the group is then broken, as
+ * after any failure). */
 TETHER_API int tether_wait(tether_request *req);
 
 /* Wait until at least one of the n requests completes, or timeout_ms passes (0: test each once).

@@ -26,6 +26,7 @@ static const char *const vars[] = {"TETHER_RANK",
                                    "MASTER_ADDR",
                                    "MASTER_PORT",
                                    "TETHER_TIMEOUT",
+                                   "TETHER_DEADLOCK",
                                    "TETHER_SPIN_US",
                                    "TETHER_IFACE_PRIORITY",
                                    "TETHER_WIRE_DTYPE",
@@ -137,15 +138,24 @@ static void iface_filter(void **state)
     assert_true(tether__addr_allowed(&cfg, "10.0.0.2"));
 }
 
-/* TETHER_TIMEOUT=0: no deadline for a call (heartbeats decide), the default for forming the world;
- * TETHER_HEARTBEAT in seconds with a fraction. */
+/* TETHER_TIMEOUT unset: -1 (tether__world_open makes it none where heartbeats run), 120 s to form
+ * the world; 0: no deadline for a call (heartbeats decide), the default for forming the world;
+ * TETHER_HEARTBEAT in seconds with a fraction; TETHER_DEADLOCK on unless 0. */
 static void timeout_zero_and_heartbeat(void **state)
 {
     (void)state;
     tether_config cfg;
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);
-    assert_int_equal(cfg.call_timeout_ms, 120000);
+    assert_int_equal(cfg.call_timeout_ms, -1);
+    assert_int_equal(cfg.timeout_ms, 120000);
     assert_int_equal(cfg.heartbeat_ms, 1000);
+    assert_int_equal(cfg.deadlock, 1);
+    setenv("TETHER_DEADLOCK", "0", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_OK);
+    assert_int_equal(cfg.deadlock, 0);
+    setenv("TETHER_DEADLOCK", "yes", 1);
+    assert_int_equal(tether__config_load(&cfg), TETHER_ECONFIG);
+    unsetenv("TETHER_DEADLOCK");
     setenv("TETHER_TIMEOUT", "0", 1);
     setenv("TETHER_HEARTBEAT", "0.25", 1);
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);
