@@ -13,10 +13,10 @@
  * tether_init (TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW: read on every call), are raised before any
  * byte moves and leave the group usable: on that rank the call did not happen, so a retry (once the
  * setting is fixed) is the call the other ranks are in. Only on some ranks, the others wait for
- * that retry, and fail with TETHER_EPEER within seconds if the rank exits instead, or goes on without
- * calling again for a heartbeat (TETHER_HEARTBEAT); live ranks that wait on each other fail with
- * TETHER_EDEADLOCK naming the cycle. A call waits as long as its peers are alive and could still
- * answer it; TETHER_TIMEOUT, when set, bounds any wait (TETHER_ETIMEDOUT).
+ * that retry, and fail with TETHER_EPEER within seconds if the rank exits instead, or goes on
+ * without calling again for a heartbeat (TETHER_HEARTBEAT); live ranks that wait on each other fail
+ * with TETHER_EDEADLOCK naming the cycle. A call waits as long as its peers are alive and could
+ * still answer it; TETHER_TIMEOUT, when set, bounds any wait (TETHER_ETIMEDOUT).
  */
 #ifndef TETHER_H
 #define TETHER_H
