@@ -140,6 +140,9 @@ static void beat(void *arg, int send)
 static void stand_in(void *arg)
 {
     tether__tcp_ep *ep = arg;
+    /* a step of a copy that no link counts until it ends: progress, which the records must tell,
+     * or the peer waiting on it would look stuck */
+    tether__ws_progress(ep->ws);
     if (tether__heartbeat_stand_in(ep->beat, tether__net_now_ms()))
         beat_locked(ep, 1);
 }

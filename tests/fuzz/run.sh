@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-fuzz}
 secs=${FUZZ_SECONDS:-25}
-harnesses=(fuzz_hostfile fuzz_tcp_link fuzz_rdma_side fuzz_probe)
+harnesses=(fuzz_hostfile fuzz_tcp_link fuzz_rdma_side fuzz_probe fuzz_waitstate)
 [ -n "${FUZZ_ONLY:-}" ] && harnesses=("$FUZZ_ONLY")
 
 CC=${FUZZ_CC:-clang} cmake -S . -B "$build" -DTETHER_FUZZ=ON -DTETHER_BUILD_TESTS=OFF >/dev/null

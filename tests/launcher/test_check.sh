@@ -6,7 +6,7 @@
 rc=$?
 for section in '^tether [0-9.]+ on .*, jansson ' '^backends:$' '^  mesh ' '^  singleton  usable$' \
     '^interfaces \(IPv4\):$' '^  lo +127\.0\.0\.1/8  loopback$' '^RDMA devices:$' '^environment:$' \
-    '^  TETHER_TIMEOUT +120 \(default\)$' '^problems:$'; do
+    '^  TETHER_TIMEOUT +none for calls; 120 to form the group \(default\)$' '^problems:$'; do
     check_grep "local report: $section" "$section" "$WORK/out"
 done
 if grep -q '^  none$' "$WORK/out"; then check_eq "no problems: exit 0" 0 "$rc"; else check_eq "problems: exit 1" 1 "$rc"; fi
