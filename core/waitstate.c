@@ -33,6 +33,7 @@ typedef struct record {
     char text[TEXT_MAX_LEN + 1];
     uint8_t *edges;     /* the world ranks it waits on */
     int64_t changed_ms; /* here: when its version last changed */
+    uint32_t repeats;   /* here: heartbeats that brought that version again since */
     int direct;         /* here: the last news of it came from itself */
 } record;
 
@@ -231,12 +232,15 @@ static void renew_own(tether_waitstate *ws, const uint8_t *pending, uint64_t mov
     if (own->version && own->what == next.what && own->group == next.group &&
         own->seq == next.seq && own->peer == next.peer && own->tag == next.tag &&
         own->err == next.err && own->moved == next.moved && !strcmp(own->name, next.name) &&
-        !strcmp(own->text, next.text) && !memcmp(own->edges, ws->scratch, ws->nbytes))
+        !strcmp(own->text, next.text) && !memcmp(own->edges, ws->scratch, ws->nbytes)) {
+        own->repeats++;
         return;
+    }
     next.version = own->version + 1;
     next.edges = own->edges;
     memcpy(next.edges, ws->scratch, ws->nbytes);
     next.changed_ms = now;
+    next.repeats = 0;
     next.direct = 1;
     *own = next;
 }
@@ -333,7 +337,8 @@ int tether__ws_merge(tether_waitstate *ws, int from, const uint8_t *in, size_t l
         record *held = &ws->rec[w.rank];
         if (w.rank == ws->rank || w.r.version < held->version)
             continue;
-        if (w.r.version == held->version) { /* the same news: note who brought it */
+        if (w.r.version == held->version) { /* the same news again: note who brought it */
+            held->repeats++;
             held->direct |= from == w.rank;
             continue;
         }
@@ -342,18 +347,22 @@ int tether__ws_merge(tether_waitstate *ws, int from, const uint8_t *in, size_t l
         held->edges = edges;
         memcpy(edges, w.edges, ws->nbytes);
         held->changed_ms = now;
+        held->repeats = 0;
         held->direct = from == w.rank;
     }
     pthread_mutex_unlock(&ws->mu);
     return 0;
 }
 
-/* How long r must have stayed the same to count: news that came through other ranks may be as old
- * as a heartbeat per rank it passed (half the world round a ring, at most). */
+/* r counts as stuck once it stayed the same for TETHER__WS_STABLE periods here and as many
+ * heartbeats brought it again since: a record that merely did not arrive (its rank or this one
+ * waited for a core, a copy kept the sender busy) proves nothing. News that came through other
+ * ranks may be as old as a heartbeat per rank it passed (half the world round a ring, at most). */
 static int settled(const tether_waitstate *ws, const record *r, int64_t now)
 {
     int periods = TETHER__WS_STABLE + (r->direct ? 0 : ws->size / 2);
-    return now - r->changed_ms >= (int64_t)periods * ws->period_ms;
+    return r->repeats >= TETHER__WS_STABLE &&
+           now - r->changed_ms >= (int64_t)periods * ws->period_ms;
 }
 
 /* "recv (tag 7)", "all_reduce (group 0000002a, call 3)": where r waits or failed. */

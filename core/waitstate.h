@@ -4,9 +4,9 @@
  *
  * - A deadlock: this rank waits, and every rank it waits on, directly or through others, waits
  *   too, none of them having moved a byte, finished a request or changed call for
- *   TETHER__WS_STABLE heartbeat periods. Nothing can change any more, so each of them fails with
- *   TETHER_EDEADLOCK and a message naming a cycle among them ("rank 0 waits for rank 1 in recv
- *   (tag 7); rank 1 waits for rank 0 in recv (tag 3)").
+ *   TETHER__WS_STABLE heartbeat periods and as many of its heartbeats. Nothing can change any more,
+ * so each of them fails with TETHER_EDEADLOCK and a message naming a cycle among them ("rank 0
+ * waits for rank 1 in recv (tag 7); rank 1 waits for rank 0 in recv (tag 3)").
  * - A peer this rank waits on failed its last call and has made none since, for a heartbeat
  *   period (time for a retry): this one fails with TETHER_EPEER and that peer's error.
  * A rank busy outside tether is not waiting, so ranks that wait for it wait as long as it takes.
@@ -29,7 +29,7 @@
 
 typedef struct tether_waitstate tether_waitstate;
 
-/* Periods a waiting record must stay the same before it counts as stuck. */
+/* Periods, and heartbeats repeating it, a waiting record must stay the same to count as stuck. */
 #define TETHER__WS_STABLE 2
 /* Largest record list a heartbeat carries (a larger world sends what fits, this rank's first). */
 #define TETHER__WS_BLOB_MAX 8192
