@@ -74,6 +74,13 @@ int tether__testall(tether_group *g, tether_req **reqs, int n, int *progress);
  * wait whose requests are not all posted yet (an any-source receive, core/p2p.c). */
 typedef int (*tether__tester)(void *arg, int *progress);
 int tether__wait_until(tether_group *g, tether__tester test, void *arg);
+/* One sleep of a wait that polls in slices (tether_waitsome, whose caller decides when to stop):
+ * up to ms in g's current call (g->cur_*), then whether it can still end, as tether__wait_until
+ * asks after a period without progress: the peers answer heartbeats, and the ranks it waits on
+ * can go on (TETHER_EDEADLOCK, TETHER_EPEER: core/waitstate.h). The heartbeats say this rank waits
+ * from its first slice (*began set) until the caller's tether__ws_wait_end, with the g->cur_peer
+ * of that slice. */
+int tether__wait_slice(tether_group *g, int ms, int *began);
 
 /* Send to one peer and receive from another (or the same) at once, then wait for both. */
 int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, int from, void *rbuf,

@@ -264,6 +264,17 @@ int tether_test(tether_request *req, int *done)
     return test_one(req, done);
 }
 
+/* req's call becomes its group's current one: for the timeout's message and the heartbeats. */
+static void make_current(tether_request *req)
+{
+    tether_group *g = req->g;
+    g->cur_seq = req->seq;
+    g->cur_sig = req->sig;
+    g->cur_name = req->name;
+    g->cur_peer = req->r ? tether__world_rank(g, req->peer) : TETHER__WS_ANY;
+    g->cur_tag = req->tag;
+}
+
 int tether_wait(tether_request *req)
 {
     tether__clear_error();
@@ -271,11 +282,7 @@ int tether_wait(tether_request *req)
         return tether__fail(TETHER_EINVAL, "tether_wait: req is NULL");
     tether_group *g = req->g;
     TRY(tether__check_group("tether_wait", g)); /* a forked child leaves it alone */
-    g->cur_seq = req->seq;                      /* for the timeout's message and the heartbeats */
-    g->cur_sig = req->sig;
-    g->cur_name = req->name;
-    g->cur_peer = req->r ? tether__world_rank(g, req->peer) : TETHER__WS_ANY;
-    g->cur_tag = req->tag;
+    make_current(req);
     return tether__call_end(g, "tether_wait", finish(req, tether__wait_until(g, step, req)));
 }
 
@@ -326,6 +333,29 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* One round of tether_waitsome: test each request once. Returns how many are still pending (the
+ * first of them: *first) or the first error met; *done_now says how many finished. */
+static int test_round(tether_request **reqs, int n, int *done_now, int *first)
+{
+    int pending = 0;
+    *done_now = 0;
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i])
+            continue;
+        int done;
+        int rc = test_one(reqs[i], &done);
+        if (done)
+            reqs[i] = NULL;
+        if (rc < 0)
+            return rc;
+        if (done)
+            (*done_now)++;
+        else if (pending++ == 0)
+            *first = i;
+    }
+    return pending;
+}
+
 int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed)
 {
     tether__clear_error();
@@ -337,33 +367,38 @@ int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed
         if (reqs[i])
             TRY(tether__check_group("tether_waitsome", reqs[i]->g));
     const int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    int rc, done_now, first = 0, began = 0, peer = 0;
+    tether_request *waiting = NULL; /* whose call the heartbeats say this rank waits in */
+    tether_world *w = NULL;         /* waiting's, kept for the end: waiting may be freed by then */
     for (;;) {
-        int done_now = 0, pending = 0;
-        tether_world *w = NULL;
-        for (int i = 0; i < n; i++) {
-            if (!reqs[i])
-                continue;
-            int done;
-            w = reqs[i]->g->world;
-            int rc = test_one(reqs[i], &done);
-            if (done)
-                reqs[i] = NULL;
-            if (rc < 0)
-                return rc;
-            if (done)
-                done_now++;
-            else
-                pending++;
-        }
+        rc = test_round(reqs, n, &done_now, &first);
         if (completed)
             *completed = done_now;
         int64_t left = deadline - now_ms();
-        if (done_now || !pending || left <= 0)
-            return TETHER_OK;
+        if (rc <= 0 || done_now || left <= 0)
+            break;
+        if (!waiting) {
+            waiting = reqs[first];
+            make_current(waiting);
+            w = waiting->g->world;
+            peer = waiting->g->cur_peer;
+        }
         /* Sleep until some I/O may be possible: at most 10 ms, so requests that another thread's
-         * wait completes on the shared endpoint are noticed soon. */
-        TRY(w->ops->wait(w->ep, (int)(left < 10 ? left : 10)));
+         * wait completes on the shared endpoint are noticed soon. Nothing has finished since the
+         * first sleep, so waiting is still pending: a verdict that this rank can never go on
+         * fails it (and breaks its group), as it fails a tether_wait. */
+        rc = tether__wait_slice(waiting->g, (int)(left < 10 ? left : 10), &began);
+        if (rc < 0) {
+            for (int i = 0; i < n; i++)
+                if (reqs[i] == waiting)
+                    reqs[i] = NULL;
+            rc = finish(waiting, rc);
+            break;
+        }
     }
+    if (began) /* the caller may call again at once: a slice that ran out is not progress */
+        tether__ws_wait_end(w->ws, peer, done_now > 0);
+    return rc < 0 ? rc : TETHER_OK;
 }
 
 /* tether_send and tether_recv: tag 0, posted and waited for. */

@@ -122,13 +122,14 @@ static const char *call_text(const tether_group *g, char *buf)
 }
 #define CALL_TEXT(g) call_text((g), (char[CALL_TEXT_MAX]){0})
 
-/* The wait has made no progress for a heartbeat period: ask the transport whether every peer
- * still answers heartbeats (a stopped, hung or unreachable one fails the call in
- * TETHER_HEARTBEATS_MISSED periods, whatever TETHER_TIMEOUT says). */
-static int peers_alive(tether_group *g, int64_t idle_us)
+/* Whether the call g waits in can still end: every peer still answers heartbeats (a stopped, hung
+ * or unreachable one fails the call in TETHER_HEARTBEATS_MISSED periods, whatever TETHER_TIMEOUT
+ * says; the transport looks at most a few times a period and reads the heartbeats waiting in the
+ * sockets, whose records the verdict needs), and the ranks it waits on can still go on. */
+static int can_go_on(tether_group *g)
 {
     tether_world *w = g->world;
-    if (!w->ops->alive || idle_us < (int64_t)w->cfg.heartbeat_ms * 1000)
+    if (!w->ops->alive)
         return TETHER_OK;
     char why[TETHER_ERRMSG_MAX];
     int rc = w->ops->alive(w->ep);
@@ -141,6 +142,22 @@ static int peers_alive(tether_group *g, int64_t idle_us)
     if (rc < 0)
         return tether__fail(rc, "%s in %s: %s", TETHER_RANK_TEXT(g, g->rank), CALL_TEXT(g), why);
     return TETHER_OK;
+}
+
+/* The wait has made no progress for a heartbeat period: can it still end? */
+static int peers_alive(tether_group *g, int64_t idle_us)
+{
+    return idle_us < (int64_t)g->world->cfg.heartbeat_ms * 1000 ? TETHER_OK : can_go_on(g);
+}
+
+/* From now on the heartbeats say this rank waits in g's current call, and on whom. */
+static void wait_begin(tether_group *g, int *began)
+{
+    if (*began)
+        return;
+    tether__ws_wait_begin(g->world->ws, g->id, g->cur_seq, g->cur_name, g->cur_peer, g->cur_tag,
+                          g->world_ranks, g->size);
+    *began = 1;
 }
 
 /* The wait; *began is set once it told the heartbeats it sleeps (tether__ws_wait_begin). */
@@ -216,11 +233,7 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
             moved = probe.t ? probe.moved : moved_of(w);
             sampled = asleep = now;
         }
-        if (!*began) { /* from now on the heartbeats say this rank waits, and on whom */
-            tether__ws_wait_begin(w->ws, g->id, g->cur_seq, g->cur_name, g->cur_peer, g->cur_tag,
-                                  g->world_ranks, g->size);
-            *began = 1;
-        }
+        wait_begin(g, began);
         waited = SLEPT;
         TRY(peers_alive(g, now - since));
         int64_t left_ms = timeout_us ? (timeout_us - (now - alive)) / 1000 + 1 : SLEEP_SLICE_MS;
@@ -233,8 +246,16 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
     int began = 0, peer = g->cur_peer; /* a receive from any source may claim a peer meanwhile */
     int rc = wait_loop(g, test, arg, &began);
     if (began)
-        tether__ws_wait_end(g->world->ws, peer);
+        tether__ws_wait_end(g->world->ws, peer, 1);
     return rc;
+}
+
+int tether__wait_slice(tether_group *g, int ms, int *began)
+{
+    tether_world *w = g->world;
+    wait_begin(g, began);
+    TRY(w->ops->wait(w->ep, ms));
+    return can_go_on(g); /* each slice: the caller's slices may never add up to a period */
 }
 
 typedef struct {

@@ -125,7 +125,7 @@ void tether__ws_wait_begin(tether_waitstate *ws, uint32_t group, uint32_t seq, c
     pthread_mutex_unlock(&ws->mu);
 }
 
-void tether__ws_wait_end(tether_waitstate *ws, int peer)
+void tether__ws_wait_end(tether_waitstate *ws, int peer, int progressed)
 {
     if (!ws)
         return;
@@ -135,7 +135,8 @@ void tether__ws_wait_end(tether_waitstate *ws, int peer)
     if (--ws->waiting == 0)
         ws->mine.what = IDLE;
     pthread_mutex_unlock(&ws->mu);
-    atomic_fetch_add_explicit(&ws->progress, 1, memory_order_relaxed);
+    if (progressed)
+        tether__ws_progress(ws);
 }
 
 void tether__ws_progress(tether_waitstate *ws)

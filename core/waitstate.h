@@ -45,10 +45,11 @@ void tether__ws_free(tether_waitstate *ws);
 /* Core: a thread starts sleeping in a wait in call seq of group (name "all_reduce", "recv", ...)
  * for peer (a world rank, TETHER__WS_GROUP or TETHER__WS_ANY) with p2p tag (-1: none); members
  * (n world ranks) is the group, waited on whole while peer is TETHER__WS_ANY. Every begin has
- * its end, with the same peer. */
+ * its end, with the same peer; progressed says whether the wait ended because something finished
+ * (0 for a slice of a polling wait that ran out: its next slice must look the same). */
 void tether__ws_wait_begin(tether_waitstate *ws, uint32_t group, uint32_t seq, const char *name,
                            int peer, int tag, const int *members, int n);
-void tether__ws_wait_end(tether_waitstate *ws, int peer);
+void tether__ws_wait_end(tether_waitstate *ws, int peer, int progressed);
 /* Core: a wait made progress (a request finished): its record is not stuck. Lock-free. */
 void tether__ws_progress(tether_waitstate *ws);
 /* Core: a call on group ended with rc; a failure (text: its message) is told to the peers until

@@ -273,7 +273,11 @@ TETHER_API int tether_wait(tether_request *req);
 /* Wait until at least one of the n requests completes, or timeout_ms passes (0: test each once).
  * NULL entries are skipped; completed requests are freed and their entries set to NULL; *completed
  * (may be NULL) says how many. Returns the first error met (that entry is freed and set to NULL).
- * Every request must belong to groups of one world. */
+ * While it sleeps, the heartbeats say this rank waits in the first pending request's call, so
+ * polling in short slices is seen as waiting: ranks that wait on each other fail that request
+ * with TETHER_EDEADLOCK, a wait on a rank that failed its last call with TETHER_EPEER, and a peer
+ * that stops answering heartbeats fails it too, as in tether_wait (there is no TETHER_TIMEOUT:
+ * the caller decides how long to call again). Every request must belong to groups of one world. */
 TETHER_API int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed);
 
 /* Withdraw a receive posted with tether_irecv or tether_irecv_from that has not met its message

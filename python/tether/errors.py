@@ -11,8 +11,9 @@ class TetherError(RuntimeError):
         name: its name, e.g. "TETHER_EMISMATCH".
         detail: tether_last_error()'s text, which names the file, field, peer or errno at fault.
 
-    After TETHER_ENET, TETHER_ETIMEDOUT, TETHER_EPEER or TETHER_EMISMATCH the group is broken and
-    every later call on it raises the same error; TETHER_EINVAL leaves the group usable.
+    After TETHER_ENET, TETHER_ETIMEDOUT, TETHER_EPEER, TETHER_EMISMATCH or TETHER_EDEADLOCK (live
+    ranks waiting on each other: detail names the cycle) the group is broken and every later call
+    on it raises the same error; TETHER_EINVAL leaves the group usable.
     """
 
     def __init__(self, status, name, summary, detail):

@@ -9,6 +9,8 @@
  *                 all-reduce on the parent
  *   recv2         N = 2: rank 0 receives from rank 1 with tag 7, rank 1 from rank 0 with tag 3
  *   recv3         N = 3: rank r receives from rank r + 1 (mod 3) with tag r
+ *   poll3         recv3, waited for with tether_waitsome in 20 ms slices until it ends (as the
+ *                 torch binding's progress thread does; defaults only: it has no timeout)
  * With TETHER_DEADLOCK=0 and TETHER_TIMEOUT=5 every rank fails with TETHER_ETIMEDOUT within
  * 5 s + 2 heartbeats (the timeout is the only bound); with the defaults, with TETHER_EDEADLOCK
  * within 5 heartbeats, the message naming a cycle ("rank 0 waits for rank 1 in ...").
@@ -36,7 +38,7 @@
 #define IDLE_S 150      /* idle_bcast: rank 0's time outside tether */
 
 static const char *const usage =
-    "usage: stall_test reduce_recv|create_order|sub_parent|recv2|recv3|swallow|idle_bcast\n";
+    "usage: stall_test reduce_recv|create_order|sub_parent|recv2|recv3|poll3|swallow|idle_bcast\n";
 
 static double now_s(void)
 {
@@ -60,6 +62,16 @@ static int recv_tagged(tether_group *g, float *x, int src, int tag)
     tether_request *req = NULL;
     int rc = tether_irecv(g, x, 1, TETHER_FLOAT32, src, tag, &req);
     return rc ? rc : tether_wait(req);
+}
+
+/* recv_tagged, waited for in slices of tether_waitsome, each of which must see the wait. */
+static int recv_polled(tether_group *g, float *x, int src, int tag)
+{
+    tether_request *req = NULL;
+    int rc = tether_irecv(g, x, 1, TETHER_FLOAT32, src, tag, &req);
+    while (rc == TETHER_OK && req)
+        rc = tether_waitsome(&req, 1, 20, NULL);
+    return rc;
 }
 
 /* The call this rank makes: every one of them waits for a peer that is in another call. */
@@ -93,6 +105,8 @@ static int stalled_call(const char *mode, tether_group *g, int rank)
         return recv_tagged(g, &x, 1 - rank, rank == 0 ? 7 : 3);
     if (!strcmp(mode, "recv3"))
         return recv_tagged(g, &x, (rank + 1) % 3, rank);
+    if (!strcmp(mode, "poll3"))
+        return recv_polled(g, &x, (rank + 1) % 3, rank);
     if (!strcmp(mode, "swallow"))
         return tether_all_reduce(g, &x, rank == 1 ? NULL : &x, 1, TETHER_FLOAT32, TETHER_SUM);
     fputs(usage, stderr);
