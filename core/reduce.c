@@ -35,8 +35,11 @@
  * FMAX/FMIN, the float16 ones FCVTL/FCVTN, the bfloat16 ones shifts and ADDHN for the rounding,
  * 8 elements or two vectors a step, the tail left to the portable kernel. neon+fp16 - the same,
  * with float16 SUM/PROD in half arithmetic, on CPUs with FEAT_FP16 (every Apple core; armv8.2-a
- * on), by a target attribute. No BFCVT (FEAT_BF16) yet: the shifts already keep the bfloat16
- * kernels near float32's instruction count.
+ * on), by a target attribute. neon+fp16+bf16 - neon+fp16 with BFCVTN/BFCVTN2 narrowing float32 to
+ * bfloat16 (bfloat16 SUM/PROD, to_bf16, round_bf16), on CPUs that also have FEAT_BF16 (Apple M2
+ * on, Neoverse V1/N2, armv8.6-a on), by a target attribute: one instruction for 4 lanes where the
+ * shifts take three. The arm64 sets rely on FPCR as Linux and macOS leave it: round to nearest
+ * even, FZ (flush subnormals) off; FPCR.DN (default NaN) may be either.
  *
  * Signed SUM/PROD are computed in unsigned arithmetic: wrap-around instead of undefined behaviour.
  * Every float op gives the canonical NaN for every NaN result (OP_FADD); float MAX/MIN give the
@@ -59,6 +62,9 @@
 #define REDUCE_NEON 1
 #include <arm_neon.h>
 #define TARGET_FP16 __attribute__((target("arch=armv8.2-a+fp16")))
+/* armv8.2-a, not 8.6-a, where FEAT_BF16 became mandatory: cores with it from an earlier
+ * architecture (Neoverse V1 is armv8.4-a) must run nothing newer that the compiler might pick */
+#define TARGET_BF16 __attribute__((target("arch=armv8.2-a+bf16")))
 #if defined(__APPLE__)
 #include <sys/sysctl.h>
 #elif defined(__linux__)
@@ -586,8 +592,8 @@ static inline uint16x4_t f32_to_bf16_neon(float32x4_t f)
 #define F16_LO(x) vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(x)))
 #define F16_HI(x) vcvt_high_f32_f16(vreinterpretq_f16_u16(x))
 #define F16_PACK(lo, hi) vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(lo), hi))
-#define HALF_ARITH_NEON(tag, op, VOP, LO, HI, PACK)                                                \
-    static void tag##_##op##_neon(void *dstv, const void *srcv, size_t n)                          \
+#define HALF_ARITH_NEON(tag, op, sfx, ATTR, VOP, LO, HI, PACK)                                     \
+    ATTR static void tag##_##op##sfx(void *dstv, const void *srcv, size_t n)                       \
     {                                                                                              \
         uint16_t *d = dstv;                                                                        \
         const uint16_t *s = srcv;                                                                  \
@@ -598,10 +604,23 @@ static inline uint16x4_t f32_to_bf16_neon(float32x4_t f)
         }                                                                                          \
         tag##_##op(d + i, s + i, n - i);                                                           \
     }
-HALF_ARITH_NEON(f16, sum, NEON_SUM, F16_LO, F16_HI, F16_PACK)
-HALF_ARITH_NEON(f16, prod, NEON_PROD, F16_LO, F16_HI, F16_PACK)
-HALF_ARITH_NEON(bf16, sum, NEON_SUM, bf16_lo_neon, bf16_hi_neon, bf16_pack_neon)
-HALF_ARITH_NEON(bf16, prod, NEON_PROD, bf16_lo_neon, bf16_hi_neon, bf16_pack_neon)
+HALF_ARITH_NEON(f16, sum, _neon, , NEON_SUM, F16_LO, F16_HI, F16_PACK)
+HALF_ARITH_NEON(f16, prod, _neon, , NEON_PROD, F16_LO, F16_HI, F16_PACK)
+HALF_ARITH_NEON(bf16, sum, _neon, , NEON_SUM, bf16_lo_neon, bf16_hi_neon, bf16_pack_neon)
+HALF_ARITH_NEON(bf16, prod, _neon, , NEON_PROD, bf16_lo_neon, bf16_hi_neon, bf16_pack_neon)
+
+/* bfloat16 SUM/PROD with BFCVTN/BFCVTN2 (FEAT_BF16: Apple M2 and later, Neoverse V1/N2, armv8.6-a
+ * on), one instruction for f32_to_bf16's rounding of 4 lanes where the shifts take three. The same
+ * bits: BFCVT rounds to nearest even, overflows to infinity and keeps subnormals (FPCR.FZ off), and
+ * the canonical NaN comes out 0x7fc0 whatever FPCR.DN says. */
+TARGET_BF16 static inline uint16x8_t bf16_pack_bfcvt(float32x4_t lo, float32x4_t hi)
+{
+    return vreinterpretq_u16_bf16(vcvtq_high_bf16_f32(vcvtq_low_bf16_f32(lo), hi));
+}
+HALF_ARITH_NEON(bf16, sum, _bfcvt, TARGET_BF16, NEON_SUM, bf16_lo_neon, bf16_hi_neon,
+                bf16_pack_bfcvt)
+HALF_ARITH_NEON(bf16, prod, _bfcvt, TARGET_BF16, NEON_PROD, bf16_lo_neon, bf16_hi_neon,
+                bf16_pack_bfcvt)
 
 /* float16 SUM/PROD in half arithmetic (FEAT_FP16: Apple's cores, armv8.2-a and later), 8 lanes a
  * vector instead of 4. The same bits as through float32: the exact sum or product of two halves
@@ -679,17 +698,53 @@ WIRE_NEON(prod, NEON_PROD)
 WIRE_NEON(max, NEON_MAX)
 WIRE_NEON(min, NEON_MIN)
 
-/* The conversions, 8 at a time. */
-static void to_bf16_neon(void *dstv, const void *srcv, size_t n)
+/* f32_to_bf16 of 8 floats, NaN or not. */
+static inline uint16x8_t bf16_convert_neon(float32x4_t lo, float32x4_t hi)
 {
-    uint16_t *d = dstv;
-    const float *s = srcv;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        vst1q_u16(d + i, vcombine_u16(f32_to_bf16_neon(vld1q_f32(s + i)),
-                                      f32_to_bf16_neon(vld1q_f32(s + i + 4))));
-    to_bf16(d + i, s + i, n - i);
+    return vcombine_u16(f32_to_bf16_neon(lo), f32_to_bf16_neon(hi));
 }
+
+/* The conversions, 8 at a time. float32 -> bfloat16 and float32 -> the float32 of its bfloat16
+ * (to_bf16, round_bf16) with CONVERT, which takes 8 floats to their bfloat16. */
+#define BF16_CONVERSIONS_NEON(sfx, ATTR, CONVERT)                                                  \
+    ATTR static void to_bf16##sfx(void *dstv, const void *srcv, size_t n)                          \
+    {                                                                                              \
+        uint16_t *d = dstv;                                                                        \
+        const float *s = srcv;                                                                     \
+        size_t i = 0;                                                                              \
+        for (; i + 8 <= n; i += 8)                                                                 \
+            vst1q_u16(d + i, CONVERT(vld1q_f32(s + i), vld1q_f32(s + i + 4)));                     \
+        to_bf16(d + i, s + i, n - i);                                                              \
+    }                                                                                              \
+    ATTR static void round_bf16##sfx(void *dstv, const void *srcv, size_t n)                       \
+    {                                                                                              \
+        float *d = dstv;                                                                           \
+        const float *s = srcv;                                                                     \
+        size_t i = 0;                                                                              \
+        for (; i + 8 <= n; i += 8) {                                                               \
+            uint16x8_t b = CONVERT(vld1q_f32(s + i), vld1q_f32(s + i + 4));                        \
+            vst1q_f32(d + i, bf16_lo_neon(b));                                                     \
+            vst1q_f32(d + i + 4, bf16_hi_neon(b));                                                 \
+        }                                                                                          \
+        round_bf16(d + i, s + i, n - i);                                                           \
+    }
+/* f32_to_bf16 of 8 floats, NaN or not, with BFCVT: a NaN lane set as f32_to_bf16 sets it (sign and
+ * top of the payload, made quiet), what BFCVT gives only with FPCR.DN off (with DN on, the default
+ * NaN 0x7fc0), so a program that sets DN still gets the portable bits. 8 instructions for 8 lanes,
+ * where bf16_convert_neon takes 18 (GCC 12). */
+TARGET_BF16 static inline uint16x8_t bf16_convert_bfcvt(float32x4_t lo, float32x4_t hi)
+{
+    /* 32-bit lanes as pairs of 16-bit ones (little-endian): UZP1 keeps the low halves, UZP2 the
+     * high ones */
+    uint16x8_t is_number = vuzp1q_u16(vreinterpretq_u16_u32(vceqq_f32(lo, lo)),
+                                      vreinterpretq_u16_u32(vceqq_f32(hi, hi)));
+    uint16x8_t nan = vorrq_u16(vuzp2q_u16(vreinterpretq_u16_f32(lo), vreinterpretq_u16_f32(hi)),
+                               vdupq_n_u16(0x40));
+    return vbslq_u16(is_number, bf16_pack_bfcvt(lo, hi), nan);
+}
+BF16_CONVERSIONS_NEON(_neon, , bf16_convert_neon)
+BF16_CONVERSIONS_NEON(_bfcvt, TARGET_BF16, bf16_convert_bfcvt)
+
 static void from_bf16_neon(void *dstv, const void *srcv, size_t n)
 {
     float *d = dstv;
@@ -701,19 +756,6 @@ static void from_bf16_neon(void *dstv, const void *srcv, size_t n)
         vst1q_f32(d + i + 4, bf16_hi_neon(b));
     }
     from_bf16(d + i, s + i, n - i);
-}
-static void round_bf16_neon(void *dstv, const void *srcv, size_t n)
-{
-    float *d = dstv;
-    const float *s = srcv;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint16x8_t b = vcombine_u16(f32_to_bf16_neon(vld1q_f32(s + i)),
-                                    f32_to_bf16_neon(vld1q_f32(s + i + 4)));
-        vst1q_f32(d + i, bf16_lo_neon(b));
-        vst1q_f32(d + i + 4, bf16_hi_neon(b));
-    }
-    round_bf16(d + i, s + i, n - i);
 }
 #endif
 
@@ -730,7 +772,7 @@ typedef struct kernel_set {
     {                                                                                              \
         tag##_sum##sfx, tag##_prod##sfx, tag##_max##sfx, tag##_min##sfx                            \
     }
-#define KERNEL_SET(label, isfx, sfx, hsfx)                                                         \
+#define KERNEL_SET(label, isfx, sfx, hsfx, bsfx)                                                   \
     {                                                                                              \
         .name = label,                                                                             \
         .reduce =                                                                                  \
@@ -745,22 +787,24 @@ typedef struct kernel_set {
                 [TETHER_INT64] = OPS(i64, isfx),                                                   \
                 [TETHER_UINT64] = OPS(u64, isfx),                                                  \
                 [TETHER_FLOAT16] = OPS(f16, hsfx),                                                 \
-                [TETHER_BFLOAT16] = OPS(bf16, sfx),                                                \
+                [TETHER_BFLOAT16] = {bf16_sum##bsfx, bf16_prod##bsfx, bf16_max##sfx,               \
+                                     bf16_min##sfx},                                               \
                 [TETHER_FLOAT32] = OPS(f32, sfx),                                                  \
                 [TETHER_FLOAT64] = OPS(f64, sfx), /* no order on complex numbers */                \
                 [TETHER_COMPLEX64] = {c64_sum##isfx, c64_prod##isfx, NULL, NULL},                  \
             },                                                                                     \
-        .wire = OPS(wire, sfx), .to_bf16 = to_bf16##sfx, .from_bf16 = from_bf16##sfx,              \
-        .round_bf16 = round_bf16##sfx,                                                             \
+        .wire = OPS(wire, sfx), .to_bf16 = to_bf16##bsfx, .from_bf16 = from_bf16##sfx,             \
+        .round_bf16 = round_bf16##bsfx,                                                            \
     }
 
-static const kernel_set portable_set = KERNEL_SET("portable", , , );
+static const kernel_set portable_set = KERNEL_SET("portable", , , , );
 #if defined(REDUCE_AVX2)
-static const kernel_set avx2_set = KERNEL_SET("avx2", _avx2, _avx2, _avx2);
+static const kernel_set avx2_set = KERNEL_SET("avx2", _avx2, _avx2, _avx2, _avx2);
 #endif
 #if defined(REDUCE_NEON) /* the integer, bool and complex64 loops are NEON code already */
-static const kernel_set neon_set = KERNEL_SET("neon", , _neon, _neon);
-static const kernel_set neon_fp16_set = KERNEL_SET("neon+fp16", , _neon, _fp16);
+static const kernel_set neon_set = KERNEL_SET("neon", , _neon, _neon, _neon);
+static const kernel_set neon_fp16_set = KERNEL_SET("neon+fp16", , _neon, _fp16, _neon);
+static const kernel_set neon_bf16_set = KERNEL_SET("neon+fp16+bf16", , _neon, _fp16, _bfcvt);
 #endif
 
 #if defined(REDUCE_AVX2)
@@ -787,8 +831,9 @@ static int cpu_runs_avx2_f16c(void)
 #if defined(REDUCE_NEON)
 /* What the CPU reports: Advanced SIMD with its FP16 conversions (Linux AT_HWCAP's ASIMD; macOS
  * hw.optional.AdvSIMD), which every arm64 CPU that Linux or macOS runs on has, asked anyway so a
- * kernel that hid it keeps the portable set; and vector half arithmetic (FEAT_FP16: HWCAP_ASIMDHP,
- * hw.optional.arm.FEAT_FP16). */
+ * kernel that hid it keeps the portable set; vector half arithmetic (FEAT_FP16: HWCAP_ASIMDHP,
+ * hw.optional.arm.FEAT_FP16); and BFCVT (FEAT_BF16: AT_HWCAP2's HWCAP2_BF16,
+ * hw.optional.arm.FEAT_BF16). */
 #if defined(__APPLE__)
 static int sysctl_flag(const char *name)
 {
@@ -804,6 +849,10 @@ static int cpu_runs_fp16(void)
 {
     return sysctl_flag("hw.optional.arm.FEAT_FP16");
 }
+static int cpu_runs_bf16(void)
+{
+    return sysctl_flag("hw.optional.arm.FEAT_BF16");
+}
 #elif defined(__linux__)
 static int cpu_runs_neon(void)
 {
@@ -813,6 +862,13 @@ static int cpu_runs_fp16(void)
 {
     return (getauxval(AT_HWCAP) & HWCAP_ASIMDHP) != 0;
 }
+#if !defined(HWCAP2_BF16) /* libc headers older than Linux 5.10, which added it */
+#define HWCAP2_BF16 (1 << 14)
+#endif
+static int cpu_runs_bf16(void)
+{
+    return (getauxval(AT_HWCAP2) & HWCAP2_BF16) != 0;
+}
 #else
 static int cpu_runs_neon(void)
 {
@@ -821,6 +877,10 @@ static int cpu_runs_neon(void)
 static int cpu_runs_fp16(void)
 {
     return 0; /* no way to ask here */
+}
+static int cpu_runs_bf16(void)
+{
+    return 0;
 }
 #endif
 #endif
@@ -833,8 +893,11 @@ static const kernel_set *best_set(void)
         return &avx2_set;
 #endif
 #if defined(REDUCE_NEON)
+    /* FEAT_BF16 without FEAT_FP16 is allowed but no core has it: it keeps the neon set */
+    if (cpu_runs_neon() && cpu_runs_fp16())
+        return cpu_runs_bf16() ? &neon_bf16_set : &neon_fp16_set;
     if (cpu_runs_neon())
-        return cpu_runs_fp16() ? &neon_fp16_set : &neon_set;
+        return &neon_set;
 #endif
     return &portable_set;
 }

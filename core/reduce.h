@@ -30,8 +30,8 @@ void tether__reduce_bf16_into_f32(float *dst, const uint16_t *src, size_t n, tet
 
 /* For tests and benchmarks: portable = 1 makes every function above use the portable C kernels,
  * 0 the fastest this CPU has (the default). Returns the name of the set now in use: "portable",
- * "avx2", "neon" or "neon+fp16". Safe while other threads reduce: each call runs one set or the
- * other, same results. */
+ * "avx2", "neon", "neon+fp16" or "neon+fp16+bf16". Safe while other threads reduce: each call runs
+ * one set or the other, same results. */
 const char *tether__reduce_select(int portable);
 
 #endif

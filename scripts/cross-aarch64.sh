@@ -13,9 +13,10 @@
 #   1. the NEON kernels are vector code: objdump of core/reduce.c's object shows the Advanced SIMD
 #      instructions each hot kernel is written with;
 #   2. every unit test (ctest -R '^unit\.'), the reduction tests among them: the NEON set against
-#      the portable one bit for bit, and that the dispatch picks NEON (with half arithmetic on
-#      qemu's default CPU, and again without on a Cortex-A72); and the in-process collective
-#      suite (ctest -R '^algo\.': ranks are threads over an in-memory transport);
+#      the portable one bit for bit, and that the dispatch picks NEON (with half arithmetic and
+#      BFCVT on qemu's default CPU, again with half arithmetic only on a Neoverse N1, and without
+#      either on a Cortex-A72); and the in-process collective suite (ctest -R '^algo\.': ranks are
+#      threads over an in-memory transport);
 #   3. the collective suite across processes (tests/coll coll_suite): `tether launch` (arm64, under
 #      qemu) starting arm64 ranks under qemu over loopback TCP, mesh and ring backends, N=1..4,
 #      every all-reduce algorithm, bf16 on the wire, large messages.
@@ -87,8 +88,11 @@ f16_sum_neon fcvtn2?\s+v[0-9]+\.[48]h
 f16_sum_fp16 fadd\s+v[0-9]+\.8h
 f16_max_neon cmgt\s+v[0-9]+\.8h
 bf16_sum_neon addhn\s+v[0-9]+\.4h
+bf16_sum_bfcvt bfcvtn2?\s+v[0-9]+\.[48]h
 wire_sum_neon shll2?\s+v[0-9]+\.4s
 to_bf16_neon addhn\s+v[0-9]+\.4h
+to_bf16_bfcvt bfcvtn2?\s+v[0-9]+\.[48]h
+round_bf16_bfcvt bfcvtn2?\s+v[0-9]+\.[48]h
 i32_sum add\s+v[0-9]+\.4s
 u8_max umax\s+v[0-9]+\.16b
 EOF
@@ -115,16 +119,20 @@ grep -E '^ *[0-9]+/[0-9]+ Test +#|tests passed, ' "$build/ctest.log"
 programs=$(sed -n 's/.* tests passed, 0 tests failed out of \([0-9]*\)$/\1/p' "$build/ctest.log")
 # each program's cmocka summary, in ctest's verbose log
 cases=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$build/ctest.log" | awk '{ n += $1 } END { print n + 0 }')
-# qemu's default CPU (max) has FEAT_FP16, so ctest compared the neon+fp16 set; a Cortex-A72 has
-# not: the neon set's float16 kernels (FCVTL/FCVTN) against the portable ones.
-out=$(qemu-aarch64 -L / -cpu cortex-a72 "$build/tests/unit/test_reduce" 2>&1) || {
-    echo "$out" >&2
-    die "test_reduce failed on a Cortex-A72 (no FEAT_FP16) under qemu"
-}
-n=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' <<<"$out")
-echo "  test_reduce on a Cortex-A72 (the neon set, no half arithmetic): $n cases passed"
-cases=$((cases + n))
-programs=$((programs + 1))
+# qemu's default CPU (max) has FEAT_FP16 and FEAT_BF16, so ctest compared the neon+fp16+bf16 set;
+# a Neoverse N1 has FEAT_FP16 only (the neon+fp16 set), a Cortex-A72 neither (the neon set, whose
+# float16 kernels are FCVTL/FCVTN): each against the portable kernels, and test_select checks the
+# pick.
+for cpu in neoverse-n1:neon+fp16 cortex-a72:neon; do
+    out=$(qemu-aarch64 -L / -cpu "${cpu%%:*}" "$build/tests/unit/test_reduce" 2>&1) || {
+        echo "$out" >&2
+        die "test_reduce failed on a ${cpu%%:*} under qemu"
+    }
+    n=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' <<<"$out")
+    echo "  test_reduce on a ${cpu%%:*} (the ${cpu#*:} set): $n cases passed"
+    cases=$((cases + n))
+    programs=$((programs + 1))
+done
 
 echo "== the collective suite across processes: tether launch (arm64) starting arm64 ranks (tests/coll)"
 # The launcher runs under qemu and starts qemu (a host program) for each rank: what ctest's coll.*

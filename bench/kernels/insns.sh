@@ -17,7 +17,9 @@ out=$build/bench-insns
 aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$src" -I"$src/include" \
     -o "$out" "$here/insns.c" "$build/libtether.a" -ljansson -lpthread -ldl -lm
 n=4096
-cpu=max  # qemu's CPU: max has FEAT_FP16 (the neon+fp16 set), cortex-a72 not (the neon set)
+# qemu's CPU: max has FEAT_FP16 and FEAT_BF16 (the neon+fp16+bf16 set), neoverse-n1 FEAT_FP16 only
+# (neon+fp16), cortex-a72 neither (neon)
+cpu=max
 count() { # SET KERNEL DTYPE OP N
     qemu-aarch64 -L / -cpu $cpu -singlestep -d exec,nochain -D /dev/stdout "$out" "$@" | grep -c '^Trace'
 }
@@ -33,15 +35,17 @@ per_element() { # SET KERNEL DTYPE OP
 declare -A base
 names=(bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 bfloat16 float32 float64)
 ops=(sum prod max min)
-printf '%-8s %-9s %-5s %9s %9s %9s\n' kernel dtype op portable neon neon+fp16
+printf '%-8s %-9s %-5s %9s %9s %9s %14s\n' kernel dtype op portable neon neon+fp16 neon+fp16+bf16
 row() { # KERNEL DTYPE OP
-    local p a72 fp16
+    local p a72 n1 bf16
     p=$(per_element portable "$@")
-    fp16=$(per_element fast "$@")
+    bf16=$(per_element fast "$@")
+    cpu=neoverse-n1
+    n1=$(per_element fast "$@")
     cpu=cortex-a72
     a72=$(per_element fast "$@")
     cpu=max
-    printf '%-8s %-9s %-5s %9s %9s %9s\n' "$1" "${names[$2]}" "${ops[$3]}" "$p" "$a72" "$fp16"
+    printf '%-8s %-9s %-5s %9s %9s %9s %14s\n' "$1" "${names[$2]}" "${ops[$3]}" "$p" "$a72" "$n1" "$bf16"
 }
 for dt in 11 12 9 10; do
     for op in 0 1 2 3; do row reduce $dt $op; done

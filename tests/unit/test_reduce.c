@@ -715,6 +715,15 @@ static void test_fast_matches_portable(void **state)
     same_bits(RUN_TO_BF16, TETHER_BFLOAT16, TETHER_SUM, all, 2, f, 4, H, 0, 0, 0);
     same_bits(RUN_FROM_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, all, 2, H, 0, 0, 0);
     same_bits(RUN_ROUND_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, f, 4, H, 0, 0, 1);
+    /* every bfloat16 pattern as the high half, with the low halves that decide the rounding: exact,
+     * just below, at and above a tie, the largest; every NaN payload, subnormal and sign */
+    static const uint32_t lows[] = {0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff};
+    for (size_t l = 0; l < sizeof lows / sizeof lows[0]; l++) {
+        for (uint32_t i = 0; i < H; i++)
+            f[i] = f32_of(i << 16 | lows[l]);
+        same_bits(RUN_TO_BF16, TETHER_BFLOAT16, TETHER_SUM, all, 2, f, 4, H, 0, 0, 0);
+        same_bits(RUN_ROUND_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, f, 4, H, 0, 0, 1);
+    }
     for (int round = 0; round < 8; round++) { /* 500k random floats through the conversions */
         fill_bits(f, H, TETHER_FLOAT32);
         same_bits(RUN_TO_BF16, TETHER_BFLOAT16, TETHER_SUM, all, 2, f, 4, H, 1, 1, 0);
@@ -724,6 +733,33 @@ static void test_fast_matches_portable(void **state)
     free(b);
     free(f);
     free(all);
+}
+
+/* arm64: the conversions with FPCR.DN (default NaN) on, which a program may set: BFCVT would then
+ * give 0x7fc0 for every NaN, where f32_to_bf16 keeps its sign and payload. Every NaN payload's top
+ * half, both signs, signalling and quiet, through to_bf16 and round_bf16 of the fast set. */
+static void test_fast_conversions_default_nan(void **state)
+{
+    (void)state;
+#if defined(__aarch64__) && defined(__GNUC__)
+    if (!have_fast_set())
+        skip();
+    enum { H = 0x10000 };
+    float *f = (float *)xmalloc(H * 4);
+    uint16_t *b = (uint16_t *)xmalloc(H * 2);
+    for (uint32_t i = 0; i < H; i++) /* exponent all ones, payload from i */
+        f[i] = f32_of((i & 0x8000u) << 16 | 0x7f800000u | (i & 0x7fffu) << 8 | 0x80u);
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr | 1u << 25)); /* DN */
+    same_bits(RUN_TO_BF16, TETHER_BFLOAT16, TETHER_SUM, b, 2, f, 4, H, 0, 0, 0);
+    same_bits(RUN_ROUND_BF16, TETHER_FLOAT32, TETHER_SUM, f, 4, f, 4, H, 0, 0, 1);
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr));
+    free(f);
+    free(b);
+#else
+    skip(); /* FPCR is arm64's */
+#endif
 }
 
 /* SUM, PROD, MAX and MIN give the canonical NaN (quiet, positive, no payload) whatever NaN went in,
@@ -854,14 +890,17 @@ static void test_select(void **state)
     assert_true(!strcmp(best, "avx2") || !strcmp(best, "portable"));
 #elif defined(__aarch64__) && defined(__linux__)
     /* a NEON set exactly when the CPU reports Advanced SIMD (every arm64 CPU Linux runs on; qemu's
-     * too), with half arithmetic where it reports FEAT_FP16, so the fast-against-portable tests
-     * below compare the NEON kernels (scripts/cross-aarch64.sh runs them on a qemu CPU of each
-     * kind) */
-    unsigned long hw = getauxval(AT_HWCAP);
+     * too), with half arithmetic where it reports FEAT_FP16 and BFCVT where it reports FEAT_BF16
+     * too, so the fast-against-portable tests below compare the NEON kernels
+     * (scripts/cross-aarch64.sh runs them on a qemu CPU of each kind) */
+    unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
     if (!(hw & HWCAP_ASIMD))
         assert_string_equal(best, "portable");
+    else if (!(hw & HWCAP_ASIMDHP))
+        assert_string_equal(best, "neon");
     else
-        assert_string_equal(best, hw & HWCAP_ASIMDHP ? "neon+fp16" : "neon");
+        assert_string_equal(best,
+                            hw2 & (1ul << 14) /* HWCAP2_BF16 */ ? "neon+fp16+bf16" : "neon+fp16");
 #elif defined(__aarch64__)
     assert_true(!strncmp(best, "neon", 4) || !strcmp(best, "portable"));
 #else
@@ -885,6 +924,7 @@ int main(void)
         cmocka_unit_test(test_half_max_min_exact),
         cmocka_unit_test(test_fast_halves_exhaustive),
         cmocka_unit_test(test_fast_matches_portable),
+        cmocka_unit_test(test_fast_conversions_default_nan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
