@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* a refusal says why */
     tether__ws_pack(ws, pending, 0, out, sizeof out);
     tether__ws_verdict(ws, why, sizeof why);
-    tether__ws_wait_end(ws, 1);
+    tether__ws_wait_end(ws, 1, 1);
     tether__ws_free(ws);
     return 0;
 }

@@ -144,7 +144,7 @@ static void any_source_waits_on_the_group(void **state)
     wait_on(&w, 2, 1, 0);
     beat_for(&w, TETHER__WS_STABLE + 1);
     assert_int_equal(verdict(&w, 0, why, sizeof why), TETHER_EDEADLOCK);
-    tether__ws_wait_end(w.ws[0], TETHER__WS_ANY);
+    tether__ws_wait_end(w.ws[0], TETHER__WS_ANY, 1);
     world_free(&w);
 }
 
