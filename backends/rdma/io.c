@@ -75,7 +75,9 @@ static rdma_hdr header(rdma_link *l, uint32_t type, const struct tether_req *r, 
                   .credits = l->released,
                   .ctrl_seen = l->ctrl_seen,
                   .ack = l->rx_seq,
-                  .flags = l->win.nack_owed ? HDR_NACK : 0,
+                  .flags = !l->win.nack_owed                 ? 0
+                           : l->win.nack_owed == NACK_ANSWER ? HDR_NACK | HDR_PROBE
+                                                             : HDR_NACK,
                   .tag = r ? r->tag : none,
                   .msglen = r ? r->len : 0,
                   .offset = off,
@@ -512,6 +514,7 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
                                   "though RC QPs retransmit, so its data is not used",
                                   h.seq, l->peer, l->dev->name, l->rx_seq);
     l->rx_seq++;
+    tether__rdma_probed(ep, l, &h);
     return data_in(ep, l, slot, byte_len);
 }
 

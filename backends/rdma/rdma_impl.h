@@ -71,7 +71,8 @@
 #define STRIPE_MIN (256u << 10) /* smaller messages to a peer go whole on its first link */
 #define OWN_SPARE 1             /* credits a rank's own frames leave for passing ones (above) */
 
-#define HDR_NACK 1u /* rdma_hdr.flags: frame ack is missing: send it and those after it again */
+#define HDR_NACK 1u  /* rdma_hdr.flags: frame ack is missing: send it and those after it again */
+#define HDR_PROBE 2u /* data: a resend after a timeout, answer at once; control: the answer */
 
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
@@ -79,7 +80,7 @@ typedef struct rdma_hdr {
     uint32_t credits;   /* data frames of ours the sender has handled and reposted, in all */
     uint32_t ctrl_seen; /* control frames of ours the sender has taken in, in all */
     uint32_t ack;       /* data frames of ours the sender has taken in order, in all */
-    uint32_t flags;     /* HDR_NACK */
+    uint32_t flags;     /* HDR_NACK, HDR_PROBE */
     tether_tag tag;
     uint64_t msglen;   /* bytes of the whole message */
     uint64_t offset;   /* where this frame's payload goes in this link's part of it */
@@ -122,18 +123,22 @@ typedef struct rdma_kept {
     int resent;      /* sent more than once: no round-trip sample from it */
 } rdma_kept;
 
+#define NACK_ANSWER 2
+
 /* UC retransmission state of a link (retransmit.c). */
 typedef struct rdma_window {
     rdma_kept kept[DATA_SLOTS]; /* frames acked .. tx_seq - 1, by number % DATA_SLOTS */
     uint32_t acked;             /* our data frames the peer has taken in order, in all */
     uint32_t rewind;            /* the next frame to send again, while rewinding */
     int rewinding;              /* frames rewind .. tx_seq - 1 go again, in order */
+    int probing;                /* frame probe went again alone after a timeout, */
+    uint32_t probe, probe_end;  /* when frames up to probe_end - 1 had gone */
     int backoff;                /* timeouts in a row with nothing acknowledged: doubles the wait */
     int64_t srtt_us;            /* smoothed round trip, 0 before the first sample */
     uint32_t ack_told;          /* rx_seq as we last told the peer */
     int ack_owed;               /* a duplicate came: acknowledge again even if told */
     uint32_t nacked;            /* rx_seq + 1 when a NACK went for it, else 0 */
-    int nack_owed;              /* a gap was seen but no control frame could go yet */
+    int nack_owed;              /* a gap seen, or NACK_ANSWER: a probe, not yet told */
 } rdma_window;
 
 typedef struct rdma_link {
@@ -305,6 +310,8 @@ void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int le
 int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
 /* A data frame whose number is not the next one's: dropped (its slot reposted); a gap is NACKed. */
 int tether__rdma_out_of_order(rdma_ep *ep, rdma_link *l, int slot, const rdma_hdr *h);
+/* A data frame taken or dropped: a probe is answered with a NACK at once. */
+void tether__rdma_probed(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
 /* A control frame saying the peer sent frames we have not seen: NACK them. */
 void tether__rdma_behind(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
 /* Frames due again (a NACK, a timeout) go, in order; 1 while some remain: no new frame may go. */

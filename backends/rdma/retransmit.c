@@ -1,13 +1,18 @@
 /* backends/rdma/retransmit.c - UC's answer to loss: data frames kept until acknowledged, sent again
- * from the first missing one (go-back-N) when the receiver reports a gap or a wait runs out, and
- * duplicates dropped by number (rdma_impl.h: Loss). RC's NIC resends by itself: every function here
- * is a no-op there, so RC frames leave their send slots at their completion as before.
+ * from the first missing one (go-back-N) when the receiver reports a gap, and duplicates dropped by
+ * number (rdma_impl.h: Loss). RC's NIC resends by itself: every function here is a no-op there, so
+ * RC frames leave their send slots at their completion as before.
  *
- * The wait for an acknowledgement is TETHER_RDMA_RESEND_MS, or 4 smoothed round trips of the link
- * (measured from frames sent once, as in Karn's algorithm) and at least RESEND_MIN_US, doubled for
- * each timeout in a row with nothing acknowledged. A receiver drops every frame after a gap, so a
- * resend goes from the first missing frame on, in order: a frame whose last copy is still being
- * sent holds those behind it back, and no new frame goes before them. */
+ * A gap shows only when a later frame arrives. When none does (the last frames of a call lost, or
+ * their acknowledgement late) the oldest unacknowledged frame goes again alone, as a probe, after
+ * TETHER_RDMA_RESEND_MS, or 4 smoothed round trips of the link (measured from frames sent once, as
+ * in Karn's algorithm) and at least RESEND_MIN_US, doubled for each timeout in a row with nothing
+ * acknowledged. The receiver answers a probe at once with a NACK naming the frame it waits for; the
+ * link keeps its order, so every frame from that one up to the probe's time was lost and goes
+ * again. A late acknowledgement then costs one duplicate, not a window of them (duplicates take
+ * receives until reposted, so a burst of them would make more frames lost). A resend goes in
+ * order: a frame whose last copy is still being sent holds those behind it back, and no new frame
+ * goes before them. */
 #include <time.h>
 
 #include "rdma_impl.h"
@@ -49,15 +54,18 @@ void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int le
     l->slot_refs[slot - RECV_SLOTS]++;
 }
 
-/* A NACK for frame from: go back to it, unless a resend is under way (it covers the gap) or that
- * frame went again within a round trip (the NACK is about its older copy). */
-static void nacked(rdma_link *l, uint32_t from, int64_t now)
+/* A NACK for frame from: go back to it, unless a resend is under way (it covers the gap), that
+ * frame is a probe still on its way (the NACK is about its older copy), or the NACK answers a
+ * probe (answer) and from went after it: then nothing was lost, the acknowledgement was late. */
+static void nacked(rdma_link *l, uint32_t from, int answer, int64_t now)
 {
     rdma_window *w = &l->win;
     int64_t rtt = w->srtt_us ? w->srtt_us : RESEND_MIN_US;
     if (from == l->tx_seq || w->rewinding ||
-        (kept(l, from)->resent && now - kept(l, from)->sent_us < rtt))
+        (w->probing && from == w->probe && now - kept(l, from)->sent_us < rtt) ||
+        (answer && (int32_t)(from - w->probe_end) >= 0))
         return;
+    w->probing = 0;
     w->rewinding = 1;
     w->rewind = from;
 }
@@ -84,11 +92,12 @@ int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
         }
         tether__rdma_slot_unref(l, k->slot);
         w->backoff = 0;
+        w->probing = 0;
     }
     if (w->rewinding && (int32_t)(w->rewind - w->acked) < 0)
         w->rewind = w->acked;
     if ((h->flags & HDR_NACK) && h->ack == w->acked)
-        nacked(l, h->ack, now);
+        nacked(l, h->ack, (h->flags & HDR_PROBE) != 0, now);
     return TETHER_OK;
 }
 
@@ -99,11 +108,18 @@ static void owe_nack(rdma_link *l)
         l->win.nack_owed = 1;
 }
 
+void tether__rdma_probed(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
+{
+    if (ep->uc && (h->flags & HDR_PROBE))
+        l->win.nack_owed = NACK_ANSWER; /* at once, even if a NACK for that frame went before */
+}
+
 int tether__rdma_out_of_order(rdma_ep *ep, rdma_link *l, int slot, const rdma_hdr *h)
 {
     if ((int32_t)(h->seq - l->rx_seq) < 0) { /* taken before: our acknowledgement got lost */
         ep->dups++;
         l->win.ack_owed = 1;
+        tether__rdma_probed(ep, l, h);
     } else {
         ep->gaps++;
         owe_nack(l);
@@ -117,33 +133,45 @@ void tether__rdma_behind(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
         owe_nack(l);
 }
 
+/* Frame seq once more, flagged flags (a NACK it carried first is old news); 1: its last copy is
+ * still being sent, so it cannot go yet. */
+static int again(rdma_ep *ep, rdma_link *l, uint32_t seq, uint32_t flags, int64_t now_us)
+{
+    rdma_kept *k = kept(l, seq);
+    rdma_hdr *h = (rdma_hdr *)tether__rdma_slot(l, k->slot);
+    if (l->slot_refs[k->slot - RECV_SLOTS] > 1)
+        return 1;
+    h->flags = flags;
+    TRY(tether__rdma_post_slot(ep, l, k->slot, (size_t)k->len));
+    l->slot_refs[k->slot - RECV_SLOTS]++;
+    k->sent_us = now_us;
+    k->resent = 1;
+    ep->resent++;
+    return 0;
+}
+
 int tether__rdma_resend(rdma_ep *ep, rdma_link *l, int64_t now_us)
 {
     rdma_window *w = &l->win;
+    int rc;
     if (!ep->uc)
         return 0;
     if (w->acked == l->tx_seq) {
-        w->rewinding = 0;
+        w->rewinding = w->probing = 0;
         return 0;
     }
     if (!w->rewinding && now_us - kept(l, w->acked)->sent_us >= wait_us(ep, l)) {
-        w->rewinding = 1;
-        w->rewind = w->acked;
+        if ((rc = again(ep, l, w->acked, HDR_PROBE, now_us)) != 0)
+            return rc < 0 ? rc : 0;
+        w->probing = 1;
+        w->probe = w->acked;
+        w->probe_end = l->tx_seq;
         if (w->backoff < BACKOFF_MAX)
             w->backoff++;
     }
-    for (; w->rewinding && w->rewind != l->tx_seq; w->rewind++) {
-        rdma_kept *k = kept(l, w->rewind);
-        rdma_hdr *h = (rdma_hdr *)tether__rdma_slot(l, k->slot);
-        if (l->slot_refs[k->slot - RECV_SLOTS] > 1) /* its last copy is still being sent */
-            return 1;
-        h->flags = 0; /* a NACK it carried is old news */
-        TRY(tether__rdma_post_slot(ep, l, k->slot, (size_t)k->len));
-        l->slot_refs[k->slot - RECV_SLOTS]++;
-        k->sent_us = now_us;
-        k->resent = 1;
-        ep->resent++;
-    }
+    for (; w->rewinding && w->rewind != l->tx_seq; w->rewind++)
+        if ((rc = again(ep, l, w->rewind, 0, now_us)) != 0)
+            return rc;
     w->rewinding = 0;
     return 0;
 }
