@@ -85,9 +85,8 @@ static const unsigned char *heartbeat(rdma_ep *ep, unsigned char head[SIDE_HDR],
 static void uc_tick(rdma_ep *ep)
 {
     int moved = 0;
-    if (tether__rdma_poll_cqs(ep, &moved) == TETHER_OK)
-        tether__rdma_quiet(ep);
-    if (moved && ep->loop) { /* requests may have finished: wake their waits */
+    tether__rdma_poll_cqs(ep, &moved); /* its acknowledgements owed go too */
+    if (moved && ep->loop) {           /* requests may have finished: wake their waits */
         ep->events++;
         tether__loop_signal(ep->loop);
     }

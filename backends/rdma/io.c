@@ -200,11 +200,18 @@ int tether__rdma_push(rdma_ep *ep, rdma_link *l)
     return TETHER_OK;
 }
 
-int tether__rdma_quiet(rdma_ep *ep)
+int tether__rdma_quiet(rdma_ep *ep, int *due_ms)
 {
-    for (RDMA_EACH_LINK(ep, l))
-        if (l->qp && tether__rdma_ack_owed(ep, l))
+    int64_t now = ep->uc ? tether__rdma_now_us() : 0, next = -1;
+    for (RDMA_EACH_LINK(ep, l)) {
+        int64_t due = l->qp ? tether__rdma_ack_due(ep, l, now) : -1;
+        if (due == 0)
             TRY(send_control(ep, l));
+        due = due == 0 ? tether__rdma_ack_due(ep, l, now) : due; /* no room: try again soon */
+        if (due >= 0 && (next < 0 || due < next))
+            next = due;
+    }
+    *due_ms = next < 0 ? -1 : (int)((next + 999) / 1000);
     return TETHER_OK;
 }
 
@@ -514,6 +521,7 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
                                   "though RC QPs retransmit, so its data is not used",
                                   h.seq, l->peer, l->dev->name, l->rx_seq);
     l->rx_seq++;
+    tether__rdma_taken(ep, l);
     tether__rdma_probed(ep, l, &h);
     return data_in(ep, l, slot, byte_len);
 }
@@ -579,7 +587,7 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
         TRY(tether__rdma_push(ep, l));
         TRY(tether__rdma_gone_check(ep, l));
     }
-    return TETHER_OK;
+    return ep->uc ? tether__rdma_quiet(ep, &ep->ack_due_ms) : TETHER_OK;
 }
 
 /* Match part pt of a receive from peer against what came unexpected on its link. */
@@ -630,8 +638,7 @@ int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf)
     return TETHER_OK;
 }
 
-/* Arm every CQ, then look once more, so a completion that came before the arm is not slept on;
- * acknowledge what the peers wait for if nothing came. */
+/* Arm every CQ, then look once more, so a completion that came before the arm is not slept on. */
 int tether__rdma_arm(rdma_ep *ep, int *moved)
 {
     for (int d = 0; d < ep->ndev; d++) {
@@ -640,6 +647,5 @@ int tether__rdma_arm(rdma_ep *ep, int *moved)
             return tether__rdma_break(ep, TETHER_ENET, "rdma: ibv_req_notify_cq(%s) failed: %s",
                                       ep->devs[d].name, strerror(rc));
     }
-    TRY(tether__rdma_poll_cqs(ep, moved));
-    return *moved ? TETHER_OK : tether__rdma_quiet(ep); /* nothing came: the link is quiet */
+    return tether__rdma_poll_cqs(ep, moved);
 }

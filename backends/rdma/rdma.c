@@ -286,6 +286,7 @@ static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int
     pthread_mutex_init(&ep->mu, NULL);
     ep->rank = cfg->rank;
     ep->size = cfg->size;
+    ep->ack_due_ms = -1;
     for (int p = 0; p < ep->size; p++) {
         ep->peers[p].fd = -1;
         for (int k = 0; k < MAX_CABLES; k++)
@@ -478,7 +479,9 @@ static int rdma_wait(tether_ep *tep, int timeout_ms)
     if (ep->loop && tether__loop_missed(ep->loop))
         tether__loop_seen(ep->loop);
     else if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
-        sleep_on_fds(ep, timeout_ms);
+        sleep_on_fds(ep, ep->ack_due_ms >= 0 && (timeout_ms < 0 || ep->ack_due_ms < timeout_ms)
+                             ? ep->ack_due_ms /* wake to send it */
+                             : timeout_ms);
     if (ep->loop) {
         if (moved)
             ep->events++;

@@ -136,6 +136,7 @@ typedef struct rdma_window {
     int backoff;                /* timeouts in a row with nothing acknowledged: doubles the wait */
     int64_t srtt_us;            /* smoothed round trip, 0 before the first sample */
     uint32_t ack_told;          /* rx_seq as we last told the peer */
+    int64_t taken_us;           /* when a frame not yet acknowledged was first taken */
     int ack_owed;               /* a duplicate came: acknowledge again even if told */
     uint32_t nacked;            /* rx_seq + 1 when a NACK went for it, else 0 */
     int nack_owed;              /* a gap seen, or NACK_ANSWER: a probe, not yet told */
@@ -248,6 +249,7 @@ typedef struct rdma_ep {
      * what it cost: frames sent again, duplicates and frames after a gap dropped */
     int64_t resend_us;
     uint64_t resent, dups, gaps;
+    int ack_due_ms; /* after the last progress: when an acknowledgement is due alone, -1 none */
     tether__rxcache rxcache; /* blocks for unexpected messages */
     tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
     /* what the heartbeats carry (core/waitstate.h), NULL when none: the records, and room for a
@@ -299,9 +301,10 @@ int tether__rdma_sends_left(rdma_ep *ep);
 int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len);
 /* One hold on send slot slot ended (a completion, an acknowledgement): free with the last. */
 void tether__rdma_slot_unref(rdma_link *l, int slot);
-/* Control frames for links whose peer waits on our acknowledgements while nothing else goes: when
- * this rank is about to sleep, or its heartbeat finds the program away. */
-int tether__rdma_quiet(rdma_ep *ep);
+/* Control frames for links whose peer waits on our acknowledgements while nothing else goes (at
+ * each progress, and from the heartbeat's ticks while the program is away); how long until the
+ * next is due, in ms rounded up, or -1: how long a sleep may last. */
+int tether__rdma_quiet(rdma_ep *ep, int *due_ms);
 
 /* retransmit.c: UC's resends and acknowledgements; no-ops on RC. Caller holds ep->mu. */
 /* A data frame of number seq just went in slot (len bytes): keep it for a resend. */
@@ -318,9 +321,11 @@ void tether__rdma_behind(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
 int tether__rdma_resend(rdma_ep *ep, rdma_link *l, int64_t now_us);
 /* Whether a control frame may go: fewer than CTRL_SLOTS unseen (older ones count lost). */
 int tether__rdma_ctrl_room(rdma_ep *ep, rdma_link *l, int64_t now_us);
-/* Whether the peer should hear from us though nothing else goes: frames taken, a duplicate or a
- * gap not yet told. */
-int tether__rdma_ack_owed(const rdma_ep *ep, const rdma_link *l);
+/* A data frame was taken in order: its acknowledgement is owed from now. */
+void tether__rdma_taken(rdma_ep *ep, rdma_link *l);
+/* Microseconds until the peer should hear from us though nothing else goes (frames taken and
+ * untold for ACK_DELAY_US; a duplicate or a gap: at once): 0 now, -1 nothing owed. */
+int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
 /* The peer left (bye): what it has not acknowledged it will never need. */
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
 int64_t tether__rdma_now_us(void);

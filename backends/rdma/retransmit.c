@@ -10,7 +10,8 @@
  * acknowledged. The receiver answers a probe at once with a NACK naming the frame it waits for; the
  * link keeps its order, so every frame from that one up to the probe's time was lost and goes
  * again. A late acknowledgement then costs one duplicate, not a window of them (duplicates take
- * receives until reposted, so a burst of them would make more frames lost). A resend goes in
+ * receives until reposted, so a burst of them would make more frames lost). A taken frame is
+ * acknowledged by the next frame going back, or alone after ACK_DELAY_US. A resend goes in
  * order: a frame whose last copy is still being sent holds those behind it back, and no new frame
  * goes before them. */
 #include <time.h>
@@ -21,6 +22,10 @@
 #define RESEND_FIRST_US 20000 /* before the link's first round trip is measured */
 #define RESEND_MAX_US 1000000 /* backoff's ceiling */
 #define BACKOFF_MAX 8
+/* How long a taken frame's acknowledgement waits for a frame going back to carry it: well within
+ * RESEND_MIN_US, so no probe goes for it, and long enough that a reply in a ping-pong carries it
+ * (a standalone one costs the peer a wake-up). */
+#define ACK_DELAY_US 1000
 
 int64_t tether__rdma_now_us(void)
 {
@@ -183,9 +188,18 @@ int tether__rdma_ctrl_room(rdma_ep *ep, rdma_link *l, int64_t now_us)
     return l->ctrl_out < CTRL_SLOTS;
 }
 
-int tether__rdma_ack_owed(const rdma_ep *ep, const rdma_link *l)
+void tether__rdma_taken(rdma_ep *ep, rdma_link *l)
 {
-    return ep->uc && (l->win.ack_told != l->rx_seq || l->win.ack_owed || l->win.nack_owed);
+    if (ep->uc && l->win.ack_told == l->rx_seq - 1) /* the first untold one */
+        l->win.taken_us = tether__rdma_now_us();
+}
+
+int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)
+{
+    int64_t left = l->win.taken_us + ACK_DELAY_US - now_us;
+    if (!ep->uc || (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
+        return -1;
+    return l->win.ack_owed || l->win.nack_owed || left < 0 ? 0 : left;
 }
 
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l)
@@ -194,5 +208,5 @@ void tether__rdma_forget(rdma_ep *ep, rdma_link *l)
         return;
     for (; l->win.acked != l->tx_seq; l->win.acked++)
         tether__rdma_slot_unref(l, kept(l, l->win.acked)->slot);
-    l->win.rewinding = 0;
+    l->win.rewinding = l->win.probing = 0;
 }
