@@ -22,6 +22,7 @@
 #define WR_RECV 1u
 #define WR_SEND 2u
 #define POLL_BATCH 16
+#define ACK_RETRY_US 1000 /* an acknowledgement that found no room: look again (not spin) */
 
 static uint64_t wr_id(const rdma_link *l, unsigned kind, int slot)
 {
@@ -205,9 +206,10 @@ int tether__rdma_quiet(rdma_ep *ep, int *due_ms)
     int64_t now = ep->uc ? tether__rdma_now_us() : 0, next = -1;
     for (RDMA_EACH_LINK(ep, l)) {
         int64_t due = l->qp ? tether__rdma_ack_due(ep, l, now) : -1;
-        if (due == 0)
+        if (due == 0) {
             TRY(send_control(ep, l));
-        due = due == 0 ? tether__rdma_ack_due(ep, l, now) : due; /* no room: try again soon */
+            due = tether__rdma_ack_due(ep, l, now) == 0 ? ACK_RETRY_US : -1; /* no room yet */
+        }
         if (due >= 0 && (next < 0 || due < next))
             next = due;
     }
