@@ -160,23 +160,23 @@ static int own_spare(const rdma_ep *ep, const rdma_link *l)
     return ep->ring && ep->size > 3 && l->lane == 0 ? OWN_SPARE : 0;
 }
 
-/* A control frame (credits, acknowledgements, a NACK) if the peer has a receive kept for it. */
-static int send_control(rdma_ep *ep, rdma_link *l)
+/* A control frame (credits, acknowledgements, a NACK) if the peer has a receive kept for it.
+ * now_us: the time on UC (one clock read per progress: test() spins on it). */
+static int send_control(rdma_ep *ep, rdma_link *l, int64_t now_us)
 {
     rdma_hdr h;
-    if (l->nfree_send == 0 || ep->peers[l->peer].bye ||
-        !tether__rdma_ctrl_room(ep, l, ep->uc ? tether__rdma_now_us() : 0))
+    if (l->nfree_send == 0 || ep->peers[l->peer].bye || !tether__rdma_ctrl_room(ep, l, now_us))
         return TETHER_OK;
     h = header(l, FRAME_CREDIT, NULL, 0);
     TRY(post_frame(ep, l, &h, NULL, 0));
     l->ctrl_out++;
-    l->ctrl_us = ep->uc ? tether__rdma_now_us() : 0;
+    l->ctrl_us = now_us;
     return TETHER_OK;
 }
 
-int tether__rdma_push(rdma_ep *ep, rdma_link *l)
+static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
 {
-    int resending = ep->uc ? tether__rdma_resend(ep, l, tether__rdma_now_us()) : 0;
+    int resending = tether__rdma_resend(ep, l, now_us);
     if (resending < 0)
         return resending;
     while (!resending && l->sendq && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
@@ -197,17 +197,24 @@ int tether__rdma_push(rdma_ep *ep, rdma_link *l)
      * once while frames of l's are held back, as the peer may wait for just that slot; and a gap's
      * NACK at once. */
     if (l->pending >= DATA_SLOTS / 2 || (l->pending && l->nheld) || l->win.nack_owed)
-        TRY(send_control(ep, l));
+        TRY(send_control(ep, l, now_us));
     return TETHER_OK;
 }
 
-int tether__rdma_quiet(rdma_ep *ep, int *due_ms)
+int tether__rdma_push(rdma_ep *ep, rdma_link *l)
 {
-    int64_t now = ep->uc ? tether__rdma_now_us() : 0, next = -1;
+    return push_at(ep, l, ep->uc ? tether__rdma_now_us() : 0);
+}
+
+/* UC: control frames for links whose peer waits on our acknowledgements while nothing else goes;
+ * in *due_ms how long until the next is due (ms, rounded up), or -1: how long a wait may sleep. */
+static int quiet(rdma_ep *ep, int64_t now, int *due_ms)
+{
+    int64_t next = -1;
     for (RDMA_EACH_LINK(ep, l)) {
         int64_t due = l->qp ? tether__rdma_ack_due(ep, l, now) : -1;
         if (due == 0) {
-            TRY(send_control(ep, l));
+            TRY(send_control(ep, l, now));
             due = tether__rdma_ack_due(ep, l, now) == 0 ? ACK_RETRY_US : -1; /* no room yet */
         }
         if (due >= 0 && (next < 0 || due < next))
@@ -567,6 +574,7 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
 int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
 {
     struct ibv_wc wc[POLL_BATCH];
+    int64_t now;
     if (ep->err)
         return ep->err;
     for (int d = 0; d < ep->ndev; d++) {
@@ -585,11 +593,12 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
     }
     for (RDMA_EACH_LINK(ep, l)) /* frames held back first: passing frames go before own ones */
         TRY(in_run(ep, l));
+    now = ep->uc ? tether__rdma_now_us() : 0;
     for (RDMA_EACH_LINK(ep, l)) {
-        TRY(tether__rdma_push(ep, l));
+        TRY(push_at(ep, l, now));
         TRY(tether__rdma_gone_check(ep, l));
     }
-    return ep->uc ? tether__rdma_quiet(ep, &ep->ack_due_ms) : TETHER_OK;
+    return ep->uc ? quiet(ep, now, &ep->ack_due_ms) : TETHER_OK;
 }
 
 /* Match part pt of a receive from peer against what came unexpected on its link. */

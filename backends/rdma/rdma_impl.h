@@ -301,10 +301,6 @@ int tether__rdma_sends_left(rdma_ep *ep);
 int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len);
 /* One hold on send slot slot ended (a completion, an acknowledgement): free with the last. */
 void tether__rdma_slot_unref(rdma_link *l, int slot);
-/* Control frames for links whose peer waits on our acknowledgements while nothing else goes (at
- * each progress, and from the heartbeat's ticks while the program is away); how long until the
- * next is due, in ms rounded up, or -1: how long a sleep may last. */
-int tether__rdma_quiet(rdma_ep *ep, int *due_ms);
 
 /* retransmit.c: UC's resends and acknowledgements; no-ops on RC. Caller holds ep->mu. */
 /* A data frame of number seq just went in slot (len bytes): keep it for a resend. */

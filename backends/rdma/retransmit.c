@@ -196,9 +196,10 @@ void tether__rdma_taken(rdma_ep *ep, rdma_link *l)
 
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)
 {
-    int64_t left = l->win.taken_us + ACK_DELAY_US - now_us;
+    int64_t left;
     if (!ep->uc || (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
         return -1;
+    left = l->win.taken_us + ACK_DELAY_US - now_us;
     return l->win.ack_owed || l->win.nack_owed || left < 0 ? 0 : left;
 }
 
