@@ -2,7 +2,7 @@
  * wrong data.
  *
  * Usage: rdma_fault
- * kill|drop|creditdrop|lastdrop|dup|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|
+ * kill|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|
  * beatstop|beatidle N uc|rc
  * [ring] (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours
  * only, so the backend runs in ring mode and forwards) The parent forks N ranks that bootstrap
@@ -15,7 +15,9 @@
  * rank 1's first frame, a control frame (credits, acknowledgements), is lost; every rank must
  * finish. lastdrop with TETHER_TIMEOUT=0, rank 0 sends rank 1 a one-frame message, which is lost,
  * then waits for rank 1's answer: nothing else goes until it is resent; every rank must finish in
- * < 5 s. dup      TETHER_RDMA_RESEND_MS=1 and completions 2 ms late (SOFTVERBS_DELAY_US): frames go
+ * < 5 s. awaydrop the same, but rank 0 stays away from tether (sleeping) for 1.5 s after its send:
+ * its heartbeat thread must resend, so rank 1 has the message within 0.75 s. dup
+ * TETHER_RDMA_RESEND_MS=1 and completions 2 ms late (SOFTVERBS_DELAY_US): frames go
  * again before their acknowledgements are seen, so ranks receive duplicates (ctest checks the
  * count in the TETHER_VERBOSE=1 line), and every rank must finish. mismatch rank 0 all-reduces
  * one element more: every rank fails with EMISMATCH. bcastroot, bcastcount: rank 1 broadcasts from
@@ -216,10 +218,12 @@ static int away_peer(tether_group *g, int stops)
     return took > 0.2 + 3.5 * BEAT_S + 1.0 ? SLOW : SAW_ERROR;
 }
 
-/* creditdrop (big) and lastdrop: rank 0 sends rank 1 a message of 40 frames or of one, then waits
- * for rank 1's one-element answer; every rank then meets in a barrier. */
+/* creditdrop (big), lastdrop and awaydrop (away): rank 0 sends rank 1 a message of 40 frames or of
+ * one, (away: sleeps AWAY_S outside tether,) then waits for rank 1's one-element answer; every rank
+ * then meets in a barrier. */
 #define BIG_FRAMES 40
-static int lost_frame(tether_group *g, int big)
+#define AWAY_S 1.5
+static int lost_frame(tether_group *g, int big, int away)
 {
     int rank = tether_group_rank(g), rc = TETHER_OK;
     size_t count = big ? BIG_FRAMES * (64u << 10) / sizeof(float) : 4;
@@ -229,10 +233,20 @@ static int lost_frame(tether_group *g, int big)
         for (size_t i = 0; i < count; i++)
             v[i] = (float)i;
         rc = tether_send(g, v, count, TETHER_FLOAT32, 1);
+        if (away)
+            usleep((useconds_t)(AWAY_S * 1e6));
         if (rc == TETHER_OK)
             rc = tether_recv(g, &answer, 1, TETHER_FLOAT32, 1);
     } else if (rank == 1) {
         rc = tether_recv(g, v, count, TETHER_FLOAT32, 0);
+        if (away && now_s() - t0 > AWAY_S / 2) {
+            fprintf(stderr,
+                    "rank 1: the message came after %.2f s: not resent while rank 0 was "
+                    "away\n",
+                    now_s() - t0);
+            free(v);
+            return SLOW;
+        }
         for (size_t i = 0; rc == TETHER_OK && i < count; i++)
             if (v[i] != (float)i) {
                 fprintf(stderr, "rank 1: element %zu is %g: WRONG DATA\n", i, (double)v[i]);
@@ -288,8 +302,8 @@ static int rank_main(const char *mode)
         rc = any_source_fault(g, mode);
     else if (!strncmp(mode, "beat", 4))
         rc = away_peer(g, !strcmp(mode, "beatstop"));
-    else if (!strcmp(mode, "creditdrop") || !strcmp(mode, "lastdrop"))
-        rc = lost_frame(g, !strcmp(mode, "creditdrop"));
+    else if (strstr(mode, "drop") && strcmp(mode, "drop"))
+        rc = lost_frame(g, !strcmp(mode, "creditdrop"), !strcmp(mode, "awaydrop"));
     else
         rc = run_rounds(g, !strcmp(mode, "kill") || !strcmp(mode, "stop") ? 1 : -1,
                         !strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
@@ -343,9 +357,9 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     setenv("TETHER_SIZE", v, 1);
     setenv("TETHER_JOB_TOKEN", "rdma-fault-test", 1);
     setenv("TETHER_TIMEOUT",
-           !strcmp(mode, "stop")                                  ? "3"
-           : strncmp(mode, "beat", 4) && strcmp(mode, "lastdrop") ? "4"
-                                                                  : "0",
+           !strcmp(mode, "stop")                                                              ? "3"
+           : strncmp(mode, "beat", 4) && strcmp(mode, "lastdrop") && strcmp(mode, "awaydrop") ? "4"
+                                                                                              : "0",
            1);
     setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
     setenv("TETHER_RDMA_QP", qp, 1);
@@ -378,7 +392,8 @@ static void run_ranks(const char *mode, int n, int *codes)
             snprintf(rs, sizeof rs, "%d", r);
             setenv("TETHER_RANK", rs, 1);
             /* the sender's only frame, or the receiver's first: a control frame */
-            if ((!strcmp(mode, "lastdrop") && r == 0) || (!strcmp(mode, "creditdrop") && r == 1))
+            if (((!strcmp(mode, "lastdrop") || !strcmp(mode, "awaydrop")) && r == 0) ||
+                (!strcmp(mode, "creditdrop") && r == 1))
                 setenv("SOFTVERBS_DROP_NTH", "1", 1);
             _exit(rank_main(mode));
         }
@@ -433,12 +448,12 @@ int main(int argc, char **argv)
     int n, codes[16], bad, ring = argc == 5 && !strcmp(argv[4], "ring");
     if ((argc != 4 && !ring) || (n = atoi(argv[2])) < 2 || n > 6 ||
         (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
-        fprintf(stderr,
-                "usage: rdma_fault "
-                "kill|stop|drop|creditdrop|lastdrop|dup|mismatch|bcastroot|bcastcount|nodev|nogid|"
-                "qplimit|idle|beatstop|beatidle N(2-6) "
-                "uc|rc "
-                "[ring]\n");
+        fprintf(stderr, "usage: rdma_fault "
+                        "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
+                        "bcastcount|nodev|nogid|"
+                        "qplimit|idle|beatstop|beatidle N(2-6) "
+                        "uc|rc "
+                        "[ring]\n");
         return 2;
     }
     if (!mkdtemp(dir)) {
