@@ -26,8 +26,9 @@
  * Loss (UC; retransmit.c): data frames carry a sequence number and every frame the number of the
  * peer's data frames taken in order (ack). On RC a gap is an error (the NIC resends). On UC the
  * sender keeps each data frame in its send slot until acknowledged and sends it and those after it
- * again (go-back-N) when the receiver reports a gap (a NACK: a later frame came first) or after a
- * timeout (a lost last frame); the receiver drops a duplicate or a frame after a gap by its number
+ * again (go-back-N) when the receiver reports a gap (a NACK: a later frame came first), or after a
+ * timeout probes with the oldest alone (a lost last frame: the probe's answer shows what is
+ * missing); the receiver drops a duplicate or a frame after a gap by its number
  * and reposts its slot. A lost SEND consumes no receive on UC, so a resent frame finds the receive
  * its first copy would have taken; a duplicate takes one until reposted, which at worst makes
  * another frame lost and resent. Control frames are not resent (all they carry is cumulative): one
