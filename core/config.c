@@ -67,6 +67,10 @@ const tether_env_var tether__env_table[] = {
      TETHER_READ_LIB},
     {"TETHER_RDMA_QP", "", "uc on macOS, rc on Linux", "RDMA queue pair type: uc or rc",
      TETHER_READ_LIB},
+    {"TETHER_RDMA_RESEND_MS", "", "0",
+     "UC: milliseconds a frame waits for its acknowledgement before it is sent again; 0: 4 round "
+     "trips of its link, at least 5",
+     TETHER_READ_LIB},
     {"TETHER_IBVERBS_LIB", "", "libibverbs.so.1", "path of the verbs library to load",
      TETHER_READ_LIB},
     {"TETHER_MPI_PLUGIN", "", "libtether-mpi-<flavour>.so beside libtether",

@@ -79,6 +79,19 @@ static const unsigned char *heartbeat(rdma_ep *ep, unsigned char head[SIDE_HDR],
     return at;
 }
 
+/* UC: the program may be away from tether (computing, or done with its last call) while a peer
+ * waits for an acknowledgement or a frame of ours is lost: each tick moves what came and lets the
+ * resends and acknowledgements go (retransmit.c). */
+static void uc_tick(rdma_ep *ep)
+{
+    int moved = 0;
+    tether__rdma_poll_cqs(ep, &moved); /* its acknowledgements owed go too */
+    if (moved && ep->loop) {           /* requests may have finished: wake their waits */
+        ep->events++;
+        tether__loop_signal(ep->loop);
+    }
+}
+
 static void beat(void *arg, int beating)
 {
     rdma_ep *ep = arg;
@@ -97,6 +110,8 @@ static void beat(void *arg, int beating)
     }
     if (!ep->err)
         tether__liveness_sample(&liveness, ep, ep->size, ep->beat, tether__net_now_ms());
+    if (!ep->err && ep->uc)
+        uc_tick(ep);
     pthread_mutex_unlock(&ep->mu);
 }
 

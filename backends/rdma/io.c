@@ -10,7 +10,9 @@
  * stays in its slot, and so do the frames behind it, so a slow onward link holds the upstream
  * sender back (rdma_impl.h: flow control, and why a cycle of such waits cannot form). A SEND is as
  * small as its payload plus the header, and inline when the device allows. A large message to a
- * peer with several links goes as one part per link, each matched on its own link. */
+ * peer with several links goes as one part per link, each matched on its own link. On UC a data
+ * frame stays in its send slot until the peer acknowledges it, and one out of sequence is dropped
+ * and the gap resent (retransmit.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,7 @@
 #define WR_RECV 1u
 #define WR_SEND 2u
 #define POLL_BATCH 16
+#define ACK_RETRY_US 1000 /* an acknowledgement that found no room: look again (not spin) */
 
 static uint64_t wr_id(const rdma_link *l, unsigned kind, int slot)
 {
@@ -63,28 +66,36 @@ int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot)
     return TETHER_OK;
 }
 
-/* The next frame's header; it hands the peer the credits we owe. */
+/* The next frame's header; it tells the peer what we have taken and reposted, and asks for a
+ * resend after a gap. */
 static rdma_hdr header(rdma_link *l, uint32_t type, const struct tether_req *r, uint64_t off)
 {
     static const tether_tag none;
     rdma_hdr h = {.type = type,
                   .seq = l->tx_seq,
-                  .credits = l->pending,
+                  .credits = l->released,
                   .ctrl_seen = l->ctrl_seen,
+                  .ack = l->rx_seq,
+                  .flags = !l->win.nack_owed                 ? 0
+                           : l->win.nack_owed == NACK_ANSWER ? HDR_NACK | HDR_PROBE
+                                                             : HDR_NACK,
                   .tag = r ? r->tag : none,
                   .msglen = r ? r->len : 0,
                   .offset = off,
                   .src = r ? r->src : 0,
                   .dst = r ? r->dst : 0};
     l->pending = 0;
+    l->win.ack_told = l->rx_seq;
+    l->win.ack_owed = 0;
+    if (l->win.nack_owed)
+        l->win.nacked = l->rx_seq + 1;
+    l->win.nack_owed = 0;
     return h;
 }
 
-static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *payload, size_t n)
+int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len)
 {
-    int slot = l->free_send[--l->nfree_send];
     unsigned char *p = tether__rdma_slot(l, slot);
-    size_t len = sizeof *h + n;
     struct ibv_sge sge = {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = l->dev->mr->lkey};
     struct ibv_send_wr wr = {.wr_id = wr_id(l, WR_SEND, slot),
                              .sg_list = &sge,
@@ -93,16 +104,35 @@ static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *
                              .send_flags =
                                  IBV_SEND_SIGNALED | (len <= l->max_inline ? IBV_SEND_INLINE : 0)};
     struct ibv_send_wr *bad = NULL;
-    int rc;
-    memcpy(p, h, sizeof *h);
-    if (n)
-        memcpy(p + sizeof *h, payload, n);
-    if ((rc = ibv_post_send(l->qp, &wr, &bad)) != 0)
+    int rc = ibv_post_send(l->qp, &wr, &bad);
+    if (rc)
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: ibv_post_send of %zu bytes to rank %d "
                                   "on %s failed: %s",
                                   len, l->peer, l->dev->name, strerror(rc));
-    l->tx_seq++;
+    return TETHER_OK;
+}
+
+void tether__rdma_slot_unref(rdma_link *l, int slot)
+{
+    if (--l->slot_refs[slot - RECV_SLOTS] == 0)
+        l->free_send[l->nfree_send++] = slot;
+}
+
+/* A frame into a free send slot, posted; a data frame takes the next number (and on UC stays in its
+ * slot until acknowledged). */
+static int post_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const void *payload, size_t n)
+{
+    int slot = l->free_send[--l->nfree_send];
+    unsigned char *p = tether__rdma_slot(l, slot);
+    size_t len = sizeof *h + n;
+    memcpy(p, h, sizeof *h);
+    if (n)
+        memcpy(p + sizeof *h, payload, n);
+    l->slot_refs[slot - RECV_SLOTS] = 1;
+    TRY(tether__rdma_post_slot(ep, l, slot, len));
+    if (h->type == FRAME_DATA)
+        tether__rdma_keep(ep, l, l->tx_seq++, slot, (int)len);
     return TETHER_OK;
 }
 
@@ -130,9 +160,26 @@ static int own_spare(const rdma_ep *ep, const rdma_link *l)
     return ep->ring && ep->size > 3 && l->lane == 0 ? OWN_SPARE : 0;
 }
 
-int tether__rdma_push(rdma_ep *ep, rdma_link *l)
+/* A control frame (credits, acknowledgements, a NACK) if the peer has a receive kept for it.
+ * now_us: the time on UC (one clock read per progress: test() spins on it). */
+static int send_control(rdma_ep *ep, rdma_link *l, int64_t now_us)
 {
-    while (l->sendq && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
+    rdma_hdr h;
+    if (l->nfree_send == 0 || ep->peers[l->peer].bye || !tether__rdma_ctrl_room(ep, l, now_us))
+        return TETHER_OK;
+    h = header(l, FRAME_CREDIT, NULL, 0);
+    TRY(post_frame(ep, l, &h, NULL, 0));
+    l->ctrl_out++;
+    l->ctrl_us = now_us;
+    return TETHER_OK;
+}
+
+static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
+{
+    int resending = tether__rdma_resend(ep, l, now_us);
+    if (resending < 0)
+        return resending;
+    while (!resending && l->sendq && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
         rdma_part *pt = l->sendq;
         struct tether_req *r = pt->req;
         size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
@@ -147,13 +194,33 @@ int tether__rdma_push(rdma_ep *ep, rdma_link *l)
         }
     }
     /* Returns pile up with no data going back: send them alone, in a receive kept for that; at
-     * once while frames of l's are held back, as the peer may wait for just that slot. */
-    if ((l->pending >= DATA_SLOTS / 2 || (l->pending && l->nheld)) &&
-        l->ctrl_sent - l->ctrl_acked < CTRL_SLOTS && l->nfree_send > 0 && !ep->peers[l->peer].bye) {
-        rdma_hdr h = header(l, FRAME_CREDIT, NULL, 0);
-        TRY(post_frame(ep, l, &h, NULL, 0));
-        l->ctrl_sent++;
+     * once while frames of l's are held back, as the peer may wait for just that slot; and a gap's
+     * NACK at once. */
+    if (l->pending >= DATA_SLOTS / 2 || (l->pending && l->nheld) || l->win.nack_owed)
+        TRY(send_control(ep, l, now_us));
+    return TETHER_OK;
+}
+
+int tether__rdma_push(rdma_ep *ep, rdma_link *l)
+{
+    return push_at(ep, l, ep->uc ? tether__rdma_now_us() : 0);
+}
+
+/* UC: control frames for links whose peer waits on our acknowledgements while nothing else goes;
+ * in *due_ms how long until the next is due (ms, rounded up), or -1: how long a wait may sleep. */
+static int quiet(rdma_ep *ep, int64_t now, int *due_ms)
+{
+    int64_t next = -1;
+    for (RDMA_EACH_LINK(ep, l)) {
+        int64_t due = l->qp ? tether__rdma_ack_due(ep, l, now) : -1;
+        if (due == 0) {
+            TRY(send_control(ep, l, now));
+            due = tether__rdma_ack_due(ep, l, now) == 0 ? ACK_RETRY_US : -1; /* no room yet */
+        }
+        if (due >= 0 && (next < 0 || due < next))
+            next = due;
     }
+    *due_ms = next < 0 ? -1 : (int)((next + 999) / 1000);
     return TETHER_OK;
 }
 
@@ -373,7 +440,7 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
         h->dst != r->dst)
         return protocol_error(ep, from, "a frame out of its message's order or bounds");
     next = tether__rdma_hop(ep, (int)r->dst);
-    if (next->credits <= 0 || next->nfree_send == 0)
+    if (next->credits <= 0 || next->nfree_send == 0 || next->win.rewinding)
         return PASS_WAIT;
     out = header(next, FRAME_DATA, r, h->offset);
     TRY(post_frame(ep, next, &out, p, n));
@@ -405,6 +472,7 @@ static int in_run(rdma_ep *ep, rdma_link *l)
         l->held_head = (l->held_head + 1) % DATA_SLOTS;
         l->nheld--;
         l->pending++;
+        l->released++;
         TRY(tether__rdma_post_recv(ep, l, slot));
     }
     return TETHER_OK;
@@ -421,6 +489,22 @@ static int data_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
     return in_run(ep, l);
 }
 
+/* What every frame's header tells, even a dropped one's (the counts only grow): the credits and
+ * control receives the peer has freed. */
+static void credits_in(rdma_link *l, const rdma_hdr *h)
+{
+    int32_t freed = (int32_t)(h->credits - l->peer_released);
+    uint32_t seen = h->ctrl_seen - l->ctrl_acked;
+    if (freed > 0) {
+        l->credits += freed;
+        l->peer_released = h->credits;
+    }
+    if ((int32_t)seen > 0) {
+        l->ctrl_acked = h->ctrl_seen;
+        l->ctrl_out = seen < l->ctrl_out ? l->ctrl_out - seen : 0;
+    }
+}
+
 static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
 {
     const unsigned char *p = tether__rdma_slot(l, slot);
@@ -430,20 +514,25 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
     memcpy(&h, p, sizeof h);
     if (h.type != FRAME_DATA && h.type != FRAME_CREDIT)
         return protocol_error(ep, l, "unknown frame type");
+    credits_in(l, &h);
+    TRY(tether__rdma_acked(ep, l, &h));
+    if (h.type == FRAME_CREDIT) {
+        l->ctrl_seen++;
+        tether__rdma_behind(ep, l, &h);
+        return tether__rdma_post_recv(ep, l, slot);
+    }
+    if (h.seq != l->rx_seq && ep->uc)
+        return tether__rdma_out_of_order(ep, l, slot, &h);
     if (h.seq != l->rx_seq)
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: frame %u from rank %d on %s arrived where "
                                   "frame %u was due: a message was lost or reordered on the way "
-                                  "(%s QPs do not retransmit), so its data is not used",
-                                  h.seq, l->peer, l->dev->name, l->rx_seq, ep->uc ? "UC" : "RC");
+                                  "though RC QPs retransmit, so its data is not used",
+                                  h.seq, l->peer, l->dev->name, l->rx_seq);
     l->rx_seq++;
-    l->credits += (int)h.credits;
-    if ((int32_t)(h.ctrl_seen - l->ctrl_acked) > 0)
-        l->ctrl_acked = h.ctrl_seen;
-    if (h.type == FRAME_DATA)
-        return data_in(ep, l, slot, byte_len);
-    l->ctrl_seen++;
-    return tether__rdma_post_recv(ep, l, slot);
+    tether__rdma_taken(ep, l);
+    tether__rdma_probed(ep, l, &h);
+    return data_in(ep, l, slot, byte_len);
 }
 
 static int completion(rdma_ep *ep, const struct ibv_wc *wc)
@@ -476,7 +565,7 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
     }
     atomic_fetch_add_explicit(&ep->moved, 1, memory_order_relaxed);
     if (kind == WR_SEND) {
-        l->free_send[l->nfree_send++] = slot;
+        tether__rdma_slot_unref(l, slot);
         return TETHER_OK;
     }
     return frame_in(ep, l, slot, wc->byte_len);
@@ -485,6 +574,7 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
 int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
 {
     struct ibv_wc wc[POLL_BATCH];
+    int64_t now;
     if (ep->err)
         return ep->err;
     for (int d = 0; d < ep->ndev; d++) {
@@ -503,11 +593,12 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
     }
     for (RDMA_EACH_LINK(ep, l)) /* frames held back first: passing frames go before own ones */
         TRY(in_run(ep, l));
+    now = ep->uc ? tether__rdma_now_us() : 0;
     for (RDMA_EACH_LINK(ep, l)) {
-        TRY(tether__rdma_push(ep, l));
+        TRY(push_at(ep, l, now));
         TRY(tether__rdma_gone_check(ep, l));
     }
-    return TETHER_OK;
+    return ep->uc ? quiet(ep, now, &ep->ack_due_ms) : TETHER_OK;
 }
 
 /* Match part pt of a receive from peer against what came unexpected on its link. */

@@ -81,6 +81,15 @@ static int qp_type_from_env(rdma_ep *ep)
     return TETHER_OK;
 }
 
+/* TETHER_RDMA_RESEND_MS: a fixed wait for a UC frame's acknowledgement; 0: from the round trip. */
+static int resend_from_env(rdma_ep *ep)
+{
+    long ms = 0;
+    TRY(tether__env_long("TETHER_RDMA_RESEND_MS", 0, 0, 60000, &ms));
+    ep->resend_us = (int64_t)ms * 1000;
+    return TETHER_OK;
+}
+
 /* The device named name: already open, or opened now from list. */
 static int device_for(rdma_ep *ep, struct ibv_device **list, int n, const char *name, int peer,
                       const char *file, rdma_dev **out)
@@ -224,6 +233,7 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     int rc;
     int64_t deadline = tether__net_now_ms() + cfg->timeout_ms;
     TRY(qp_type_from_env(ep));
+    TRY(resend_from_env(ep));
     if (tether__ibv_load(&ep->ibv, why, sizeof why))
         return tether__fail(TETHER_EUNAVAIL, "rdma: %s", why);
     TRY(tether__hostfile_load_devices(cfg->ibv_devices, &m));
@@ -276,6 +286,7 @@ static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int
     pthread_mutex_init(&ep->mu, NULL);
     ep->rank = cfg->rank;
     ep->size = cfg->size;
+    ep->ack_due_ms = -1;
     for (int p = 0; p < ep->size; p++) {
         ep->peers[p].fd = -1;
         for (int k = 0; k < MAX_CABLES; k++)
@@ -468,7 +479,9 @@ static int rdma_wait(tether_ep *tep, int timeout_ms)
     if (ep->loop && tether__loop_missed(ep->loop))
         tether__loop_seen(ep->loop);
     else if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
-        sleep_on_fds(ep, timeout_ms);
+        sleep_on_fds(ep, ep->ack_due_ms >= 0 && (timeout_ms < 0 || ep->ack_due_ms < timeout_ms)
+                             ? ep->ack_due_ms /* wake to send it */
+                             : timeout_ms);
     if (ep->loop) {
         if (moved)
             ep->events++;
@@ -563,6 +576,11 @@ static void rdma_close(tether_ep *tep)
     ep->beat = NULL;
     pthread_mutex_lock(&ep->mu);
     drain_sends(ep);
+    if (ep->uc)
+        TLOG_INFO("rdma: rank %d resent %llu UC frames, dropped %llu duplicates and %llu frames "
+                  "after a gap",
+                  ep->rank, (unsigned long long)ep->resent, (unsigned long long)ep->dups,
+                  (unsigned long long)ep->gaps);
     tether__rdma_side_say(ep, SIDE_BYE, 0, NULL);
     /* Ring mode: others' messages may still pass through here; keep forwarding until every rank
      * has closed too (or the time is up). */

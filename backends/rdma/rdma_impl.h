@@ -3,7 +3,7 @@
  * Words: a peer is another world rank: a TCP side channel to it (set-up exchange, liveness, abort
  * and bye), the receives posted for messages from it, and its links. A link is one QP to a peer on
  * one device (one cable); a peer has one link per device its matrix entry names, none when it is
- * not a ring neighbour (its messages are forwarded). A frame is one SEND: a 56-byte header and up
+ * not a ring neighbour (its messages are forwarded). A frame is one SEND: a 64-byte header and up
  * to a slot of payload; a message is cut into frames in order. Each device has one registered
  * pool, carved into slots: per link RECV_SLOTS posted receives and SEND_SLOTS frames being sent.
  *
@@ -16,11 +16,23 @@
  *
  * Flow control (credits): a frame is sent only into a receive the peer has posted, so nothing is
  * ever dropped for want of a RECV (UC drops it silently). The peer posted DATA_SLOTS receives for
- * data frames: those are our credits, and every frame it sends back returns the slots it reposted
- * since. CTRL_SLOTS more receives take credit-only frames, sent when returns pile up and nothing
- * goes the other way; their slots come back through the ctrl_seen count in every frame. Frames
- * carry a sequence number, so a frame lost or reordered on UC is an error, never wrong data.
- * Credit-only frames are never held back, so withholding data credits cannot stop credit returns.
+ * data frames: those are our credits, and every frame it sends back says how many data frames it
+ * has handled and reposted in all (a count, not a difference, so a lost frame loses no credit).
+ * CTRL_SLOTS more receives take control frames (credits and acknowledgements alone), sent when
+ * returns pile up, or when the link goes quiet, and nothing goes the other way; their slots come
+ * back through the ctrl_seen count in every frame. Control frames are never held back, so
+ * withholding data credits cannot stop credit returns.
+ *
+ * Loss (UC; retransmit.c): data frames carry a sequence number and every frame the number of the
+ * peer's data frames taken in order (ack). On RC a gap is an error (the NIC resends). On UC the
+ * sender keeps each data frame in its send slot until acknowledged and sends it and those after it
+ * again (go-back-N) when the receiver reports a gap (a NACK: a later frame came first), or after a
+ * timeout probes with the oldest alone (a lost last frame: the probe's answer shows what is
+ * missing); the receiver drops a duplicate or a frame after a gap by its number
+ * and reposts its slot. A lost SEND consumes no receive on UC, so a resent frame finds the receive
+ * its first copy would have taken; a duplicate takes one until reposted, which at worst makes
+ * another frame lost and resent. Control frames are not resent (all they carry is cumulative): one
+ * not seen by the peer within the resend timeout is counted lost, so its receive is free again.
  *
  * Passing frames (ring mode): a link carries one own message of its rank at a time, but frames
  * passing through go out between them, as soon as the onward link has a credit, so a frame is
@@ -50,7 +62,7 @@
 #define DATA_SLOTS 16
 #define CTRL_SLOTS 2
 #define RECV_SLOTS (DATA_SLOTS + CTRL_SLOTS)
-#define SEND_SLOTS 16
+#define SEND_SLOTS (DATA_SLOTS + CTRL_SLOTS) /* UC keeps up to DATA_SLOTS frames for resends */
 #define LINK_SLOTS (RECV_SLOTS + SEND_SLOTS)
 
 #define FRAME_DATA 0x52444101u
@@ -60,18 +72,23 @@
 #define STRIPE_MIN (256u << 10) /* smaller messages to a peer go whole on its first link */
 #define OWN_SPARE 1             /* credits a rank's own frames leave for passing ones (above) */
 
+#define HDR_NACK 1u  /* rdma_hdr.flags: frame ack is missing: send it and those after it again */
+#define HDR_PROBE 2u /* data: a resend after a timeout, answer at once; control: the answer */
+
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
-    uint32_t seq;       /* frame number on this link, from 0 */
-    uint32_t credits;   /* data receives the sender reposted for us since its last frame */
-    uint32_t ctrl_seen; /* credit-only frames of ours the sender has taken in, in all */
+    uint32_t seq;       /* data: frame number on this link, from 0; control: the next one's */
+    uint32_t credits;   /* data frames of ours the sender has handled and reposted, in all */
+    uint32_t ctrl_seen; /* control frames of ours the sender has taken in, in all */
+    uint32_t ack;       /* data frames of ours the sender has taken in order, in all */
+    uint32_t flags;     /* HDR_NACK, HDR_PROBE */
     tether_tag tag;
     uint64_t msglen;   /* bytes of the whole message */
     uint64_t offset;   /* where this frame's payload goes in this link's part of it */
     uint32_t src, dst; /* origin and destination rank: a rank on the way passes it on */
 } rdma_hdr;
 
-_Static_assert(sizeof(rdma_hdr) == 56, "the frame header is 56 bytes on every platform");
+_Static_assert(sizeof(rdma_hdr) == 64, "the frame header is 64 bytes on every platform");
 
 #define SLOT_PAYLOAD (SLOT_SIZE - sizeof(rdma_hdr))
 
@@ -100,6 +117,32 @@ typedef struct rdma_qp_info {
 
 typedef struct rdma_part rdma_part;
 
+/* A data frame kept for a resend (UC) until the peer acknowledges it. */
+typedef struct rdma_kept {
+    int slot, len;
+    int64_t sent_us; /* when it last went */
+    int resent;      /* sent more than once: no round-trip sample from it */
+} rdma_kept;
+
+#define NACK_ANSWER 2
+
+/* UC retransmission state of a link (retransmit.c). */
+typedef struct rdma_window {
+    rdma_kept kept[DATA_SLOTS]; /* frames acked .. tx_seq - 1, by number % DATA_SLOTS */
+    uint32_t acked;             /* our data frames the peer has taken in order, in all */
+    uint32_t rewind;            /* the next frame to send again, while rewinding */
+    int rewinding;              /* frames rewind .. tx_seq - 1 go again, in order */
+    int probing;                /* frame probe went again alone after a timeout, */
+    uint32_t probe, probe_end;  /* when frames up to probe_end - 1 had gone */
+    int backoff;                /* timeouts in a row with nothing acknowledged: doubles the wait */
+    int64_t srtt_us;            /* smoothed round trip, 0 before the first sample */
+    uint32_t ack_told;          /* rx_seq as we last told the peer */
+    int64_t taken_us;           /* when a frame not yet acknowledged was first taken */
+    int ack_owed;               /* a duplicate came: acknowledge again even if told */
+    uint32_t nacked;            /* rx_seq + 1 when a NACK went for it, else 0 */
+    int nack_owed;              /* a gap seen, or NACK_ANSWER: a probe, not yet told */
+} rdma_window;
+
 typedef struct rdma_link {
     int peer, lane; /* the rank it reaches, and which of that rank's links it is */
     rdma_dev *dev;
@@ -107,13 +150,19 @@ typedef struct rdma_link {
     struct ibv_qp *qp;
     uint32_t max_inline;
     /* flow control */
-    int credits; /* data frames we may still send */
-    uint32_t ctrl_sent, ctrl_acked;
-    uint32_t pending; /* data receives reposted since we last told the peer */
+    int credits;            /* data frames we may still send */
+    uint32_t peer_released; /* the peer's last credits count (rdma_hdr.credits) */
+    uint32_t ctrl_out;      /* control frames sent, not yet seen by the peer nor counted lost */
+    uint32_t ctrl_acked;    /* the peer's last ctrl_seen */
+    int64_t ctrl_us;        /* when the last control frame went */
+    uint32_t released;      /* data frames of the peer's handled and reposted, in all */
+    uint32_t pending;       /* of those, reposted since we last told the peer */
     uint32_t ctrl_seen;
-    uint32_t tx_seq, rx_seq;
+    uint32_t tx_seq, rx_seq; /* data frames only */
     int free_send[SEND_SLOTS];
     int nfree_send;
+    uint8_t slot_refs[SEND_SLOTS]; /* per send slot: its WRs not yet completed, +1 while kept */
+    rdma_window win;               /* UC: frames kept for resends, and acknowledgements */
     /* messages */
     rdma_part *sendq, *sendq_tail; /* own parts not yet wholly framed, in order */
     /* data frames in, not yet handled, oldest first, still in their receive slots (not reposted:
@@ -194,9 +243,14 @@ typedef struct rdma_ep {
      * the threads asleep in wait()'s own poll() now. */
     uint64_t calls, calls_seen;
     int drivers;
-    int propagated;          /* that thread told every peer of the break */
-    uint64_t events;         /* bumped when requests may have finished, for waiters on loop */
-    _Atomic uint64_t moved;  /* successful completions (the vtable's moved()) */
+    int propagated;         /* that thread told every peer of the break */
+    uint64_t events;        /* bumped when requests may have finished, for waiters on loop */
+    _Atomic uint64_t moved; /* successful completions (the vtable's moved()) */
+    /* UC loss (retransmit.c): TETHER_RDMA_RESEND_MS in microseconds (0: from the round trip), and
+     * what it cost: frames sent again, duplicates and frames after a gap dropped */
+    int64_t resend_us;
+    uint64_t resent, dups, gaps;
+    int ack_due_ms; /* after the last progress: when an acknowledgement is due alone, -1 none */
     tether__rxcache rxcache; /* blocks for unexpected messages */
     tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
     /* what the heartbeats carry (core/waitstate.h), NULL when none: the records, and room for a
@@ -244,6 +298,34 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r);
 /* Post receive r's parts into buf (r->peer, r->len, r->tag set). */
 int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf);
 int tether__rdma_sends_left(rdma_ep *ep);
+/* Post send slot slot (len bytes, its frame in it) on l's QP, once more or for the first time. */
+int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len);
+/* One hold on send slot slot ended (a completion, an acknowledgement): free with the last. */
+void tether__rdma_slot_unref(rdma_link *l, int slot);
+
+/* retransmit.c: UC's resends and acknowledgements; no-ops on RC. Caller holds ep->mu. */
+/* A data frame of number seq just went in slot (len bytes): keep it for a resend. */
+void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int len);
+/* What a frame from the peer says of ours: acknowledgements, and a NACK's resend. */
+int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
+/* A data frame whose number is not the next one's: dropped (its slot reposted); a gap is NACKed. */
+int tether__rdma_out_of_order(rdma_ep *ep, rdma_link *l, int slot, const rdma_hdr *h);
+/* A data frame taken or dropped: a probe is answered with a NACK at once. */
+void tether__rdma_probed(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
+/* A control frame saying the peer sent frames we have not seen: NACK them. */
+void tether__rdma_behind(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
+/* Frames due again (a NACK, a timeout) go, in order; 1 while some remain: no new frame may go. */
+int tether__rdma_resend(rdma_ep *ep, rdma_link *l, int64_t now_us);
+/* Whether a control frame may go: fewer than CTRL_SLOTS unseen (older ones count lost). */
+int tether__rdma_ctrl_room(rdma_ep *ep, rdma_link *l, int64_t now_us);
+/* A data frame was taken in order: its acknowledgement is owed from now. */
+void tether__rdma_taken(rdma_ep *ep, rdma_link *l);
+/* Microseconds until the peer should hear from us though nothing else goes (frames taken and
+ * untold for ACK_DELAY_US; a duplicate or a gap: at once): 0 now, -1 nothing owed. */
+int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
+/* The peer left (bye): what it has not acknowledged it will never need. */
+void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
+int64_t tether__rdma_now_us(void);
 
 /* probe.c: the vtable's probe (core/transport.h). */
 int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);

@@ -133,6 +133,8 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (h[0] == SIDE_BYE) {
         l->bye = 1;
         memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
+        for (int k = 0; k < l->nlinks; k++) /* it took what it needed: no resends to it */
+            tether__rdma_forget(ep, &l->link[k]);
     } else if (h[3] && ep->ws) { /* a heartbeat's records; its bytes alone were the news */
         char why[TETHER_ERRMSG_MAX];
         if (tether__ws_merge(ep->ws, peer, l->side_buf + SIDE_HDR, h[3], why, sizeof why) < 0)

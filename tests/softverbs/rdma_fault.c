@@ -2,15 +2,24 @@
  * wrong data.
  *
  * Usage: rdma_fault
- * kill|drop|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|beatstop|beatidle N uc|rc
+ * kill|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|
+ * beatstop|beatidle N uc|rc
  * [ring] (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours
  * only, so the backend runs in ring mode and forwards) The parent forks N ranks that bootstrap
  * through a coordinator on 127.0.0.1 (tether launch would stop the survivors when one dies) and
  * judges their exit codes: kill     rank 1 kills itself mid-all-reduce: every survivor fails with
  * EPEER or ENET in < 5 s. stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3:
  * every survivor fails (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s. drop     each
- * rank's 7th frame is lost (SOFTVERBS_DROP_NTH): on uc some rank must fail and no rank may see a
- * wrong element; on rc the QP retransmits and every rank must finish. mismatch rank 0 all-reduces
+ * rank's 7th frame is lost (SOFTVERBS_DROP_NTH): every rank must finish with the right data (uc:
+ * the backend resends it; rc: the QP does). creditdrop rank 0 sends rank 1 a 40-frame message:
+ * rank 1's first frame, a control frame (credits, acknowledgements), is lost; every rank must
+ * finish. lastdrop with TETHER_TIMEOUT=0, rank 0 sends rank 1 a one-frame message, which is lost,
+ * then waits for rank 1's answer: nothing else goes until it is resent; every rank must finish in
+ * < 5 s. awaydrop the same, but rank 0 stays away from tether (sleeping) for 1.5 s after its send:
+ * its heartbeat thread must resend, so rank 1 has the message within 0.75 s. dup
+ * TETHER_RDMA_RESEND_MS=1 and completions 2 ms late (SOFTVERBS_DELAY_US): frames go
+ * again before their acknowledgements are seen, so ranks receive duplicates (ctest checks the
+ * count in the TETHER_VERBOSE=1 line), and every rank must finish. mismatch rank 0 all-reduces
  * one element more: every rank fails with EMISMATCH. bcastroot, bcastcount: rank 1 broadcasts from
  * root 1 where the others name root 0, or the last rank (a leaf) one element more: every rank fails
  * that call with EMISMATCH, root and forwarders included. nodev    no devices:
@@ -209,6 +218,53 @@ static int away_peer(tether_group *g, int stops)
     return took > 0.2 + 3.5 * BEAT_S + 1.0 ? SLOW : SAW_ERROR;
 }
 
+/* creditdrop (big), lastdrop and awaydrop (away): rank 0 sends rank 1 a message of 40 frames or of
+ * one, (away: sleeps AWAY_S outside tether,) then waits for rank 1's one-element answer; every rank
+ * then meets in a barrier. */
+#define BIG_FRAMES 40
+#define AWAY_S 1.5
+static int lost_frame(tether_group *g, int big, int away)
+{
+    int rank = tether_group_rank(g), rc = TETHER_OK;
+    size_t count = big ? BIG_FRAMES * (64u << 10) / sizeof(float) : 4;
+    float *v = malloc(count * sizeof *v), answer = 1;
+    double t0 = now_s(), took;
+    if (rank == 0) {
+        for (size_t i = 0; i < count; i++)
+            v[i] = (float)i;
+        rc = tether_send(g, v, count, TETHER_FLOAT32, 1);
+        if (away)
+            usleep((useconds_t)(AWAY_S * 1e6));
+        if (rc == TETHER_OK)
+            rc = tether_recv(g, &answer, 1, TETHER_FLOAT32, 1);
+    } else if (rank == 1) {
+        rc = tether_recv(g, v, count, TETHER_FLOAT32, 0);
+        if (away && now_s() - t0 > AWAY_S / 2) {
+            fprintf(stderr,
+                    "rank 1: the message came after %.2f s: not resent while rank 0 was "
+                    "away\n",
+                    now_s() - t0);
+            free(v);
+            return SLOW;
+        }
+        for (size_t i = 0; rc == TETHER_OK && i < count; i++)
+            if (v[i] != (float)i) {
+                fprintf(stderr, "rank 1: element %zu is %g: WRONG DATA\n", i, (double)v[i]);
+                free(v);
+                return WRONG_DATA;
+            }
+        if (rc == TETHER_OK)
+            rc = tether_send(g, &answer, 1, TETHER_FLOAT32, 0);
+    }
+    took = now_s() - t0;
+    free(v);
+    if (rc == TETHER_OK)
+        rc = tether_barrier(g);
+    fprintf(stderr, "rank %d: %s after %.2f s: %s\n", rank, tether_err_name(rc), took,
+            rc ? tether_last_error() : "");
+    return rc ? SAW_ERROR : took > LIMIT_S ? SLOW : FINISHED;
+}
+
 /* Init must fail with code and a message containing words. */
 static int init_fails(int code, const char *words)
 {
@@ -246,6 +302,8 @@ static int rank_main(const char *mode)
         rc = any_source_fault(g, mode);
     else if (!strncmp(mode, "beat", 4))
         rc = away_peer(g, !strcmp(mode, "beatstop"));
+    else if (strstr(mode, "drop") && strcmp(mode, "drop"))
+        rc = lost_frame(g, !strcmp(mode, "creditdrop"), !strcmp(mode, "awaydrop"));
     else
         rc = run_rounds(g, !strcmp(mode, "kill") || !strcmp(mode, "stop") ? 1 : -1,
                         !strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
@@ -298,7 +356,11 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     snprintf(v, sizeof v, "%d", n);
     setenv("TETHER_SIZE", v, 1);
     setenv("TETHER_JOB_TOKEN", "rdma-fault-test", 1);
-    setenv("TETHER_TIMEOUT", !strcmp(mode, "stop") ? "3" : strncmp(mode, "beat", 4) ? "4" : "0", 1);
+    setenv("TETHER_TIMEOUT",
+           !strcmp(mode, "stop")                                                              ? "3"
+           : strncmp(mode, "beat", 4) && strcmp(mode, "lastdrop") && strcmp(mode, "awaydrop") ? "4"
+                                                                                              : "0",
+           1);
     setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
     setenv("TETHER_RDMA_QP", qp, 1);
     setenv("TETHER_IBV_DEVICES", devs, 1);
@@ -311,6 +373,10 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
            1);
     if (!strcmp(mode, "drop"))
         setenv("SOFTVERBS_DROP_NTH", "7", 1);
+    if (!strcmp(mode, "dup")) {
+        setenv("SOFTVERBS_DELAY_US", "2000", 1);
+        setenv("TETHER_RDMA_RESEND_MS", "1", 1);
+    }
     if (!strcmp(mode, "qplimit"))
         setenv("SOFTVERBS_MAX_QP", "1", 1);
 }
@@ -325,6 +391,10 @@ static void run_ranks(const char *mode, int n, int *codes)
             char rs[16];
             snprintf(rs, sizeof rs, "%d", r);
             setenv("TETHER_RANK", rs, 1);
+            /* the sender's only frame, or the receiver's first: a control frame */
+            if (((!strcmp(mode, "lastdrop") || !strcmp(mode, "awaydrop")) && r == 0) ||
+                (!strcmp(mode, "creditdrop") && r == 1))
+                setenv("SOFTVERBS_DROP_NTH", "1", 1);
             _exit(rank_main(mode));
         }
     }
@@ -344,8 +414,16 @@ static void run_ranks(const char *mode, int n, int *codes)
     free(pids);
 }
 
+/* Modes where every rank finishes: lost frames are resent and duplicates dropped (both QP types),
+ * idle ranks' threads forward, a late rank is waited for. */
+static int must_finish(const char *mode)
+{
+    return strstr(mode, "drop") || !strcmp(mode, "dup") || !strcmp(mode, "idle") ||
+           !strcmp(mode, "beatidle");
+}
+
 /* Whether the ranks' exit codes are what mode demands. */
-static int judge(const char *mode, const char *qp, const int *codes, int n)
+static int judge(const char *mode, const int *codes, int n)
 {
     int errors = 0;
     for (int r = 0; r < n; r++) {
@@ -353,18 +431,13 @@ static int judge(const char *mode, const char *qp, const int *codes, int n)
             return 1;
         if ((strstr(mode, "kill") || strstr(mode, "stop")) && r != 1 && codes[r] != SAW_ERROR)
             return 1;
-        if (((!strcmp(mode, "drop") && !strcmp(qp, "rc")) || !strcmp(mode, "idle") ||
-             !strcmp(mode, "beatidle")) &&
-            codes[r] != FINISHED)
+        if (must_finish(mode) && codes[r] != FINISHED)
             return 1;
         errors += codes[r] == SAW_ERROR;
     }
     if (!strcmp(mode, "anybye")) /* rank 0 fails, the others closed normally */
         return codes[0] != SAW_ERROR;
-    /* uc drop: a lost frame must surface somewhere; the others: every rank fails as expected */
-    if (!strcmp(mode, "drop"))
-        return !strcmp(qp, "uc") && errors == 0;
-    if (!strcmp(mode, "idle") || !strcmp(mode, "beatidle"))
+    if (must_finish(mode))
         return 0;
     return !strstr(mode, "kill") && !strstr(mode, "stop") && errors != n;
 }
@@ -375,12 +448,12 @@ int main(int argc, char **argv)
     int n, codes[16], bad, ring = argc == 5 && !strcmp(argv[4], "ring");
     if ((argc != 4 && !ring) || (n = atoi(argv[2])) < 2 || n > 6 ||
         (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
-        fprintf(stderr,
-                "usage: rdma_fault "
-                "kill|stop|drop|mismatch|bcastroot|bcastcount|nodev|nogid|qplimit|idle|beatstop|"
-                "beatidle N(2-6) "
-                "uc|rc "
-                "[ring]\n");
+        fprintf(stderr, "usage: rdma_fault "
+                        "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
+                        "bcastcount|nodev|nogid|"
+                        "qplimit|idle|beatstop|beatidle N(2-6) "
+                        "uc|rc "
+                        "[ring]\n");
         return 2;
     }
     if (!mkdtemp(dir)) {
@@ -391,7 +464,7 @@ int main(int argc, char **argv)
     write_devices(devs, n, !strcmp(argv[1], "qplimit"), ring);
     set_env(argv[1], n, argv[3], dir, devs);
     run_ranks(argv[1], n, codes);
-    bad = judge(argv[1], argv[3], codes, n);
+    bad = judge(argv[1], codes, n);
     for (int r = 0; r < n; r++)
         fprintf(stderr, "rank %d exited %d\n", r, codes[r]);
     unlink(devs);

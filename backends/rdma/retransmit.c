@@ -1,0 +1,213 @@
+/* backends/rdma/retransmit.c - UC's answer to loss: data frames kept until acknowledged, sent again
+ * from the first missing one (go-back-N) when the receiver reports a gap, and duplicates dropped by
+ * number (rdma_impl.h: Loss). RC's NIC resends by itself: every function here is a no-op there, so
+ * RC frames leave their send slots at their completion as before.
+ *
+ * A gap shows only when a later frame arrives. When none does (the last frames of a call lost, or
+ * their acknowledgement late) the oldest unacknowledged frame goes again alone, as a probe, after
+ * TETHER_RDMA_RESEND_MS, or 4 smoothed round trips of the link (measured from frames sent once, as
+ * in Karn's algorithm) and at least RESEND_MIN_US, doubled for each timeout in a row with nothing
+ * acknowledged. The receiver answers a probe at once with a NACK naming the frame it waits for; the
+ * link keeps its order, so every frame from that one up to the probe's time was lost and goes
+ * again. A late acknowledgement then costs one duplicate, not a window of them (duplicates take
+ * receives until reposted, so a burst of them would make more frames lost). A taken frame is
+ * acknowledged by the next frame going back, or alone after ACK_DELAY_US. A resend goes in
+ * order: a frame whose last copy is still being sent holds those behind it back, and no new frame
+ * goes before them. */
+#include <time.h>
+
+#include "rdma_impl.h"
+
+#define RESEND_MIN_US 5000    /* the adaptive wait's floor: a descheduled peer is not a loss */
+#define RESEND_FIRST_US 20000 /* before the link's first round trip is measured */
+#define RESEND_MAX_US 1000000 /* backoff's ceiling */
+#define BACKOFF_MAX 8
+/* How long a taken frame's acknowledgement waits for a frame going back to carry it: well within
+ * RESEND_MIN_US, so no probe goes for it, and long enough that a reply in a ping-pong carries it
+ * (a standalone one costs the peer a wake-up). */
+#define ACK_DELAY_US 1000
+
+int64_t tether__rdma_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static rdma_kept *kept(rdma_link *l, uint32_t seq)
+{
+    return &l->win.kept[seq % DATA_SLOTS]; /* 2^32 is a multiple of DATA_SLOTS: wraps align */
+}
+
+/* How long the oldest unacknowledged frame waits before it goes again. */
+static int64_t wait_us(const rdma_ep *ep, const rdma_link *l)
+{
+    int64_t us = ep->resend_us                        ? ep->resend_us
+                 : l->win.srtt_us == 0                ? RESEND_FIRST_US
+                 : 4 * l->win.srtt_us < RESEND_MIN_US ? RESEND_MIN_US
+                                                      : 4 * l->win.srtt_us;
+    int64_t cap = ep->resend_us > RESEND_MAX_US ? ep->resend_us : RESEND_MAX_US;
+    us <<= l->win.backoff;
+    return us < cap ? us : cap;
+}
+
+void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int len)
+{
+    if (!ep->uc)
+        return;
+    *kept(l, seq) = (rdma_kept){.slot = slot, .len = len, .sent_us = tether__rdma_now_us()};
+    l->slot_refs[slot - RECV_SLOTS]++;
+}
+
+/* A NACK for frame from: go back to it, unless a resend is under way (it covers the gap), that
+ * frame is a probe still on its way (the NACK is about its older copy), or the NACK answers a
+ * probe (answer) and from went after it: then nothing was lost, the acknowledgement was late. */
+static void nacked(rdma_link *l, uint32_t from, int answer, int64_t now)
+{
+    rdma_window *w = &l->win;
+    int64_t rtt = w->srtt_us ? w->srtt_us : RESEND_MIN_US;
+    if (from == l->tx_seq || w->rewinding ||
+        (w->probing && from == w->probe && now - kept(l, from)->sent_us < rtt) ||
+        (answer && (int32_t)(from - w->probe_end) >= 0))
+        return;
+    w->probing = 0;
+    w->rewinding = 1;
+    w->rewind = from;
+}
+
+int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
+{
+    rdma_window *w = &l->win;
+    int64_t now;
+    if (!ep->uc)
+        return TETHER_OK;
+    if ((int32_t)(h->ack - w->acked) <= 0 && !(h->flags & HDR_NACK))
+        return TETHER_OK;
+    if ((int32_t)(h->ack - l->tx_seq) > 0)
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: rank %d acknowledged frame %u on %s, but only %u were "
+                                  "sent: is it running a different tether version?",
+                                  l->peer, h->ack, l->dev->name, l->tx_seq);
+    now = tether__rdma_now_us();
+    for (; (int32_t)(h->ack - w->acked) > 0; w->acked++) {
+        rdma_kept *k = kept(l, w->acked);
+        if (!k->resent) { /* a round-trip sample: smoothed over 8 */
+            int64_t rtt = now - k->sent_us;
+            w->srtt_us = w->srtt_us ? (7 * w->srtt_us + rtt) / 8 : rtt;
+        }
+        tether__rdma_slot_unref(l, k->slot);
+        w->backoff = 0;
+        w->probing = 0;
+    }
+    if (w->rewinding && (int32_t)(w->rewind - w->acked) < 0)
+        w->rewind = w->acked;
+    if ((h->flags & HDR_NACK) && h->ack == w->acked)
+        nacked(l, h->ack, (h->flags & HDR_PROBE) != 0, now);
+    return TETHER_OK;
+}
+
+/* The peer should learn it skipped frames: once per frame awaited (a lost NACK: the timeout). */
+static void owe_nack(rdma_link *l)
+{
+    if (l->win.nacked != l->rx_seq + 1)
+        l->win.nack_owed = 1;
+}
+
+void tether__rdma_probed(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
+{
+    if (ep->uc && (h->flags & HDR_PROBE))
+        l->win.nack_owed = NACK_ANSWER; /* at once, even if a NACK for that frame went before */
+}
+
+int tether__rdma_out_of_order(rdma_ep *ep, rdma_link *l, int slot, const rdma_hdr *h)
+{
+    if ((int32_t)(h->seq - l->rx_seq) < 0) { /* taken before: our acknowledgement got lost */
+        ep->dups++;
+        l->win.ack_owed = 1;
+        tether__rdma_probed(ep, l, h);
+    } else {
+        ep->gaps++;
+        owe_nack(l);
+    }
+    return tether__rdma_post_recv(ep, l, slot);
+}
+
+void tether__rdma_behind(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
+{
+    if (ep->uc && (int32_t)(h->seq - l->rx_seq) > 0)
+        owe_nack(l);
+}
+
+/* Frame seq once more, flagged flags (a NACK it carried first is old news); 1: its last copy is
+ * still being sent, so it cannot go yet. */
+static int again(rdma_ep *ep, rdma_link *l, uint32_t seq, uint32_t flags, int64_t now_us)
+{
+    rdma_kept *k = kept(l, seq);
+    rdma_hdr *h = (rdma_hdr *)tether__rdma_slot(l, k->slot);
+    if (l->slot_refs[k->slot - RECV_SLOTS] > 1)
+        return 1;
+    h->flags = flags;
+    TRY(tether__rdma_post_slot(ep, l, k->slot, (size_t)k->len));
+    l->slot_refs[k->slot - RECV_SLOTS]++;
+    k->sent_us = now_us;
+    k->resent = 1;
+    ep->resent++;
+    return 0;
+}
+
+int tether__rdma_resend(rdma_ep *ep, rdma_link *l, int64_t now_us)
+{
+    rdma_window *w = &l->win;
+    int rc;
+    if (!ep->uc)
+        return 0;
+    if (w->acked == l->tx_seq) {
+        w->rewinding = w->probing = 0;
+        return 0;
+    }
+    if (!w->rewinding && now_us - kept(l, w->acked)->sent_us >= wait_us(ep, l)) {
+        if ((rc = again(ep, l, w->acked, HDR_PROBE, now_us)) != 0)
+            return rc < 0 ? rc : 0;
+        w->probing = 1;
+        w->probe = w->acked;
+        w->probe_end = l->tx_seq;
+        if (w->backoff < BACKOFF_MAX)
+            w->backoff++;
+    }
+    for (; w->rewinding && w->rewind != l->tx_seq; w->rewind++)
+        if ((rc = again(ep, l, w->rewind, 0, now_us)) != 0)
+            return rc;
+    w->rewinding = 0;
+    return 0;
+}
+
+int tether__rdma_ctrl_room(rdma_ep *ep, rdma_link *l, int64_t now_us)
+{
+    if (ep->uc && l->ctrl_out >= CTRL_SLOTS && now_us - l->ctrl_us >= wait_us(ep, l))
+        l->ctrl_out = 0; /* unseen this long: lost, and a lost SEND took no receive */
+    return l->ctrl_out < CTRL_SLOTS;
+}
+
+void tether__rdma_taken(rdma_ep *ep, rdma_link *l)
+{
+    if (ep->uc && l->win.ack_told == l->rx_seq - 1) /* the first untold one */
+        l->win.taken_us = tether__rdma_now_us();
+}
+
+int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)
+{
+    int64_t left;
+    if (!ep->uc || (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
+        return -1;
+    left = l->win.taken_us + ACK_DELAY_US - now_us;
+    return l->win.ack_owed || l->win.nack_owed || left < 0 ? 0 : left;
+}
+
+void tether__rdma_forget(rdma_ep *ep, rdma_link *l)
+{
+    if (!ep->uc)
+        return;
+    for (; l->win.acked != l->tx_seq; l->win.acked++)
+        tether__rdma_slot_unref(l, kept(l, l->win.acked)->slot);
+    l->win.rewinding = l->win.probing = 0;
+}
