@@ -401,7 +401,7 @@ static int failed_peer(const tether_waitstate *ws, int64_t now, char *why, size_
  * among them, from this rank on, into why. */
 static int deadlocked(const tether_waitstate *ws, int64_t now, char *why, size_t why_len)
 {
-    int n = ws->size, found = 0;
+    int n = ws->size, found = TETHER_OK;
     int *queue = malloc(sizeof *queue * (size_t)n * 2), *from = queue + n;
     if (!queue)
         return TETHER_OK;
@@ -437,8 +437,14 @@ static int deadlocked(const tether_waitstate *ws, int64_t now, char *why, size_t
             from[at] = next; /* reused: the next rank of the walk */
             at = next;
         }
-        size_t used = (size_t)snprintf(why, why_len, "deadlock: ");
-        int start = at;
+        int start = at, one_call = 1;
+        do { /* every rank of the cycle in one collective: then no program's order is wrong */
+            const record *r = &ws->rec[at], *s0 = &ws->rec[start];
+            one_call &= r->tag < 0 && r->group == s0->group && r->seq == s0->seq;
+            at = from[at];
+        } while (at != start);
+        size_t used = (size_t)snprintf(why, why_len, "%s",
+                                       one_call ? "stalled inside one call: " : "deadlock: ");
         do {
             char w[96];
             where(&ws->rec[at], w, sizeof w);
@@ -448,15 +454,20 @@ static int deadlocked(const tether_waitstate *ws, int64_t now, char *why, size_t
                                          at == start ? "" : "; ", at, from[at], w);
             at = from[at];
         } while (at != start);
-        if (used < why_len)
+        if (used < why_len && one_call)
+            snprintf(why + used, why_len - used,
+                     "; none of them moved for %d heartbeats, though each sent its part: data was "
+                     "lost on the way (a dead link or cable, TETHER_VERBOSE=1 names each)",
+                     TETHER__WS_STABLE);
+        else if (used < why_len)
             snprintf(why + used, why_len - used,
                      "; none of them moved for %d heartbeats (TETHER_DEADLOCK=0 if another thread "
                      "of one will still send)",
                      TETHER__WS_STABLE);
-        found = 1;
+        found = one_call ? TETHER_ENET : TETHER_EDEADLOCK;
     }
     free(queue);
-    return found ? TETHER_EDEADLOCK : TETHER_OK;
+    return found;
 }
 
 int tether__ws_verdict(tether_waitstate *ws, char *why, size_t why_len)

@@ -7,6 +7,8 @@
  *   TETHER__WS_STABLE heartbeat periods and as many of its heartbeats. Nothing can change any more,
  * so each of them fails with TETHER_EDEADLOCK and a message naming a cycle among them ("rank 0
  * waits for rank 1 in recv (tag 7); rank 1 waits for rank 0 in recv (tag 3)").
+ *   Where every rank of the cycle waits in one and the same collective, the program's order is
+ *   right and data was lost on the way (a dead link): TETHER_ENET, "stalled inside one call".
  * - A peer this rank waits on failed its last call and has made none since, for a heartbeat
  *   period (time for a retry): this one fails with TETHER_EPEER and that peer's error.
  * A rank busy outside tether is not waiting, so ranks that wait for it wait as long as it takes.
@@ -57,8 +59,8 @@ void tether__ws_progress(tether_waitstate *ws);
 void tether__ws_call_end(tether_waitstate *ws, uint32_t group, const char *name, int rc,
                          const char *text);
 /* Core, from a wait with no progress for a heartbeat period: TETHER_OK, or TETHER_EDEADLOCK /
- * TETHER_EPEER with why (naming the cycle, or the failed peer and its error). Cheap: it looks at
- * most four times a period. */
+ * TETHER_EPEER / TETHER_ENET with why (naming the cycle, or the failed peer and its error). Cheap:
+ * it looks at most four times a period. */
 int tether__ws_verdict(tether_waitstate *ws, char *why, size_t why_len);
 
 /* Transport, in its heartbeat thread: this rank's record (pending: a bitmap of the world ranks it

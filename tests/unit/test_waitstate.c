@@ -1,8 +1,8 @@
 /* tests/unit/test_waitstate.c - the wait-state records and verdicts (core/waitstate.c) between
  * record tables of a few ranks, their heartbeats played by pack and merge: a cycle of settled waits
- * is a deadlock naming it, a wait on a rank busy outside tether or on one whose bytes move is not,
- * a rank that failed its last call fails its waiters after a period, and malformed bytes from a
- * peer are refused whole with a reason. */
+ * is a deadlock naming it (or lost data, all in one collective), a wait on a rank busy outside
+ * tether or on one whose bytes move is not, a rank that failed its last call fails its waiters
+ * after a period, and malformed bytes from a peer are refused whole with a reason. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,6 +99,24 @@ static void two_rank_cycle_is_named(void **state)
         assert_non_null(strstr(why, "rank 0 waits for rank 1 in recv (tag 7)"));
         assert_non_null(strstr(why, "rank 1 waits for rank 0 in recv (tag 3)"));
     }
+    world_free(&w);
+}
+
+/* Both ranks in the same collective, waiting on each other with nothing moving: the program's
+ * order is right, so data was lost on the way (TETHER_ENET), not a deadlock. */
+static void one_call_stall_is_lost_data(void **state)
+{
+    (void)state;
+    world w;
+    char why[512];
+    world_new(&w, 2);
+    wait_on(&w, 0, 1, -1);
+    wait_on(&w, 1, 0, -1);
+    beat_for(&w, TETHER__WS_STABLE + 1);
+    assert_int_equal(verdict(&w, 0, why, sizeof why), TETHER_ENET);
+    assert_non_null(strstr(why, "stalled inside one call: rank 0 waits for rank 1 in recv (group "
+                                "00000000, call 1)"));
+    assert_non_null(strstr(why, "data was lost on the way"));
     world_free(&w);
 }
 
@@ -223,6 +241,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_rank_cycle_is_named),
+        cmocka_unit_test(one_call_stall_is_lost_data),
         cmocka_unit_test(busy_rank_and_moving_bytes_are_not),
         cmocka_unit_test(any_source_waits_on_the_group),
         cmocka_unit_test(failed_rank_fails_its_waiters),
