@@ -20,9 +20,11 @@ emulator's (SOFTVERBS_LOSS, _LOSS_BURST, _JITTER_US, docs/rdma.md).
 Categories that the product does not survive yet are off unless asked for:
   CAMPAIGN_UC_LOSS=1  loss on rdma-uc too (UC never resends: until retransmission lands, a lost
                       frame fails the job)
-  CAMPAIGN_CABLES=1   a cable dies or flaps mid-run (rdma with 2 devices per pair, one device
-                      down for good or for 0.5-2 s: SOFTVERBS_DEVICE_DOWN); until failover lands
-                      these runs fail, and they are counted apart, not as failures
+  CAMPAIGN_CABLES=1   a cable dies or flaps mid-run: rdma with 2 devices per pair, one device
+                      down for good or for 0.5-2 s (SOFTVERBS_DEVICE_DOWN); ring-k2 and mesh-a2
+                      as 2 hosts in network namespaces joined by 2 veth links (bench/netns, needs
+                      root), one taken down for good or flapped. Until failover lands these runs
+                      fail; they are counted apart, not as failures
 """
 import argparse
 import json
@@ -58,15 +60,27 @@ def draw(seed, args):
     if rdma and rng.random() < 0.3:
         run["jitter_us"] = rng.randint(1, 300)
     run["cable"] = None
-    if rdma and os.environ.get("CAMPAIGN_CABLES") == "1" and rng.random() < 0.3:
+    two = rdma or run["backend"] in ("ring-k2", "mesh-a2")
+    if two and os.environ.get("CAMPAIGN_CABLES") == "1" and rng.random() < 0.3:
         at = round(rng.uniform(0.2, 2), 2)
         up = round(at + rng.uniform(0.5, 2), 2) if rng.random() < 0.5 else None
-        run["cable"] = {"rank": rng.randrange(run["n"]), "device": rng.randrange(run["n"]),
-                        "at": at, "up": up}
+        if not rdma:
+            run["n"] = 2  # a pair of hosts and its two links: the case of the issue
+        rank, peer = rng.randrange(run["n"]), rng.randrange(run["n"] - 1)
+        # rdma: the first of the two devices by which rank reaches peer (rdma_en<peer>)
+        run["cable"] = {"rank": rank, "device": peer + (peer >= rank), "at": at, "up": up}
     run["kill"] = None
     if rng.random() < args.kill_prob:
         run["kill"] = {"rank": rng.randrange(run["n"]), "ms": rng.randint(20, 2000)}
+    if run["cable"] and not rdma:
+        run["kill"] = None  # bench/netns stops both ranks at the first failure: nothing to judge
     return run
+
+
+def run_ms(run):
+    """A cable run goes on until 1 s after its cable's last change, so that a call meets it."""
+    c = run["cable"]
+    return str(int(((c["up"] or c["at"]) + 1) * 1000)) if c else None
 
 
 def describe(run):
@@ -77,8 +91,8 @@ def describe(run):
         extra += " jitter=%dus" % run["jitter_us"]
     if run["cable"]:
         c = run["cable"]
-        extra += " cable=rank%d/dev%d@%gs%s" % (c["rank"], c["device"], c["at"],
-                                                "-%gs" % c["up"] if c["up"] else "")
+        where = "rank%d/dev%d" % (c["rank"], c["device"]) if run["backend"].startswith("rdma") else "link1"
+        extra += " cable=%s@%gs%s" % (where, c["at"], "-%gs" % c["up"] if c["up"] else "")
     if run["kill"]:
         extra += " kill=rank%d@%dms" % (run["kill"]["rank"], run["kill"]["ms"])
     return "seed=%d %s n=%d %s %s %dB%s" % (run["seed"], run["backend"], run["n"],
@@ -103,8 +117,11 @@ def rank_envs(run, work, args):
     """The environment of each rank."""
     n, backend = run["n"], run["backend"]
     base = dict(os.environ, TETHER_SIZE=str(n), TETHER_JOB_TOKEN="campaign-%d" % run["seed"])
-    for k in ("CAMPAIGN_KILL_MS", "TETHER_TIMEOUT", "TETHER_HOSTFILE", "TETHER_COORDINATOR"):
+    for k in ("CAMPAIGN_KILL_MS", "CAMPAIGN_RUN_MS", "TETHER_TIMEOUT", "TETHER_HOSTFILE",
+              "TETHER_COORDINATOR"):
         base.pop(k, None)
+    if run["cable"]:
+        base["CAMPAIGN_RUN_MS"] = run_ms(run)
     if backend.startswith("rdma"):
         k = 2 if run["cable"] else 1
         matrix = [[None if i == j else
@@ -150,9 +167,38 @@ def last_line(path):
     return lines[-1] if lines else ""
 
 
+def run_netns(run, args):
+    """A TCP cable run: 2 hosts in namespaces, 2 links, link 1 down or flapped (bench/netns, which
+    stops both ranks at the first failure: no kill is judged here)."""
+    work = tempfile.mkdtemp(prefix="campaign-")
+    kind, c = run["backend"].split("-")[0], run["cable"]
+    fault = "%g:flap:0-1/1:%g" % (c["at"], c["up"] - c["at"]) if c["up"] else "%g:down:0-1/1" % c["at"]
+    cmd = [args.netns, "-n", "2", "-t", kind, "-k", "2", "-r", "0", "--backend", kind,
+           "--timeout", str(args.run_timeout), "--fault", fault, "--env", "CAMPAIGN_RUN_MS=" + run_ms(run),
+           "--", args.rank_bin, kind,
+           run["collective"], run["dtype"], str(run["bytes"]), str(args.iters), str(run["seed"])]
+    with open(os.path.join(work, "netns.log"), "w") as out:
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+    with open(os.path.join(work, "netns.log"), errors="replace") as f:
+        text = f.read()
+    what = "%s %s over netns" % (run["backend"], run["collective"])
+    if "WRONG" in text:
+        return "wrong", what + ": wrong result", [l for l in text.splitlines() if "WRONG" in l][0], work, None
+    if rc == 0:
+        shutil.rmtree(work, ignore_errors=True)
+        return "ok", "", "", work, None
+    if rc == 77:
+        return "failed", what + ": no network namespaces here", text.strip().splitlines()[-1], work, None
+    errs = [l for l in text.splitlines() if "TETHER_E" in l]
+    err = next((w for w in (errs[0].split() if errs else []) if w.startswith("TETHER_E")), "exit %d" % rc)
+    return "failed", "%s: %s" % (what, err.rstrip(":")), errs[0] if errs else "exit %d" % rc, work, None
+
+
 def run_one(run, args):
     """Run it; returns (verdict, category, detail, work dir, slowest survivor ms after a kill or
     None). The category (backend, collective, error) is what the summary counts failures by."""
+    if run["cable"] and not run["backend"].startswith("rdma"):
+        return run_netns(run, args)
     work = tempfile.mkdtemp(prefix="campaign-")
     envs = rank_envs(run, work, args)
     iters = "0" if run["kill"] else str(args.iters)
@@ -236,6 +282,7 @@ def main():
     args = ap.parse_args()
     args.rank_bin = args.rank_bin or os.path.join(args.build, "tests/campaign/campaign_rank")
     args.softverbs = args.softverbs or os.path.join(args.build, "tests/softverbs/libsoftverbs.so")
+    args.netns = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/netns")
     if args.seed is None and not args.runs and not args.seconds:
         ap.error("give --runs, --seconds or --seed")
     if args.seed is not None:

@@ -9,6 +9,8 @@
  * Inputs are small integers (0..15, sum and max of 8 ranks fit int8 and are exact in every float),
  * different per rank, element, iteration and seed, so a stale, misplaced or corrupted chunk shows.
  * CAMPAIGN_KILL_MS=t: this rank SIGKILLs itself t ms after tether_init, saying when first.
+ * CAMPAIGN_RUN_MS=t: repeat (ITERS ignored) until t ms have passed on rank 0, which tells the
+ * others with a broadcast after each call, so that a cable's fault at a given time meets a call.
  *
  * Prints one line: "OK", "WRONG <where>" (exit 1), or "FAILED <call> <error> at <ms>" (exit 2,
  * <ms> the wall clock in ms, so the driver can time it against the kill). */
@@ -31,6 +33,14 @@ static long long wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Rank 0 says whether another call comes: it has not run for run_ms yet. */
+static int go_on(tether_group *g, long long start, long run_ms, int *rc)
+{
+    int32_t more = wall_ms() - start < run_ms;
+    *rc = tether_broadcast(g, &more, 1, TETHER_INT32, 0);
+    return *rc == TETHER_OK && more;
 }
 
 /* Rank r's input at element i of iteration it. */
@@ -180,7 +190,8 @@ int main(int argc, char **argv)
     static const char *const colls[] = {"all_reduce",     "broadcast",  "all_gather",
                                         "reduce_scatter", "all_to_all", "p2p"};
     tether_group *g;
-    const char *kill_ms = getenv("CAMPAIGN_KILL_MS");
+    const char *kill_ms = getenv("CAMPAIGN_KILL_MS"), *run_ms = getenv("CAMPAIGN_RUN_MS");
+    long long start = wall_ms();
     size_t count, per, n_out;
     long iters, delay;
     int known = 0, rc;
@@ -223,6 +234,8 @@ int main(int argc, char **argv)
         delay = strtol(kill_ms, NULL, 10);
         pthread_create(&t, NULL, killer, &delay);
     }
+    if (run_ms && *run_ms)
+        iters = 0; /* until go_on says no */
     for (long it = 0; iters == 0 || it < iters; it++) {
         if ((rc = run_once(g, argv[2], dt, count, it, send, recv, &n_out)) != TETHER_OK) {
             printf("FAILED %s %s at %lld: %s\n", argv[2], tether_err_name(rc), wall_ms(),
@@ -236,6 +249,13 @@ int main(int argc, char **argv)
                        it, i, n_out, got, want);
                 return 1;
             }
+        }
+        if (run_ms && *run_ms && !go_on(g, start, strtol(run_ms, NULL, 10), &rc)) {
+            if (rc == TETHER_OK)
+                break;
+            printf("FAILED broadcast %s at %lld: %s\n", tether_err_name(rc), wall_ms(),
+                   tether_last_error());
+            return 2;
         }
     }
     printf("OK\n");
