@@ -12,7 +12,8 @@ and the command that repeats it. The summary counts runs, wrong results, failed 
 fail within 5 s). Exit status 1 if any run had a wrong result, failed without a kill, or had a
 survivor that did not fail within 5 s of the kill.
 
-Backends: rdma-uc, rdma-rc (the verbs emulator, tests/softverbs, full mesh of devices), ring-k1,
+Backends: rdma-uc, rdma-rc (the verbs emulator, tests/softverbs, full mesh of devices),
+rdma-uc-ring, rdma-rc-ring (devices to the two neighbours only: the rest forwarded), ring-k1,
 ring-k2 (1 or 2 links per neighbour), mesh-a1, mesh-a2 (1 or 2 addresses per host: 127.0.0.1 and
 127.0.0.2), all on loopback. Loss (0 to 2 % of frames, bursts of 1 to 3) and jitter are the
 emulator's (SOFTVERBS_LOSS, _LOSS_BURST, _JITTER_US, docs/rdma.md).
@@ -37,7 +38,8 @@ import sys
 import tempfile
 import time
 
-BACKENDS = ["rdma-uc", "rdma-rc", "ring-k1", "ring-k2", "mesh-a1", "mesh-a2"]
+BACKENDS = ["rdma-uc", "rdma-rc", "rdma-uc-ring", "rdma-rc-ring", "ring-k1", "ring-k2", "mesh-a1",
+            "mesh-a2"]
 COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "p2p"]
 DTYPES = {"int8": 1, "uint8": 1, "int32": 4, "int64": 8, "uint64": 8, "float32": 4, "float64": 8}
 KILL_LIMIT_MS = 5000
@@ -53,7 +55,7 @@ def draw(seed, args):
     run["bytes"] = max(8, int(2 ** rng.uniform(3, args.max_bytes.bit_length() - 1)))
     run["loss"] = run["burst"] = run["jitter_us"] = 0
     rdma = run["backend"].startswith("rdma")
-    if rdma and (run["backend"] == "rdma-rc" or os.environ.get("CAMPAIGN_UC_LOSS") == "1"):
+    if rdma and (run["backend"].startswith("rdma-rc") or os.environ.get("CAMPAIGN_UC_LOSS") == "1"):
         if rng.random() < 0.5:
             run["loss"] = round(rng.uniform(0, 0.02), 4)
             run["burst"] = rng.randint(1, 3)
@@ -66,9 +68,12 @@ def draw(seed, args):
         up = round(at + rng.uniform(0.5, 2), 2) if rng.random() < 0.5 else None
         if not rdma:
             run["n"] = 2  # a pair of hosts and its two links: the case of the issue
-        rank, peer = rng.randrange(run["n"]), rng.randrange(run["n"] - 1)
+        rank, other = rng.randrange(run["n"]), rng.randrange(run["n"] - 1)
+        peer = other + (other >= rank)
+        if run["backend"].endswith("-ring"):  # a neighbour's
+            peer = (rank + (1 if other % 2 else -1)) % run["n"]
         # rdma: the first of the two devices by which rank reaches peer (rdma_en<peer>)
-        run["cable"] = {"rank": rank, "device": peer + (peer >= rank), "at": at, "up": up}
+        run["cable"] = {"rank": rank, "device": peer, "at": at, "up": up}
     run["kill"] = None
     if rng.random() < args.kill_prob:
         run["kill"] = {"rank": rng.randrange(run["n"]), "ms": rng.randint(20, 2000)}
@@ -123,14 +128,14 @@ def rank_envs(run, work, args):
     if run["cable"]:
         base["CAMPAIGN_RUN_MS"] = run_ms(run)
     if backend.startswith("rdma"):
-        k = 2 if run["cable"] else 1
-        matrix = [[None if i == j else
-                   ("rdma_en%d" % j if k == 1 else ["rdma_en%d" % j, "rdma_en%d" % (j + 8)])
-                   for j in range(n)] for i in range(n)]
+        k, ring = 2 if run["cable"] else 1, backend.endswith("-ring")
+        linked = lambda i, j: i != j and (not ring or (i - j) % n in (1, n - 1))
+        matrix = [[("rdma_en%d" % j if k == 1 else ["rdma_en%d" % j, "rdma_en%d" % (j + 8)])
+                   if linked(i, j) else None for j in range(n)] for i in range(n)]
         with open(os.path.join(work, "devices.json"), "w") as f:
             json.dump(matrix, f)
         sv_dir = tempfile.mkdtemp(prefix="svc", dir="/tmp")
-        base.update(TETHER_BACKEND="rdma", TETHER_RDMA_QP=backend[5:],
+        base.update(TETHER_BACKEND="rdma", TETHER_RDMA_QP=backend[5:7],
                     TETHER_COORDINATOR="127.0.0.1:%d" % free_ports(["127.0.0.1"])[0],
                     TETHER_IBV_DEVICES=os.path.join(work, "devices.json"),
                     TETHER_IBVERBS_LIB=args.softverbs, SOFTVERBS_PROFILE="apple",
