@@ -19,8 +19,8 @@ ring-k2 (1 or 2 links per neighbour), mesh-a1, mesh-a2 (1 or 2 addresses per hos
 emulator's (SOFTVERBS_LOSS, _LOSS_BURST, _JITTER_US, docs/rdma.md).
 
 Categories that the product does not survive yet are off unless asked for:
-  CAMPAIGN_UC_LOSS=1  loss on rdma-uc too (UC never resends: until retransmission lands, a lost
-                      frame fails the job)
+  CAMPAIGN_UC_LOSS=1  loss on rdma-uc and rdma-uc-ring too (UC never resends: until
+                      retransmission lands, a lost frame fails the job)
   CAMPAIGN_CABLES=1   a cable dies or flaps mid-run: rdma with 2 devices per pair, one device
                       down for good or for 0.5-2 s (SOFTVERBS_DEVICE_DOWN); ring-k2 and mesh-a2
                       as 2 hosts in network namespaces joined by 2 veth links (bench/netns, needs
@@ -96,7 +96,8 @@ def describe(run):
         extra += " jitter=%dus" % run["jitter_us"]
     if run["cable"]:
         c = run["cable"]
-        where = "rank%d/dev%d" % (c["rank"], c["device"]) if run["backend"].startswith("rdma") else "link1"
+        rdma = run["backend"].startswith("rdma")
+        where = "rank%d/dev%d" % (c["rank"], c["device"]) if rdma else "link1"
         extra += " cable=%s@%gs%s" % (where, c["at"], "-%gs" % c["up"] if c["up"] else "")
     if run["kill"]:
         extra += " kill=rank%d@%dms" % (run["kill"]["rank"], run["kill"]["ms"])
@@ -105,17 +106,30 @@ def describe(run):
 
 
 def free_ports(addrs):
-    """A free port on each address, all different: every socket stays bound until all are chosen,
-    so the system cannot hand out one port twice."""
-    held = []
+    """A free port on each address, all different, below Linux's ephemeral range (32768 up), so no
+    outgoing connection of another program takes one between now and the ranks' bind. Every socket
+    stays bound until all are chosen, so no port is handed out twice."""
+    held, pick = [], random.SystemRandom()
     for a in addrs:
-        s = socket.socket()
-        s.bind((a, 0))
+        while True:
+            s = socket.socket()
+            try:
+                s.bind((a, pick.randrange(20000, 32768)))
+                break
+            except OSError:
+                s.close()
         held.append(s)
     ports = [s.getsockname()[1] for s in held]
     for s in held:
         s.close()
     return ports
+
+
+def port_taken(path):
+    """Did this rank fail to bind its port? Another program took it after free_ports: not the
+    run's fault, so it is started again with other ports."""
+    line = last_line(path)
+    return line.startswith("FAILED tether_init") and "already in use" in line
 
 
 def rank_envs(run, work, args):
@@ -179,7 +193,8 @@ def run_netns(run, args):
     kind, c = run["backend"].split("-")[0], run["cable"]
     fault = "%g:flap:0-1/1:%g" % (c["at"], c["up"] - c["at"]) if c["up"] else "%g:down:0-1/1" % c["at"]
     cmd = [args.netns, "-n", "2", "-t", kind, "-k", "2", "-r", "0", "--backend", kind,
-           "--timeout", str(args.run_timeout), "--fault", fault, "--env", "CAMPAIGN_RUN_MS=" + run_ms(run),
+           "--timeout", str(args.run_timeout), "--fault", fault,
+           "--env", "CAMPAIGN_RUN_MS=" + run_ms(run),
            "--", args.rank_bin, kind,
            run["collective"], run["dtype"], str(run["bytes"]), str(args.iters), str(run["seed"])]
     with open(os.path.join(work, "netns.log"), "w") as out:
@@ -188,14 +203,17 @@ def run_netns(run, args):
         text = f.read()
     what = "%s %s over netns" % (run["backend"], run["collective"])
     if "WRONG" in text:
-        return "wrong", what + ": wrong result", [l for l in text.splitlines() if "WRONG" in l][0], work, None
+        first = [l for l in text.splitlines() if "WRONG" in l][0]
+        return "wrong", what + ": wrong result", first, work, None
     if rc == 0:
         shutil.rmtree(work, ignore_errors=True)
         return "ok", "", "", work, None
     if rc == 77:
-        return "failed", what + ": no network namespaces here", text.strip().splitlines()[-1], work, None
+        why = text.strip().splitlines()[-1]
+        return "failed", what + ": no network namespaces here", why, work, None
     errs = [l for l in text.splitlines() if "TETHER_E" in l]
-    err = next((w for w in (errs[0].split() if errs else []) if w.startswith("TETHER_E")), "exit %d" % rc)
+    words = errs[0].split() if errs else []
+    err = next((w for w in words if w.startswith("TETHER_E")), "exit %d" % rc)
     return "failed", "%s: %s" % (what, err.rstrip(":")), errs[0] if errs else "exit %d" % rc, work, None
 
 
@@ -215,17 +233,23 @@ def run_one(run, args):
         outs.append(out)
         procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT))
     limit = time.monotonic() + args.run_timeout + (run["kill"]["ms"] / 1000 if run["kill"] else 0)
-    hung = []
-    for r, p in enumerate(procs):
-        try:
-            p.wait(timeout=max(0.1, limit - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            hung.append(r)
+    logs = [os.path.join(work, "rank%d.log" % r) for r in range(run["n"])]
+    # The others would wait for a rank that could not bind until forming the group times out.
+    while time.monotonic() < limit and any(p.poll() is None for p in procs):
+        if any(p.returncode == 2 and port_taken(logs[r]) for r, p in enumerate(procs)):
+            break
+        time.sleep(0.02)
+    hung = [r for r, p in enumerate(procs) if p.poll() is None]
     for r in hung:
         procs[r].kill()
         procs[r].wait()
     for out in outs:
         out.close()
+    if any(port_taken(l) for l in logs):
+        shutil.rmtree(work, ignore_errors=True)
+        if envs[0].get("SOFTVERBS_DIR"):
+            shutil.rmtree(envs[0]["SOFTVERBS_DIR"], ignore_errors=True)
+        return "retry", "", "", work, None
     if envs[0].get("SOFTVERBS_DIR"):
         shutil.rmtree(envs[0]["SOFTVERBS_DIR"], ignore_errors=True)
     lines = [last_line(os.path.join(work, "rank%d.log" % r)) for r in range(run["n"])]
@@ -244,7 +268,8 @@ def run_one(run, args):
         return "failed", what + ": hung", "rank %d still running after %d s" % (
             hung[0], args.run_timeout), work, None
     r, l = bad[0]
-    err = l.split()[2] if l.startswith("FAILED") and len(l.split()) > 2 else "exit %d" % procs[r].returncode
+    failed = l.startswith("FAILED") and len(l.split()) > 2
+    err = l.split()[2] if failed else "exit %d" % procs[r].returncode
     if victim >= 0:
         what += " before the kill"
     return "failed", "%s: %s" % (what, err), "rank %d: %s" % (r, l), work, None
@@ -259,7 +284,8 @@ def judge_kill(run, lines, hung, work):
         if r == victim:
             continue
         if r in hung or not l.startswith("FAILED"):
-            return "kill-slow", "%s %s: survivor without an error" % (run["backend"], run["collective"]), \
+            what = "%s %s" % (run["backend"], run["collective"])
+            return "kill-slow", what + ": survivor without an error", \
                 "survivor rank %d: %s" % (r, "hung" if r in hung else l or "no output"), work, None
         slowest = max(slowest, int(l.split(" at ")[1].split(":")[0]) - killed_at)
     if slowest > KILL_LIMIT_MS:
@@ -267,6 +293,16 @@ def judge_kill(run, lines, hung, work):
             "a survivor failed %d ms after the kill" % slowest, work, slowest
     shutil.rmtree(work, ignore_errors=True)
     return "ok", "", "", work, slowest
+
+
+def repeat_command():
+    """This command less any --seed, which the caller appends."""
+    argv, out = sys.argv, []
+    for i, a in enumerate(argv):
+        if a == "--seed" or a.startswith("--seed=") or (i and argv[i - 1] == "--seed"):
+            continue
+        out.append(a)
+    return " ".join(out)
 
 
 def main():
@@ -293,7 +329,9 @@ def main():
     if args.seed is not None:
         seeds = iter([args.seed])
     else:
-        cseed = args.campaign_seed if args.campaign_seed is not None else random.SystemRandom().getrandbits(31)
+        cseed = args.campaign_seed
+        if cseed is None:
+            cseed = random.SystemRandom().getrandbits(31)
         print("campaign seed %d (repeat with --campaign-seed %d)" % (cseed, cseed), flush=True)
         crng = random.Random(cseed)
         seeds = iter(lambda: crng.getrandbits(31), None)
@@ -306,7 +344,13 @@ def main():
             break
         run = draw(seed, args)
         t0 = time.monotonic()
-        verdict, category, detail, work, kill_ms = run_one(run, args)
+        for _ in range(3):
+            verdict, category, detail, work, kill_ms = run_one(run, args)
+            if verdict != "retry":
+                break
+            print("       a port was taken by another program: starting seed %d again" % seed)
+        if verdict == "retry":
+            verdict, category = "failed", "ports taken by other programs, 3 times"
         counts["runs"] += 1
         counts["kills"] += 1 if run["kill"] else 0
         slowest = max(slowest, kill_ms or 0)
@@ -316,11 +360,12 @@ def main():
         if verdict != "ok":
             key = "%-9s %s" % (verdict, category)
             failed_by[key] = failed_by.get(key, 0) + 1
-        print("%-6s %5.1fs %s%s" % (verdict, time.monotonic() - t0, describe(run),
-                                    " kill->fail %d ms" % kill_ms if kill_ms is not None else ""), flush=True)
+        after_kill = " kill->fail %d ms" % kill_ms if kill_ms is not None else ""
+        print("%-6s %5.1fs %s%s" % (verdict, time.monotonic() - t0, describe(run), after_kill),
+              flush=True)
         if verdict != "ok":
             print("       %s: %s\n       logs: %s\n       repeat: %s --seed %d" % (
-                category, detail, work, " ".join(a for a in sys.argv if not a.startswith("--seed")), seed), flush=True)
+                category, detail, work, repeat_command(), seed), flush=True)
     took = time.monotonic() - start
     print("\nsummary: %d runs in %.0f s (%.1f runs/min): %d ok, %d wrong results, %d failed, "
           "%d kills (%d with a survivor not failing within %d ms; slowest survivor %d ms after "
