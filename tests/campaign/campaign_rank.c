@@ -131,7 +131,8 @@ static tether_dtype dtype_of(const char *name)
     exit(3);
 }
 
-/* One call of coll on it's inputs; returns the tether status and sets *what to the call's name. */
+/* One call of coll on iteration it's inputs; returns the tether status, *n_out the result's length.
+ */
 static int run_once(tether_group *g, const char *coll, tether_dtype dt, size_t count, long it,
                     unsigned char *send, unsigned char *recv, size_t *n_out)
 {

@@ -3,7 +3,9 @@
  *
  * SOFTVERBS_DROP_NTH=n loses this process's nth data frame. SOFTVERBS_LOSS=p loses each data frame
  * with probability p; SOFTVERBS_LOSS_BURST=k makes each such loss take k frames in a row (the
- * lost one and the k - 1 after it), as a link that renegotiates does. Loss hits UC and RC alike: UC
+ * lost one and the k - 1 after it), as a link that renegotiates does. An RC resend ends a burst:
+ * it leaves a QP timeout (ms) after the loss, long after a burst of back-to-back frames, so a
+ * burst costs each message it hits one resend, not all of them. Loss hits UC and RC alike: UC
  * never learns (the receiver resyncs to the next message), RC sees no answer and resends after the
  * QP's timeout up to retry_cnt times, as a NIC's transport does, so loss on RC costs time, not
  * data, unless one message is lost retry_cnt + 1 times (IBV_WC_RETRY_EXC_ERR, as on hardware).
@@ -151,9 +153,11 @@ int softverbs__fault_load(void)
     return 0;
 }
 
-int softverbs__fault_drop(void)
+int softverbs__fault_drop(int resend)
 {
     ++data_frames;
+    if (resend)
+        burst_left = 0;
     if (burst_left > 0) {
         burst_left--;
         return 1;

@@ -95,7 +95,7 @@ static int queue_frame(sv_qp *q, const sv_swr *w)
 /* Start putting the head WR on the wire. */
 static void transmit(sv_qp *q, sv_swr *w, uint64_t now)
 {
-    int link;
+    int link, resend = w->state == SV_WR_WAIT_RETRY;
     if (q->link_down || softverbs__fault_dev_down(q->dev, now)) {
         softverbs__send_done(q, IBV_WC_RETRY_EXC_ERR);
         return;
@@ -110,7 +110,7 @@ static void transmit(sv_qp *q, sv_swr *w, uint64_t now)
         return;
     }
     q->connect_due_us = 0;
-    if (link == SV_LINK_NONE || softverbs__fault_drop()) {
+    if (link == SV_LINK_NONE || softverbs__fault_drop(resend)) {
         lost(q, w, now);
         return;
     }

@@ -179,7 +179,7 @@ sv_device *softverbs__device_list(int *n);
 
 /* fault.c: loss, jitter and devices going down (SOFTVERBS_LOSS, _JITTER_US, _DEVICE_DOWN ...) */
 int softverbs__fault_load(void);
-int softverbs__fault_drop(void);
+int softverbs__fault_drop(int resend); /* 1: lose this data frame */
 uint64_t softverbs__fault_jitter_us(void);
 int softverbs__fault_dev_down(const sv_device *d, uint64_t now);
 uint64_t softverbs__fault_tick(uint64_t now);
