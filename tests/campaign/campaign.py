@@ -211,10 +211,10 @@ def run_netns(run, args):
     if rc == 77:
         why = text.strip().splitlines()[-1]
         return "failed", what + ": no network namespaces here", why, work, None
-    errs = [l for l in text.splitlines() if "TETHER_E" in l]
-    words = errs[0].split() if errs else []
-    err = next((w for w in words if w.startswith("TETHER_E")), "exit %d" % rc)
-    return "failed", "%s: %s" % (what, err.rstrip(":")), errs[0] if errs else "exit %d" % rc, work, None
+    # campaign_rank's own line ("FAILED <call> <error> at ..."), of whichever rank bench/netns shows
+    errs = [l.strip() for l in text.splitlines() if l.strip().startswith("FAILED ")]
+    err = errs[0].split()[2] if errs and len(errs[0].split()) > 2 else "exit %d" % rc
+    return "failed", "%s: %s" % (what, err), errs[0] if errs else "exit %d" % rc, work, None
 
 
 def run_one(run, args):
