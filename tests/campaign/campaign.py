@@ -18,9 +18,9 @@ ring-k2 (1 or 2 links per neighbour), mesh-a1, mesh-a2 (1 or 2 addresses per hos
 127.0.0.2), all on loopback. Loss (0 to 2 % of frames, bursts of 1 to 3) and jitter are the
 emulator's (SOFTVERBS_LOSS, _LOSS_BURST, _JITTER_US, docs/rdma.md).
 
-Categories that the product does not survive yet are off unless asked for:
-  CAMPAIGN_UC_LOSS=1  loss on rdma-uc and rdma-uc-ring too (UC never resends: until
-                      retransmission lands, a lost frame fails the job)
+Loss is drawn on every rdma backend, UC too (tether resends lost UC frames: backends/rdma/
+retransmit.c); CAMPAIGN_UC_LOSS=0 keeps UC loss-free. A category that the product does not survive
+yet is off unless asked for:
   CAMPAIGN_CABLES=1   a cable dies or flaps mid-run: rdma with 2 devices per pair, one device
                       down for good or for 0.5-2 s (SOFTVERBS_DEVICE_DOWN); ring-k2 and mesh-a2
                       as 2 hosts in network namespaces joined by 2 veth links (bench/netns, needs
@@ -55,7 +55,7 @@ def draw(seed, args):
     run["bytes"] = max(8, int(2 ** rng.uniform(3, args.max_bytes.bit_length() - 1)))
     run["loss"] = run["burst"] = run["jitter_us"] = 0
     rdma = run["backend"].startswith("rdma")
-    if rdma and (run["backend"].startswith("rdma-rc") or os.environ.get("CAMPAIGN_UC_LOSS") == "1"):
+    if rdma and (run["backend"].startswith("rdma-rc") or os.environ.get("CAMPAIGN_UC_LOSS", "1") != "0"):
         if rng.random() < 0.5:
             run["loss"] = round(rng.uniform(0, 0.02), 4)
             run["burst"] = rng.randint(1, 3)
