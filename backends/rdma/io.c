@@ -19,16 +19,8 @@
 #include "backends/net/socket.h"
 #include "rdma_impl.h"
 
-#define WR_RECV 1u
-#define WR_SEND 2u
 #define POLL_BATCH 16
 #define ACK_RETRY_US 1000 /* an acknowledgement that found no room: look again (not spin) */
-
-static uint64_t wr_id(const rdma_link *l, unsigned kind, int slot)
-{
-    return (uint64_t)l->peer << 32 | (uint64_t)kind << 24 | (uint64_t)l->lane << 16 |
-           (uint32_t)slot;
-}
 
 /* Which bytes of a len-byte message link k of nlinks carries: both sides cut the same way from the
  * length alone, so the parts meet; small messages go whole on link 0 (*n = 0: nothing on k). */
@@ -48,22 +40,6 @@ static int part_bounds(uint64_t len, int k, int nlinks, uint64_t *lo, uint64_t *
 static int links_to(const rdma_ep *ep, int peer)
 {
     return ep->peers[peer].nlinks;
-}
-
-int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot)
-{
-    struct ibv_sge sge = {.addr = (uintptr_t)tether__rdma_slot(l, slot),
-                          .length = SLOT_SIZE,
-                          .lkey = l->dev->mr->lkey};
-    struct ibv_recv_wr wr = {.wr_id = wr_id(l, WR_RECV, slot), .sg_list = &sge, .num_sge = 1};
-    struct ibv_recv_wr *bad = NULL;
-    int rc = ibv_post_recv(l->qp, &wr, &bad);
-    if (rc)
-        return tether__rdma_break(ep, TETHER_ENET,
-                                  "rdma: ibv_post_recv for rank %d on %s failed: "
-                                  "%s",
-                                  l->peer, l->dev->name, strerror(rc));
-    return TETHER_OK;
 }
 
 /* The next frame's header; it tells the peer what we have taken and reposted, and asks for a
@@ -91,32 +67,6 @@ static rdma_hdr header(rdma_link *l, uint32_t type, const struct tether_req *r, 
         l->win.nacked = l->rx_seq + 1;
     l->win.nack_owed = 0;
     return h;
-}
-
-int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len)
-{
-    unsigned char *p = tether__rdma_slot(l, slot);
-    struct ibv_sge sge = {.addr = (uintptr_t)p, .length = (uint32_t)len, .lkey = l->dev->mr->lkey};
-    struct ibv_send_wr wr = {.wr_id = wr_id(l, WR_SEND, slot),
-                             .sg_list = &sge,
-                             .num_sge = 1,
-                             .opcode = IBV_WR_SEND,
-                             .send_flags =
-                                 IBV_SEND_SIGNALED | (len <= l->max_inline ? IBV_SEND_INLINE : 0)};
-    struct ibv_send_wr *bad = NULL;
-    int rc = ibv_post_send(l->qp, &wr, &bad);
-    if (rc)
-        return tether__rdma_break(ep, TETHER_ENET,
-                                  "rdma: ibv_post_send of %zu bytes to rank %d "
-                                  "on %s failed: %s",
-                                  len, l->peer, l->dev->name, strerror(rc));
-    return TETHER_OK;
-}
-
-void tether__rdma_slot_unref(rdma_link *l, int slot)
-{
-    if (--l->slot_refs[slot - RECV_SLOTS] == 0)
-        l->free_send[l->nfree_send++] = slot;
 }
 
 /* A frame into a free send slot, posted; a data frame takes the next number (and on UC stays in its
@@ -559,12 +509,12 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
             ep, gone ? TETHER_EPEER : TETHER_ENET,
             "rdma: a %s rank %d on %s "
             "failed: %s (status %d, vendor error 0x%x)%s",
-            kind == WR_SEND ? "send to" : "receive from", l->peer, l->dev->name,
+            kind == RDMA_WR_SEND ? "send to" : "receive from", l->peer, l->dev->name,
             ep->ibv.wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
             gone ? "; the peer or the link is gone: see the peer's output" : "");
     }
     atomic_fetch_add_explicit(&ep->moved, 1, memory_order_relaxed);
-    if (kind == WR_SEND) {
+    if (kind == RDMA_WR_SEND) {
         tether__rdma_slot_unref(l, slot);
         return TETHER_OK;
     }

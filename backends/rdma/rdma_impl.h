@@ -287,8 +287,17 @@ int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l);
 int tether__rdma_qp_connect(rdma_ep *ep, rdma_link *l, const rdma_qp_info *mine,
                             const rdma_qp_info *peer);
 
-/* io.c: the data path. Caller holds ep->mu. */
+/* post.c: work requests on l's QP. Caller holds ep->mu. A work request's id holds the peer (bits
+ * 32-63), its kind (24-31), the lane (16-23) and the slot (0-15). */
+#define RDMA_WR_RECV 1u
+#define RDMA_WR_SEND 2u
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot);
+/* Post send slot slot (len bytes, its frame in it) on l's QP, once more or for the first time. */
+int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len);
+/* One hold on send slot slot ended (a completion, an acknowledgement): free with the last. */
+void tether__rdma_slot_unref(rdma_link *l, int slot);
+
+/* io.c: the data path. Caller holds ep->mu. */
 int tether__rdma_poll_cqs(rdma_ep *ep, int *moved);
 /* Arm every CQ's channel, then progress: before sleeping on the channels. */
 int tether__rdma_arm(rdma_ep *ep, int *moved);
@@ -298,10 +307,6 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r);
 /* Post receive r's parts into buf (r->peer, r->len, r->tag set). */
 int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf);
 int tether__rdma_sends_left(rdma_ep *ep);
-/* Post send slot slot (len bytes, its frame in it) on l's QP, once more or for the first time. */
-int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len);
-/* One hold on send slot slot ended (a completion, an acknowledgement): free with the last. */
-void tether__rdma_slot_unref(rdma_link *l, int slot);
 
 /* retransmit.c: UC's resends and acknowledgements; no-ops on RC. Caller holds ep->mu. */
 /* A data frame of number seq just went in slot (len bytes): keep it for a resend. */
