@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "errors.h"
 #include "heartbeat.h"
@@ -30,13 +31,6 @@ struct tether_heartbeat {
     int64_t looked_ms; /* the last look of a waiting rank */
     int64_t stood_ms;  /* the last time a busy holder of the lock stood in for the thread */
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock of the transports' now_ms */
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void *run(void *arg)
 {
@@ -80,7 +74,7 @@ int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx, int
     h->beat = beat;
     h->ctx = ctx;
     h->size = size;
-    h->looked_ms = now_ms();
+    h->looked_ms = tether__now_ms();
     for (int p = 0; p < size; p++)
         h->heard_ms[p] = h->looked_ms;
     /* Stored before the thread starts, which makes it visible there: beat() finds it through ctx

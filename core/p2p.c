@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "argcheck.h"
+#include "clock.h"
 #include "coll.h"
 
 struct tether_request {
@@ -326,13 +327,6 @@ int tether_cancel(tether_request *req, int *cancelled)
     return TETHER_OK;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One round of tether_waitsome: test each request once. Returns how many are still pending (the
  * first of them: *first) or the first error met; *done_now says how many finished. */
 static int test_round(tether_request **reqs, int n, int *done_now, int *first)
@@ -366,7 +360,7 @@ int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed
     for (int i = 0; i < n; i++) /* a forked child leaves them alone */
         if (reqs[i])
             TRY(tether__check_group("tether_waitsome", reqs[i]->g));
-    const int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    const int64_t deadline = tether__now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     int rc, done_now, first = 0, began = 0, peer = 0;
     tether_request *waiting = NULL; /* whose call the heartbeats say this rank waits in */
     tether_world *w = NULL;         /* waiting's, kept for the end: waiting may be freed by then */
@@ -374,7 +368,7 @@ int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed
         rc = test_round(reqs, n, &done_now, &first);
         if (completed)
             *completed = done_now;
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - tether__now_ms();
         if (rc <= 0 || done_now || left <= 0)
             break;
         if (!waiting) {

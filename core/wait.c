@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "coll.h"
 #include "spin.h"
 
@@ -25,13 +26,6 @@
 
 /* How long this thread's waits spin (yielding) before they sleep (core/spin.h). */
 static _Thread_local tether_spin spin = TETHER_SPIN_INIT;
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static tether_tag tag_of(const tether_group *g, uint32_t step)
 {
@@ -166,8 +160,8 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
     tether_world *w = g->world;
     /* 0: no deadline (TETHER_TIMEOUT=0): the wait lasts while the peers answer heartbeats */
     const int64_t timeout_us = (int64_t)w->cfg.call_timeout_ms * 1000;
-    int64_t since = now_us();  /* the last progress, or the start */
-    int64_t spin_from = since; /* start of the current spin period */
+    int64_t since = tether__now_us(); /* the last progress, or the start */
+    int64_t spin_from = since;        /* start of the current spin period */
     stream_probe probe = {0, 0, 0};
     int64_t budget = -1;   /* this wait's spin budget, from its first spin; -1: not spun yet */
     int64_t asleep = 0;    /* when it first fell asleep */
@@ -188,7 +182,7 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
             return pending;
         if (pending == 0 && waited == FRESH)
             return TETHER_OK;
-        int64_t now = now_us();
+        int64_t now = tether__now_us();
         if (progress) {
             if (waited != FRESH)
                 tether__spin_adapt(&spin, w->cfg.spin_us, now - since,

@@ -6,6 +6,7 @@
  * text length, u16 bitmap bytes, u64 moved) followed by the name, the bitmap of the ranks it waits
  * on and the text of its error. */
 #include "waitstate.h"
+#include "clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -50,13 +51,6 @@ struct tether_waitstate {
     int64_t looked_ms; /* the verdict's last look */
     atomic_uint_fast64_t progress;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int has(const uint8_t *bits, int r)
 {
@@ -250,7 +244,7 @@ size_t tether__ws_pack(tether_waitstate *ws, const uint8_t *pending, uint64_t mo
                        size_t cap)
 {
     pthread_mutex_lock(&ws->mu);
-    renew_own(ws, pending, moved, now_ms());
+    renew_own(ws, pending, moved, tether__now_ms());
     uint8_t *p = out + 4;
     uint32_t count = 0;
     for (int i = 0; i < ws->size; i++) { /* this rank's first, then the others it knows */
@@ -330,7 +324,7 @@ int tether__ws_merge(tether_waitstate *ws, int from, const uint8_t *in, size_t l
         snprintf(why, why_len, "rank %d sent a malformed heartbeat: %s", from, bad);
         return -1;
     }
-    int64_t now = now_ms();
+    int64_t now = tether__now_ms();
     pthread_mutex_lock(&ws->mu);
     at = 4;
     for (uint32_t i = 0; i < count; i++, at += used) {
@@ -474,7 +468,7 @@ int tether__ws_verdict(tether_waitstate *ws, char *why, size_t why_len)
 {
     if (!ws)
         return TETHER_OK;
-    int64_t now = now_ms();
+    int64_t now = tether__now_ms();
     int rc = TETHER_OK;
     pthread_mutex_lock(&ws->mu);
     if (ws->waiting && ws->rec[ws->rank].what == WAITING &&

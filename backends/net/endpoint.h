@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/errors.h"
+#include "core/waitstate.h"
 
 /* Record a failure unless one is recorded already (the first wins): *err = code and msg (of
  * TETHER_ERRMSG_MAX bytes) from fmt, logged naming backend. 1 when this call recorded it. Caller
@@ -29,8 +30,22 @@ typedef struct tether__net_live {
 
 void tether__net_live_add(tether__net_live **head, tether__net_live *r, int peer);
 void tether__net_live_remove(tether__net_live **head, tether__net_live *r);
-/* The peers the live requests of head are with, as a bitmap of (size + 7) / 8 bytes: on whom a
- * waiting rank waits (core/waitstate.h). */
-void tether__net_live_peers(const tether__net_live *head, uint8_t *bits, int size);
+/* What an endpoint's heartbeats carry (core/waitstate.h): the records, and room for the bitmap of
+ * the peers its live requests are with and for one heartbeat's records. Guarded by the endpoint's
+ * lock. */
+typedef struct tether__net_records {
+    tether_waitstate *ws; /* NULL: the heartbeats carry no records */
+    uint8_t *pending, *blob;
+    size_t cap; /* bytes of blob */
+} tether__net_records;
+
+/* Keep ws for a world of size ranks, with room for cap bytes of heartbeat (the transport's watch);
+ * out of memory, the heartbeats carry no records and waits go on without verdicts. */
+void tether__net_records_watch(tether__net_records *r, tether_waitstate *ws, int size, size_t cap);
+/* This rank's records for a heartbeat, at blob + at (the bytes before are the transport's header),
+ * from the live requests of head and the endpoint's moved counter: the bytes, 0 when none kept. */
+size_t tether__net_records_pack(tether__net_records *r, const tether__net_live *head, int size,
+                                uint64_t moved, size_t at);
+void tether__net_records_free(tether__net_records *r);
 
 #endif

@@ -2,6 +2,7 @@
 #include "socket.h"
 
 #include "congestion.h"
+#include "core/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,9 +46,7 @@
 
 int64_t tether__net_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return tether__now_ms();
 }
 
 int tether__net_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len)

@@ -62,18 +62,15 @@ static void fail(void *arg, const char *why)
 static const tether__liveness liveness = {
     .arrived = arrived, .silence_fails = silence_fails, .drain = drain, .fail = fail};
 
-/* The heartbeat, header and this rank's wait-state records (core/waitstate.h), into ep->ws_blob
- * when records are kept, else into head: where it starts, and its bytes in *len. */
+/* The heartbeat into ep->records.blob: the header, then this rank's wait-state records
+ * (core/waitstate.h), when kept; else the header alone into head. Where it starts; *len bytes. */
 static const unsigned char *heartbeat(rdma_ep *ep, unsigned char head[SIDE_HDR], size_t *len)
 {
     uint32_t h[4] = {SIDE_BEAT, 0, 0, 0};
-    unsigned char *at = ep->ws ? ep->ws_blob : head;
-    if (ep->ws) {
-        tether__net_live_peers(ep->live, ep->ws_pending, ep->size);
-        h[3] = (uint32_t)tether__ws_pack(ep->ws, ep->ws_pending,
-                                         atomic_load_explicit(&ep->moved, memory_order_relaxed),
-                                         at + SIDE_HDR, SIDE_BEAT_MAX);
-    }
+    unsigned char *at = ep->records.ws ? ep->records.blob : head;
+    h[3] = (uint32_t)tether__net_records_pack(
+        &ep->records, ep->live, ep->size, atomic_load_explicit(&ep->moved, memory_order_relaxed),
+        SIDE_HDR);
     memcpy(at, h, sizeof h);
     *len = SIDE_HDR + h[3];
     return at;
@@ -123,18 +120,9 @@ int tether__rdma_beat_start(rdma_ep *ep, int period_ms)
 void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws)
 {
     rdma_ep *ep = (rdma_ep *)tep;
-    uint8_t *pending = calloc(1, ((size_t)ep->size + 7) / 8),
-            *blob = malloc(SIDE_HDR + SIDE_BEAT_MAX);
     pthread_mutex_lock(&ep->mu);
-    if (pending && blob) { /* else the heartbeats carry no records: waits go on without verdicts */
-        ep->ws = ws;
-        ep->ws_pending = pending;
-        ep->ws_blob = blob;
-        pending = blob = NULL;
-    }
+    tether__net_records_watch(&ep->records, ws, ep->size, SIDE_HDR + SIDE_BEAT_MAX);
     pthread_mutex_unlock(&ep->mu);
-    free(pending);
-    free(blob);
 }
 
 int tether__rdma_alive(tether_ep *tep)

@@ -153,7 +153,7 @@ static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
 
 int tether__rdma_push(rdma_ep *ep, rdma_link *l)
 {
-    return push_at(ep, l, ep->uc ? tether__rdma_now_us() : 0);
+    return push_at(ep, l, ep->uc ? tether__now_us() : 0);
 }
 
 /* UC: control frames for links whose peer waits on our acknowledgements while nothing else goes;
@@ -543,7 +543,7 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
     }
     for (RDMA_EACH_LINK(ep, l)) /* frames held back first: passing frames go before own ones */
         TRY(in_run(ep, l));
-    now = ep->uc ? tether__rdma_now_us() : 0;
+    now = ep->uc ? tether__now_us() : 0;
     for (RDMA_EACH_LINK(ep, l)) {
         TRY(push_at(ep, l, now));
         TRY(tether__rdma_gone_check(ep, l));

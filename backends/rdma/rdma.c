@@ -599,8 +599,7 @@ static void rdma_close(tether_ep *tep)
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_destroy(&ep->mu);
     free(ep->peers);
-    free(ep->ws_pending);
-    free(ep->ws_blob);
+    tether__net_records_free(&ep->records);
     free(ep->devs);
     free(ep);
 }

@@ -54,6 +54,7 @@
 #include "backends/net/endpoint.h"
 #include "backends/net/frame.h"
 #include "backends/net/loop.h"
+#include "core/clock.h"
 #include "core/heartbeat.h"
 #include "core/transport.h"
 #include "verbs.h"
@@ -251,12 +252,9 @@ typedef struct rdma_ep {
     int64_t resend_us;
     uint64_t resent, dups, gaps;
     int ack_due_ms; /* after the last progress: when an acknowledgement is due alone, -1 none */
-    tether__rxcache rxcache; /* blocks for unexpected messages */
-    tether_heartbeat *beat;  /* heartbeats on the side channels (heartbeat.c); NULL when none */
-    /* what the heartbeats carry (core/waitstate.h), NULL when none: the records, and room for a
-     * bitmap of the peers with requests pending and for one heartbeat's records */
-    tether_waitstate *ws;
-    uint8_t *ws_pending, *ws_blob;
+    tether__rxcache rxcache;     /* blocks for unexpected messages */
+    tether_heartbeat *beat;      /* heartbeats on the side channels (heartbeat.c); NULL when none */
+    tether__net_records records; /* what the heartbeats carry (heartbeat.c) */
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
@@ -330,7 +328,6 @@ void tether__rdma_taken(rdma_ep *ep, rdma_link *l);
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
 /* The peer left (bye): what it has not acknowledged it will never need. */
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
-int64_t tether__rdma_now_us(void);
 
 /* probe.c: the vtable's probe (core/transport.h). */
 int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);

@@ -27,13 +27,6 @@
  * (a standalone one costs the peer a wake-up). */
 #define ACK_DELAY_US 1000
 
-int64_t tether__rdma_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static rdma_kept *kept(rdma_link *l, uint32_t seq)
 {
     return &l->win.kept[seq % DATA_SLOTS]; /* 2^32 is a multiple of DATA_SLOTS: wraps align */
@@ -55,7 +48,7 @@ void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int le
 {
     if (!ep->uc)
         return;
-    *kept(l, seq) = (rdma_kept){.slot = slot, .len = len, .sent_us = tether__rdma_now_us()};
+    *kept(l, seq) = (rdma_kept){.slot = slot, .len = len, .sent_us = tether__now_us()};
     l->slot_refs[slot - RECV_SLOTS]++;
 }
 
@@ -88,7 +81,7 @@ int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
                                   "rdma: rank %d acknowledged frame %u on %s, but only %u were "
                                   "sent: is it running a different tether version?",
                                   l->peer, h->ack, l->dev->name, l->tx_seq);
-    now = tether__rdma_now_us();
+    now = tether__now_us();
     for (; (int32_t)(h->ack - w->acked) > 0; w->acked++) {
         rdma_kept *k = kept(l, w->acked);
         if (!k->resent) { /* a round-trip sample: smoothed over 8 */
@@ -191,7 +184,7 @@ int tether__rdma_ctrl_room(rdma_ep *ep, rdma_link *l, int64_t now_us)
 void tether__rdma_taken(rdma_ep *ep, rdma_link *l)
 {
     if (ep->uc && l->win.ack_told == l->rx_seq - 1) /* the first untold one */
-        l->win.taken_us = tether__rdma_now_us();
+        l->win.taken_us = tether__now_us();
 }
 
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)

@@ -135,9 +135,10 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
         memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
         for (int k = 0; k < l->nlinks; k++) /* it took what it needed: no resends to it */
             tether__rdma_forget(ep, &l->link[k]);
-    } else if (h[3] && ep->ws) { /* a heartbeat's records; its bytes alone were the news */
+    } else if (h[3] && ep->records.ws) { /* a heartbeat's records; its bytes were the news */
         char why[TETHER_ERRMSG_MAX];
-        if (tether__ws_merge(ep->ws, peer, l->side_buf + SIDE_HDR, h[3], why, sizeof why) < 0)
+        if (tether__ws_merge(ep->records.ws, peer, l->side_buf + SIDE_HDR, h[3], why, sizeof why) <
+            0)
             return tether__rdma_break(ep, TETHER_ENET, "rdma: %s (%s)", why, l->addr);
     }
     memmove(l->side_buf, l->side_buf + whole, l->side_len - whole);

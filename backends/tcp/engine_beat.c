@@ -85,18 +85,15 @@ static void nudge(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     }
 }
 
-/* This rank's wait-state records for the heartbeats (core/waitstate.h) into ep->ws_blob: the
- * bytes, 0 when none are kept. moved is the payload the links carried, read here under ep->mu
+/* This rank's wait-state records for the heartbeats (core/waitstate.h), into ep->records.blob:
+ * the bytes, 0 when none are kept. moved is the payload the links carried, read here under ep->mu
  * without tether__tcp_moved's system calls: a change between two heartbeats is all that counts. */
 static size_t pack_records(tether__tcp_ep *ep)
 {
-    if (!ep->ws)
-        return 0;
     uint64_t moved = 0;
     for (int i = 0; i < ep->nflat; i++)
         moved += ep->flat[i]->payload_sent + ep->flat[i]->payload_recvd;
-    tether__net_live_peers(ep->live, ep->ws_pending, ep->size);
-    return tether__ws_pack(ep->ws, ep->ws_pending, moved, ep->ws_blob, TETHER__WS_BLOB_MAX);
+    return tether__net_records_pack(&ep->records, ep->live, ep->size, moved, 0);
 }
 
 /* The thread's work, ep->mu held: arrivals noted; with send, heartbeats (with the wait-state
@@ -115,7 +112,7 @@ static void beat_locked(tether__tcp_ep *ep, int send)
         tether__txmsg *t = calloc(1, sizeof *t + len); /* the link owns it: freed once written */
         if (!t)
             continue; /* the next period tries again */
-        memcpy(t + 1, ep->ws_blob, len);
+        memcpy(t + 1, ep->records.blob, len);
         t->payload = (const unsigned char *)(t + 1);
         t->len = len;
         t->beat = 1;
@@ -142,7 +139,7 @@ static void stand_in(void *arg)
     tether__tcp_ep *ep = arg;
     /* a step of a copy that no link counts until it ends: progress, which the records must tell,
      * or the peer waiting on it would look stuck */
-    tether__ws_progress(ep->ws);
+    tether__ws_progress(ep->records.ws);
     if (tether__heartbeat_stand_in(ep->beat, tether__net_now_ms()))
         beat_locked(ep, 1);
 }
@@ -159,17 +156,9 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
 void tether__tcp_watch(tether_ep *tep, tether_waitstate *ws)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
-    uint8_t *pending = calloc(1, ((size_t)ep->size + 7) / 8), *blob = malloc(TETHER__WS_BLOB_MAX);
     pthread_mutex_lock(&ep->mu);
-    if (pending && blob) { /* else the heartbeats carry no records: waits go on without verdicts */
-        ep->ws = ws;
-        ep->ws_pending = pending;
-        ep->ws_blob = blob;
-        pending = blob = NULL;
-    }
+    tether__net_records_watch(&ep->records, ws, ep->size, TETHER__WS_BLOB_MAX);
     pthread_mutex_unlock(&ep->mu);
-    free(pending);
-    free(blob);
 }
 
 int tether__tcp_alive(tether_ep *tep)

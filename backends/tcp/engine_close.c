@@ -45,8 +45,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
     free(ep->links);
     free(ep->nlinks);
     free(ep->flat);
-    free(ep->ws_pending);
-    free(ep->ws_blob);
+    tether__net_records_free(&ep->records);
     free(ep->addr);
     free(ep->routes.via);
     pthread_mutex_unlock(&ep->mu);

@@ -183,11 +183,8 @@ struct tether__tcp_ep {
      * long copy with mu held (the thread waits for mu meanwhile); NULL when no heartbeats run.
      * A pointer, not a call: the engine's halves call into engine_beat.c, never back. */
     void (*stand_in)(void *ep);
-    uint64_t moved; /* the most tether__tcp_moved has returned: it never goes back */
-    /* What the heartbeats carry (engine_beat.c, core/waitstate.h), NULL when none: the records,
-     * and room for a bitmap of the peers with requests pending and for one heartbeat's records. */
-    tether_waitstate *ws;
-    uint8_t *ws_pending, *ws_blob;
+    uint64_t moved;              /* the most tether__tcp_moved has returned: it never goes back */
+    tether__net_records records; /* what the heartbeats carry (engine_beat.c) */
 };
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent

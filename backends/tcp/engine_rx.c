@@ -105,8 +105,8 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
         break;
     case TETHER__RX_BEAT: {
         char why[TETHER_ERRMSG_MAX];
-        int bad = ep->ws &&
-                  tether__ws_merge(ep->ws, l->peer, m->buf, (size_t)m->len, why, sizeof why) < 0;
+        int bad = ep->records.ws && tether__ws_merge(ep->records.ws, l->peer, m->buf,
+                                                     (size_t)m->len, why, sizeof why) < 0;
         tether__rxcache_put(&ep->rxcache, m);
         return bad ? tether__tcp_protocol_error(ep, l, why) : TETHER_OK;
     }
