@@ -4,8 +4,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test sanitize tsan portable cross-macos install clean format \
-	format-check
+.PHONY: all deps configure build run test campaign sanitize tsan portable cross-macos install clean \
+	format format-check
 
 all: build
 
@@ -24,6 +24,12 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300
+
+# The randomised fault campaign (docs/campaign.md): CAMPAIGN_RUNS runs at N = 8 across the
+# backends, then a summary; `make test` runs a minute of it (campaign.short).
+CAMPAIGN_RUNS ?= 1000
+campaign: build
+	python3 tests/campaign/campaign.py --build $(BUILD) --runs $(CAMPAIGN_RUNS) --n 8
 
 # ASan+UBSan and TSan builds of the same suite (CI runs both).
 sanitize:

@@ -61,7 +61,7 @@ int softverbs__cq_push(sv_cq *q, const struct ibv_wc *wc, unsigned span, int sol
     }
     e = entry(q, q->count++);
     e->wc = *wc;
-    e->ready_us = now + (uint64_t)softverbs__env.delay_us;
+    e->ready_us = now + (uint64_t)softverbs__env.delay_us + softverbs__fault_jitter_us();
     e->announced = 0;
     e->solicited = solicited;
     e->span = span;

@@ -319,7 +319,7 @@ static void handle(const struct pollfd *pfd, const slot *s)
 /* Timers, queued answers, sends waiting for a drained socket; then free closed links. */
 static uint64_t round_end(uint64_t now)
 {
-    uint64_t due = 0, cq_due;
+    uint64_t due = softverbs__fault_tick(now), cq_due;
     sv_conn **pp = &conns;
     for (sv_conn *c = conns; c; c = c->next)
         if (!c->dead && softverbs__link_flush(c) < 0)

@@ -21,8 +21,6 @@ static const uint32_t rnr_us[32] = {655360, 10,    20,    30,     40,     60,   
                                     2560,   3840,  5120,  7680,   10240,  15360,  20480,  30720,
                                     40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520};
 
-static long data_frames; /* for SOFTVERBS_DROP_NTH */
-
 /* 4.096 us * 2^t, kept within [1 ms, 1 s] so tests neither spin nor stall. */
 static uint64_t timeout_us(int t)
 {
@@ -98,7 +96,7 @@ static int queue_frame(sv_qp *q, const sv_swr *w)
 static void transmit(sv_qp *q, sv_swr *w, uint64_t now)
 {
     int link;
-    if (q->link_down) {
+    if (q->link_down || softverbs__fault_dev_down(q->dev, now)) {
         softverbs__send_done(q, IBV_WC_RETRY_EXC_ERR);
         return;
     }
@@ -112,8 +110,7 @@ static void transmit(sv_qp *q, sv_swr *w, uint64_t now)
         return;
     }
     q->connect_due_us = 0;
-    if (link == SV_LINK_NONE ||
-        (softverbs__env.drop_nth && ++data_frames == softverbs__env.drop_nth)) {
+    if (link == SV_LINK_NONE || softverbs__fault_drop()) {
         lost(q, w, now);
         return;
     }

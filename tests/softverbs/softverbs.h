@@ -34,7 +34,6 @@ typedef struct sv_profile {
 typedef struct sv_env {
     sv_profile prof;
     char dir[96];  /* SOFTVERBS_DIR: where QP sockets live */
-    long drop_nth; /* SOFTVERBS_DROP_NTH: drop this process's Nth data message (0 = none) */
     long delay_us; /* SOFTVERBS_DELAY_US: completions become visible this much later */
     int debug;     /* SOFTVERBS_DEBUG: say on stderr why a call failed */
 } sv_env;
@@ -44,6 +43,8 @@ typedef struct sv_device {
     int index;
     union ibv_gid gid[SV_GID_TBL_LEN]; /* an all-zero entry is empty */
     int nqp, nmr, peak_qp, peak_mr;    /* live and most, for the per-device limits and stats */
+    uint64_t down_at_us, up_at_us;     /* SOFTVERBS_DEVICE_DOWN (fault.c); 0 = never */
+    int is_down;                       /* as the service thread last saw it */
 } sv_device;
 
 typedef struct sv_context {
@@ -172,6 +173,16 @@ uint64_t softverbs__now_us(void);
 void softverbs__note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int softverbs__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void softverbs__count_tx(size_t bytes);
+int softverbs__env_long(const char *name, long def, long min, long max, long *out);
+long softverbs__rank(void);
+sv_device *softverbs__device_list(int *n);
+
+/* fault.c: loss, jitter and devices going down (SOFTVERBS_LOSS, _JITTER_US, _DEVICE_DOWN ...) */
+int softverbs__fault_load(void);
+int softverbs__fault_drop(void);
+uint64_t softverbs__fault_jitter_us(void);
+int softverbs__fault_dev_down(const sv_device *d, uint64_t now);
+uint64_t softverbs__fault_tick(uint64_t now);
 
 /* memory.c: 0 if [addr, addr+len) lies in an MR of pd with key and all of access, else -1. */
 int softverbs__mr_check(struct ibv_pd *pd, uint32_t key, int by_rkey, uint64_t addr, uint64_t len,

@@ -99,7 +99,7 @@ void softverbs__count_tx(size_t bytes)
 }
 
 /* Integer setting in [min, max], def when unset; EINVAL naming the variable when malformed. */
-static int env_long(const char *name, long def, long min, long max, long *out)
+int softverbs__env_long(const char *name, long def, long min, long max, long *out)
 {
     const char *v = getenv(name);
     char *end;
@@ -129,23 +129,39 @@ static int load_profile(sv_profile *p)
         return EINVAL;
     }
     /* Lower limits on demand, so a test can reach "too many QPs/MRs" with few ranks. */
-    if (env_long("SOFTVERBS_MAX_QP", p->max_qp, 1, p->max_qp, &max_qp) ||
-        env_long("SOFTVERBS_MAX_MR", p->max_mr, 1, p->max_mr, &max_mr))
+    if (softverbs__env_long("SOFTVERBS_MAX_QP", p->max_qp, 1, p->max_qp, &max_qp) ||
+        softverbs__env_long("SOFTVERBS_MAX_MR", p->max_mr, 1, p->max_mr, &max_mr))
         return EINVAL;
     p->max_qp = (int)max_qp;
     p->max_mr = (int)max_mr;
     return 0;
 }
 
+/* This process's rank as text: SOFTVERBS_RANK, else TETHER_RANK, else "0". */
+static const char *rank_text(void)
+{
+    const char *r = getenv("SOFTVERBS_RANK");
+    if (!r || !*r)
+        r = getenv("TETHER_RANK");
+    return r && *r ? r : "0";
+}
+
+long softverbs__rank(void)
+{
+    return strtol(rank_text(), NULL, 10);
+}
+
+sv_device *softverbs__device_list(int *n)
+{
+    *n = ndevices;
+    return devices;
+}
+
 /* "10.0.%r.1" -> "10.0.3.1" for rank 3. */
 static int expand_rank(const char *in, size_t len, char *out, size_t out_len)
 {
-    const char *r = getenv("SOFTVERBS_RANK");
+    const char *r = rank_text();
     size_t o = 0;
-    if (!r || !*r)
-        r = getenv("TETHER_RANK");
-    if (!r || !*r)
-        r = "0";
     for (size_t i = 0; i < len; i++) {
         const char *piece = (in[i] == '%' && i + 1 < len && in[i + 1] == 'r') ? r : NULL;
         size_t n = piece ? strlen(piece) : 1;
@@ -205,7 +221,7 @@ static int load_devices(void)
 {
     const char *list = getenv("SOFTVERBS_DEVICES");
     long gid_index;
-    if (env_long("SOFTVERBS_GID_INDEX", 1, 0, SV_GID_TBL_LEN - 1, &gid_index))
+    if (softverbs__env_long("SOFTVERBS_GID_INDEX", 1, 0, SV_GID_TBL_LEN - 1, &gid_index))
         return EINVAL;
     ndevices = 0;
     while (list && *list) {
@@ -231,9 +247,9 @@ static int load_env(void)
     if (env_state)
         return env_state == 1 ? 0 : env_state;
     env_state = EINVAL;
-    if (env_long("SOFTVERBS_DEBUG", 0, 0, 1, &debug) || load_profile(&e->prof) ||
-        env_long("SOFTVERBS_DROP_NTH", 0, 0, 1L << 40, &e->drop_nth) ||
-        env_long("SOFTVERBS_DELAY_US", 0, 0, 10000000, &e->delay_us) || load_devices())
+    if (softverbs__env_long("SOFTVERBS_DEBUG", 0, 0, 1, &debug) || load_profile(&e->prof) ||
+        softverbs__env_long("SOFTVERBS_DELAY_US", 0, 0, 10000000, &e->delay_us) || load_devices() ||
+        softverbs__fault_load())
         return env_state;
     e->debug = (int)debug;
     if (dir && *dir)
@@ -399,7 +415,8 @@ SV_EXPORT int(ibv_query_port)(struct ibv_context *context, uint8_t port_num,
     if (port_num != 1)
         return softverbs__fail(EINVAL, "ibv_query_port(%s, port %u): the only port is 1",
                                ctx_dev(context)->dev.name, port_num);
-    a->state = IBV_PORT_ACTIVE;
+    a->state = softverbs__fault_dev_down(ctx_dev(context), softverbs__now_us()) ? IBV_PORT_DOWN
+                                                                                : IBV_PORT_ACTIVE;
     a->max_mtu = softverbs__env.prof.mtu;
     a->active_mtu = softverbs__env.prof.mtu;
     a->gid_tbl_len = SV_GID_TBL_LEN;
@@ -408,7 +425,7 @@ SV_EXPORT int(ibv_query_port)(struct ibv_context *context, uint8_t port_num,
     a->lid = 0; /* RoCE: addressing is by GID */
     a->active_width = 1;
     a->active_speed = 32;
-    a->phys_state = 5; /* LinkUp */
+    a->phys_state = a->state == IBV_PORT_ACTIVE ? 5 : 3; /* LinkUp, Disabled */
     a->link_layer = IBV_LINK_LAYER_ETHERNET;
     return 0;
 }
