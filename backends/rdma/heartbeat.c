@@ -110,7 +110,7 @@ static void beat(void *arg, int beating)
     }
     if (!ep->err)
         tether__liveness_sample(&liveness, ep, ep->size, ep->beat, tether__net_now_ms());
-    if (!ep->err && ep->uc)
+    if (!ep->err && ep->keeps)
         uc_tick(ep);
     pthread_mutex_unlock(&ep->mu);
 }

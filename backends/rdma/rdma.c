@@ -186,9 +186,11 @@ static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *
     ep->ibv.free_device_list(list);
     for (int d = 0; d < ep->ndev && rc == TETHER_OK; d++)
         rc = tether__rdma_dev_pool(ep, &ep->devs[d]);
-    for (RDMA_EACH_LINK(ep, l))
+    for (RDMA_EACH_LINK(ep, l)) {
         if (rc == TETHER_OK)
             rc = tether__rdma_qp_create(ep, l);
+        ep->keeps |= tether__rdma_keeps(ep, l);
+    }
     return rc;
 }
 

@@ -74,6 +74,10 @@
 
 #define HDR_NACK 1u  /* rdma_hdr.flags: frame ack is missing: send it and those after it again */
 #define HDR_PROBE 2u /* data: a resend after a timeout, answer at once; control: the answer */
+/* Bits 8-15 of a data frame's flags: the lane whose part it belongs to (failover.c: a dead cable's
+ * frames go on another link, and the receiver matches them on their own lane). */
+#define HDR_LANE_SHIFT 8
+#define HDR_LANE_MASK 0xff00u
 
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
@@ -168,6 +172,11 @@ typedef struct rdma_link {
     /* data frames in, not yet handled, oldest first, still in their receive slots (not reposted:
      * the peer's credits are held back) */
     int held[DATA_SLOTS], held_len[DATA_SLOTS], held_head, nheld;
+    /* failover (failover.c): out of use since we said so; the peer said so too, having taken
+     * peer_rx of our frames; then its frames from refeed on and its queue go on a live link */
+    int down, peer_down, failed_over;
+    uint32_t peer_rx, refeed;
+    int turn; /* a live link: which dead sibling's work it carries next */
 } rdma_link;
 
 /* A message of one origin's arriving here: the part for this rank whose frames come in, or the
@@ -209,6 +218,7 @@ typedef struct rdma_peer {
 struct rdma_part {
     struct tether_req *req;
     rdma_part *qnext;       /* send: its place in its link's queue */
+    int lane;               /* send: the receiver's lane for it (its frames' HDR_LANE bits) */
     size_t lo, len, framed; /* send: where it starts, its bytes, those already in frames */
     tether__rxmsg rx;       /* receive */
 };
@@ -228,8 +238,9 @@ typedef struct rdma_ep {
     pthread_mutex_t mu;
     tether__ibv ibv;
     int rank, size;
-    int uc;   /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
-    int ring; /* ring mode: links to the two neighbours only, the rest forwarded */
+    int uc;    /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
+    int ring;  /* ring mode: links to the two neighbours only, the rest forwarded */
+    int keeps; /* some link keeps frames until acknowledged (tether__rdma_keeps) */
     int ndev;
     rdma_dev *devs;
     rdma_peer *peers;       /* per world rank; peers[rank] is unused */
@@ -327,6 +338,19 @@ int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
 int64_t tether__rdma_now_us(void);
 
+/* failover.c: a cable out of use, its frames carried by its peer's other links. Caller holds
+ * ep->mu. Whether l keeps data frames until acknowledged: on UC (resends), and on RC where its
+ * peer has other links (a dead cable's unacknowledged frames go again on those). */
+int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l);
+/* l stopped carrying (why): out of use, the peer told; an error when it was the peer's last. */
+int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why);
+/* The peer says its link of ours on lane lane is out of use, having taken rx of our frames. */
+int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx);
+/* The live link carrying peer's work on lane k: k itself, or (dead) the peer's first live one. */
+rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l);
+/* A dead sibling of live link l with frames or parts for l to carry, round robin; NULL: none. */
+rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l);
+
 /* probe.c: the vtable's probe (core/transport.h). */
 int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
 
@@ -346,6 +370,8 @@ int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *min
                            size_t len, int64_t deadline_ms);
 int tether__rdma_side_read(rdma_ep *ep, rdma_peer *pe, int peer);
 void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text);
+/* One message of type and len bytes of payload to peer, never blocking: 0, or errno. */
+int tether__rdma_side_tell(rdma_ep *ep, int peer, uint32_t type, const void *payload, size_t len);
 
 /* heartbeat.c: a SIDE_BEAT on every side channel each TETHER_HEARTBEAT, and the alive() check. */
 int tether__rdma_beat_start(rdma_ep *ep, int period_ms);
@@ -356,5 +382,6 @@ void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
 #define SIDE_BYE 1u
 #define SIDE_ABORT 2u
 #define SIDE_BEAT 3u /* the sender is alive; its payload, if any, its wait-state records */
+#define SIDE_DOWN 4u /* a link is out of use: its lane and the frames taken on it (8 bytes) */
 
 #endif

@@ -1,7 +1,8 @@
 /* backends/rdma/retransmit.c - UC's answer to loss: data frames kept until acknowledged, sent again
  * from the first missing one (go-back-N) when the receiver reports a gap, and duplicates dropped by
- * number (rdma_impl.h: Loss). RC's NIC resends by itself: every function here is a no-op there, so
- * RC frames leave their send slots at their completion as before.
+ * number (rdma_impl.h: Loss). RC's NIC resends by itself: nothing is resent there, and RC frames
+ * leave their send slots at their completion, except on a link whose peer has other links: those
+ * keep them until acknowledged too, for a failover (failover.c).
  *
  * A gap shows only when a later frame arrives. When none does (the last frames of a call lost, or
  * their acknowledgement late) the oldest unacknowledged frame goes again alone, as a probe, after
@@ -53,7 +54,7 @@ static int64_t wait_us(const rdma_ep *ep, const rdma_link *l)
 
 void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int len)
 {
-    if (!ep->uc)
+    if (!tether__rdma_keeps(ep, l))
         return;
     *kept(l, seq) = (rdma_kept){.slot = slot, .len = len, .sent_us = tether__rdma_now_us()};
     l->slot_refs[slot - RECV_SLOTS]++;
@@ -79,7 +80,7 @@ int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
     rdma_window *w = &l->win;
     int64_t now;
-    if (!ep->uc)
+    if (!tether__rdma_keeps(ep, l))
         return TETHER_OK;
     if ((int32_t)(h->ack - w->acked) <= 0 && !(h->flags & HDR_NACK))
         return TETHER_OK;
@@ -146,7 +147,7 @@ static int again(rdma_ep *ep, rdma_link *l, uint32_t seq, uint32_t flags, int64_
     rdma_hdr *h = (rdma_hdr *)tether__rdma_slot(l, k->slot);
     if (l->slot_refs[k->slot - RECV_SLOTS] > 1)
         return 1;
-    h->flags = flags;
+    h->flags = (h->flags & HDR_LANE_MASK) | flags;
     TRY(tether__rdma_post_slot(ep, l, k->slot, (size_t)k->len));
     l->slot_refs[k->slot - RECV_SLOTS]++;
     k->sent_us = now_us;
@@ -190,14 +191,15 @@ int tether__rdma_ctrl_room(rdma_ep *ep, rdma_link *l, int64_t now_us)
 
 void tether__rdma_taken(rdma_ep *ep, rdma_link *l)
 {
-    if (ep->uc && l->win.ack_told == l->rx_seq - 1) /* the first untold one */
+    if (tether__rdma_keeps(ep, l) && l->win.ack_told == l->rx_seq - 1) /* the first untold one */
         l->win.taken_us = tether__rdma_now_us();
 }
 
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)
 {
     int64_t left;
-    if (!ep->uc || (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
+    if (!tether__rdma_keeps(ep, l) ||
+        (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
         return -1;
     left = l->win.taken_us + ACK_DELAY_US - now_us;
     return l->win.ack_owed || l->win.nack_owed || left < 0 ? 0 : left;
@@ -205,7 +207,7 @@ int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_
 
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l)
 {
-    if (!ep->uc)
+    if (!tether__rdma_keeps(ep, l))
         return;
     for (; l->win.acked != l->tx_seq; l->win.acked++)
         tether__rdma_slot_unref(l, kept(l, l->win.acked)->slot);
