@@ -35,8 +35,7 @@ rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l)
     return NULL;
 }
 
-/* Whether dead link d still has work for a live sibling: kept frames not yet moved, or parts. */
-static int orphaned_work(const rdma_link *d)
+int tether__rdma_orphaned(const rdma_link *d)
 {
     return d->failed_over && (d->refeed != d->tx_seq || d->sendq);
 }
@@ -48,14 +47,13 @@ rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l)
         return NULL;
     for (int i = 0; i < pe->nlinks; i++) {
         rdma_link *d = &pe->link[(l->turn + i) % pe->nlinks];
-        if (d != l && orphaned_work(d))
+        if (d != l && tether__rdma_orphaned(d))
             return d;
     }
     return NULL;
 }
 
-/* "12:03:04.2": when a cable left, for the stderr line. */
-static void clock_text(char *buf, size_t len)
+void tether__rdma_clock_text(char *buf, size_t len)
 {
     struct timeval tv;
     struct tm tm;
@@ -100,7 +98,7 @@ int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
                                   "rdma: rank %d has no cable left to rank %d: the last one, %s, "
                                   "stopped carrying (%s)",
                                   ep->rank, l->peer, l->dev->name, why);
-    clock_text(at, sizeof at);
+    tether__rdma_clock_text(at, sizeof at);
     fprintf(stderr, "tether: rank %d: cable %s to rank %d left at %s (%s); carrying on over %s\n",
             ep->rank, l->dev->name, l->peer, at, why, c->dev->name);
     if ((e = tether__rdma_side_tell(ep, l->peer, SIDE_DOWN, said, sizeof said)) != 0)

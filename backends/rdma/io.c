@@ -25,10 +25,11 @@
 #define POLL_BATCH 16
 #define ACK_RETRY_US 1000 /* an acknowledgement that found no room: look again (not spin) */
 
+/* peer, then the link's QP generation (4 bits: rejoin.c), kind (4), lane (8) and slot (16). */
 static uint64_t wr_id(const rdma_link *l, unsigned kind, int slot)
 {
-    return (uint64_t)l->peer << 32 | (uint64_t)kind << 24 | (uint64_t)l->lane << 16 |
-           (uint32_t)slot;
+    return (uint64_t)l->peer << 32 | (uint64_t)(l->gen & 0xf) << 28 | (uint64_t)kind << 24 |
+           (uint64_t)l->lane << 16 | (uint32_t)slot;
 }
 
 /* Which bytes of a len-byte message link k of nlinks carries: both sides cut the same way from the
@@ -213,12 +214,19 @@ static int refeed_frame(rdma_ep *ep, rdma_link *l, rdma_link *d)
     return TETHER_OK;
 }
 
+/* Whether l may send control frames: in use, or back and connected though not yet carrying its
+ * lane (rejoin.c): the peer's frames on it need their credits and acknowledgements. */
+static int speaks(const rdma_link *l)
+{
+    return !l->down || l->rejoin == REJOIN_CONNECTED;
+}
+
 static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
 {
     int resending;
-    if (l->down) /* its work goes on a live sibling's turns (failover.c) */
+    if (!speaks(l)) /* its work goes on a live sibling's turns (failover.c) */
         return TETHER_OK;
-    resending = tether__rdma_resend(ep, l, now_us);
+    resending = l->down || tether__rdma_resend(ep, l, now_us); /* down: control frames only */
     if (resending < 0)
         return resending;
     while (!resending && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
@@ -249,7 +257,7 @@ static int quiet(rdma_ep *ep, int64_t now, int *due_ms)
 {
     int64_t next = -1;
     for (RDMA_EACH_LINK(ep, l)) {
-        int64_t due = l->qp && !l->down ? tether__rdma_ack_due(ep, l, now) : -1;
+        int64_t due = l->qp && speaks(l) ? tether__rdma_ack_due(ep, l, now) : -1;
         if (due == 0) {
             TRY(send_control(ep, l, now));
             due = tether__rdma_ack_due(ep, l, now) == 0 ? ACK_RETRY_US : -1; /* no room yet */
@@ -274,6 +282,8 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
         uint64_t lo, n;
         rdma_part *pt = &r->part[r->nparts];
         rdma_link *l = direct ? &ep->peers[r->peer].link[k] : hop;
+        if (l->down) /* back since the last send? (rejoin.c) */
+            TRY(tether__rdma_revive(ep, l));
         if (!part_bounds(r->len, k, nlinks, &lo, &n))
             continue;
         *pt = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n, .lane = direct ? k : 0};
@@ -527,7 +537,7 @@ static int in_run(rdma_ep *ep, rdma_link *l)
         l->nheld--;
         l->pending++;
         l->released++;
-        if (!l->down) /* a dead link's receives are done with */
+        if (!l->down || l->rejoin == REJOIN_CONNECTED) /* a dead QP's receives are done with */
             TRY(tether__rdma_post_recv(ep, l, slot));
     }
     return TETHER_OK;
@@ -594,7 +604,7 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
 {
     int peer = (int)(wc->wr_id >> 32), slot = (int)(wc->wr_id & 0xffff);
     int lane = (int)(wc->wr_id >> 16) & 0xff;
-    unsigned kind = (unsigned)(wc->wr_id >> 24) & 0xff;
+    unsigned kind = (unsigned)(wc->wr_id >> 24) & 0xf, gen = (unsigned)(wc->wr_id >> 28) & 0xf;
     rdma_peer *pe;
     rdma_link *l;
     if (peer < 0 || peer >= ep->size || peer == ep->rank || lane >= ep->peers[peer].nlinks)
@@ -604,7 +614,9 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
                                   (unsigned long long)wc->wr_id);
     pe = &ep->peers[peer];
     l = &pe->link[lane];
-    if (l->down) /* what it took before it went down is final (failover.c) */
+    /* what it took before it went down is final (failover.c), a replaced QP's work is gone, and
+     * a fresh one's is not yet ours until it is connected (rejoin.c) */
+    if (gen != (unsigned)(l->gen & 0xf) || (l->down && l->rejoin != REJOIN_CONNECTED))
         return TETHER_OK;
     if (wc->status != IBV_WC_SUCCESS) {
         int gone = wc->status == IBV_WC_RETRY_EXC_ERR;
@@ -655,6 +667,8 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
     for (RDMA_EACH_LINK(ep, l)) /* frames held back first: passing frames go before own ones */
         TRY(in_run(ep, l));
     now = ep->keeps ? tether__rdma_now_us() : 0;
+    if (ep->keeps) /* before the pushes: a link back takes its lane's parts */
+        TRY(tether__rdma_rejoin_tick(ep, now));
     for (RDMA_EACH_LINK(ep, l)) {
         TRY(push_at(ep, l, now));
         TRY(tether__rdma_gone_check(ep, l));

@@ -177,6 +177,12 @@ typedef struct rdma_link {
     int down, peer_down, failed_over;
     uint32_t peer_rx, refeed;
     int turn; /* a live link: which dead sibling's work it carries next */
+    /* rejoin (rejoin.c): its device is back: a fresh QP (gen counts them: in its work requests'
+     * ids, so the old one's completions are told apart), connected once the peer's details came
+     * (peer_info), used again once the peer's is connected too and the lane's frames carried
+     * elsewhere are all in; rejoins: times it came back */
+    int gen, rejoin, have_peer_info, peer_rejoined, rejoins;
+    rdma_qp_info mine, peer_info;
 } rdma_link;
 
 /* A message of one origin's arriving here: the part for this rank whose frames come in, or the
@@ -238,9 +244,10 @@ typedef struct rdma_ep {
     pthread_mutex_t mu;
     tether__ibv ibv;
     int rank, size;
-    int uc;    /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
-    int ring;  /* ring mode: links to the two neighbours only, the rest forwarded */
-    int keeps; /* some link keeps frames until acknowledged (tether__rdma_keeps) */
+    int uc;            /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
+    int ring;          /* ring mode: links to the two neighbours only, the rest forwarded */
+    int keeps;         /* some link keeps frames until acknowledged (tether__rdma_keeps) */
+    int64_t rejoin_us; /* rejoin.c: when the ports of dead links are next looked at */
     int ndev;
     rdma_dev *devs;
     rdma_peer *peers;       /* per world rank; peers[rank] is unused */
@@ -297,6 +304,8 @@ unsigned char *tether__rdma_slot(const rdma_link *l, int slot);
 int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l);
 int tether__rdma_qp_connect(rdma_ep *ep, rdma_link *l, const rdma_qp_info *mine,
                             const rdma_qp_info *peer);
+/* What l's side tells the peer before RTR (its QP created). */
+rdma_qp_info tether__rdma_qp_mine(const rdma_ep *ep, const rdma_link *l);
 
 /* io.c: the data path. Caller holds ep->mu. */
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot);
@@ -350,6 +359,23 @@ int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx);
 rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l);
 /* A dead sibling of live link l with frames or parts for l to carry, round robin; NULL: none. */
 rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l);
+/* "12:03:04.2", local time: when a cable left or came back, for the stderr lines. */
+void tether__rdma_clock_text(char *buf, size_t len);
+/* Whether dead link d still has work for a live sibling: kept frames not yet moved, or parts. */
+int tether__rdma_orphaned(const rdma_link *d);
+
+/* rejoin.c: a dead link whose device is back gets a fresh QP pair and is used again. Caller holds
+ * ep->mu. REJOIN_*: rdma_link.rejoin. */
+#define REJOIN_NONE 0
+#define REJOIN_SENT 1      /* our fresh QP is at INIT, its details told the peer */
+#define REJOIN_CONNECTED 2 /* at RTS with the peer's: its frames are taken, ours wait */
+/* Both QPs of dead link l at RTS and its lane's carried frames all in: l carries its lane again. */
+int tether__rdma_revive(rdma_ep *ep, rdma_link *l);
+/* Look at dead links' ports (every REJOIN_CHECK_MS) and move rejoins on. */
+int tether__rdma_rejoin_tick(rdma_ep *ep, int64_t now_us);
+/* The peer's fresh QP for its link on lane lane (SIDE_REJOIN), or that it is connected (info
+ * NULL: SIDE_REJOINED). */
+int tether__rdma_peer_rejoin(rdma_ep *ep, int peer, uint32_t lane, const rdma_qp_info *info);
 
 /* probe.c: the vtable's probe (core/transport.h). */
 int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
@@ -381,7 +407,9 @@ void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
 
 #define SIDE_BYE 1u
 #define SIDE_ABORT 2u
-#define SIDE_BEAT 3u /* the sender is alive; its payload, if any, its wait-state records */
-#define SIDE_DOWN 4u /* a link is out of use: its lane and the frames taken on it (8 bytes) */
+#define SIDE_BEAT 3u     /* the sender is alive; its payload, if any, its wait-state records */
+#define SIDE_DOWN 4u     /* a link is out of use: its lane and the frames taken on it (8 bytes) */
+#define SIDE_REJOIN 5u   /* a dead link's fresh QP: its lane, then its rdma_qp_info */
+#define SIDE_REJOINED 6u /* that QP is at RTS: its lane (4 bytes) */
 
 #endif

@@ -198,7 +198,10 @@ void tether__rdma_taken(rdma_ep *ep, rdma_link *l)
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)
 {
     int64_t left;
-    if (!tether__rdma_keeps(ep, l) ||
+    /* RC keeps frames only for a failover: one acknowledgement alone at a time (a control frame
+     * holds a receive of the peer's until a frame back says it was seen, and a peer that sends
+     * nothing back must still get our credits), the rest ride the next frame */
+    if (!tether__rdma_keeps(ep, l) || (!ep->uc && l->ctrl_out) ||
         (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
         return -1;
     left = l->win.taken_us + ACK_DELAY_US - now_us;

@@ -115,10 +115,12 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (l->side_len < SIDE_HDR)
         return 0;
     memcpy(h, l->side_buf, sizeof h);
-    if (h[3] > (h[0] == SIDE_BEAT ? SIDE_BEAT_MAX : SIDE_TEXT_MAX) ||
-        (h[0] != SIDE_BYE && h[0] != SIDE_ABORT && h[0] != SIDE_BEAT && h[0] != SIDE_DOWN) ||
+    if (h[3] > (h[0] == SIDE_BEAT ? SIDE_BEAT_MAX : SIDE_TEXT_MAX) || h[0] < SIDE_BYE ||
+        h[0] > SIDE_REJOINED ||
         (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
-        (h[0] == SIDE_DOWN && h[3] != 8))
+        (h[0] == SIDE_DOWN && h[3] != 8) ||
+        (h[0] == SIDE_REJOIN && h[3] != 4 + sizeof(rdma_qp_info)) ||
+        (h[0] == SIDE_REJOINED && h[3] != 4))
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: rank %d (%s) sent a malformed side-channel "
                                   "message (type %u)",
@@ -131,7 +133,17 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
         return tether__rdma_break(ep, code, "rank %d reported: %.*s", peer, (int)h[3],
                                   (const char *)l->side_buf + SIDE_HDR);
     }
-    if (h[0] == SIDE_DOWN) {
+    if (h[0] == SIDE_REJOIN || h[0] == SIDE_REJOINED) {
+        uint32_t lane;
+        rdma_qp_info info = {0};
+        int rc;
+        memcpy(&lane, l->side_buf + SIDE_HDR, 4);
+        if (h[0] == SIDE_REJOIN)
+            memcpy(&info, l->side_buf + SIDE_HDR + 4, sizeof info);
+        rc = tether__rdma_peer_rejoin(ep, peer, lane, h[0] == SIDE_REJOIN ? &info : NULL);
+        if (rc != TETHER_OK)
+            return rc;
+    } else if (h[0] == SIDE_DOWN) {
         uint32_t d[2]; /* lane, frames taken */
         int rc;
         memcpy(d, l->side_buf + SIDE_HDR, sizeof d);

@@ -36,10 +36,12 @@
  *   beatstop rank 1 is SIGSTOPped while the others all-reduce: they fail naming the missing
  *            heartbeats once it has been silent for 3 of them (plus a quarter period and slack).
  *   beatidle rank 1 stays away 10 heartbeats before joining: every rank completes.
- * Two cables per pair (rdma_en<j> and rdma_en<j+4>), 16 MiB all-reduces for DOWN_AT_S + 2 s:
+ * Two cables per pair (rdma_en<j> and rdma_en<j+4>), 32 MiB all-reduces for DOWN_AT_S + 2 s:
  *   cable     rank 0's second cable to rank 1 dies at DOWN_AT_S (SOFTVERBS_DEVICE_DOWN): every
  *             result right, no call slower than 3x the slowest call before it (ctest checks the
  *             stderr line saying the cable left).
+ *   cableback the same, the cable back 2 s later, calls going on until 2.5 s after: ctest checks
+ *             (TETHER_VERBOSE=1) that it carried frames again.
  *   lastcable both of rank 0's cables to rank 1 die: every rank fails in < 5 s (ctest checks
  *             rank 0 says no cable is left). */
 #include <arpa/inet.h>
@@ -64,9 +66,11 @@ enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 }
     "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1,"                 \
     "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1,rdma_en6:10.6.%r.1,rdma_en7:10.7.%r.1"
 
-#define BIG_COUNT (4 << 20) /* floats: 16 MiB */
+#define BIG_COUNT (8 << 20) /* floats: 32 MiB */
 #define DOWN_AT_S 2.0
 #define DOWN_AT_TEXT "2"
+#define BACK_AT_S 4.0
+#define BACK_AT_TEXT "4"
 
 #define BEAT_S 0.5
 #define BEAT_TEXT "0.5"
@@ -108,15 +112,15 @@ static int run_rounds(tether_group *g, int victim, int sig)
     return FINISHED;
 }
 
-/* 16 MiB all-reduces, each checked, until 2 s after the cable death: an error (within LIMIT_S of
+/* 32 MiB all-reduces, each checked, until 2 s after the cable death: an error (within LIMIT_S of
  * its call's start), or every call no slower than 3x the slowest before the death (the median
  * is printed too; one call on this shared emulator varies 3x with no fault at all). */
-static int cable_rounds(tether_group *g)
+static int cable_rounds(tether_group *g, double until_s)
 {
     int rank = tether_group_rank(g), n = tether_group_size(g), round, nbefore = 0;
     float *v = malloc(BIG_COUNT * sizeof *v);
     double start = now_s(), before[64], worst = 0;
-    for (round = 0; now_s() - start < DOWN_AT_S + 2; round++) {
+    for (round = 0; now_s() - start < until_s; round++) {
         double t0 = now_s(), took;
         int rc;
         for (int i = 0; i < BIG_COUNT; i++)
@@ -135,7 +139,7 @@ static int cable_rounds(tether_group *g)
                 return WRONG_DATA;
             }
         took = now_s() - t0;
-        if (now_s() - start < DOWN_AT_S - 0.5 && nbefore < 64)
+        if (now_s() - start < DOWN_AT_S - 0.1 && nbefore < 64) /* the emulator counts from init */
             before[nbefore++] = took;
         else if (took > worst)
             worst = took;
@@ -364,7 +368,7 @@ static int rank_main(const char *mode)
     else if (!strncmp(mode, "beat", 4))
         rc = away_peer(g, !strcmp(mode, "beatstop"));
     else if (strstr(mode, "cable"))
-        rc = cable_rounds(g);
+        rc = cable_rounds(g, !strcmp(mode, "cableback") ? BACK_AT_S + 2.5 : DOWN_AT_S + 2);
     else if (strstr(mode, "drop") && strcmp(mode, "drop"))
         rc = lost_frame(g, !strcmp(mode, "creditdrop"), !strcmp(mode, "awaydrop"));
     else
@@ -446,8 +450,10 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
         setenv("SOFTVERBS_MAX_QP", "1", 1);
     if (strstr(mode, "cable"))
         setenv("SOFTVERBS_DEVICE_DOWN",
-               !strcmp(mode, "cable") ? "rdma_en5#0@" DOWN_AT_TEXT
-                                      : "rdma_en5#0@" DOWN_AT_TEXT ",rdma_en1#0@" DOWN_AT_TEXT,
+               !strcmp(mode, "cable")       ? "rdma_en5#0@" DOWN_AT_TEXT
+               : !strcmp(mode, "cableback") ? "rdma_en5#0@" DOWN_AT_TEXT "-" BACK_AT_TEXT
+                                            : "rdma_en5#0@" DOWN_AT_TEXT
+                                              ",rdma_en1#0@" DOWN_AT_TEXT,
                1);
 }
 
@@ -489,7 +495,7 @@ static void run_ranks(const char *mode, int n, int *codes)
 static int must_finish(const char *mode)
 {
     return strstr(mode, "drop") || !strcmp(mode, "dup") || !strcmp(mode, "idle") ||
-           !strcmp(mode, "cable") || !strcmp(mode, "beatidle");
+           !strcmp(mode, "cable") || !strcmp(mode, "cableback") || !strcmp(mode, "beatidle");
 }
 
 /* Whether the ranks' exit codes are what mode demands. */
@@ -521,7 +527,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: rdma_fault "
                         "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
                         "bcastcount|nodev|nogid|"
-                        "qplimit|idle|beatstop|beatidle|cable|lastcable N(2-6) "
+                        "qplimit|idle|beatstop|beatidle|cable|cableback|lastcable N(2-6) "
                         "uc|rc "
                         "[ring]\n");
         return 2;
