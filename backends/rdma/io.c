@@ -305,7 +305,7 @@ int tether__rdma_sends_left(rdma_ep *ep)
         if (!l->qp) /* open failed */
             continue;
         if (l->down ? !l->failed_over || l->refeed != l->tx_seq || l->sendq || l->nheld
-                    : l->sendq || l->nheld || l->nfree_send < SEND_SLOTS)
+                    : l->sendq || l->nheld || tether__rdma_sending(ep, l) > 0)
             return 1;
     }
     return 0;

@@ -343,6 +343,9 @@ void tether__rdma_taken(rdma_ep *ep, rdma_link *l);
 /* Microseconds until the peer should hear from us though nothing else goes (frames taken and
  * untold for ACK_DELAY_US; a duplicate or a gap: at once): 0 now, -1 nothing owed. */
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
+/* Send slots of l whose frames are still on their way: on RC a frame kept only for a failover is
+ * delivered once its send completed (closing does not wait for its acknowledgement). */
+int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l);
 /* The peer left (bye): what it has not acknowledged it will never need. */
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
 int64_t tether__rdma_now_us(void);

@@ -27,6 +27,10 @@
  * RESEND_MIN_US, so no probe goes for it, and long enough that a reply in a ping-pong carries it
  * (a standalone one costs the peer a wake-up). */
 #define ACK_DELAY_US 1000
+/* RC: nothing is resent, so an acknowledgement is only wanted for a failover's bookkeeping (and at
+ * close, and before a cable that came back carries its lane again): it waits longer for a frame
+ * going back, which costs no control frame. */
+#define RC_ACK_DELAY_US 10000
 
 int64_t tether__rdma_now_us(void)
 {
@@ -204,8 +208,18 @@ int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_
     if (!tether__rdma_keeps(ep, l) || (!ep->uc && l->ctrl_out) ||
         (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
         return -1;
-    left = l->win.taken_us + ACK_DELAY_US - now_us;
+    left = l->win.taken_us + (ep->uc ? ACK_DELAY_US : RC_ACK_DELAY_US) - now_us;
     return l->win.ack_owed || l->win.nack_owed || left < 0 ? 0 : left;
+}
+
+int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l)
+{
+    int busy = SEND_SLOTS - l->nfree_send;
+    if (ep->uc || !tether__rdma_keeps(ep, l))
+        return busy;
+    for (uint32_t s = l->win.acked; s != l->tx_seq; s++) /* kept, and its send completed */
+        busy -= l->slot_refs[l->win.kept[s % DATA_SLOTS].slot - RECV_SLOTS] == 1;
+    return busy;
 }
 
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l)
