@@ -42,6 +42,8 @@
  *             stderr line saying the cable left).
  *   cableback the same, the cable back 2 s later, calls going on until 2.5 s after: ctest checks
  *             (TETHER_VERBOSE=1) that it carried frames again.
+ *   firstback the same with the first cable (rdma_en1), which in ring mode also carries the
+ *             frames passing through.
  *   lastcable both of rank 0's cables to rank 1 die: every rank fails in < 5 s (ctest checks
  *             rank 0 says no cable is left). */
 #include <arpa/inet.h>
@@ -367,8 +369,8 @@ static int rank_main(const char *mode)
         rc = any_source_fault(g, mode);
     else if (!strncmp(mode, "beat", 4))
         rc = away_peer(g, !strcmp(mode, "beatstop"));
-    else if (strstr(mode, "cable"))
-        rc = cable_rounds(g, !strcmp(mode, "cableback") ? BACK_AT_S + 2.5 : DOWN_AT_S + 2);
+    else if (strstr(mode, "cable") || !strcmp(mode, "firstback"))
+        rc = cable_rounds(g, strstr(mode, "back") ? BACK_AT_S + 2.5 : DOWN_AT_S + 2);
     else if (strstr(mode, "drop") && strcmp(mode, "drop"))
         rc = lost_frame(g, !strcmp(mode, "creditdrop"), !strcmp(mode, "awaydrop"));
     else
@@ -448,10 +450,11 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     }
     if (!strcmp(mode, "qplimit"))
         setenv("SOFTVERBS_MAX_QP", "1", 1);
-    if (strstr(mode, "cable"))
+    if (strstr(mode, "cable") || !strcmp(mode, "firstback"))
         setenv("SOFTVERBS_DEVICE_DOWN",
                !strcmp(mode, "cable")       ? "rdma_en5#0@" DOWN_AT_TEXT
                : !strcmp(mode, "cableback") ? "rdma_en5#0@" DOWN_AT_TEXT "-" BACK_AT_TEXT
+               : !strcmp(mode, "firstback") ? "rdma_en1#0@" DOWN_AT_TEXT "-" BACK_AT_TEXT
                                             : "rdma_en5#0@" DOWN_AT_TEXT
                                               ",rdma_en1#0@" DOWN_AT_TEXT,
                1);
@@ -495,7 +498,7 @@ static void run_ranks(const char *mode, int n, int *codes)
 static int must_finish(const char *mode)
 {
     return strstr(mode, "drop") || !strcmp(mode, "dup") || !strcmp(mode, "idle") ||
-           !strcmp(mode, "cable") || !strcmp(mode, "cableback") || !strcmp(mode, "beatidle");
+           !strcmp(mode, "cable") || strstr(mode, "back") || !strcmp(mode, "beatidle");
 }
 
 /* Whether the ranks' exit codes are what mode demands. */
@@ -527,7 +530,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: rdma_fault "
                         "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
                         "bcastcount|nodev|nogid|"
-                        "qplimit|idle|beatstop|beatidle|cable|cableback|lastcable N(2-6) "
+                        "qplimit|idle|beatstop|beatidle|cable|cableback|firstback|lastcable N(2-6) "
                         "uc|rc "
                         "[ring]\n");
         return 2;
@@ -537,7 +540,8 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(devs, sizeof devs, "%s/devices.json", dir);
-    write_devices(devs, n, !strcmp(argv[1], "qplimit"), ring, strstr(argv[1], "cable") != NULL);
+    write_devices(devs, n, !strcmp(argv[1], "qplimit"), ring,
+                  strstr(argv[1], "cable") || !strcmp(argv[1], "firstback"));
     set_env(argv[1], n, argv[3], dir, devs);
     run_ranks(argv[1], n, codes);
     bad = judge(argv[1], codes, n);
