@@ -34,6 +34,13 @@
  * another frame lost and resent. Control frames are not resent (all they carry is cumulative): one
  * not seen by the peer within the resend timeout is counted lost, so its receive is free again.
  *
+ * Cables (failover.c, rejoin.c): a link whose peer has other links keeps its data frames until
+ * acknowledged on RC too. When it fails (a QP error, or the peer's word on the side channel) both
+ * sides say how many frames they took on it, and what the other did not take goes again on the
+ * first live link to that peer, followed by the dead link's queue; frames carry their part's lane
+ * (HDR_LANE), so they are matched on it whichever link brings them. A device that comes back gets
+ * a fresh QP pair, exchanged on the side channel, and its link carries its lane again.
+ *
  * Passing frames (ring mode): a link carries one own message of its rank at a time, but frames
  * passing through go out between them, as soon as the onward link has a credit, so a frame is
  * found by its origin (rdma_peer.arriving: at most one message per origin and lane is under way,
