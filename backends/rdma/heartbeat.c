@@ -78,7 +78,8 @@ static const unsigned char *heartbeat(rdma_ep *ep, unsigned char head[SIDE_HDR],
 
 /* UC: the program may be away from tether (computing, or done with its last call) while a peer
  * waits for an acknowledgement or a frame of ours is lost: each tick moves what came and lets the
- * resends and acknowledgements go (retransmit.c). */
+ * resends and acknowledgements go (retransmit.c); with several cables to a peer (RC too), also
+ * the acknowledgements a failover counts on and a cable's return (rejoin.c). */
 static void uc_tick(rdma_ep *ep)
 {
     int moved = 0;
@@ -107,7 +108,7 @@ static void beat(void *arg, int beating)
     }
     if (!ep->err)
         tether__liveness_sample(&liveness, ep, ep->size, ep->beat, tether__net_now_ms());
-    if (!ep->err && ep->uc)
+    if (!ep->err && ep->keeps)
         uc_tick(ep);
     pthread_mutex_unlock(&ep->mu);
 }

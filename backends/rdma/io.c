@@ -13,6 +13,7 @@
  * peer with several links goes as one part per link, each matched on its own link. On UC a data
  * frame stays in its send slot until the peer acknowledges it, and one out of sequence is dropped
  * and the gap resent (retransmit.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,24 +125,67 @@ static int send_control(rdma_ep *ep, rdma_link *l, int64_t now_us)
     return TETHER_OK;
 }
 
+/* The next frame of the part heading owner's queue, on l (owner itself, or a dead sibling). */
+static int part_frame(rdma_ep *ep, rdma_link *l, rdma_link *owner)
+{
+    rdma_part *pt = owner->sendq;
+    struct tether_req *r = pt->req;
+    size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
+    rdma_hdr h = header(l, FRAME_DATA, r, pt->framed);
+    h.flags |= (uint32_t)pt->lane << HDR_LANE_SHIFT;
+    TRY(post_frame(ep, l, &h, r->buf + pt->lo + pt->framed, n));
+    l->credits--;
+    pt->framed += n;
+    if (pt->framed == pt->len) {
+        sendq_pop(owner);
+        if (--r->parts_left == 0)
+            r->done = 1;
+    }
+    return TETHER_OK;
+}
+
+/* Dead link d's oldest frame the peer did not take, again on l with l's numbers (failover.c). */
+static int refeed_frame(rdma_ep *ep, rdma_link *l, rdma_link *d)
+{
+    const rdma_kept *k = &d->win.kept[d->refeed % DATA_SLOTS];
+    const unsigned char *p = tether__rdma_slot(d, k->slot);
+    rdma_hdr old, h;
+    memcpy(&old, p, sizeof old);
+    h = header(l, FRAME_DATA, NULL, old.offset);
+    h.flags |= old.flags & HDR_LANE_MASK;
+    h.tag = old.tag;
+    h.msglen = old.msglen;
+    h.src = old.src;
+    h.dst = old.dst;
+    TRY(post_frame(ep, l, &h, p + sizeof old, (size_t)k->len - sizeof old));
+    l->credits--;
+    d->refeed++;
+    return TETHER_OK;
+}
+
+/* Whether l may send control frames: in use, or back and connected though not yet carrying its
+ * lane (rejoin.c): the peer's frames on it need their credits and acknowledgements. */
+static int speaks(const rdma_link *l)
+{
+    return !l->down || l->rejoin == REJOIN_CONNECTED;
+}
+
 static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
 {
-    int resending = tether__rdma_resend(ep, l, now_us);
+    int resending;
+    if (!speaks(l)) /* its work goes on a live sibling's turns (failover.c) */
+        return TETHER_OK;
+    resending = l->down || tether__rdma_resend(ep, l, now_us); /* down: control frames only */
     if (resending < 0)
         return resending;
-    while (!resending && l->sendq && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
-        rdma_part *pt = l->sendq;
-        struct tether_req *r = pt->req;
-        size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
-        rdma_hdr h = header(l, FRAME_DATA, r, pt->framed);
-        TRY(post_frame(ep, l, &h, r->buf + pt->lo + pt->framed, n));
-        l->credits--;
-        pt->framed += n;
-        if (pt->framed == pt->len) {
-            sendq_pop(l);
-            if (--r->parts_left == 0)
-                r->done = 1;
-        }
+    while (!resending && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
+        rdma_link *d = tether__rdma_orphan(ep, l); /* turns: its own frames, a dead sibling's */
+        if (d && (!l->sendq || l->turn++ % 2))
+            TRY(d->refeed != d->tx_seq ? refeed_frame(ep, l, d) : part_frame(ep, l, d));
+        else if (l->sendq)
+            TRY(part_frame(ep, l, l));
+        else
+            break;
     }
     /* Returns pile up with no data going back: send them alone, in a receive kept for that; at
      * once while frames of l's are held back, as the peer may wait for just that slot; and a gap's
@@ -153,7 +197,7 @@ static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
 
 int tether__rdma_push(rdma_ep *ep, rdma_link *l)
 {
-    return push_at(ep, l, ep->uc ? tether__now_us() : 0);
+    return push_at(ep, l, ep->keeps ? tether__now_us() : 0);
 }
 
 /* UC: control frames for links whose peer waits on our acknowledgements while nothing else goes;
@@ -162,7 +206,7 @@ static int quiet(rdma_ep *ep, int64_t now, int *due_ms)
 {
     int64_t next = -1;
     for (RDMA_EACH_LINK(ep, l)) {
-        int64_t due = l->qp ? tether__rdma_ack_due(ep, l, now) : -1;
+        int64_t due = l->qp && speaks(l) ? tether__rdma_ack_due(ep, l, now) : -1;
         if (due == 0) {
             TRY(send_control(ep, l, now));
             due = tether__rdma_ack_due(ep, l, now) == 0 ? ACK_RETRY_US : -1; /* no room yet */
@@ -187,23 +231,32 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
         uint64_t lo, n;
         rdma_part *pt = &r->part[r->nparts];
         rdma_link *l = direct ? &ep->peers[r->peer].link[k] : hop;
+        if (l->down) /* back since the last send? (rejoin.c) */
+            TRY(tether__rdma_revive(ep, l));
         if (!part_bounds(r->len, k, nlinks, &lo, &n))
             continue;
-        *pt = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n};
+        *pt = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n, .lane = direct ? k : 0};
         r->nparts++;
         r->parts_left++;
-        sendq_append(l, pt);
+        sendq_append(l, pt); /* a dead link's: carried by a live one (failover.c) */
     }
-    for (int k = 0; k < nlinks; k++)
-        TRY(tether__rdma_push(ep, direct ? &ep->peers[r->peer].link[k] : hop));
+    for (int k = 0; k < nlinks; k++) {
+        rdma_link *c = tether__rdma_carrier(ep, direct ? &ep->peers[r->peer].link[k] : hop);
+        if (c)
+            TRY(tether__rdma_push(ep, c));
+    }
     return TETHER_OK;
 }
 
 int tether__rdma_sends_left(rdma_ep *ep)
 {
-    for (RDMA_EACH_LINK(ep, l))
-        if (l->qp && (l->sendq || l->nheld || l->nfree_send < SEND_SLOTS)) /* no QP: open failed */
+    for (RDMA_EACH_LINK(ep, l)) {
+        if (!l->qp) /* open failed */
+            continue;
+        if (l->down ? !l->failed_over || l->refeed != l->tx_seq || l->sendq || l->nheld
+                    : l->sendq || l->nheld || tether__rdma_sending(ep, l) > 0)
             return 1;
+    }
     return 0;
 }
 
@@ -228,19 +281,23 @@ static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, teth
                               want.step);
 }
 
-/* The queue index of a message from src arriving on l: its own link's, or the first (forwarded). */
-static int lane_of(const rdma_link *l, uint32_t src)
+/* The queue index of a message from h->src arriving on l: the lane its frames carry (l's own, or
+ * a dead sibling's: failover.c), or the first (forwarded); -1: no such lane. */
+static int lane_of(const rdma_ep *ep, const rdma_link *l, const rdma_hdr *h)
 {
-    return (int)src == l->peer ? l->lane : 0;
+    int lane = (int)((h->flags & HDR_LANE_MASK) >> HDR_LANE_SHIFT);
+    if ((int)h->src != l->peer)
+        return lane == 0 ? 0 : -1;
+    return lane < ep->peers[l->peer].nlinks ? lane : -1;
 }
 
 /* A message's first frame on l, for this rank or passing through: the ranks in range, and the
  * origin's last message on that lane ended. */
 static int check_first(const rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
-    int transit = (int)h->dst != ep->rank, lane = lane_of(l, h->src);
+    int transit = (int)h->dst != ep->rank, lane = lane_of(ep, l, h);
     if (h->src >= (uint32_t)ep->size || (int)h->src == ep->rank || h->dst >= (uint32_t)ep->size ||
-        (transit && (!ep->ring || lane != 0)) ||
+        lane < 0 || (transit && (!ep->ring || lane != 0)) ||
         (!transit && (int)h->src != l->peer && links_to(ep, h->src)))
         return protocol_error((rdma_ep *)ep, l, "origin or destination rank out of place");
     if (ep->peers[h->src].arriving[lane].cur || ep->peers[h->src].arriving[lane].fwd)
@@ -253,8 +310,9 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
     tether__rxmsg *m = NULL;
     uint64_t lo, n = h->msglen;
-    int lane = lane_of(l, h->src);
+    int lane;
     TRY(check_first(ep, l, h));
+    lane = lane_of(ep, l, h);
     if ((int)h->src == l->peer)
         part_bounds(h->msglen, lane, links_to(ep, h->src), &lo, &n);
     switch (tether__rxq_match(&ep->peers[h->src].posted[lane], h->tag, h->msglen, &m)) {
@@ -297,7 +355,8 @@ static void recv_part_done(struct tether_req *r)
  * origin, which check_first then reports). */
 static rdma_arriving *arriving(rdma_ep *ep, const rdma_link *l, const rdma_hdr *h)
 {
-    return h->src < (uint32_t)ep->size ? &ep->peers[h->src].arriving[lane_of(l, h->src)] : NULL;
+    int lane = lane_of(ep, l, h);
+    return h->src < (uint32_t)ep->size && lane >= 0 ? &ep->peers[h->src].arriving[lane] : NULL;
 }
 
 /* A frame of a message for this rank. */
@@ -342,6 +401,7 @@ static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
     struct tether_req *r;
     TRY(check_first(ep, from, h));
     next = tether__rdma_hop(ep, dst);
+    next = next ? tether__rdma_carrier(ep, next) : NULL;
     if (!next || next->peer == from->peer || ep->peers[next->peer].eof)
         return tether__rdma_break(ep, TETHER_EPEER,
                                   "rdma: rank %d cannot pass on a message from "
@@ -389,7 +449,10 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     if (!r || h->offset != pt->framed || h->msglen != r->len || n > r->len - pt->framed ||
         h->dst != r->dst)
         return protocol_error(ep, from, "a frame out of its message's order or bounds");
-    next = tether__rdma_hop(ep, (int)r->dst);
+    next = tether__rdma_carrier(ep, tether__rdma_hop(ep, (int)r->dst));
+    if (!next)
+        return tether__rdma_break(
+            ep, TETHER_ENET, "rdma: rank %d has no cable left towards rank %u", ep->rank, r->dst);
     if (next->credits <= 0 || next->nfree_send == 0 || next->win.rewinding)
         return PASS_WAIT;
     out = header(next, FRAME_DATA, r, h->offset);
@@ -423,7 +486,8 @@ static int in_run(rdma_ep *ep, rdma_link *l)
         l->nheld--;
         l->pending++;
         l->released++;
-        TRY(tether__rdma_post_recv(ep, l, slot));
+        if (!l->down || l->rejoin == REJOIN_CONNECTED) /* a dead QP's receives are done with */
+            TRY(tether__rdma_post_recv(ep, l, slot));
     }
     return TETHER_OK;
 }
@@ -489,7 +553,7 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
 {
     int peer = (int)(wc->wr_id >> 32), slot = (int)(wc->wr_id & 0xffff);
     int lane = (int)(wc->wr_id >> 16) & 0xff;
-    unsigned kind = (unsigned)(wc->wr_id >> 24) & 0xff;
+    unsigned kind = (unsigned)(wc->wr_id >> 24) & 0xf, gen = (unsigned)(wc->wr_id >> 28) & 0xf;
     rdma_peer *pe;
     rdma_link *l;
     if (peer < 0 || peer >= ep->size || peer == ep->rank || lane >= ep->peers[peer].nlinks)
@@ -499,12 +563,20 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
                                   (unsigned long long)wc->wr_id);
     pe = &ep->peers[peer];
     l = &pe->link[lane];
+    /* what it took before it went down is final (failover.c), a replaced QP's work is gone, and
+     * a fresh one's is not yet ours until it is connected (rejoin.c) */
+    if (gen != (unsigned)(l->gen & 0xf) || (l->down && l->rejoin != REJOIN_CONNECTED))
+        return TETHER_OK;
     if (wc->status != IBV_WC_SUCCESS) {
         int gone = wc->status == IBV_WC_RETRY_EXC_ERR;
+        char why[96];
         /* A peer that closed normally said bye on its side channel before its QP went away. */
         TRY(tether__rdma_side_read(ep, pe, peer));
         if (pe->bye) /* it closed normally: frames still on their way to it may fail */
             return TETHER_OK;
+        snprintf(why, sizeof why, "QP error: %s", ep->ibv.wc_status_str(wc->status));
+        if (pe->nlinks > 1) /* the job goes on over the others, if any is left */
+            return tether__rdma_link_down(ep, l, why);
         return tether__rdma_break(
             ep, gone ? TETHER_EPEER : TETHER_ENET,
             "rdma: a %s rank %d on %s "
@@ -543,12 +615,14 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
     }
     for (RDMA_EACH_LINK(ep, l)) /* frames held back first: passing frames go before own ones */
         TRY(in_run(ep, l));
-    now = ep->uc ? tether__now_us() : 0;
+    now = ep->keeps ? tether__now_us() : 0;
+    if (ep->keeps) /* before the pushes: a link back takes its lane's parts */
+        TRY(tether__rdma_rejoin_tick(ep, now));
     for (RDMA_EACH_LINK(ep, l)) {
         TRY(push_at(ep, l, now));
         TRY(tether__rdma_gone_check(ep, l));
     }
-    return ep->uc ? quiet(ep, now, &ep->ack_due_ms) : TETHER_OK;
+    return ep->keeps ? quiet(ep, now, &ep->ack_due_ms) : TETHER_OK;
 }
 
 /* Match part pt of a receive from peer against what came unexpected on its link. */

@@ -6,11 +6,12 @@
 
 #include "rdma_impl.h"
 
-/* What a completion tells of its work request: the peer, the kind, the lane and the slot. */
+/* What a completion tells of its work request: the peer, then the link's QP generation (4 bits:
+ * rejoin.c), the kind (4), the lane (8) and the slot (16). */
 static uint64_t wr_id(const rdma_link *l, unsigned kind, int slot)
 {
-    return (uint64_t)l->peer << 32 | (uint64_t)kind << 24 | (uint64_t)l->lane << 16 |
-           (uint32_t)slot;
+    return (uint64_t)l->peer << 32 | (uint64_t)(l->gen & 0xf) << 28 | (uint64_t)kind << 24 |
+           (uint64_t)l->lane << 16 | (uint32_t)slot;
 }
 
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot)

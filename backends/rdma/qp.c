@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 /* Asked for first; a device without inline data (Apple's) refuses it and gets 0. */
@@ -119,6 +120,15 @@ static int to_rts(rdma_ep *ep, rdma_link *l, uint32_t psn)
         return TETHER_OK;
     snprintf(attrs, sizeof attrs, "sq_psn %u%s", psn, ep->uc ? "" : ", timeout 14, retry 7/7");
     return modify_failed(ep, l, "RTS", rc, attrs);
+}
+
+rdma_qp_info tether__rdma_qp_mine(const rdma_ep *ep, const rdma_link *l)
+{
+    uint32_t psn = (uint32_t)(tether__net_now_ms() * 2654435761u ^ (uint64_t)ep->rank << 12 ^
+                              (uint64_t)l->peer << 4 ^ (uint64_t)l->lane) &
+                   0xffffff;
+    return (rdma_qp_info){
+        .qpn = l->qp->qp_num, .psn = psn, .gid = l->dev->gid, .mtu = (uint32_t)l->dev->mtu};
 }
 
 int tether__rdma_qp_connect(rdma_ep *ep, rdma_link *l, const rdma_qp_info *mine,

@@ -186,17 +186,12 @@ static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *
     ep->ibv.free_device_list(list);
     for (int d = 0; d < ep->ndev && rc == TETHER_OK; d++)
         rc = tether__rdma_dev_pool(ep, &ep->devs[d]);
-    for (RDMA_EACH_LINK(ep, l))
+    for (RDMA_EACH_LINK(ep, l)) {
         if (rc == TETHER_OK)
             rc = tether__rdma_qp_create(ep, l);
+        ep->keeps |= tether__rdma_keeps(ep, l);
+    }
     return rc;
-}
-
-static uint32_t initial_psn(const rdma_link *l, int rank)
-{
-    return (uint32_t)(tether__net_now_ms() * 2654435761u ^ (uint64_t)rank << 12 ^
-                      (uint64_t)l->peer << 4 ^ (uint64_t)l->lane) &
-           0xffffff;
 }
 
 /* Trade QP details with every peer, link by link in peer order (the same order on both sides, so
@@ -207,11 +202,7 @@ static int connect_links(rdma_ep *ep, int64_t deadline)
     char ready = 'R', theirs_ready;
     int rc = TETHER_OK;
     for (RDMA_EACH_LINK(ep, l)) {
-        rdma_qp_info mine = {.qpn = l->qp->qp_num,
-                             .psn = initial_psn(l, ep->rank),
-                             .gid = l->dev->gid,
-                             .mtu = (uint32_t)l->dev->mtu},
-                     theirs;
+        rdma_qp_info mine = tether__rdma_qp_mine(ep, l), theirs;
         if (rc == TETHER_OK)
             rc = tether__rdma_side_swap(ep, &ep->peers[l->peer], l->peer, &mine, &theirs,
                                         sizeof mine, deadline);
@@ -581,6 +572,12 @@ static void rdma_close(tether_ep *tep)
                   "after a gap",
                   ep->rank, (unsigned long long)ep->resent, (unsigned long long)ep->dups,
                   (unsigned long long)ep->gaps);
+    for (RDMA_EACH_LINK(ep, l)) /* a cable that came back is in use (rejoin.c) */
+        if (l->rejoins)
+            TLOG_INFO("rdma: rank %d: cable %s to rank %d came back %d time(s) and carried %u "
+                      "frames since%s",
+                      ep->rank, l->dev->name, l->peer, l->rejoins, l->tx_seq,
+                      l->down ? "; it is out of use again" : "");
     tether__rdma_side_say(ep, SIDE_BYE, 0, NULL);
     /* Ring mode: others' messages may still pass through here; keep forwarding until every rank
      * has closed too (or the time is up). */

@@ -34,6 +34,13 @@
  * another frame lost and resent. Control frames are not resent (all they carry is cumulative): one
  * not seen by the peer within the resend timeout is counted lost, so its receive is free again.
  *
+ * Cables (failover.c, rejoin.c): a link whose peer has other links keeps its data frames until
+ * acknowledged on RC too. When it fails (a QP error, or the peer's word on the side channel) both
+ * sides say how many frames they took on it, and what the other did not take goes again on the
+ * first live link to that peer, followed by the dead link's queue; frames carry their part's lane
+ * (HDR_LANE), so they are matched on it whichever link brings them. A device that comes back gets
+ * a fresh QP pair, exchanged on the side channel, and its link carries its lane again.
+ *
  * Passing frames (ring mode): a link carries one own message of its rank at a time, but frames
  * passing through go out between them, as soon as the onward link has a credit, so a frame is
  * found by its origin (rdma_peer.arriving: at most one message per origin and lane is under way,
@@ -75,6 +82,10 @@
 
 #define HDR_NACK 1u  /* rdma_hdr.flags: frame ack is missing: send it and those after it again */
 #define HDR_PROBE 2u /* data: a resend after a timeout, answer at once; control: the answer */
+/* Bits 8-15 of a data frame's flags: the lane whose part it belongs to (failover.c: a dead cable's
+ * frames go on another link, and the receiver matches them on their own lane). */
+#define HDR_LANE_SHIFT 8
+#define HDR_LANE_MASK 0xff00u
 
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
@@ -169,6 +180,17 @@ typedef struct rdma_link {
     /* data frames in, not yet handled, oldest first, still in their receive slots (not reposted:
      * the peer's credits are held back) */
     int held[DATA_SLOTS], held_len[DATA_SLOTS], held_head, nheld;
+    /* failover (failover.c): out of use since we said so; the peer said so too, having taken
+     * peer_rx of our frames; then its frames from refeed on and its queue go on a live link */
+    int down, peer_down, failed_over;
+    uint32_t peer_rx, refeed;
+    int turn; /* a live link: which dead sibling's work it carries next */
+    /* rejoin (rejoin.c): its device is back: a fresh QP (gen counts them: in its work requests'
+     * ids, so the old one's completions are told apart), connected once the peer's details came
+     * (peer_info), used again once the peer's is connected too and the lane's frames carried
+     * elsewhere are all in; rejoins: times it came back */
+    int gen, rejoin, have_peer_info, peer_rejoined, rejoins;
+    rdma_qp_info mine, peer_info;
 } rdma_link;
 
 /* A message of one origin's arriving here: the part for this rank whose frames come in, or the
@@ -210,6 +232,7 @@ typedef struct rdma_peer {
 struct rdma_part {
     struct tether_req *req;
     rdma_part *qnext;       /* send: its place in its link's queue */
+    int lane;               /* send: the receiver's lane for it (its frames' HDR_LANE bits) */
     size_t lo, len, framed; /* send: where it starts, its bytes, those already in frames */
     tether__rxmsg rx;       /* receive */
 };
@@ -229,8 +252,10 @@ typedef struct rdma_ep {
     pthread_mutex_t mu;
     tether__ibv ibv;
     int rank, size;
-    int uc;   /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
-    int ring; /* ring mode: links to the two neighbours only, the rest forwarded */
+    int uc;            /* 1: UC QPs (TETHER_RDMA_QP=uc), 0: RC */
+    int ring;          /* ring mode: links to the two neighbours only, the rest forwarded */
+    int keeps;         /* some link keeps frames until acknowledged (tether__rdma_keeps) */
+    int64_t rejoin_us; /* rejoin.c: when the ports of dead links are next looked at */
     int ndev;
     rdma_dev *devs;
     rdma_peer *peers;       /* per world rank; peers[rank] is unused */
@@ -284,9 +309,12 @@ unsigned char *tether__rdma_slot(const rdma_link *l, int slot);
 int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l);
 int tether__rdma_qp_connect(rdma_ep *ep, rdma_link *l, const rdma_qp_info *mine,
                             const rdma_qp_info *peer);
+/* What l's side tells the peer before RTR (its QP created). */
+rdma_qp_info tether__rdma_qp_mine(const rdma_ep *ep, const rdma_link *l);
 
 /* post.c: work requests on l's QP. Caller holds ep->mu. A work request's id holds the peer (bits
- * 32-63), its kind (24-31), the lane (16-23) and the slot (0-15). */
+ * 32-63), the link's QP generation (28-31), its kind (24-27), the lane (16-23) and the slot
+ * (0-15). */
 #define RDMA_WR_RECV 1u
 #define RDMA_WR_SEND 2u
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot);
@@ -326,8 +354,41 @@ void tether__rdma_taken(rdma_ep *ep, rdma_link *l);
 /* Microseconds until the peer should hear from us though nothing else goes (frames taken and
  * untold for ACK_DELAY_US; a duplicate or a gap: at once): 0 now, -1 nothing owed. */
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
+/* Send slots of l whose frames are still on their way: on RC a frame kept only for a failover is
+ * delivered once its send completed (closing does not wait for its acknowledgement). */
+int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l);
 /* The peer left (bye): what it has not acknowledged it will never need. */
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
+
+/* failover.c: a cable out of use, its frames carried by its peer's other links. Caller holds
+ * ep->mu. Whether l keeps data frames until acknowledged: on UC (resends), and on RC where its
+ * peer has other links (a dead cable's unacknowledged frames go again on those). */
+int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l);
+/* l stopped carrying (why): out of use, the peer told; an error when it was the peer's last. */
+int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why);
+/* The peer says its link of ours on lane lane is out of use, having taken rx of our frames. */
+int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx);
+/* The live link carrying peer's work on lane k: k itself, or (dead) the peer's first live one. */
+rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l);
+/* A dead sibling of live link l with frames or parts for l to carry, round robin; NULL: none. */
+rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l);
+/* "12:03:04.2", local time: when a cable left or came back, for the stderr lines. */
+void tether__rdma_clock_text(char *buf, size_t len);
+/* Whether dead link d still has work for a live sibling: kept frames not yet moved, or parts. */
+int tether__rdma_orphaned(const rdma_link *d);
+
+/* rejoin.c: a dead link whose device is back gets a fresh QP pair and is used again. Caller holds
+ * ep->mu. REJOIN_*: rdma_link.rejoin. */
+#define REJOIN_NONE 0
+#define REJOIN_SENT 1      /* our fresh QP is at INIT, its details told the peer */
+#define REJOIN_CONNECTED 2 /* at RTS with the peer's: its frames are taken, ours wait */
+/* Both QPs of dead link l at RTS and its lane's carried frames all in: l carries its lane again. */
+int tether__rdma_revive(rdma_ep *ep, rdma_link *l);
+/* Look at dead links' ports (every REJOIN_CHECK_MS) and move rejoins on. */
+int tether__rdma_rejoin_tick(rdma_ep *ep, int64_t now_us);
+/* The peer's fresh QP for its link on lane lane (SIDE_REJOIN), or that it is connected (info
+ * NULL: SIDE_REJOINED). */
+int tether__rdma_peer_rejoin(rdma_ep *ep, int peer, uint32_t lane, const rdma_qp_info *info);
 
 /* probe.c: the vtable's probe (core/transport.h). */
 int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
@@ -348,6 +409,8 @@ int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *min
                            size_t len, int64_t deadline_ms);
 int tether__rdma_side_read(rdma_ep *ep, rdma_peer *pe, int peer);
 void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text);
+/* One message of type and len bytes of payload to peer, never blocking: 0, or errno. */
+int tether__rdma_side_tell(rdma_ep *ep, int peer, uint32_t type, const void *payload, size_t len);
 
 /* heartbeat.c: a SIDE_BEAT on every side channel each TETHER_HEARTBEAT, and the alive() check. */
 int tether__rdma_beat_start(rdma_ep *ep, int period_ms);
@@ -357,6 +420,9 @@ void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
 
 #define SIDE_BYE 1u
 #define SIDE_ABORT 2u
-#define SIDE_BEAT 3u /* the sender is alive; its payload, if any, its wait-state records */
+#define SIDE_BEAT 3u     /* the sender is alive; its payload, if any, its wait-state records */
+#define SIDE_DOWN 4u     /* a link is out of use: its lane and the frames taken on it (8 bytes) */
+#define SIDE_REJOIN 5u   /* a dead link's fresh QP: its lane, then its rdma_qp_info */
+#define SIDE_REJOINED 6u /* that QP is at RTS: its lane (4 bytes) */
 
 #endif

@@ -1,7 +1,8 @@
 /* backends/rdma/retransmit.c - UC's answer to loss: data frames kept until acknowledged, sent again
  * from the first missing one (go-back-N) when the receiver reports a gap, and duplicates dropped by
- * number (rdma_impl.h: Loss). RC's NIC resends by itself: every function here is a no-op there, so
- * RC frames leave their send slots at their completion as before.
+ * number (rdma_impl.h: Loss). RC's NIC resends by itself: nothing is resent there, and RC frames
+ * leave their send slots at their completion, except on a link whose peer has other links: those
+ * keep them until acknowledged too, for a failover (failover.c).
  *
  * A gap shows only when a later frame arrives. When none does (the last frames of a call lost, or
  * their acknowledgement late) the oldest unacknowledged frame goes again alone, as a probe, after
@@ -26,6 +27,10 @@
  * RESEND_MIN_US, so no probe goes for it, and long enough that a reply in a ping-pong carries it
  * (a standalone one costs the peer a wake-up). */
 #define ACK_DELAY_US 1000
+/* RC: nothing is resent, so an acknowledgement is only wanted for a failover's bookkeeping (and at
+ * close, and before a cable that came back carries its lane again): it waits longer for a frame
+ * going back, which costs no control frame. */
+#define RC_ACK_DELAY_US 10000
 
 static rdma_kept *kept(rdma_link *l, uint32_t seq)
 {
@@ -46,7 +51,7 @@ static int64_t wait_us(const rdma_ep *ep, const rdma_link *l)
 
 void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int len)
 {
-    if (!ep->uc)
+    if (!tether__rdma_keeps(ep, l))
         return;
     *kept(l, seq) = (rdma_kept){.slot = slot, .len = len, .sent_us = tether__now_us()};
     l->slot_refs[slot - RECV_SLOTS]++;
@@ -72,7 +77,7 @@ int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
     rdma_window *w = &l->win;
     int64_t now;
-    if (!ep->uc)
+    if (!tether__rdma_keeps(ep, l))
         return TETHER_OK;
     if ((int32_t)(h->ack - w->acked) <= 0 && !(h->flags & HDR_NACK))
         return TETHER_OK;
@@ -139,7 +144,7 @@ static int again(rdma_ep *ep, rdma_link *l, uint32_t seq, uint32_t flags, int64_
     rdma_hdr *h = (rdma_hdr *)tether__rdma_slot(l, k->slot);
     if (l->slot_refs[k->slot - RECV_SLOTS] > 1)
         return 1;
-    h->flags = flags;
+    h->flags = (h->flags & HDR_LANE_MASK) | flags;
     TRY(tether__rdma_post_slot(ep, l, k->slot, (size_t)k->len));
     l->slot_refs[k->slot - RECV_SLOTS]++;
     k->sent_us = now_us;
@@ -183,22 +188,36 @@ int tether__rdma_ctrl_room(rdma_ep *ep, rdma_link *l, int64_t now_us)
 
 void tether__rdma_taken(rdma_ep *ep, rdma_link *l)
 {
-    if (ep->uc && l->win.ack_told == l->rx_seq - 1) /* the first untold one */
+    if (tether__rdma_keeps(ep, l) && l->win.ack_told == l->rx_seq - 1) /* the first untold one */
         l->win.taken_us = tether__now_us();
 }
 
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)
 {
     int64_t left;
-    if (!ep->uc || (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
+    /* RC keeps frames only for a failover: one acknowledgement alone at a time (a control frame
+     * holds a receive of the peer's until a frame back says it was seen, and a peer that sends
+     * nothing back must still get our credits), the rest ride the next frame */
+    if (!tether__rdma_keeps(ep, l) || (!ep->uc && l->ctrl_out) ||
+        (!l->win.ack_owed && !l->win.nack_owed && l->win.ack_told == l->rx_seq))
         return -1;
-    left = l->win.taken_us + ACK_DELAY_US - now_us;
+    left = l->win.taken_us + (ep->uc ? ACK_DELAY_US : RC_ACK_DELAY_US) - now_us;
     return l->win.ack_owed || l->win.nack_owed || left < 0 ? 0 : left;
+}
+
+int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l)
+{
+    int busy = SEND_SLOTS - l->nfree_send;
+    if (ep->uc || !tether__rdma_keeps(ep, l))
+        return busy;
+    for (uint32_t s = l->win.acked; s != l->tx_seq; s++) /* kept, and its send completed */
+        busy -= l->slot_refs[l->win.kept[s % DATA_SLOTS].slot - RECV_SLOTS] == 1;
+    return busy;
 }
 
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l)
 {
-    if (!ep->uc)
+    if (!tether__rdma_keeps(ep, l))
         return;
     for (; l->win.acked != l->tx_seq; l->win.acked++)
         tether__rdma_slot_unref(l, kept(l, l->win.acked)->slot);

@@ -115,9 +115,12 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (l->side_len < SIDE_HDR)
         return 0;
     memcpy(h, l->side_buf, sizeof h);
-    if (h[3] > (h[0] == SIDE_BEAT ? SIDE_BEAT_MAX : SIDE_TEXT_MAX) ||
-        (h[0] != SIDE_BYE && h[0] != SIDE_ABORT && h[0] != SIDE_BEAT) ||
-        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])))
+    if (h[3] > (h[0] == SIDE_BEAT ? SIDE_BEAT_MAX : SIDE_TEXT_MAX) || h[0] < SIDE_BYE ||
+        h[0] > SIDE_REJOINED ||
+        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
+        (h[0] == SIDE_DOWN && h[3] != 8) ||
+        (h[0] == SIDE_REJOIN && h[3] != 4 + sizeof(rdma_qp_info)) ||
+        (h[0] == SIDE_REJOINED && h[3] != 4))
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: rank %d (%s) sent a malformed side-channel "
                                   "message (type %u)",
@@ -130,7 +133,23 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
         return tether__rdma_break(ep, code, "rank %d reported: %.*s", peer, (int)h[3],
                                   (const char *)l->side_buf + SIDE_HDR);
     }
-    if (h[0] == SIDE_BYE) {
+    if (h[0] == SIDE_REJOIN || h[0] == SIDE_REJOINED) {
+        uint32_t lane;
+        rdma_qp_info info = {0};
+        int rc;
+        memcpy(&lane, l->side_buf + SIDE_HDR, 4);
+        if (h[0] == SIDE_REJOIN)
+            memcpy(&info, l->side_buf + SIDE_HDR + 4, sizeof info);
+        rc = tether__rdma_peer_rejoin(ep, peer, lane, h[0] == SIDE_REJOIN ? &info : NULL);
+        if (rc != TETHER_OK)
+            return rc;
+    } else if (h[0] == SIDE_DOWN) {
+        uint32_t d[2]; /* lane, frames taken */
+        int rc;
+        memcpy(d, l->side_buf + SIDE_HDR, sizeof d);
+        if ((rc = tether__rdma_peer_down(ep, peer, d[0], d[1])) != TETHER_OK)
+            return rc;
+    } else if (h[0] == SIDE_BYE) {
         l->bye = 1;
         memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
         for (int k = 0; k < l->nlinks; k++) /* it took what it needed: no resends to it */
@@ -176,6 +195,18 @@ int tether__rdma_side_read(rdma_ep *ep, rdma_peer *l, int peer)
                                   peer, l->addr, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
     }
     return ep->err;
+}
+
+int tether__rdma_side_tell(rdma_ep *ep, int peer, uint32_t type, const void *payload, size_t len)
+{
+    unsigned char msg[SIDE_HDR + SIDE_TEXT_MAX];
+    uint32_t h[4] = {type, 0, 0, (uint32_t)len};
+    rdma_peer *pe = &ep->peers[peer];
+    if (pe->fd < 0 || pe->eof)
+        return EPIPE;
+    memcpy(msg, h, sizeof h);
+    memcpy(msg + SIDE_HDR, payload, len);
+    return send(pe->fd, msg, SIDE_HDR + len, SEND_FLAGS) < 0 ? errno : 0;
 }
 
 /* Best effort and never blocking: abort and close must not hang on a peer that stopped reading. */

@@ -32,16 +32,25 @@ rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l)
     return NULL;
 }
 
-/* A peer that closed normally while a receive from it waits on link l: once every frame it sent
- * there is in and handled (none held back behind a frame passing through), nothing more will
- * come. Only its own messages count: after its bye a ring neighbour may still pass on others'
- * messages while it lingers. */
+/* A peer that closed normally while a receive from it waits on one of its lanes: once every frame
+ * it sent on its links in use is in and handled (none held back behind a frame passing through),
+ * nothing more will come. A dead cable's count is left out: the frames it did not deliver went on
+ * another (failover.c), whose count has them, and a lane's frames may come on any link. Only its
+ * own messages count: after its bye a ring neighbour may still pass on others' messages while it
+ * lingers. */
 int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l)
 {
     rdma_peer *pe = &ep->peers[l->peer];
-    int own_cur = pe->arriving[l->lane].cur != NULL;
-    if (!pe->bye || l->rx_seq != pe->bye_frames[l->lane] || l->nheld ||
-        (!pe->posted[l->lane].head && !own_cur))
+    int waits = 0;
+    if (!pe->bye)
+        return TETHER_OK;
+    for (int k = 0; k < pe->nlinks; k++) {
+        const rdma_link *lk = &pe->link[k];
+        if (!lk->down && (lk->rx_seq != pe->bye_frames[k] || lk->nheld))
+            return TETHER_OK;
+        waits |= pe->posted[k].head || pe->arriving[k].cur;
+    }
+    if (!waits)
         return TETHER_OK;
     return tether__rdma_break(ep, TETHER_EPEER,
                               "rank %d closed its endpoint (its program freed the "

@@ -35,7 +35,17 @@
  * With TETHER_TIMEOUT=0 (heartbeats alone decide) and TETHER_HEARTBEAT=BEAT_S:
  *   beatstop rank 1 is SIGSTOPped while the others all-reduce: they fail naming the missing
  *            heartbeats once it has been silent for 3 of them (plus a quarter period and slack).
- *   beatidle rank 1 stays away 10 heartbeats before joining: every rank completes. */
+ *   beatidle rank 1 stays away 10 heartbeats before joining: every rank completes.
+ * Two cables per pair (rdma_en<j> and rdma_en<j+4>), 32 MiB all-reduces for DOWN_AT_S + 2 s:
+ *   cable     rank 0's second cable to rank 1 dies at DOWN_AT_S (SOFTVERBS_DEVICE_DOWN): every
+ *             result right, no call slower than 3x the slowest call before it (ctest checks the
+ *             stderr line saying the cable left).
+ *   cableback the same, the cable back 2 s later, calls going on until 2.5 s after: ctest checks
+ *             (TETHER_VERBOSE=1) that it carried frames again.
+ *   firstback the same with the first cable (rdma_en1), which in ring mode also carries the
+ *             frames passing through.
+ *   lastcable both of rank 0's cables to rank 1 die: every rank fails in < 5 s (ctest checks
+ *             rank 0 says no cable is left). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -56,7 +66,13 @@ enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 }
 #define OVERALL_S 40
 #define ADDRESSED                                                                                  \
     "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1,"                 \
-    "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1"
+    "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1,rdma_en6:10.6.%r.1,rdma_en7:10.7.%r.1"
+
+#define BIG_COUNT (8 << 20) /* floats: 32 MiB */
+#define DOWN_AT_S 2.0
+#define DOWN_AT_TEXT "2"
+#define BACK_AT_S 4.0
+#define BACK_AT_TEXT "4"
 
 #define BEAT_S 0.5
 #define BEAT_TEXT "0.5"
@@ -96,6 +112,66 @@ static int run_rounds(tether_group *g, int victim, int sig)
     }
     free(v);
     return FINISHED;
+}
+
+/* 32 MiB all-reduces, each checked, until 2 s after the cable death: an error (within LIMIT_S of
+ * its call's start), or every call no slower than 3x the slowest before the death (the median
+ * is printed too; one call on this shared emulator varies 3x with no fault at all). */
+static int cable_rounds(tether_group *g, double until_s)
+{
+    int rank = tether_group_rank(g), n = tether_group_size(g), round, nbefore = 0;
+    float *v = malloc(BIG_COUNT * sizeof *v);
+    double start = now_s(), before[64], worst = 0;
+    for (round = 0;; round++) {
+        double t0 = now_s(), took;
+        int rc, go = t0 - start < until_s;
+        /* every rank makes the same number of calls: rank 0's clock decides */
+        if ((rc = tether_broadcast(g, &go, 1, TETHER_INT32, 0)) != TETHER_OK) {
+            fprintf(stderr, "rank %d, round %d: %s: %s\n", rank, round, tether_err_name(rc),
+                    tether_last_error());
+            free(v);
+            return now_s() - t0 > LIMIT_S ? SLOW : SAW_ERROR;
+        }
+        if (!go)
+            break;
+        for (int i = 0; i < BIG_COUNT; i++)
+            v[i] = (float)(rank + round + i % 5);
+        if ((rc = tether_all_reduce(g, v, v, BIG_COUNT, TETHER_FLOAT32, TETHER_SUM)) != TETHER_OK) {
+            fprintf(stderr, "rank %d, round %d: %s after %.2f s: %s\n", rank, round,
+                    tether_err_name(rc), now_s() - t0, tether_last_error());
+            free(v);
+            return now_s() - t0 > LIMIT_S ? SLOW : SAW_ERROR;
+        }
+        for (int i = 0; i < BIG_COUNT; i++)
+            if (v[i] != (float)(n * (n - 1) / 2 + n * (round + i % 5))) {
+                fprintf(stderr, "rank %d, round %d: element %d is %g: WRONG DATA\n", rank, round, i,
+                        (double)v[i]);
+                free(v);
+                return WRONG_DATA;
+            }
+        took = now_s() - t0;
+        if (now_s() - start < DOWN_AT_S - 0.1 && nbefore < 64) /* the emulator counts from init */
+            before[nbefore++] = took;
+        else if (took > worst)
+            worst = took;
+    }
+    free(v);
+    if (nbefore == 0) {
+        fprintf(stderr, "rank %d: no call ended before the cable died: the test needs retuning\n",
+                rank);
+        return SLOW;
+    }
+    for (int i = 1; i < nbefore; i++) /* insertion sort: a handful */
+        for (int j = i; j > 0 && before[j] < before[j - 1]; j--) {
+            double t = before[j];
+            before[j] = before[j - 1];
+            before[j - 1] = t;
+        }
+    fprintf(stderr,
+            "rank %d: %d calls; over both cables median %.3f s, slowest %.3f s; slowest after "
+            "%.3f s\n",
+            rank, round, before[nbefore / 2], before[nbefore - 1], worst);
+    return worst > 3 * before[nbefore - 1] ? SLOW : FINISHED;
 }
 
 /* Rank 0 passes one element more than the others. */
@@ -302,6 +378,8 @@ static int rank_main(const char *mode)
         rc = any_source_fault(g, mode);
     else if (!strncmp(mode, "beat", 4))
         rc = away_peer(g, !strcmp(mode, "beatstop"));
+    else if (strstr(mode, "cable") || !strcmp(mode, "firstback"))
+        rc = cable_rounds(g, strstr(mode, "back") ? BACK_AT_S + 2.5 : DOWN_AT_S + 2);
     else if (strstr(mode, "drop") && strcmp(mode, "drop"))
         rc = lost_frame(g, !strcmp(mode, "creditdrop"), !strcmp(mode, "awaydrop"));
     else
@@ -325,9 +403,9 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
-/* The N x N device matrix: rank i reaches rank j on rdma_en<j>, or everyone on rdma_en0; in a
- * ring only the neighbours i - 1 and i + 1 (null elsewhere). */
-static void write_devices(const char *path, int n, int one_device, int ring)
+/* The N x N device matrix: rank i reaches rank j on rdma_en<j> (two cables: and rdma_en<j+4>), or
+ * everyone on rdma_en0; in a ring only the neighbours i - 1 and i + 1 (null elsewhere). */
+static void write_devices(const char *path, int n, int one_device, int ring, int two)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -340,6 +418,8 @@ static void write_devices(const char *path, int n, int one_device, int ring)
         for (int j = 0; j < n; j++)
             if (i == j || (ring && j != (i + 1) % n && j != (i + n - 1) % n))
                 fprintf(f, "%snull", j ? "," : "");
+            else if (two)
+                fprintf(f, "%s[\"rdma_en%d\",\"rdma_en%d\"]", j ? "," : "", j, j + 4);
             else
                 fprintf(f, "%s\"rdma_en%d\"", j ? "," : "", one_device ? 0 : j);
         fputc(']', f);
@@ -379,6 +459,14 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     }
     if (!strcmp(mode, "qplimit"))
         setenv("SOFTVERBS_MAX_QP", "1", 1);
+    if (strstr(mode, "cable") || !strcmp(mode, "firstback"))
+        setenv("SOFTVERBS_DEVICE_DOWN",
+               !strcmp(mode, "cable")       ? "rdma_en5#0@" DOWN_AT_TEXT
+               : !strcmp(mode, "cableback") ? "rdma_en5#0@" DOWN_AT_TEXT "-" BACK_AT_TEXT
+               : !strcmp(mode, "firstback") ? "rdma_en1#0@" DOWN_AT_TEXT "-" BACK_AT_TEXT
+                                            : "rdma_en5#0@" DOWN_AT_TEXT
+                                              ",rdma_en1#0@" DOWN_AT_TEXT,
+               1);
 }
 
 /* Fork the ranks; exit codes into codes[]. -1 for one killed by a signal or by us at OVERALL_S. */
@@ -419,7 +507,7 @@ static void run_ranks(const char *mode, int n, int *codes)
 static int must_finish(const char *mode)
 {
     return strstr(mode, "drop") || !strcmp(mode, "dup") || !strcmp(mode, "idle") ||
-           !strcmp(mode, "beatidle");
+           !strcmp(mode, "cable") || strstr(mode, "back") || !strcmp(mode, "beatidle");
 }
 
 /* Whether the ranks' exit codes are what mode demands. */
@@ -451,7 +539,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: rdma_fault "
                         "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
                         "bcastcount|nodev|nogid|"
-                        "qplimit|idle|beatstop|beatidle N(2-6) "
+                        "qplimit|idle|beatstop|beatidle|cable|cableback|firstback|lastcable N(2-6) "
                         "uc|rc "
                         "[ring]\n");
         return 2;
@@ -461,7 +549,8 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(devs, sizeof devs, "%s/devices.json", dir);
-    write_devices(devs, n, !strcmp(argv[1], "qplimit"), ring);
+    write_devices(devs, n, !strcmp(argv[1], "qplimit"), ring,
+                  strstr(argv[1], "cable") || !strcmp(argv[1], "firstback"));
     set_env(argv[1], n, argv[3], dir, devs);
     run_ranks(argv[1], n, codes);
     bad = judge(argv[1], codes, n);

@@ -1,0 +1,127 @@
+/* backends/rdma/failover.c - a cable of several to a peer that stops carrying is taken out of use,
+ * and the peer's other links carry its work.
+ *
+ * A link goes down when one of its work requests fails (a QP error: the port went down, RC retries
+ * ran out), or when the peer says so on the side channel (SIDE_DOWN, reliable: both sides agree).
+ * Each side stops taking frames from it at once and tells the other how many it took in order
+ * (rx_seq), so that number is final. A link whose peer has other links keeps its data frames until
+ * acknowledged, on RC too (tether__rdma_keeps): once both sides have spoken, every frame from the
+ * peer's count on is still in its send slot and goes again, in order, on the first live link,
+ * followed by what the dead link's queue still holds, then new parts for its lane. Each frame
+ * carries its part's lane (HDR_LANE), so the receiver matches it on that lane whichever link
+ * brings it; a lane's frames all go on one live link, which keeps their order. A live link takes
+ * turns between its own frames and its dead siblings' (tether__rdma_orphan). When the last link to
+ * a peer goes down the job fails, as a dead peer does. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "rdma_impl.h"
+
+int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l)
+{
+    return ep->uc || ep->peers[l->peer].nlinks > 1;
+}
+
+rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    if (!l->down)
+        return l;
+    for (int k = 0; k < pe->nlinks; k++)
+        if (!pe->link[k].down)
+            return &pe->link[k];
+    return NULL;
+}
+
+int tether__rdma_orphaned(const rdma_link *d)
+{
+    return d->failed_over && (d->refeed != d->tx_seq || d->sendq);
+}
+
+rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    if (tether__rdma_carrier(ep, &pe->link[0]) != l) /* only the first live link carries them */
+        return NULL;
+    for (int i = 0; i < pe->nlinks; i++) {
+        rdma_link *d = &pe->link[(l->turn + i) % pe->nlinks];
+        if (d != l && tether__rdma_orphaned(d))
+            return d;
+    }
+    return NULL;
+}
+
+void tether__rdma_clock_text(char *buf, size_t len)
+{
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    localtime_r(&tv.tv_sec, &tm);
+    snprintf(buf, len, "%02d:%02d:%02d.%d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(tv.tv_usec / 100000));
+}
+
+/* Both sides have stopped l: the frames the peer did not take go again, from peer_rx on. */
+static int fail_over(rdma_ep *ep, rdma_link *l)
+{
+    rdma_link *c;
+    if (!l->down || !l->peer_down || l->failed_over)
+        return TETHER_OK;
+    if ((int32_t)(l->peer_rx - l->win.acked) < 0 || (int32_t)(l->tx_seq - l->peer_rx) < 0)
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: rank %d says it took %u frames on %s, but %u were sent "
+                                  "and %u acknowledged: is it running a different tether version?",
+                                  l->peer, l->peer_rx, l->dev->name, l->tx_seq, l->win.acked);
+    for (; l->win.acked != l->peer_rx; l->win.acked++) /* taken after their last acknowledgement */
+        tether__rdma_slot_unref(l, l->win.kept[l->win.acked % DATA_SLOTS].slot);
+    l->win.rewinding = l->win.probing = 0;
+    l->refeed = l->peer_rx;
+    l->failed_over = 1;
+    c = tether__rdma_carrier(ep, l);
+    return c ? tether__rdma_push(ep, c) : TETHER_OK;
+}
+
+int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
+{
+    rdma_link *c;
+    uint32_t said[2] = {(uint32_t)l->lane, l->rx_seq};
+    char at[32];
+    int e;
+    if (l->down)
+        return TETHER_OK;
+    l->down = 1;
+    c = tether__rdma_carrier(ep, l);
+    if (!c)
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: rank %d has no cable left to rank %d: the last one, %s, "
+                                  "stopped carrying (%s)",
+                                  ep->rank, l->peer, l->dev->name, why);
+    tether__rdma_clock_text(at, sizeof at);
+    fprintf(stderr, "tether: rank %d: cable %s to rank %d left at %s (%s); carrying on over %s\n",
+            ep->rank, l->dev->name, l->peer, at, why, c->dev->name);
+    if ((e = tether__rdma_side_tell(ep, l->peer, SIDE_DOWN, said, sizeof said)) != 0)
+        return tether__rdma_break(ep, TETHER_EPEER,
+                                  "rdma: telling rank %d (%s) that cable %s left failed: %s",
+                                  l->peer, ep->peers[l->peer].addr, l->dev->name, strerror(e));
+    return fail_over(ep, l);
+}
+
+int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx)
+{
+    rdma_peer *pe = &ep->peers[peer];
+    rdma_link *l;
+    char why[64];
+    if (lane >= (uint32_t)pe->nlinks)
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: rank %d (%s) says its cable %u to rank %d left, but they "
+                                  "share %d: do both ranks read the same device matrix?",
+                                  peer, pe->addr, lane, ep->rank, pe->nlinks);
+    l = &pe->link[lane];
+    l->peer_down = 1;
+    l->peer_rx = rx;
+    snprintf(why, sizeof why, "rank %d lost it", peer);
+    TRY(tether__rdma_link_down(ep, l, why));
+    return fail_over(ep, l);
+}

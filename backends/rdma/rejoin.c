@@ -1,0 +1,135 @@
+/* backends/rdma/rejoin.c - a dead cable whose device comes back is used again.
+ *
+ * A link out of use (failover.c) whose kept frames have all gone on a live sibling is looked
+ * at every REJOIN_CHECK_MS: once its port is active it gets a fresh QP, as at set-up (its slots
+ * and counts start over, its receives posted at INIT), and the QP's details go to the peer on the
+ * side channel (SIDE_REJOIN). The side that has both its own and the peer's moves the QP to RTS
+ * and says so (SIDE_REJOINED): from then on it takes the frames that come on it. It sends on it
+ * again once the peer's QP is at RTS too, and every frame of the lane that a sibling carried has
+ * been acknowledged (the sibling has nothing unacknowledged, and no part of the lane is half
+ * framed), so the lane's frames cannot arrive out of order: looked at when a send begins too,
+ * before the sibling takes the new parts. The old QP's completions still queued
+ * are told apart by the generation in their ids (io.c wr_id). */
+#include <stdio.h>
+#include <string.h>
+
+#include "rdma_impl.h"
+
+#define REJOIN_CHECK_MS 100
+
+static int port_active(rdma_ep *ep, rdma_dev *d)
+{
+    struct ibv_port_attr pa;
+    memset(&pa, 0, sizeof pa);
+    return ep->ibv.query_port(d->ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE;
+}
+
+/* The link's state as a fresh link's: what it kept and counted belonged to the dead QP. */
+static void reset(rdma_link *l)
+{
+    l->credits = 0;
+    l->peer_released = l->released = l->pending = 0;
+    l->ctrl_out = l->ctrl_acked = l->ctrl_seen = 0;
+    l->ctrl_us = 0;
+    l->tx_seq = l->rx_seq = l->refeed = l->peer_rx = 0;
+    l->peer_down = 0;
+    memset(l->slot_refs, 0, sizeof l->slot_refs);
+    memset(&l->win, 0, sizeof l->win);
+    l->held_head = l->nheld = 0;
+}
+
+/* Our fresh QP's details to the peer: the first step, once the port is back. */
+static int start(rdma_ep *ep, rdma_link *l)
+{
+    uint32_t msg[1 + sizeof(rdma_qp_info) / 4];
+    int rc;
+    if (l->qp && (rc = ep->ibv.destroy_qp(l->qp)) != 0)
+        TLOG_WARN("rdma: ibv_destroy_qp for rank %d on %s failed: %s", l->peer, l->dev->name,
+                  strerror(rc));
+    l->qp = NULL;
+    reset(l);
+    l->gen++;
+    if ((rc = tether__rdma_qp_create(ep, l)) != TETHER_OK)
+        return tether__rdma_break(ep, rc, "%s", tether_last_error());
+    l->mine = tether__rdma_qp_mine(ep, l);
+    msg[0] = (uint32_t)l->lane;
+    memcpy(msg + 1, &l->mine, sizeof l->mine);
+    if ((rc = tether__rdma_side_tell(ep, l->peer, SIDE_REJOIN, msg, sizeof msg)) != 0)
+        return tether__rdma_break(ep, TETHER_EPEER, "rdma: telling rank %d (%s) of %s failed: %s",
+                                  l->peer, ep->peers[l->peer].addr, l->dev->name, strerror(rc));
+    l->rejoin = REJOIN_SENT;
+    return TETHER_OK;
+}
+
+/* Ours and the peer's details known: to RTS, and say so. */
+static int connect_again(rdma_ep *ep, rdma_link *l)
+{
+    uint32_t lane = (uint32_t)l->lane;
+    int rc;
+    if (l->rejoin != REJOIN_SENT || !l->have_peer_info)
+        return TETHER_OK;
+    if ((rc = tether__rdma_qp_connect(ep, l, &l->mine, &l->peer_info)) != TETHER_OK)
+        return tether__rdma_break(ep, rc, "%s", tether_last_error());
+    l->rejoin = REJOIN_CONNECTED;
+    if ((rc = tether__rdma_side_tell(ep, l->peer, SIDE_REJOINED, &lane, sizeof lane)) != 0)
+        return tether__rdma_break(ep, TETHER_EPEER, "rdma: telling rank %d (%s) of %s failed: %s",
+                                  l->peer, ep->peers[l->peer].addr, l->dev->name, strerror(rc));
+    return TETHER_OK;
+}
+
+int tether__rdma_revive(rdma_ep *ep, rdma_link *l)
+{
+    rdma_link *c;
+    char at[32];
+    if (!l->down || l->rejoin != REJOIN_CONNECTED || !l->peer_rejoined ||
+        (l->sendq && l->sendq->framed) || !(c = tether__rdma_carrier(ep, l)) ||
+        c->win.acked != c->tx_seq)
+        return TETHER_OK;
+    l->down = l->failed_over = 0;
+    l->rejoin = REJOIN_NONE;
+    l->have_peer_info = l->peer_rejoined = 0;
+    l->rejoins++;
+    tether__rdma_clock_text(at, sizeof at);
+    fprintf(stderr, "tether: rank %d: cable %s to rank %d is back at %s; carrying over it again\n",
+            ep->rank, l->dev->name, l->peer, at);
+    return tether__rdma_push(ep, l);
+}
+
+int tether__rdma_rejoin_tick(rdma_ep *ep, int64_t now_us)
+{
+    int look = now_us >= ep->rejoin_us;
+    for (RDMA_EACH_LINK(ep, l)) {
+        if (!l->down)
+            continue;
+        /* its kept frames all carried (its queue's parts may still be) */
+        if (look && l->rejoin == REJOIN_NONE && l->failed_over && l->refeed == l->tx_seq &&
+            !l->nheld && port_active(ep, l->dev)) {
+            TRY(start(ep, l));
+            TRY(connect_again(ep, l));
+        }
+        TRY(tether__rdma_revive(ep, l));
+    }
+    if (look)
+        ep->rejoin_us = now_us + REJOIN_CHECK_MS * 1000;
+    return TETHER_OK;
+}
+
+int tether__rdma_peer_rejoin(rdma_ep *ep, int peer, uint32_t lane, const rdma_qp_info *info)
+{
+    rdma_peer *pe = &ep->peers[peer];
+    rdma_link *l;
+    if (lane >= (uint32_t)pe->nlinks || !pe->link[lane].down ||
+        (!info && pe->link[lane].rejoin != REJOIN_CONNECTED))
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: rank %d (%s) rejoins its cable %u to rank %d out of turn: "
+                                  "is it running a different tether version?",
+                                  peer, pe->addr, lane, ep->rank);
+    l = &pe->link[lane];
+    if (!info) {
+        l->peer_rejoined = 1;
+        return tether__rdma_revive(ep, l);
+    }
+    l->peer_info = *info;
+    l->have_peer_info = 1;
+    return connect_again(ep, l);
+}
