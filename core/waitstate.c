@@ -370,13 +370,14 @@ static void where(const record *r, char *buf, size_t n)
                  (unsigned)r->group, (unsigned)r->seq);
 }
 
-/* A peer this rank waits on failed and has not called since, for a period. */
+/* A peer this rank waits on failed and has not called since, for a period and a heartbeat that
+ * said so again (time for a retry). */
 static int failed_peer(const tether_waitstate *ws, int64_t now, char *why, size_t why_len)
 {
     const record *own = &ws->rec[ws->rank];
     for (int p = 0; p < ws->size; p++) {
         const record *r = &ws->rec[p];
-        if (p == ws->rank || !has(own->edges, p) || r->what != FAILED ||
+        if (p == ws->rank || !has(own->edges, p) || r->what != FAILED || r->repeats < 1 ||
             now - r->changed_ms < ws->period_ms)
             continue;
         char mine[96], theirs[96];

@@ -19,50 +19,6 @@
 
 #include "rdma_impl.h"
 
-int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l)
-{
-    return ep->uc || ep->peers[l->peer].nlinks > 1;
-}
-
-rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l)
-{
-    rdma_peer *pe = &ep->peers[l->peer];
-    if (!l->down)
-        return l;
-    for (int k = 0; k < pe->nlinks; k++)
-        if (!pe->link[k].down)
-            return &pe->link[k];
-    return NULL;
-}
-
-int tether__rdma_orphaned(const rdma_link *d)
-{
-    return d->failed_over && (d->refeed != d->tx_seq || d->sendq);
-}
-
-rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l)
-{
-    rdma_peer *pe = &ep->peers[l->peer];
-    if (tether__rdma_carrier(ep, &pe->link[0]) != l) /* only the first live link carries them */
-        return NULL;
-    for (int i = 0; i < pe->nlinks; i++) {
-        rdma_link *d = &pe->link[(l->turn + i) % pe->nlinks];
-        if (d != l && tether__rdma_orphaned(d))
-            return d;
-    }
-    return NULL;
-}
-
-void tether__rdma_clock_text(char *buf, size_t len)
-{
-    struct timeval tv;
-    struct tm tm;
-    gettimeofday(&tv, NULL);
-    localtime_r(&tv.tv_sec, &tm);
-    snprintf(buf, len, "%02d:%02d:%02d.%d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(tv.tv_usec / 100000));
-}
-
 /* Both sides have stopped l: the frames the peer did not take go again, from peer_rx on. */
 static int fail_over(rdma_ep *ep, rdma_link *l)
 {
@@ -80,7 +36,7 @@ static int fail_over(rdma_ep *ep, rdma_link *l)
     l->refeed = l->peer_rx;
     l->failed_over = 1;
     c = tether__rdma_carrier(ep, l);
-    return c ? tether__rdma_push(ep, c) : TETHER_OK;
+    return c ? ep->push(ep, c) : TETHER_OK;
 }
 
 int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)

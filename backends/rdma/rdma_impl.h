@@ -280,6 +280,10 @@ typedef struct rdma_ep {
     tether__rxcache rxcache;     /* blocks for unexpected messages */
     tether_heartbeat *beat;      /* heartbeats on the side channels (heartbeat.c); NULL when none */
     tether__net_records records; /* what the heartbeats carry (heartbeat.c) */
+    /* tether__rdma_push (io.c), for failover.c and rejoin.c, which io.c calls: a link's frames
+     * moved to another, or a cable back, go out at once. A pointer, not a call, so those files
+     * never call back into the data path (tests/layers). */
+    int (*push)(struct rdma_ep *ep, struct rdma_link *l);
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
@@ -360,14 +364,10 @@ int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l);
 /* The peer left (bye): what it has not acknowledged it will never need. */
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
 
-/* failover.c: a cable out of use, its frames carried by its peer's other links. Caller holds
- * ep->mu. Whether l keeps data frames until acknowledged: on UC (resends), and on RC where its
- * peer has other links (a dead cable's unacknowledged frames go again on those). */
+/* cables.c: which cable carries a link's frames (state only; calls nothing). Caller holds ep->mu.
+ * Whether l keeps data frames until acknowledged: on UC (resends), and on RC where its peer has
+ * other links (a dead cable's unacknowledged frames go again on those). */
 int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l);
-/* l stopped carrying (why): out of use, the peer told; an error when it was the peer's last. */
-int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why);
-/* The peer says its link of ours on lane lane is out of use, having taken rx of our frames. */
-int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx);
 /* The live link carrying peer's work on lane k: k itself, or (dead) the peer's first live one. */
 rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l);
 /* A dead sibling of live link l with frames or parts for l to carry, round robin; NULL: none. */
@@ -376,6 +376,13 @@ rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l);
 void tether__rdma_clock_text(char *buf, size_t len);
 /* Whether dead link d still has work for a live sibling: kept frames not yet moved, or parts. */
 int tether__rdma_orphaned(const rdma_link *d);
+
+/* failover.c: a cable out of use, its frames carried by its peer's other links. Caller holds
+ * ep->mu. l stopped carrying (why): out of use, the peer told; an error when it was the peer's
+ * last. */
+int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why);
+/* The peer says its link of ours on lane lane is out of use, having taken rx of our frames. */
+int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx);
 
 /* rejoin.c: a dead link whose device is back gets a fresh QP pair and is used again. Caller holds
  * ep->mu. REJOIN_*: rdma_link.rejoin. */
@@ -403,11 +410,13 @@ int tether__rdma_thread_start(rdma_ep *ep);
 int tether__rdma_poll_set(rdma_ep *ep, struct pollfd *pfd);
 void tether__rdma_poll_ready(rdma_ep *ep, const struct pollfd *pfd);
 
-/* side.c: the TCP side channel. */
+/* side_read.c: take in what peer's side channel holds (never blocks). */
+int tether__rdma_side_read(rdma_ep *ep, rdma_peer *pe, int peer);
+
+/* side.c: the TCP side channel, its set-up and what goes out on it. */
 int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep);
 int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *mine, void *theirs,
                            size_t len, int64_t deadline_ms);
-int tether__rdma_side_read(rdma_ep *ep, rdma_peer *pe, int peer);
 void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text);
 /* One message of type and len bytes of payload to peer, never blocking: 0, or errno. */
 int tether__rdma_side_tell(rdma_ep *ep, int peer, uint32_t type, const void *payload, size_t len);

@@ -92,7 +92,7 @@ int tether__rdma_revive(rdma_ep *ep, rdma_link *l)
     tether__rdma_clock_text(at, sizeof at);
     fprintf(stderr, "tether: rank %d: cable %s to rank %d is back at %s; carrying over it again\n",
             ep->rank, l->dev->name, l->peer, at);
-    return tether__rdma_push(ep, l);
+    return ep->push(ep, l);
 }
 
 int tether__rdma_rejoin_tick(rdma_ep *ep, int64_t now_us)

@@ -1,0 +1,54 @@
+/* backends/rdma/cables.c - which cable carries a link's frames now: its own while it lives, else
+ * the first live one to the same peer (failover.c), which takes turns between its own frames and
+ * its dead siblings'; and the wall-clock time for the lines that say a cable left or came back.
+ * Questions about the state only: this file calls nothing of the backend, so the data path, the
+ * resends, failover and rejoin all ask it without a call cycle. */
+#include <stdio.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "rdma_impl.h"
+
+int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l)
+{
+    return ep->uc || ep->peers[l->peer].nlinks > 1;
+}
+
+rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    if (!l->down)
+        return l;
+    for (int k = 0; k < pe->nlinks; k++)
+        if (!pe->link[k].down)
+            return &pe->link[k];
+    return NULL;
+}
+
+int tether__rdma_orphaned(const rdma_link *d)
+{
+    return d->failed_over && (d->refeed != d->tx_seq || d->sendq);
+}
+
+rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    if (tether__rdma_carrier(ep, &pe->link[0]) != l) /* only the first live link carries them */
+        return NULL;
+    for (int i = 0; i < pe->nlinks; i++) {
+        rdma_link *d = &pe->link[(l->turn + i) % pe->nlinks];
+        if (d != l && tether__rdma_orphaned(d))
+            return d;
+    }
+    return NULL;
+}
+
+void tether__rdma_clock_text(char *buf, size_t len)
+{
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    localtime_r(&tv.tv_sec, &tm);
+    snprintf(buf, len, "%02d:%02d:%02d.%d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(tv.tv_usec / 100000));
+}
