@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "tether.h"
 
 static int rank, size;
@@ -49,51 +50,17 @@ static int value(int r, size_t i, long it)
     return (int)(((unsigned long)r * 7 + i * 3 + (unsigned long)it * 5 + seed) % 16);
 }
 
+/* Element i of buf as an int, and an int into it: bench/values.c's conversions, exact for the
+ * small values a run uses in every dtype it draws. */
 static void put(void *buf, tether_dtype dt, size_t i, int v)
 {
-    switch (dt) {
-    case TETHER_INT8:
-        ((int8_t *)buf)[i] = (int8_t)v;
-        break;
-    case TETHER_UINT8:
-        ((uint8_t *)buf)[i] = (uint8_t)v;
-        break;
-    case TETHER_INT32:
-        ((int32_t *)buf)[i] = v;
-        break;
-    case TETHER_INT64:
-        ((int64_t *)buf)[i] = v;
-        break;
-    case TETHER_UINT64:
-        ((uint64_t *)buf)[i] = (uint64_t)v;
-        break;
-    case TETHER_FLOAT32:
-        ((float *)buf)[i] = (float)v;
-        break;
-    default:
-        ((double *)buf)[i] = v;
-        break;
-    }
+    bench_store(dt, buf, i, v);
 }
 
 static int get(const void *buf, tether_dtype dt, size_t i)
 {
-    switch (dt) {
-    case TETHER_INT8:
-        return ((const int8_t *)buf)[i];
-    case TETHER_UINT8:
-        return ((const uint8_t *)buf)[i];
-    case TETHER_INT32:
-        return ((const int32_t *)buf)[i];
-    case TETHER_INT64:
-        return (int)((const int64_t *)buf)[i];
-    case TETHER_UINT64:
-        return (int)((const uint64_t *)buf)[i];
-    case TETHER_FLOAT32:
-        return (int)((const float *)buf)[i];
-    default:
-        return (int)((const double *)buf)[i];
-    }
+    double imag;
+    return (int)bench_load(dt, buf, i, &imag);
 }
 
 static int sum_at(size_t i, long it)
