@@ -145,8 +145,8 @@ static int s_device_down(void)
     sv_ep_close(&a);
     sv_ep_close(&b);
     usleep(500000);
-    CHECK(port_state(&b) == IBV_PORT_ACTIVE);
     sv_pair(&a, &b, IBV_QPT_RC, 16, 4096);
+    CHECK(port_state(&b) == IBV_PORT_ACTIVE);
     CHECK(sv_recv(&b, 4, 0, 64) == 0);
     a.buf[0] = 'z';
     CHECK(sv_send(&a, IBV_WR_SEND, 5, 0, 1, IBV_SEND_SIGNALED, 0, 0) == 0);
