@@ -203,32 +203,38 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, killer, &delay);
     }
     if (run_ms && *run_ms)
-        iters = 0; /* until go_on says no */
-    for (long it = 0; iters == 0 || it < iters; it++) {
+        iters = 0;  /* until go_on says no */
+    int status = 0; /* 0 OK, 1 WRONG, 2 FAILED: one line says which */
+    for (long it = 0; status == 0 && (iters == 0 || it < iters); it++) {
         if ((rc = run_once(g, argv[2], dt, count, it, send, recv, &n_out)) != TETHER_OK) {
             printf("FAILED %s %s at %lld: %s\n", argv[2], tether_err_name(rc), wall_ms(),
                    tether_last_error());
-            return 2;
+            status = 2;
+            break;
         }
-        for (size_t i = 0; i < n_out; i++) {
+        for (size_t i = 0; status == 0 && i < n_out; i++) {
             int want = expected(argv[2], count, i, it), got = get(recv, dt, i);
             if (got != want) {
                 printf("WRONG rank %d iteration %ld element %zu of %zu: %d, expected %d\n", rank,
                        it, i, n_out, got, want);
-                return 1;
+                status = 1;
             }
         }
-        if (run_ms && *run_ms && !go_on(g, start, strtol(run_ms, NULL, 10), &rc)) {
+        if (status == 0 && run_ms && *run_ms && !go_on(g, start, strtol(run_ms, NULL, 10), &rc)) {
             if (rc == TETHER_OK)
                 break;
             printf("FAILED broadcast %s at %lld: %s\n", tether_err_name(rc), wall_ms(),
                    tether_last_error());
-            return 2;
+            status = 2;
         }
     }
-    printf("OK\n");
+    if (status == 0)
+        printf("OK\n");
+    /* the line out before anything else can end the process (a leak checker's report exits
+     * without flushing stdio), then everything freed, a broken group too */
+    fflush(stdout);
     free(send);
     free(recv);
     tether_group_free(g);
-    return 0;
+    return status;
 }
