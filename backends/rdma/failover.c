@@ -69,7 +69,7 @@ int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx)
     rdma_peer *pe = &ep->peers[peer];
     rdma_link *l;
     char why[64];
-    if (lane >= (uint32_t)pe->nlinks)
+    if (lane >= (uint32_t)pe->nlinks || !pe->link[lane].dev) /* no such cable set up here */
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: rank %d (%s) says its cable %u to rank %d left, but they "
                                   "share %d: do both ranks read the same device matrix?",
