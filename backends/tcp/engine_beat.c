@@ -112,7 +112,7 @@ static void beat_locked(tether__tcp_ep *ep, int send)
         tether__txmsg *t = calloc(1, sizeof *t + len); /* the link owns it: freed once written */
         if (!t)
             continue; /* the next period tries again */
-        if (len) /* no records kept: no blob either */
+        if (len)      /* no records kept: no blob either */
             memcpy(t + 1, ep->records.blob, len);
         t->payload = (const unsigned char *)(t + 1);
         t->len = len;
