@@ -6,16 +6,16 @@
  * text length, u16 bitmap bytes, u64 moved) followed by the name, the bitmap of the ranks it waits
  * on and the text of its error. */
 #include "waitstate.h"
-#include "clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "errors.h"
+#include "wire.h"
 
 #define MAGIC 0x5754u /* "TW" */
 #define HEAD 40
@@ -156,32 +156,21 @@ void tether__ws_call_end(tether_waitstate *ws, uint32_t group, const char *name,
     pthread_mutex_unlock(&ws->mu);
 }
 
-/* Little-endian fields. */
+/* Write v at p as core/wire.h does, and step past it. */
 static uint8_t *put16(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
+    tether__put_u16(p, v);
     return p + 2;
 }
 static uint8_t *put32(uint8_t *p, uint32_t v)
 {
-    return put16(put16(p, v & 0xffffu), v >> 16);
+    tether__put_u32(p, v);
+    return p + 4;
 }
 static uint8_t *put64(uint8_t *p, uint64_t v)
 {
-    return put32(put32(p, (uint32_t)v), (uint32_t)(v >> 32));
-}
-static uint32_t get16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return get16(p) | get16(p + 2) << 16;
-}
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+    tether__put_u64(p, v);
+    return p + 8;
 }
 
 /* The bytes record r of rank takes on the wire: the name and text only where they say something. */
@@ -277,18 +266,18 @@ static const char *read_record(const tether_waitstate *ws, const uint8_t *p, siz
 {
     if (left < HEAD)
         return "a record cut short";
-    w->rank = (int)get16(p);
+    w->rank = (int)tether__get_u16(p);
     w->r.what = p[2];
     w->name = p[3];
-    w->r.version = get32(p + 4);
-    w->r.group = get32(p + 8);
-    w->r.seq = get32(p + 12);
-    w->r.peer = (int32_t)get32(p + 16);
-    w->r.tag = (int32_t)get32(p + 20);
-    w->r.err = (int32_t)get32(p + 24);
-    w->text = get16(p + 28);
-    size_t nbytes = get16(p + 30);
-    w->r.moved = get64(p + 32);
+    w->r.version = tether__get_u32(p + 4);
+    w->r.group = tether__get_u32(p + 8);
+    w->r.seq = tether__get_u32(p + 12);
+    w->r.peer = (int32_t)tether__get_u32(p + 16);
+    w->r.tag = (int32_t)tether__get_u32(p + 20);
+    w->r.err = (int32_t)tether__get_u32(p + 24);
+    w->text = tether__get_u16(p + 28);
+    size_t nbytes = tether__get_u16(p + 30);
+    w->r.moved = tether__get_u64(p + 32);
     if (w->rank >= ws->size || w->r.what >= WHAT_COUNT || !w->r.version)
         return "a record of no rank, state or version";
     if (nbytes != ws->nbytes || w->name > NAME_MAX_LEN || w->text > TEXT_MAX_LEN)
@@ -312,8 +301,8 @@ int tether__ws_merge(tether_waitstate *ws, int from, const uint8_t *in, size_t l
 {
     const char *bad = NULL;
     size_t at = 4, used = 0;
-    uint32_t count = len >= 4 ? get16(in + 2) : 0;
-    if (len < 4 || get16(in) != MAGIC || count == 0)
+    uint32_t count = len >= 4 ? tether__get_u16(in + 2) : 0;
+    if (len < 4 || tether__get_u16(in) != MAGIC || count == 0)
         bad = "not a list of records";
     wire_record w;
     for (uint32_t i = 0; !bad && i < count; i++, at += used) /* check them all first */

@@ -7,9 +7,9 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/wire.h"
 #include "setup.h"
 #include "token.h"
-#include "wire.h"
 
 /* A table larger than this is not one we sent: 1 << 20 ranks would not fit in a hello anyway. */
 #define TABLE_MAX (16u << 20)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h> /* sysconf */
 
-#include "wire.h"
+#include "core/wire.h"
 
 void tether__frame_encode(const tether__frame *f, unsigned char out[TETHER__FRAME_SIZE])
 {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/wire.h"
 #include "hmac.h"
-#include "wire.h"
 
 /* Offsets in the hello. */
 enum {

@@ -11,10 +11,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "backends/net/wire.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/platform.h"
+#include "core/wire.h"
 
 #if TETHER_LINUX
 #include <sys/random.h>
