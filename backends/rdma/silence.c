@@ -6,10 +6,10 @@
  * for TETHER_TIMEOUT. A link is declared dead, through the path a QP error takes, when its oldest
  * unacknowledged frame has gone SILENT_PROBES times as a probe with nothing acknowledged
  * (retransmit.c's backoff) and nothing at all (data, acknowledgement, NACK, credits) has arrived
- * on it for at least SILENT_MIN_US, and at least the time those probes
- * take (1 + 2 + 4 + 8 resend waits). A lossy link never meets both: a probe's answer or any frame
- * at all ends the silence, and at 2 % loss four probes in a row and every other frame for half a
- * second are all lost with a probability far below 10^-6.
+ * on it for SILENT_MIN_US or the time those probes take (1 + 2 + 4 + 8 resend waits), whichever is
+ * longer. A lossy link never meets both: a probe's answer or any frame at all ends the silence,
+ * and at 2 % loss four probes in a row and every other frame for half a second are all lost with a
+ * probability far below 10^-6.
  *
  * That alone could be a peer that stopped rather than a cable: so the link goes only while a
  * sibling to the same peer heard something within that time; without one (every cable to the peer
