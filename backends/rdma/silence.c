@@ -11,11 +11,13 @@
  * and at 2 % loss four probes in a row and every other frame for half a second are all lost with a
  * probability far below 10^-6.
  *
- * That alone could be a peer that stopped rather than a cable: so the link goes only while a
- * sibling to the same peer heard something within that time; without one (every cable to the peer
+ * That alone could be a peer that stopped rather than a cable: so the link goes only if a sibling
+ * to the same peer heard something since its last frame; without one (every cable to the peer
  * silent, or only one), only after TETHER_HEARTBEATS_MISSED + 1 heartbeats, so that a peer that
  * stopped is named by the heartbeats first (its heartbeat thread answers probes while it lives:
- * heartbeat.c uc_tick). The last cable to a peer taken out fails the job, as a QP error does.
+ * heartbeat.c uc_tick). The last cable to a peer taken out fails the job, as a QP error does. A
+ * peer that stops just after a sibling's last frame may cost that link a needless failover (it is
+ * tried again later); the job's verdict is still the heartbeats'.
  *
  * RC needs none of this: the NIC resends an unanswered frame retry_cnt times and then fails the QP
  * (IBV_WC_RETRY_EXC_ERR), which fails the cable over (a silent RC cable leaves with "QP error").
@@ -40,13 +42,14 @@ static void heard(rdma_link *l, int64_t now_us)
     }
 }
 
-/* A live sibling of l heard within us, or NULL. */
-static rdma_link *answering(rdma_ep *ep, rdma_link *l, int64_t now_us, int64_t us)
+/* A live sibling of l heard since l's last frame, or NULL. Not "heard lately": once a silent
+ * link holds back a call, its siblings carry their parts and fall idle. */
+static rdma_link *answering(rdma_ep *ep, rdma_link *l)
 {
     rdma_peer *pe = &ep->peers[l->peer];
     for (int k = 0; k < pe->nlinks; k++) {
         rdma_link *s = &pe->link[k];
-        if (s != l && !s->down && s->qp && now_us - s->heard_us < us)
+        if (s != l && !s->down && s->qp && s->heard_us > l->heard_us)
             return s;
     }
     return NULL;
@@ -65,7 +68,7 @@ static int judge(rdma_ep *ep, rdma_link *l, int64_t now_us)
         limit = SILENT_MIN_US;
     if (quiet < limit)
         return TETHER_OK;
-    s = answering(ep, l, now_us, limit);
+    s = answering(ep, l);
     if (s)
         snprintf(why, sizeof why, "no acknowledgement for %.1f s while %s answered",
                  (double)quiet / 1e6, s->dev->name);
