@@ -2,7 +2,8 @@
  * and the peer's other links carry its work.
  *
  * A link goes down when one of its work requests fails (a QP error: the port went down, RC retries
- * ran out), or when the peer says so on the side channel (SIDE_DOWN, reliable: both sides agree).
+ * ran out), when it stops carrying without a word (UC: silence.c), or when the peer says so on the
+ * side channel (SIDE_DOWN, reliable: both sides agree; it carries the reason, for the peer's line).
  * Each side stops taking frames from it at once and tells the other how many it took in order
  * (rx_seq), so that number is final. A link whose peer has other links keeps its data frames until
  * acknowledged, on RC too (tether__rdma_keeps): once both sides have spoken, every frame from the
@@ -42,12 +43,20 @@ static int fail_over(rdma_ep *ep, rdma_link *l)
 int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
 {
     rdma_link *c;
-    uint32_t said[2] = {(uint32_t)l->lane, l->rx_seq};
+    uint32_t head[2] = {(uint32_t)l->lane, l->rx_seq};
+    unsigned char said[sizeof head + SIDE_DOWN_WHY_MAX];
+    size_t n = strlen(why) < SIDE_DOWN_WHY_MAX ? strlen(why) : SIDE_DOWN_WHY_MAX;
     char at[32];
     int e;
-    if (l->down)
+    /* A link back and taking frames, but not yet carrying (rejoin.c), that dies again gives up
+     * its rejoin and tells the peer what its fresh QP brought, as a live one does: the peer may
+     * carry on it already, and waits for that count. */
+    if (l->down && l->rejoin != REJOIN_CONNECTED)
         return TETHER_OK;
     l->down = 1;
+    l->rejoin = REJOIN_NONE;
+    l->have_peer_info = l->peer_rejoined = 0;
+    tether__rdma_rejoin_later(ep, l);
     c = tether__rdma_carrier(ep, l);
     if (!c)
         return tether__rdma_break(ep, TETHER_ENET,
@@ -57,18 +66,21 @@ int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
     tether__rdma_clock_text(at, sizeof at);
     fprintf(stderr, "tether: rank %d: cable %s to rank %d left at %s (%s); carrying on over %s\n",
             ep->rank, l->dev->name, l->peer, at, why, c->dev->name);
-    if ((e = tether__rdma_side_tell(ep, l->peer, SIDE_DOWN, said, sizeof said)) != 0)
+    memcpy(said, head, sizeof head); /* and why, so that the peer's line says it too */
+    memcpy(said + sizeof head, why, n);
+    if ((e = tether__rdma_side_tell(ep, l->peer, SIDE_DOWN, said, sizeof head + n)) != 0)
         return tether__rdma_break(ep, TETHER_EPEER,
                                   "rdma: telling rank %d (%s) that cable %s left failed: %s",
                                   l->peer, ep->peers[l->peer].addr, l->dev->name, strerror(e));
     return fail_over(ep, l);
 }
 
-int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx)
+int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx, const char *said,
+                           size_t len)
 {
     rdma_peer *pe = &ep->peers[peer];
     rdma_link *l;
-    char why[64];
+    char why[64 + SIDE_DOWN_WHY_MAX];
     if (lane >= (uint32_t)pe->nlinks || !pe->link[lane].dev) /* no such cable set up here */
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: rank %d (%s) says its cable %u to rank %d left, but they "
@@ -77,7 +89,7 @@ int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx)
     l = &pe->link[lane];
     l->peer_down = 1;
     l->peer_rx = rx;
-    snprintf(why, sizeof why, "rank %d lost it", peer);
+    snprintf(why, sizeof why, "rank %d lost it%s%.*s", peer, len ? ": " : "", (int)len, said);
     TRY(tether__rdma_link_down(ep, l, why));
     return fail_over(ep, l);
 }

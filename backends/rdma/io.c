@@ -528,6 +528,7 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
     memcpy(&h, p, sizeof h);
     if (h.type != FRAME_DATA && h.type != FRAME_CREDIT)
         return protocol_error(ep, l, "unknown frame type");
+    l->frames_in++; /* the cable carries (silence.c) */
     credits_in(l, &h);
     TRY(tether__rdma_acked(ep, l, &h));
     if (h.type == FRAME_CREDIT) {
@@ -616,8 +617,10 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
     for (RDMA_EACH_LINK(ep, l)) /* frames held back first: passing frames go before own ones */
         TRY(in_run(ep, l));
     now = ep->keeps ? tether__now_us() : 0;
-    if (ep->keeps) /* before the pushes: a link back takes its lane's parts */
+    if (ep->keeps) { /* before the pushes: a silent link's frames, and a link back, go elsewhere */
+        TRY(tether__rdma_silence_check(ep, now));
         TRY(tether__rdma_rejoin_tick(ep, now));
+    }
     for (RDMA_EACH_LINK(ep, l)) {
         TRY(push_at(ep, l, now));
         TRY(tether__rdma_gone_check(ep, l));

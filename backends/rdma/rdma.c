@@ -279,6 +279,7 @@ static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int
     ep->size = cfg->size;
     ep->ack_due_ms = -1;
     ep->push = tether__rdma_push;
+    ep->beat_ms = cfg->heartbeat_ms;
     for (int p = 0; p < ep->size; p++) {
         ep->peers[p].fd = -1;
         for (int k = 0; k < MAX_CABLES; k++)

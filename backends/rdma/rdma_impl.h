@@ -191,6 +191,14 @@ typedef struct rdma_link {
      * elsewhere are all in; rejoins: times it came back */
     int gen, rejoin, have_peer_info, peer_rejoined, rejoins;
     rdma_qp_info mine, peer_info;
+    /* silence (silence.c, UC): frames taken in on it (any, io.c), that count at the last look and
+     * when it last grew */
+    uint32_t frames_in, frames_seen;
+    int64_t heard_us;
+    /* out with its port up (rejoin.c): not tried again before rejoin_after_us; times it left so
+     * since it last settled; when it last came back */
+    int64_t rejoin_after_us, back_us;
+    int leaves;
 } rdma_link;
 
 /* A message of one origin's arriving here: the part for this rank whose frames come in, or the
@@ -276,6 +284,7 @@ typedef struct rdma_ep {
      * what it cost: frames sent again, duplicates and frames after a gap dropped */
     int64_t resend_us;
     uint64_t resent, dups, gaps;
+    int beat_ms;    /* TETHER_HEARTBEAT (silence.c: a silent peer is the heartbeats' to name) */
     int ack_due_ms; /* after the last progress: when an acknowledgement is due alone, -1 none */
     tether__rxcache rxcache;     /* blocks for unexpected messages */
     tether_heartbeat *beat;      /* heartbeats on the side channels (heartbeat.c); NULL when none */
@@ -363,6 +372,8 @@ int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_
 int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l);
 /* The peer left (bye): what it has not acknowledged it will never need. */
 void tether__rdma_forget(rdma_ep *ep, rdma_link *l);
+/* How long probes timeouts in a row take, from the first (silence.c's threshold). */
+int64_t tether__rdma_probes_us(const rdma_ep *ep, const rdma_link *l, int probes);
 
 /* cables.c: which cable carries a link's frames (state only; calls nothing). Caller holds ep->mu.
  * Whether l keeps data frames until acknowledged: on UC (resends), and on RC where its peer has
@@ -381,14 +392,22 @@ int tether__rdma_orphaned(const rdma_link *d);
  * ep->mu. l stopped carrying (why): out of use, the peer told; an error when it was the peer's
  * last. */
 int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why);
-/* The peer says its link of ours on lane lane is out of use, having taken rx of our frames. */
-int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx);
+/* The peer says its link of ours on lane lane is out of use, having taken rx of our frames, for
+ * the reason said (len bytes, not terminated; may be empty). */
+int tether__rdma_peer_down(rdma_ep *ep, int peer, uint32_t lane, uint32_t rx, const char *said,
+                           size_t len);
+
+/* silence.c: UC links whose frames go unanswered while nothing arrives on them are taken out of
+ * use (tether__rdma_link_down), as if their QP had failed. Caller holds ep->mu. */
+int tether__rdma_silence_check(rdma_ep *ep, int64_t now_us);
 
 /* rejoin.c: a dead link whose device is back gets a fresh QP pair and is used again. Caller holds
  * ep->mu. REJOIN_*: rdma_link.rejoin. */
 #define REJOIN_NONE 0
 #define REJOIN_SENT 1      /* our fresh QP is at INIT, its details told the peer */
 #define REJOIN_CONNECTED 2 /* at RTS with the peer's: its frames are taken, ours wait */
+/* l just left: with its port up (nothing says it was pulled), not tried again for a while. */
+void tether__rdma_rejoin_later(rdma_ep *ep, rdma_link *l);
 /* Both QPs of dead link l at RTS and its lane's carried frames all in: l carries its lane again. */
 int tether__rdma_revive(rdma_ep *ep, rdma_link *l);
 /* Look at dead links' ports (every REJOIN_CHECK_MS) and move rejoins on. */
@@ -429,8 +448,11 @@ void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
 
 #define SIDE_BYE 1u
 #define SIDE_ABORT 2u
-#define SIDE_BEAT 3u     /* the sender is alive; its payload, if any, its wait-state records */
-#define SIDE_DOWN 4u     /* a link is out of use: its lane and the frames taken on it (8 bytes) */
+#define SIDE_BEAT 3u /* the sender is alive; its payload, if any, its wait-state records */
+#define SIDE_DOWN                                                                                  \
+    4u /* a link is out of use: its lane and the frames taken on it (8 bytes), then                \
+          why (text, SIDE_DOWN_WHY_MAX bytes at most) */
+#define SIDE_DOWN_WHY_MAX 160u
 #define SIDE_REJOIN 5u   /* a dead link's fresh QP: its lane, then its rdma_qp_info */
 #define SIDE_REJOINED 6u /* that QP is at RTS: its lane (4 bytes) */
 

@@ -9,19 +9,40 @@
  * been acknowledged (the sibling has nothing unacknowledged, and no part of the lane is half
  * framed), so the lane's frames cannot arrive out of order: looked at when a send begins too,
  * before the sibling takes the new parts. The old QP's completions still queued
- * are told apart by the generation in their ids (io.c wr_id). */
+ * are told apart by the generation in their ids (io.c wr_id). A link that left with its port
+ * up (silence.c, or RC retries that ran out) is tried again only after a back-off, and leaves
+ * again if still dead. */
 #include <stdio.h>
 #include <string.h>
 
 #include "rdma_impl.h"
 
 #define REJOIN_CHECK_MS 100
+/* A cable that left with its port up (silent, or RC's retries ran out: nothing says it was pulled)
+ * is tried again only after REJOIN_AFTER_MS, doubled each time it leaves again (at most
+ * REJOIN_DOUBLINGS times: 32 s), until it has carried REJOIN_SETTLED_MS since it came back: one
+ * still dead costs its lane one failover per try, not one every few hundred ms. */
+#define REJOIN_AFTER_MS 1000
+#define REJOIN_DOUBLINGS 5
+#define REJOIN_SETTLED_MS 30000
 
 static int port_active(rdma_ep *ep, rdma_dev *d)
 {
     struct ibv_port_attr pa;
     memset(&pa, 0, sizeof pa);
     return ep->ibv.query_port(d->ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE;
+}
+
+void tether__rdma_rejoin_later(rdma_ep *ep, rdma_link *l)
+{
+    int64_t now = tether__now_us();
+    if (!port_active(ep, l->dev))
+        return; /* pulled: tried again once its port is back */
+    if (l->back_us && now - l->back_us >= (int64_t)REJOIN_SETTLED_MS * 1000)
+        l->leaves = 0;
+    l->rejoin_after_us = now + ((int64_t)REJOIN_AFTER_MS * 1000
+                                << (l->leaves < REJOIN_DOUBLINGS ? l->leaves : REJOIN_DOUBLINGS));
+    l->leaves++;
 }
 
 /* The link's state as a fresh link's: what it kept and counted belonged to the dead QP. */
@@ -36,6 +57,7 @@ static void reset(rdma_link *l)
     memset(l->slot_refs, 0, sizeof l->slot_refs);
     memset(&l->win, 0, sizeof l->win);
     l->held_head = l->nheld = 0;
+    l->heard_us = 0; /* silence.c: heard from the next look on */
 }
 
 /* Our fresh QP's details to the peer: the first step, once the port is back. */
@@ -89,6 +111,8 @@ int tether__rdma_revive(rdma_ep *ep, rdma_link *l)
     l->rejoin = REJOIN_NONE;
     l->have_peer_info = l->peer_rejoined = 0;
     l->rejoins++;
+    l->back_us = tether__now_us();
+    l->heard_us = 0; /* silence.c: not silent for the time it was out */
     tether__rdma_clock_text(at, sizeof at);
     fprintf(stderr, "tether: rank %d: cable %s to rank %d is back at %s; carrying over it again\n",
             ep->rank, l->dev->name, l->peer, at);
@@ -103,7 +127,7 @@ int tether__rdma_rejoin_tick(rdma_ep *ep, int64_t now_us)
             continue;
         /* its kept frames all carried (its queue's parts may still be) */
         if (look && l->rejoin == REJOIN_NONE && l->failed_over && l->refeed == l->tx_seq &&
-            !l->nheld && port_active(ep, l->dev)) {
+            !l->nheld && now_us >= l->rejoin_after_us && port_active(ep, l->dev)) {
             TRY(start(ep, l));
             TRY(connect_again(ep, l));
         }
@@ -118,6 +142,9 @@ int tether__rdma_peer_rejoin(rdma_ep *ep, int peer, uint32_t lane, const rdma_qp
 {
     rdma_peer *pe = &ep->peers[peer];
     rdma_link *l;
+    if (!info && lane < (uint32_t)pe->nlinks && pe->link[lane].down &&
+        pe->link[lane].rejoin == REJOIN_NONE)
+        return TETHER_OK; /* for a rejoin given up here since: the cable died again */
     if (lane >= (uint32_t)pe->nlinks || !pe->link[lane].down ||
         (!info && pe->link[lane].rejoin != REJOIN_CONNECTED))
         return tether__rdma_break(ep, TETHER_ENET,

@@ -37,16 +37,30 @@ static rdma_kept *kept(rdma_link *l, uint32_t seq)
     return &l->win.kept[seq % DATA_SLOTS]; /* 2^32 is a multiple of DATA_SLOTS: wraps align */
 }
 
-/* How long the oldest unacknowledged frame waits before it goes again. */
-static int64_t wait_us(const rdma_ep *ep, const rdma_link *l)
+/* How long the oldest unacknowledged frame waits before it goes again, after backoff timeouts in
+ * a row. */
+static int64_t wait_at(const rdma_ep *ep, const rdma_link *l, int backoff)
 {
     int64_t us = ep->resend_us                        ? ep->resend_us
                  : l->win.srtt_us == 0                ? RESEND_FIRST_US
                  : 4 * l->win.srtt_us < RESEND_MIN_US ? RESEND_MIN_US
                                                       : 4 * l->win.srtt_us;
     int64_t cap = ep->resend_us > RESEND_MAX_US ? ep->resend_us : RESEND_MAX_US;
-    us <<= l->win.backoff;
+    us <<= backoff;
     return us < cap ? us : cap;
+}
+
+static int64_t wait_us(const rdma_ep *ep, const rdma_link *l)
+{
+    return wait_at(ep, l, l->win.backoff);
+}
+
+int64_t tether__rdma_probes_us(const rdma_ep *ep, const rdma_link *l, int probes)
+{
+    int64_t us = 0;
+    for (int b = 0; b < probes; b++)
+        us += wait_at(ep, l, b < BACKOFF_MAX ? b : BACKOFF_MAX);
+    return us;
 }
 
 void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int len)

@@ -20,7 +20,7 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     if (h[3] > (h[0] == SIDE_BEAT ? SIDE_BEAT_MAX : SIDE_TEXT_MAX) || h[0] < SIDE_BYE ||
         h[0] > SIDE_REJOINED ||
         (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
-        (h[0] == SIDE_DOWN && h[3] != 8) ||
+        (h[0] == SIDE_DOWN && (h[3] < 8 || h[3] > 8 + SIDE_DOWN_WHY_MAX)) ||
         (h[0] == SIDE_REJOIN && h[3] != 4 + sizeof(rdma_qp_info)) ||
         (h[0] == SIDE_REJOINED && h[3] != 4))
         return tether__rdma_break(ep, TETHER_ENET,
@@ -49,7 +49,9 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
         uint32_t d[2]; /* lane, frames taken */
         int rc;
         memcpy(d, l->side_buf + SIDE_HDR, sizeof d);
-        if ((rc = tether__rdma_peer_down(ep, peer, d[0], d[1])) != TETHER_OK)
+        if ((rc = tether__rdma_peer_down(ep, peer, d[0], d[1],
+                                         (const char *)l->side_buf + SIDE_HDR + sizeof d,
+                                         h[3] - sizeof d)) != TETHER_OK)
             return rc;
     } else if (h[0] == SIDE_BYE) {
         l->bye = 1;

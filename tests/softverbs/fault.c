@@ -16,7 +16,11 @@
  * reports IBV_PORT_DOWN, every QP on it goes to the error state (the send at the head completes
  * with IBV_WC_RETRY_EXC_ERR, the rest and every posted RECV with IBV_WC_WR_FLUSH_ERR) and so does
  * each one brought up meanwhile; once back, new QPs work. A device name without "#rank" goes down
- * in every process. Random choices come from SOFTVERBS_SEED (mixed with the rank, so ranks differ);
+ * in every process. SOFTVERBS_DEVICE_SILENT takes the same list, and the device stops carrying
+ * without a word, as a cable whose far end stopped listening: every frame sent from it and every
+ * frame arriving on it is lost (an RC sender hears no answer: retries, then
+ * IBV_WC_RETRY_EXC_ERR), while its port stays active and its QPs at RTS. Random choices come from
+ * SOFTVERBS_SEED (mixed with the rank, so ranks differ);
  * unset, a seed is drawn and printed on stderr, so a failing run can be tried again with the same
  * draws (timing still decides which frame meets which draw).
  */
@@ -68,11 +72,13 @@ static int env_double(const char *name, double def, double min, double max, doub
     return 0;
 }
 
-/* One SOFTVERBS_DEVICE_DOWN entry: "name[#rank]@down[-up]", seconds. */
-static int parse_down(const char *entry, size_t len)
+/* One entry of SOFTVERBS_DEVICE_DOWN or, silent, SOFTVERBS_DEVICE_SILENT: "name[#rank]@from[-to]",
+ * seconds. */
+static int parse_window(const char *entry, size_t len, int silent)
 {
+    const char *var = silent ? "SOFTVERBS_DEVICE_SILENT" : "SOFTVERBS_DEVICE_DOWN";
     char buf[96], *at, *hash, *end;
-    double down, up = 0;
+    double from, to = 0;
     long rank = -1;
     sv_device *devs;
     int ndevs;
@@ -88,29 +94,43 @@ static int parse_down(const char *entry, size_t len)
         if (end == hash + 1 || *end || rank < 0)
             goto bad;
     }
-    down = strtod(at + 1, &end);
-    if (end == at + 1 || down < 0 || (*end && *end != '-'))
+    from = strtod(at + 1, &end);
+    if (end == at + 1 || from < 0 || (*end && *end != '-'))
         goto bad;
-    if (*end == '-' && ((up = strtod(end + 1, &end)) <= down || *end))
+    if (*end == '-' && ((to = strtod(end + 1, &end)) <= from || *end))
         goto bad;
     if (rank >= 0 && rank != softverbs__rank())
         return 0;
     devs = softverbs__device_list(&ndevs);
     for (int i = 0; i < ndevs; i++) {
+        uint64_t *start = silent ? &devs[i].mute_at_us : &devs[i].down_at_us;
+        uint64_t *stop = silent ? &devs[i].unmute_at_us : &devs[i].up_at_us;
         if (strcmp(devs[i].dev.name, buf))
             continue;
-        devs[i].down_at_us = epoch_us + (uint64_t)(down * 1e6);
-        devs[i].up_at_us = up > 0 ? epoch_us + (uint64_t)(up * 1e6) : 0;
+        *start = epoch_us + (uint64_t)(from * 1e6);
+        *stop = to > 0 ? epoch_us + (uint64_t)(to * 1e6) : 0;
         return 0;
     }
-    softverbs__note("SOFTVERBS_DEVICE_DOWN: entry \"%.*s\": no device \"%s\" in SOFTVERBS_DEVICES",
-                    (int)len, entry, buf);
+    softverbs__note("%s: entry \"%.*s\": no device \"%s\" in SOFTVERBS_DEVICES", var, (int)len,
+                    entry, buf);
     return EINVAL;
 bad:
-    softverbs__note("SOFTVERBS_DEVICE_DOWN: entry \"%.*s\": expected name[#rank]@seconds[-seconds] "
-                    "(up after down)",
-                    (int)len, entry);
+    softverbs__note("%s: entry \"%.*s\": expected name[#rank]@seconds[-seconds] (the second "
+                    "later)",
+                    var, (int)len, entry);
     return EINVAL;
+}
+
+/* Every entry of a SOFTVERBS_DEVICE_DOWN or _SILENT list (may be NULL). */
+static int parse_windows(const char *list, int silent)
+{
+    while (list && *list) {
+        size_t len = strcspn(list, ",");
+        if (parse_window(list, len, silent))
+            return EINVAL;
+        list += len + (list[len] == ',');
+    }
+    return 0;
 }
 
 int softverbs__fault_load(void)
@@ -143,14 +163,9 @@ int softverbs__fault_load(void)
     }
     rng = (uint64_t)s ^ ((uint64_t)softverbs__rank() * 0xd1b54a32d192ed03ull);
     for (int i = 0; i < ndevs; i++)
-        devs[i].down_at_us = devs[i].up_at_us = 0;
-    while (down && *down) {
-        size_t len = strcspn(down, ",");
-        if (parse_down(down, len))
-            return EINVAL;
-        down += len + (down[len] == ',');
-    }
-    return 0;
+        devs[i].down_at_us = devs[i].up_at_us = devs[i].mute_at_us = devs[i].unmute_at_us = 0;
+    return parse_windows(down, 0) || parse_windows(getenv("SOFTVERBS_DEVICE_SILENT"), 1) ? EINVAL
+                                                                                         : 0;
 }
 
 int softverbs__fault_drop(int resend)
@@ -177,6 +192,11 @@ uint64_t softverbs__fault_jitter_us(void)
 int softverbs__fault_dev_down(const sv_device *d, uint64_t now)
 {
     return d->down_at_us && now >= d->down_at_us && (!d->up_at_us || now < d->up_at_us);
+}
+
+int softverbs__fault_dev_silent(const sv_device *d, uint64_t now)
+{
+    return d->mute_at_us && now >= d->mute_at_us && (!d->unmute_at_us || now < d->unmute_at_us);
 }
 
 /* Devices going down or up at their times: QPs on a down one fail. Returns the next such time. */

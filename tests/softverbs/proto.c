@@ -110,7 +110,8 @@ static void transmit(sv_qp *q, sv_swr *w, uint64_t now)
         return;
     }
     q->connect_due_us = 0;
-    if (link == SV_LINK_NONE || softverbs__fault_drop(resend)) {
+    if (link == SV_LINK_NONE || softverbs__fault_dev_silent(q->dev, now) ||
+        softverbs__fault_drop(resend)) {
         lost(q, w, now);
         return;
     }
@@ -272,14 +273,21 @@ static int rx_data(sv_qp *q, const sv_hello *hi, const sv_hdr *h, const unsigned
 void softverbs__on_frame(sv_conn *c, sv_qp *q, const sv_hdr *h, unsigned char *payload)
 {
     const sv_hello *hi = softverbs__link_hello(c);
-    int st;
+    sv_hdr dropped;
+    int st, silent;
     if (!q)
         return;
+    /* A silent device takes nothing in. RC senders have no timer for a missing answer here, so the
+     * frame is answered as lost (SV_DROP: retried, then IBV_WC_RETRY_EXC_ERR), as a NIC's timer
+     * would make it; an answer arriving is lost too. */
+    silent = softverbs__fault_dev_silent(q->dev, softverbs__now_us());
     if (h->kind == SV_RESP) {
-        on_resp(q, h, softverbs__now_us());
+        dropped = *h;
+        dropped.status = SV_DROP;
+        on_resp(q, silent ? &dropped : h, softverbs__now_us());
         return;
     }
-    st = hi ? rx_data(q, hi, h, payload) : SV_DROP;
+    st = hi && !silent ? rx_data(q, hi, h, payload) : SV_DROP;
     if (q->qp.qp_type == IBV_QPT_RC) {
         sv_hdr r = {.magic = SV_MAGIC,
                     .kind = SV_RESP,

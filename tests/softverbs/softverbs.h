@@ -44,6 +44,7 @@ typedef struct sv_device {
     union ibv_gid gid[SV_GID_TBL_LEN]; /* an all-zero entry is empty */
     int nqp, nmr, peak_qp, peak_mr;    /* live and most, for the per-device limits and stats */
     uint64_t down_at_us, up_at_us;     /* SOFTVERBS_DEVICE_DOWN (fault.c); 0 = never */
+    uint64_t mute_at_us, unmute_at_us; /* SOFTVERBS_DEVICE_SILENT (fault.c); 0 = never */
     int is_down;                       /* as the service thread last saw it */
 } sv_device;
 
@@ -177,11 +178,13 @@ int softverbs__env_long(const char *name, long def, long min, long max, long *ou
 long softverbs__rank(void);
 sv_device *softverbs__device_list(int *n);
 
-/* fault.c: loss, jitter and devices going down (SOFTVERBS_LOSS, _JITTER_US, _DEVICE_DOWN ...) */
+/* fault.c: loss, jitter, devices going down or silent (SOFTVERBS_LOSS, _JITTER_US, _DEVICE_DOWN,
+ * _DEVICE_SILENT ...) */
 int softverbs__fault_load(void);
 int softverbs__fault_drop(int resend); /* 1: lose this data frame */
 uint64_t softverbs__fault_jitter_us(void);
 int softverbs__fault_dev_down(const sv_device *d, uint64_t now);
+int softverbs__fault_dev_silent(const sv_device *d, uint64_t now);
 uint64_t softverbs__fault_tick(uint64_t now);
 
 /* memory.c: 0 if [addr, addr+len) lies in an MR of pd with key and all of access, else -1. */

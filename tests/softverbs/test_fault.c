@@ -1,6 +1,7 @@
 /* test_fault.c - the emulator's faults (fault.c): random and burst loss, jitter, a device that goes
- * down and comes back, and their settings checked. Two QPs of one process per scenario, so the
- * draws of a seed meet the frames in one order and a run repeats exactly. */
+ * down and comes back, one that goes silent for a while, and their settings checked. Two QPs of one
+ * process per scenario, so the draws of a seed meet the frames in one order and a run repeats
+ * exactly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +159,38 @@ static int s_device_down(void)
     return 0;
 }
 
+/* One UC SEND from `from` to `to`, a RECV id posted for it: the id of the RECV it completed
+ * within 100 ms (an older one left unused comes first), 0 if it did not arrive. */
+static uint64_t uc_arrives(sv_ep *from, sv_ep *to, uint64_t id)
+{
+    struct ibv_wc wc;
+    CHECK(sv_recv(to, id, 0, 64) == 0);
+    CHECK(sv_send(from, IBV_WR_SEND, id, 0, 1, IBV_SEND_SIGNALED, 0, 0) == 0);
+    expect_wc(from, IBV_WC_SUCCESS, id); /* UC: sent, whatever became of it */
+    return sv_poll(to->cq, &wc, 100) == 1 && wc.status == IBV_WC_SUCCESS ? wc.wr_id : 0;
+}
+
+/* rdma_en3 silent from 0.3 s to 0.8 s: nothing goes either way on its UC QP, though its port
+ * stays active and its QP at RTS and every send completes; afterwards the same QPs carry again
+ * (into the RECVs posted during the silence first). */
+static int s_device_silent(void)
+{
+    sv_ep a, b;
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr ia;
+    sv_pair(&a, &b, IBV_QPT_UC, 16, 4096);
+    CHECK(uc_arrives(&a, &b, 1) == 1);
+    usleep(400000);
+    CHECK(uc_arrives(&a, &b, 2) == 0 && uc_arrives(&b, &a, 3) == 0);
+    CHECK(port_state(&b) == IBV_PORT_ACTIVE);
+    CHECK(ibv_query_qp(b.qp, &attr, IBV_QP_STATE, &ia) == 0 && attr.qp_state == IBV_QPS_RTS);
+    usleep(500000);
+    CHECK(uc_arrives(&a, &b, 4) == 2 && uc_arrives(&b, &a, 5) == 3);
+    sv_ep_close(&a);
+    sv_ep_close(&b);
+    return 0;
+}
+
 /* RC, the first frame lost in a burst of 20: the resend, a QP timeout later, is past the burst
  * and arrives (retry_cnt is 3: were the burst to hit the resends too, they would run out). */
 static int s_rc_burst(void)
@@ -224,6 +257,14 @@ static void test_device_down(void **state)
     assert_int_equal(sv_run(env, s_device_down), 0);
 }
 
+static void test_device_silent(void **state)
+{
+    static const char *const env[] = {TWO_DEVICES, "SOFTVERBS_DEVICE_SILENT=rdma_en3@0.3-0.8",
+                                      NULL};
+    (void)state;
+    assert_int_equal(sv_run(env, s_device_silent), 0);
+}
+
 static void test_bad_settings(void **state)
 {
     static const char *const bad[][3] = {
@@ -234,6 +275,8 @@ static void test_bad_settings(void **state)
         {TWO_DEVICES, "SOFTVERBS_DEVICE_DOWN=rdma_en9@1", NULL},
         {TWO_DEVICES, "SOFTVERBS_DEVICE_DOWN=rdma_en2@2-1", NULL},
         {TWO_DEVICES, "SOFTVERBS_DEVICE_DOWN=rdma_en2", NULL},
+        {TWO_DEVICES, "SOFTVERBS_DEVICE_SILENT=rdma_en9@1", NULL},
+        {TWO_DEVICES, "SOFTVERBS_DEVICE_SILENT=rdma_en2@2-1", NULL},
     };
     (void)state;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -243,9 +286,9 @@ static void test_bad_settings(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loss),         cmocka_unit_test(test_burst),
-        cmocka_unit_test(test_jitter),       cmocka_unit_test(test_device_down),
-        cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_loss),          cmocka_unit_test(test_burst),
+        cmocka_unit_test(test_jitter),        cmocka_unit_test(test_device_down),
+        cmocka_unit_test(test_device_silent), cmocka_unit_test(test_bad_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
