@@ -625,6 +625,8 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved)
         TRY(push_at(ep, l, now));
         TRY(tether__rdma_gone_check(ep, l));
     }
+    if (ep->loop)
+        TRY(tether__rdma_stranded_check(ep));
     return ep->keeps ? quiet(ep, now, &ep->ack_due_ms) : TETHER_OK;
 }
 
@@ -636,7 +638,8 @@ static int claim(rdma_ep *ep, int peer, int lane, rdma_part *pt)
     switch (tether__rxq_match(&pe->unexpected[lane], pt->rx.tag, pt->rx.msglen, &m)) {
     case TETHER__MATCH_NONE:
         tether__rxq_push(&pe->posted[lane], &pt->rx);
-        return pe->nlinks ? tether__rdma_gone_check(ep, &pe->link[lane]) : TETHER_OK;
+        return pe->nlinks ? tether__rdma_gone_check(ep, &pe->link[lane])
+                          : tether__rdma_stranded_check(ep);
     case TETHER__MATCH_SIG:
     case TETHER__MATCH_LEN:
         return mismatch(ep, peer, m->tag, m->msglen, pt->rx.tag, pt->rx.msglen);

@@ -12,11 +12,10 @@ int tether__rdma_probe(tether_ep *tep, int peer, tether_tag tag)
     rdma_peer *pe = &ep->peers[peer];
     rc = ep->err ? tether__fail(ep->err, "%s", ep->errmsg)
                  : tether__rxq_holds(&pe->unexpected[0], tag);
-    /* A linked peer that said bye, every frame it sent on its first link in and handled: a
-     * message not there will never come (tether__rdma_gone_check's rule). A forwarded one's
-     * origin is not known to have closed: the receive waits. */
-    if (rc == 0 && pe->nlinks > 0 && pe->bye && pe->link[0].rx_seq == pe->bye_frames[0] &&
-        !pe->link[0].nheld)
+    /* A linked peer that said bye, every frame of its own in and handled: a message not there
+     * will never come (tether__rdma_gone_check's rule). A forwarded one's origin is not known to
+     * have closed: the receive waits (tether__rdma_stranded_check ends it). */
+    if (rc == 0 && pe->nlinks > 0 && tether__rdma_all_in(pe, 0))
         rc = TETHER__PROBE_GONE;
     pthread_mutex_unlock(&ep->mu);
     return rc;

@@ -23,8 +23,12 @@
 #include "rdma.h"
 #include "rdma_impl.h"
 
-#define CLOSE_DRAIN_MS 2000 /* how long close() waits for its last frames to leave */
-#define RING_LINGER_MS 2000 /* how long a closing ring rank keeps passing on others' messages */
+/* close() waits for its frames to be acknowledged (ring mode: and for every other rank to close)
+ * as long as something moves: CLOSE_IDLE_MS with no completion ends the wait, CLOSE_MAX_MS in all
+ * bounds it. A fixed bound of 2 s lost frames passing through a ring rank whose neighbours were
+ * still in a long call on a busy host (the campaign's rdma-uc-ring all_to_all). */
+#define CLOSE_IDLE_MS 5000
+#define CLOSE_MAX_MS 60000
 
 #if defined(__APPLE__)
 #define NO_DEVICE_HINT                                                                             \
@@ -501,43 +505,45 @@ static void rdma_abort(tether_ep *tep, int code, const char *msg)
     pthread_mutex_unlock(&ep->mu);
 }
 
-/* Sleep on the progress thread's signals until deadline_ms or until done(ep) holds. */
-static void loop_until(rdma_ep *ep, int64_t deadline_ms, int (*done)(rdma_ep *))
-{
-    while (!ep->err && !done(ep)) {
-        int64_t left = deadline_ms - tether__net_now_ms();
-        if (left <= 0)
-            break;
-        struct timespec until = tether__loop_deadline(left);
-        tether__loop_sleep(ep->loop, &until);
-    }
-}
-
 static int sends_done(rdma_ep *ep)
 {
     return !tether__rdma_sends_left(ep);
 }
 
-static int all_said_bye(rdma_ep *ep)
+static int all_closed(rdma_ep *ep)
 {
     for (int p = 0; p < ep->size; p++)
         if (p != ep->rank && !ep->peers[p].bye && !ep->peers[p].eof)
             return 0;
-    return 1;
+    return sends_done(ep);
 }
 
-/* Frames posted but not yet sent would die with their QP: let them leave first. */
-static void drain_sends(rdma_ep *ep)
+/* Move frames until done(ep) holds, as long as completions keep coming (CLOSE_IDLE_MS,
+ * CLOSE_MAX_MS). In ring mode the progress thread moves them, and this thread sleeps on its
+ * signals. */
+static void settle(rdma_ep *ep, int (*done)(rdma_ep *), const char *what)
 {
-    int64_t deadline = tether__net_now_ms() + CLOSE_DRAIN_MS;
-    if (ep->loop) {
-        loop_until(ep, deadline, sends_done);
-        return;
-    }
-    while (!ep->err && !sends_done(ep) && tether__net_now_ms() < deadline) {
-        int moved = 0;
-        if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
-            sleep_on_fds(ep, 10);
+    int64_t start = tether__net_now_ms(), idle_from = start;
+    uint64_t seen = atomic_load_explicit(&ep->moved, memory_order_relaxed);
+    while (!ep->err && !done(ep)) {
+        int64_t now = tether__net_now_ms();
+        uint64_t m = atomic_load_explicit(&ep->moved, memory_order_relaxed);
+        if (m != seen) {
+            seen = m;
+            idle_from = now;
+        } else if (now - idle_from >= CLOSE_IDLE_MS || now - start >= CLOSE_MAX_MS) {
+            TLOG_INFO("rdma: rank %d closes without %s (nothing moved for %lld ms)", ep->rank, what,
+                      (long long)(now - idle_from));
+            return;
+        }
+        if (ep->loop) {
+            struct timespec until = tether__loop_deadline(50);
+            tether__loop_sleep(ep->loop, &until);
+        } else {
+            int moved = 0;
+            if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)
+                sleep_on_fds(ep, 10);
+        }
     }
 }
 
@@ -571,11 +577,14 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
 static void rdma_close(tether_ep *tep)
 {
     rdma_ep *ep = (rdma_ep *)tep;
-    /* the heartbeats take ep->mu: stopped first, and none goes out after the bye */
-    tether__heartbeat_stop(ep->beat);
+    pthread_mutex_lock(&ep->mu);
+    /* Frames not yet acknowledged would die with their QP; the heartbeats go on meanwhile (they
+     * take ep->mu, released while this thread sleeps). */
+    settle(ep, sends_done, "every frame acknowledged");
+    pthread_mutex_unlock(&ep->mu);
+    tether__heartbeat_stop(ep->beat); /* and none goes out after the bye */
     ep->beat = NULL;
     pthread_mutex_lock(&ep->mu);
-    drain_sends(ep);
     if (ep->uc)
         TLOG_INFO("rdma: rank %d resent %llu UC frames, dropped %llu duplicates and %llu frames "
                   "after a gap",
@@ -587,11 +596,13 @@ static void rdma_close(tether_ep *tep)
                       "frames since%s",
                       ep->rank, l->dev->name, l->peer, l->rejoins, l->tx_seq,
                       l->down ? "; it is out of use again" : "");
-    tether__rdma_side_say(ep, SIDE_BYE, 0, NULL);
-    /* Ring mode: others' messages may still pass through here; keep forwarding until every rank
-     * has closed too (or the time is up). */
-    if (ep->loop)
-        loop_until(ep, tether__net_now_ms() + RING_LINGER_MS, all_said_bye);
+    /* Ring mode: others' messages may still pass through here; keep passing them on until every
+     * rank has closed too, then say the final counts. */
+    if (ep->loop) {
+        tether__rdma_side_say(ep, SIDE_BYE, BYE_CLOSING, NULL);
+        settle(ep, all_closed, "every other rank closed");
+    }
+    tether__rdma_side_say(ep, SIDE_BYE, BYE_CLOSED, NULL);
     tether__loop_stop(&ep->loop);
     for (int p = 0; p < ep->size; p++) /* before the requests: their queues still point at them */
         if (p != ep->rank)

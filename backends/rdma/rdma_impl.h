@@ -231,9 +231,13 @@ typedef struct rdma_peer {
     unsigned char side_buf[SIDE_HDR + SIDE_PAYLOAD_MAX];
     size_t side_len;
     uint64_t side_bytes; /* read from the side channel so far (liveness: heartbeat.c) */
-    int bye;             /* it closed normally after sending bye_frames[k] frames on link k */
+    /* It is closing normally (bye), its own messages all sent: bye_frames[k] frames on link k. A
+     * ring rank lingers, passing on others' frames, and says bye again when it leaves for good
+     * (bye_final), with the counts of every frame it sent. */
+    int bye, bye_final;
     uint32_t bye_frames[MAX_CABLES];
-    int eof;
+    int eof;        /* its side channel ended (after its bye) */
+    int64_t eof_ms; /* when */
 } rdma_peer;
 
 /* One link's share of a message: all of it, or one stripe. */
@@ -306,9 +310,15 @@ rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l);
 /* state.c. Break ep (first failure wins) and return code; later calls return it. Caller holds
  * ep->mu. */
 int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
+/* Whether every frame closing peer pe sent is in and handled here: those of its own messages, or
+ * (final) every one, after its last bye; or it never will be, its process having ended. */
+int tether__rdma_all_in(const rdma_peer *pe, int final);
 /* A peer that closed normally while a receive from it waits on link l: EPEER once every frame it
  * sent there is in. */
 int tether__rdma_gone_check(rdma_ep *ep, rdma_link *l);
+/* Ring mode: EPEER when a receive waits for a rank reached through neighbours that have all closed
+ * for good. */
+int tether__rdma_stranded_check(rdma_ep *ep);
 
 /* device.c */
 int tether__rdma_dev_open(rdma_ep *ep, rdma_dev *d, struct ibv_device *dev);
@@ -446,7 +456,9 @@ int tether__rdma_alive(tether_ep *tep);
 /* Carry ws in the heartbeats (core/transport.h's watch). */
 void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
 
-#define SIDE_BYE 1u
+#define SIDE_BYE 1u    /* code: BYE_CLOSING or BYE_CLOSED; payload: the frames sent per link */
+#define BYE_CLOSING 0u /* its messages are sent; it still takes frames (ring: passes them on) */
+#define BYE_CLOSED 1u  /* it leaves: no frame goes or is taken any more */
 #define SIDE_ABORT 2u
 #define SIDE_BEAT 3u /* the sender is alive; its payload, if any, its wait-state records */
 #define SIDE_DOWN                                                                                  \

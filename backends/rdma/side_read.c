@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 /* One whole message at the start of side_buf: 1 (consumed), 0 (incomplete), or an error. A bye's
@@ -19,7 +20,8 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
     memcpy(h, l->side_buf, sizeof h);
     if (h[3] > (h[0] == SIDE_BEAT ? SIDE_BEAT_MAX : SIDE_TEXT_MAX) || h[0] < SIDE_BYE ||
         h[0] > SIDE_REJOINED ||
-        (h[0] == SIDE_BYE && (h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
+        (h[0] == SIDE_BYE &&
+         (h[1] > BYE_CLOSED || h[2] != (uint32_t)l->nlinks || h[3] != 4 * h[2])) ||
         (h[0] == SIDE_DOWN && (h[3] < 8 || h[3] > 8 + SIDE_DOWN_WHY_MAX)) ||
         (h[0] == SIDE_REJOIN && h[3] != 4 + sizeof(rdma_qp_info)) ||
         (h[0] == SIDE_REJOINED && h[3] != 4))
@@ -55,9 +57,12 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
             return rc;
     } else if (h[0] == SIDE_BYE) {
         l->bye = 1;
+        l->bye_final = h[1] == BYE_CLOSED;
         memcpy(l->bye_frames, l->side_buf + SIDE_HDR, 4 * h[2]);
-        for (int k = 0; k < l->nlinks; k++) /* it took what it needed: no resends to it */
-            tether__rdma_forget(ep, &l->link[k]);
+        if (l->bye_final) /* it took what it needed: no resends to it (before, a ring rank's
+                             frames may carry others' messages, and it still acknowledges) */
+            for (int k = 0; k < l->nlinks; k++)
+                tether__rdma_forget(ep, &l->link[k]);
     } else if (h[3] && ep->records.ws) { /* a heartbeat's records; its bytes were the news */
         char why[TETHER_ERRMSG_MAX];
         if (tether__ws_merge(ep->records.ws, peer, l->side_buf + SIDE_HDR, h[3], why, sizeof why) <
@@ -89,8 +94,11 @@ int tether__rdma_side_read(rdma_ep *ep, rdma_peer *l, int peer)
             continue;
         if (l->bye) { /* after its bye, the end of the stream is expected */
             l->eof = 1;
-            for (int k = 0; k < l->nlinks; k++)
+            l->eof_ms = tether__net_now_ms();
+            for (int k = 0; k < l->nlinks; k++) { /* nothing is acknowledged any more */
+                tether__rdma_forget(ep, &l->link[k]);
                 TRY(tether__rdma_gone_check(ep, &l->link[k]));
+            }
             return TETHER_OK;
         }
         return tether__rdma_break(ep, TETHER_EPEER,

@@ -32,6 +32,10 @@
  *            < 5 s.
  *   idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those sleep outside
  *            tether: their progress threads must forward, so it finishes long before they wake.
+ *   early    (ring) ranks 1 and 3 close while 0 and 2, away 3 s, have yet to trade messages
+ *            through them (UC: 1 % of frames lost): they linger and pass them on; all finish.
+ *   stranded (ring) the same, rank 0 closing too, and rank 2 receives from it: EPEER once the
+ *            neighbours have left for good (within LIMIT_S + 5 s).
  * With TETHER_TIMEOUT=0 (heartbeats alone decide) and TETHER_HEARTBEAT=BEAT_S:
  *   beatstop rank 1 is SIGSTOPped while the others all-reduce: they fail naming the missing
  *            heartbeats once it has been silent for 3 of them (plus a quarter period and slack).
@@ -241,6 +245,49 @@ static int any_source_bye(tether_group *g)
     return rc != TETHER_EPEER ? WRONG_DATA : took > LIMIT_S ? SLOW : SAW_ERROR;
 }
 
+/* early: ranks 1 and 3 (ring: the only ways between 0 and 2) free the world after a barrier, while
+ * 0 and 2 stay away EARLY_AWAY_S, longer than a closing rank once lingered, then trade
+ * EARLY_ROUNDS messages each way through them (1 % of frames lost on UC, SOFTVERBS_LOSS): the
+ * closing ranks must pass them on, and frames to them be resent, until 0 and 2 close too.
+ * stranded: rank 0 closes too, and rank 2 receives from it: nothing can come, so once its
+ * neighbours have left for good (CLOSE_IDLE_S with nothing passing through) it fails with EPEER. */
+#define EARLY_AWAY_S 3
+#define EARLY_ROUNDS 10
+#define CLOSE_IDLE_S 5 /* backends/rdma/rdma.c's CLOSE_IDLE_MS */
+static int early_close(tether_group *g, int stranded)
+{
+    int rank = tether_group_rank(g), rc = tether_barrier(g);
+    float v[COUNT];
+    if (rc != TETHER_OK)
+        return SETUP_FAILED;
+    if (rank % 2 || (stranded && rank == 0))
+        return FINISHED;
+    double t0 = now_s();
+    if (stranded) {
+        rc = tether_recv(g, v, COUNT, TETHER_FLOAT32, 0);
+        double took = now_s() - t0;
+        fprintf(stderr, "rank 2: %s after %.2f s: %s\n", tether_err_name(rc), took,
+                tether_last_error());
+        return rc != TETHER_EPEER ? WRONG_DATA : took > LIMIT_S + CLOSE_IDLE_S ? SLOW : SAW_ERROR;
+    }
+    sleep(EARLY_AWAY_S);
+    for (int i = 0; i < EARLY_ROUNDS && rc == TETHER_OK; i++) {
+        float out[COUNT];
+        for (int k = 0; k < COUNT; k++)
+            out[k] = (float)(rank * 1000 + i + k);
+        if (rank == 0 && (rc = tether_send(g, out, COUNT, TETHER_FLOAT32, 2)) == TETHER_OK)
+            rc = tether_recv(g, v, COUNT, TETHER_FLOAT32, 2);
+        if (rank == 2 && (rc = tether_recv(g, v, COUNT, TETHER_FLOAT32, 0)) == TETHER_OK)
+            rc = tether_send(g, out, COUNT, TETHER_FLOAT32, 0);
+        for (int k = 0; rc == TETHER_OK && k < COUNT; k++)
+            if (v[k] != (float)((2 - rank) * 1000 + i + k))
+                return WRONG_DATA;
+    }
+    fprintf(stderr, "rank %d: %s %.2f s after the others closed: %s\n", rank, tether_err_name(rc),
+            now_s() - t0, rc ? tether_last_error() : "");
+    return rc == TETHER_OK ? FINISHED : SAW_ERROR;
+}
+
 /* Ranks 0 and 2 trade IDLE_ROUNDS messages each way (forwarded: they are not neighbours) while the
  * others sleep IDLE_SLEEP_S outside tether; then everyone meets in a barrier. */
 #define IDLE_ROUNDS 10
@@ -383,6 +430,8 @@ static int rank_main(const char *mode)
         rc = mismatched_call(g, mode);
     else if (!strcmp(mode, "idle"))
         rc = idle_forwarders(g);
+    else if (!strcmp(mode, "early") || !strcmp(mode, "stranded"))
+        rc = early_close(g, !strcmp(mode, "stranded"));
     else if (!strcmp(mode, "anybye"))
         rc = any_source_bye(g);
     else if (!strncmp(mode, "any", 3))
@@ -450,10 +499,12 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
     setenv("TETHER_SIZE", v, 1);
     setenv("TETHER_JOB_TOKEN", "rdma-fault-test", 1);
     setenv("TETHER_TIMEOUT",
-           strstr(mode, "silent")                                                             ? "30"
-           : !strcmp(mode, "stop")                                                            ? "3"
-           : strncmp(mode, "beat", 4) && strcmp(mode, "lastdrop") && strcmp(mode, "awaydrop") ? "4"
-                                                                                              : "0",
+           strstr(mode, "silent")  ? "30"
+           : !strcmp(mode, "stop") ? "3"
+           : strncmp(mode, "beat", 4) && strcmp(mode, "lastdrop") && strcmp(mode, "awaydrop") &&
+                   strcmp(mode, "stranded")
+               ? "4"
+               : "0",
            1);
     setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
     setenv("TETHER_RDMA_QP", qp, 1);
@@ -471,6 +522,8 @@ static void set_env(const char *mode, int n, const char *qp, const char *dir, co
         setenv("SOFTVERBS_DELAY_US", "2000", 1);
         setenv("TETHER_RDMA_RESEND_MS", "1", 1);
     }
+    if (!strcmp(mode, "early") && !strcmp(qp, "uc"))
+        setenv("SOFTVERBS_LOSS", "0.01", 1);
     if (!strcmp(mode, "qplimit"))
         setenv("SOFTVERBS_MAX_QP", "1", 1);
     if (strstr(mode, "cable") || !strcmp(mode, "firstback"))
@@ -526,8 +579,8 @@ static void run_ranks(const char *mode, int n, int *codes)
 static int must_finish(const char *mode)
 {
     return strstr(mode, "drop") || !strcmp(mode, "dup") || !strcmp(mode, "idle") ||
-           !strcmp(mode, "cable") || strstr(mode, "back") || !strcmp(mode, "beatidle") ||
-           !strcmp(mode, "silent");
+           !strcmp(mode, "early") || !strcmp(mode, "cable") || strstr(mode, "back") ||
+           !strcmp(mode, "beatidle") || !strcmp(mode, "silent");
 }
 
 /* Whether the ranks' exit codes are what mode demands. */
@@ -545,6 +598,8 @@ static int judge(const char *mode, const int *codes, int n)
     }
     if (!strcmp(mode, "anybye")) /* rank 0 fails, the others closed normally */
         return codes[0] != SAW_ERROR;
+    if (!strcmp(mode, "stranded")) /* rank 2 fails, the others closed normally */
+        return codes[2] != SAW_ERROR;
     if (must_finish(mode))
         return 0;
     return !strstr(mode, "kill") && !strstr(mode, "stop") && errors != n;
@@ -559,7 +614,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: rdma_fault "
                         "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
                         "bcastcount|nodev|nogid|"
-                        "qplimit|idle|beatstop|beatidle|cable|cableback|firstback|lastcable|silent|"
+                        "qplimit|idle|early|stranded|beatstop|beatidle|cable|cableback|firstback|"
+                        "lastcable|silent|"
                         "lastsilent N(2-6) "
                         "uc|rc "
                         "[ring]\n");
