@@ -113,12 +113,13 @@ static int own_spare(const rdma_ep *ep, const rdma_link *l)
 
 /* A control frame (credits, acknowledgements, a NACK) if the peer has a receive kept for it.
  * now_us: the time on UC (one clock read per progress: test() spins on it). */
-static int send_control(rdma_ep *ep, rdma_link *l, int64_t now_us)
+static int send_control(rdma_ep *ep, rdma_link *l, int64_t now_us, uint32_t flags)
 {
     rdma_hdr h;
     if (l->nfree_send == 0 || ep->peers[l->peer].bye || !tether__rdma_ctrl_room(ep, l, now_us))
         return TETHER_OK;
     h = header(l, FRAME_CREDIT, NULL, 0);
+    h.flags |= flags;
     TRY(post_frame(ep, l, &h, NULL, 0));
     l->ctrl_out++;
     l->ctrl_us = now_us;
@@ -187,11 +188,13 @@ static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
         else
             break;
     }
+    if (l->sendq && l->credits <= own_spare(ep, l))
+        tether__rdma_starve(ep, l, now_us);
     /* Returns pile up with no data going back: send them alone, in a receive kept for that; at
      * once while frames of l's are held back, as the peer may wait for just that slot; and a gap's
      * NACK at once. */
     if (l->pending >= DATA_SLOTS / 2 || (l->pending && l->nheld) || l->win.nack_owed)
-        TRY(send_control(ep, l, now_us));
+        TRY(send_control(ep, l, now_us, 0));
     return TETHER_OK;
 }
 
@@ -207,10 +210,20 @@ static int quiet(rdma_ep *ep, int64_t now, int *due_ms)
     int64_t next = -1;
     for (RDMA_EACH_LINK(ep, l)) {
         int64_t due = l->qp && speaks(l) ? tether__rdma_ack_due(ep, l, now) : -1;
-        if (due == 0) {
-            TRY(send_control(ep, l, now));
+        int64_t want = l->qp && speaks(l) ? tether__rdma_credit_due(ep, l, now) : -1;
+        if (due == 0 || want == 0) {
+            uint32_t out = l->ctrl_out;
+            TRY(send_control(ep, l, now, want == 0 ? HDR_WANT : 0));
+            if (want == 0 && l->ctrl_out != out) { /* asked: again after a longer wait */
+                l->starved_us = now;
+                l->credit_probes++;
+            }
             due = tether__rdma_ack_due(ep, l, now) == 0 ? ACK_RETRY_US : -1; /* no room yet */
+            want = tether__rdma_credit_due(ep, l, now);
+            want = want == 0 ? ACK_RETRY_US : want;
         }
+        if (want >= 0 && (due < 0 || want < due))
+            due = want;
         if (due >= 0 && (next < 0 || due < next))
             next = due;
     }
@@ -453,8 +466,11 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     if (!next)
         return tether__rdma_break(
             ep, TETHER_ENET, "rdma: rank %d has no cable left towards rank %u", ep->rank, r->dst);
-    if (next->credits <= 0 || next->nfree_send == 0 || next->win.rewinding)
+    if (next->credits <= 0 || next->nfree_send == 0 || next->win.rewinding) {
+        if (next->credits <= 0)
+            tether__rdma_starve(ep, next, tether__now_us());
         return PASS_WAIT;
+    }
     out = header(next, FRAME_DATA, r, h->offset);
     TRY(post_frame(ep, next, &out, p, n));
     next->credits--;
@@ -512,6 +528,7 @@ static void credits_in(rdma_link *l, const rdma_hdr *h)
     if (freed > 0) {
         l->credits += freed;
         l->peer_released = h->credits;
+        tether__rdma_fed(l);
     }
     if ((int32_t)seen > 0) {
         l->ctrl_acked = h->ctrl_seen;
@@ -533,6 +550,8 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
     TRY(tether__rdma_acked(ep, l, &h));
     if (h.type == FRAME_CREDIT) {
         l->ctrl_seen++;
+        if (h.flags & HDR_WANT) /* its frames wait for our credits: tell them now */
+            l->win.ack_owed = 1;
         tether__rdma_behind(ep, l, &h);
         return tether__rdma_post_recv(ep, l, slot);
     }

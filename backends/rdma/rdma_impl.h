@@ -82,6 +82,9 @@
 
 #define HDR_NACK 1u  /* rdma_hdr.flags: frame ack is missing: send it and those after it again */
 #define HDR_PROBE 2u /* data: a resend after a timeout, answer at once; control: the answer */
+/* control: the sender has frames waiting for credits; answer at once (the credits it lacks may
+ * have been told in a control frame that UC lost, and nothing else would tell them again) */
+#define HDR_WANT 4u
 /* Bits 8-15 of a data frame's flags: the lane whose part it belongs to (failover.c: a dead cable's
  * frames go on another link, and the receiver matches them on their own lane). */
 #define HDR_LANE_SHIFT 8
@@ -198,6 +201,10 @@ typedef struct rdma_link {
     /* out with its port up (rejoin.c): not tried again before rejoin_after_us; times it left so
      * since it last settled; when it last came back */
     int64_t rejoin_after_us, back_us;
+    /* UC: frames (own or passing through) wait for credits since starved_us; credit probes
+     * (HDR_WANT) sent since credits last came (retransmit.c) */
+    int starved, credit_probes;
+    int64_t starved_us;
     int leaves;
 } rdma_link;
 
@@ -377,6 +384,11 @@ void tether__rdma_taken(rdma_ep *ep, rdma_link *l);
 /* Microseconds until the peer should hear from us though nothing else goes (frames taken and
  * untold for ACK_DELAY_US; a duplicate or a gap: at once): 0 now, -1 nothing owed. */
 int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
+/* UC, frames waiting for credits on l: in how many µs a credit probe is due (0: now), -1 none.
+ * tether__rdma_starve notes the wait; tether__rdma_fed, credits in. */
+int64_t tether__rdma_credit_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
+void tether__rdma_starve(const rdma_ep *ep, rdma_link *l, int64_t now_us);
+void tether__rdma_fed(rdma_link *l);
 /* Send slots of l whose frames are still on their way: on RC a frame kept only for a failover is
  * delivered once its send completed (closing does not wait for its acknowledgement). */
 int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l);

@@ -219,6 +219,35 @@ int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_
     return l->win.ack_owed || l->win.nack_owed || left < 0 ? 0 : left;
 }
 
+/* A receiver returns credits in the header of every frame going back, or alone in a control
+ * frame when none goes; on UC that control frame can be lost, and then nothing tells them again:
+ * every rank of a ring holding frames that wait for the next one's credits, and every next one
+ * holding none, stalled for good (the campaign's rdma-uc-ring all_to_all). So a link whose frames
+ * wait for credits asks for them (HDR_WANT) after the resend wait of its link, doubling while
+ * none come, like TCP's zero-window probe; the peer answers at once with its count. */
+int64_t tether__rdma_credit_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us)
+{
+    int64_t left;
+    if (!ep->uc || !l->starved)
+        return -1;
+    left = l->starved_us +
+           wait_at(ep, l, l->credit_probes < BACKOFF_MAX ? l->credit_probes : BACKOFF_MAX) - now_us;
+    return left < 0 ? 0 : left;
+}
+
+void tether__rdma_starve(const rdma_ep *ep, rdma_link *l, int64_t now_us)
+{
+    if (ep->uc && !l->starved) {
+        l->starved = 1;
+        l->starved_us = now_us;
+    }
+}
+
+void tether__rdma_fed(rdma_link *l)
+{
+    l->starved = l->credit_probes = 0;
+}
+
 int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l)
 {
     int busy = SEND_SLOTS - l->nfree_send;
