@@ -38,6 +38,23 @@ uint32_t tether__signature(const tether_coll *c)
     return (uint32_t)(h ^ (h >> 32));
 }
 
+/* The signature a collective's messages carry: its own mixed into the chain of the group's earlier
+ * collectives (the same FNV-1a step), which then moves on to it. Broadcast's data flows from the
+ * root only, and nothing else checks its signature: ranks that disagree on it without exchanging a
+ * message (two roots, or a root whose receivers agree among themselves) return from it, but their
+ * chains differ from then on, so the next collective on the group in which they exchange a
+ * message fails with TETHER_EMISMATCH, and no later call can pair their stale messages, whose seq
+ * is past. This replaces a round of empty messages in every broadcast (docs/guide.md, "Mismatched
+ * calls"). Point-to-point calls involve two ranks only and keep their own signature; a child group
+ * starts its own chain (split is itself a collective of the parent). */
+static uint32_t chained_signature(tether_group *g, const tether_coll *c)
+{
+    uint64_t h = ((uint64_t)g->chain ^ 14695981039346656037u) * 1099511628211u;
+    h = (h ^ tether__signature(c)) * 1099511628211u;
+    g->chain = (uint32_t)(h ^ (h >> 32));
+    return g->chain;
+}
+
 /* A group of size 1: the result is the input. */
 static int run_local(const tether_coll *c)
 {
@@ -83,7 +100,7 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
         c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     TRY(tether__algo_choose(g, c)); /* nothing numbered or sent yet: the group stays usable */
     g->cur_seq = g->seq++;
-    g->cur_sig = tether__signature(c);
+    g->cur_sig = chained_signature(g, c);
     g->cur_name = name;
     g->cur_peer = TETHER__WS_GROUP;
     g->cur_tag = -1;

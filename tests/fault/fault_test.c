@@ -4,13 +4,16 @@
  * how fast. splitstop: the victim stops before tether_group_split; the survivors' errors must name
  * that call (the library's own all-gather inside it is not the user's). Broadcasts that disagree
  * (the data flows from the root only, so nobody would hear of it without the agreement on the
- * signature): bcastroot (rank 1 passes root 1, the others root 0; 4 KiB, the binomial tree),
- * bcastroot16m (the same over 16 MiB, the pipelined chain), bcastcount (the last rank, a leaf,
- * passes one element more; 16 MiB, so the root and forwarders must hear of it) and bcastdtype (the
- * last rank passes int32 for float32: same bytes): every rank, root and forwarders included, must
- * fail that very call with TETHER_EMISMATCH (or EPEER) within seconds. bcastleak: 50
- * root-mismatched 4 MiB broadcasts: each fails, and the rank's resident memory stays flat (within
- * 64 MiB of where it started).
+ * signature chain): bcastroot (rank 1 passes root 1, the others root 0; 4 KiB, the binomial tree,
+ * or the neighbour broadcast on the ring from 4 ranks; with 2 ranks both are roots and nobody
+ * receives), bcastroot16m (the same over 16 MiB, the pipelined chain), bcastcount (the last rank, a
+ * leaf, passes one element more; 16 MiB, so the root and forwarders must hear of it), bcastdtype
+ * (the last rank passes int32 for float32: same bytes) and bcastrootcount (the root alone passes
+ * one element more, 4 KiB): every rank must fail that call, or else the barrier right after it,
+ * with TETHER_EMISMATCH (or EPEER) within seconds, and a receiver that passes it must hold the
+ * root's data. bcastleak: 50 root-mismatched 4 MiB broadcasts, each followed by a barrier where it
+ * passed: each pair fails, and the rank's resident memory stays flat (within 64 MiB of where it
+ * started).
  *
  * With TETHER_TIMEOUT=0 (wait as long as peers answer heartbeats) and TETHER_HEARTBEAT=BEAT_S:
  * beatstop: the victim is SIGSTOPped while the others wait in an all-reduce; they must fail,
@@ -132,8 +135,11 @@ static int bcast_case(const char *mode, int rank, int size, size_t *count, tethe
 {
     int root = 0;
     *dt = TETHER_FLOAT32;
-    *count = !strcmp(mode, "bcastroot") || !strcmp(mode, "bcastdtype") ? 1024 : 4u << 20;
-    if (!strncmp(mode, "bcastroot", 9) && rank == VICTIM)
+    *count =
+        !strcmp(mode, "bcastroot") || !strcmp(mode, "bcastdtype") || !strcmp(mode, "bcastrootcount")
+            ? 1024
+            : 4u << 20;
+    if ((!strcmp(mode, "bcastroot") || !strcmp(mode, "bcastroot16m")) && rank == VICTIM)
         root = VICTIM;
     if (!strcmp(mode, "bcastleak")) {
         *count = 1u << 20;
@@ -143,7 +149,33 @@ static int bcast_case(const char *mode, int rank, int size, size_t *count, tethe
         (*count)++;
     if (!strcmp(mode, "bcastdtype") && rank == size - 1)
         *dt = TETHER_INT32;
+    if (!strcmp(mode, "bcastrootcount") && rank == 0)
+        (*count)++;
     return root;
+}
+
+/* A broadcast that disagrees may pass on a rank that received nothing from a rank that disagrees
+ * with it (a root, or a receiver whose parent agrees with it): then the next collective, a barrier
+ * here, must fail on it (the signature chain). A receiver that passes must hold the root's data
+ * (rank 0's: every rank filled buf with its rank + 1). */
+static int bcast_verdict(tether_group *g, int rank, int rc, double elapsed, int root,
+                         const float *buf, size_t count)
+{
+    static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
+    if (rc != TETHER_OK)
+        return judge(g, rank, rc, elapsed, LIMIT_S, mismatch_codes);
+    for (size_t i = 0; root != rank && i < count; i++)
+        if (buf[i] != 1.0f) {
+            fprintf(stderr,
+                    "rank %d: the broadcast passed with %g at element %zu, not root 0's 1\n", rank,
+                    buf[i], i);
+            return 1;
+        }
+    printf("rank %d: the broadcast passed after %.2f s; the barrier next must fail\n", rank,
+           elapsed);
+    double t0 = now_s();
+    rc = tether_barrier(g);
+    return judge(g, rank, rc, now_s() - t0, LIMIT_S, mismatch_codes);
 }
 
 /* 50 mismatched broadcasts: every one an error, memory flat. */
@@ -155,8 +187,9 @@ static int bcast_leak(tether_group *g, int rank, float *buf)
     long before = rss_mib();
     for (int i = 0; i < 50; i++) {
         int rc = tether_broadcast(g, buf, count, dt, root);
-        if (rc == TETHER_OK) {
-            fprintf(stderr, "rank %d: mismatched broadcast %d returned TETHER_OK\n", rank, i);
+        if (rc == TETHER_OK && tether_barrier(g) == TETHER_OK) {
+            fprintf(stderr, "rank %d: mismatched broadcast %d and the barrier after it passed\n",
+                    rank, i);
             return 1;
         }
     }
@@ -428,8 +461,15 @@ static int rank_main(const char *mode, const char *backend)
     if (!strncmp(mode, "bcast", 5)) {
         tether_dtype dt;
         int root = bcast_case(mode, rank, size, &count, &dt);
+        for (size_t i = 0; i < count; i++)
+            buf[i] = (float)(rank + 1);
         rc = tether_broadcast(g, buf, count, dt, root);
-    } else if (!strcmp(mode, "rscount") || !strcmp(mode, "a2acount")) {
+        int verdict = bcast_verdict(g, rank, rc, now_s() - t0, root, buf, count);
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
+    if (!strcmp(mode, "rscount") || !strcmp(mode, "a2acount")) {
         size_t block = count / 4 / (size_t)size + (rank == VICTIM); /* one element more */
         float *out = buf + count / 2; /* send and recv: a quarter of buf each, apart */
         rc = !strcmp(mode, "rscount")
@@ -468,7 +508,8 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
-                        "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap|mixedbackend|"
+                        "bcastroot16m|bcastcount|bcastdtype|bcastrootcount|bcastleak|overlap|"
+                        "mixedbackend|"
                         "mixedwire|beatstop|idle|leave|anykill|anysize N [backend]\n");
         return 2;
     }
