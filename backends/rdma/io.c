@@ -275,7 +275,8 @@ static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, teth
                               "rank %d sent %llu bytes with signature %08x for group %08x seq %08x "
                               "step %u, but rank %d expects %llu bytes with signature %08x (step "
                               "%u): the ranks called different collectives or with different "
-                              "counts, dtypes, ops or roots",
+                              "counts, dtypes, ops or roots, in this call or (a collective's "
+                              "signature chains its group's earlier ones) an earlier collective",
                               src, (unsigned long long)got_len, got.sig, got.group, got.seq,
                               got.step, ep->rank, (unsigned long long)want_len, want.sig,
                               want.step);

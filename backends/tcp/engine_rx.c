@@ -18,7 +18,8 @@ int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag g
         ep, TETHER_EMISMATCH,
         "rank %d (%s) sent %llu bytes with signature %08x for group %08x seq %08x step %u, "
         "but rank %d expects %llu bytes with signature %08x (step %u): the ranks called "
-        "different collectives or with different counts, dtypes, ops or roots",
+        "different collectives or with different counts, dtypes, ops or roots, in this call or "
+        "(a collective's signature chains its group's earlier ones) an earlier collective",
         l->peer, ep->addr[l->peer], (unsigned long long)got_len, got_tag.sig, got_tag.group,
         got_tag.seq, got_tag.step, ep->rank, (unsigned long long)want_len, want.sig, want.step);
 }
