@@ -8,12 +8,14 @@
  * or the neighbour broadcast on the ring from 4 ranks; with 2 ranks both are roots and nobody
  * receives), bcastroot16m (the same over 16 MiB, the pipelined chain), bcastcount (the last rank, a
  * leaf, passes one element more; 16 MiB, so the root and forwarders must hear of it), bcastdtype
- * (the last rank passes int32 for float32: same bytes) and bcastrootcount (the root alone passes
- * one element more, 4 KiB): every rank must fail that call, or else the barrier right after it,
- * with TETHER_EMISMATCH (or EPEER) within seconds, and a receiver that passes it must hold the
- * root's data. bcastleak: 50 root-mismatched 4 MiB broadcasts, each followed by a barrier where it
- * passed: each pair fails, and the rank's resident memory stays flat (within 64 MiB of where it
- * started).
+ * (the last rank passes int32 for float32: same bytes), bcastrootcount (the root alone passes
+ * one element more, 4 KiB) and bcastcamps (the last rank passes root 1, the others root 0, 4 KiB:
+ * it waits for a parent that sends it nothing, and the others go on to the barrier, which the
+ * heartbeats, every BEAT_S, show as a disagreement): every rank must fail that call, or else the
+ * barrier right after it, with TETHER_EMISMATCH (or EPEER) within seconds, and a receiver that
+ * passes it must hold the root's data. bcastleak: 50 root-mismatched 4 MiB broadcasts, each
+ * followed by a barrier where it passed: each pair fails, and the rank's resident memory stays flat
+ * (within 64 MiB of where it started).
  *
  * With TETHER_TIMEOUT=0 (wait as long as peers answer heartbeats) and TETHER_HEARTBEAT=BEAT_S:
  * beatstop: the victim is SIGSTOPped while the others wait in an all-reduce; they must fail,
@@ -135,10 +137,7 @@ static int bcast_case(const char *mode, int rank, int size, size_t *count, tethe
 {
     int root = 0;
     *dt = TETHER_FLOAT32;
-    *count =
-        !strcmp(mode, "bcastroot") || !strcmp(mode, "bcastdtype") || !strcmp(mode, "bcastrootcount")
-            ? 1024
-            : 4u << 20;
+    *count = !strcmp(mode, "bcastroot16m") || !strcmp(mode, "bcastcount") ? 4u << 20 : 1024;
     if ((!strcmp(mode, "bcastroot") || !strcmp(mode, "bcastroot16m")) && rank == VICTIM)
         root = VICTIM;
     if (!strcmp(mode, "bcastleak")) {
@@ -151,6 +150,8 @@ static int bcast_case(const char *mode, int rank, int size, size_t *count, tethe
         *dt = TETHER_INT32;
     if (!strcmp(mode, "bcastrootcount") && rank == 0)
         (*count)++;
+    if (!strcmp(mode, "bcastcamps") && rank == size - 1)
+        root = 1;
     return root;
 }
 
@@ -507,10 +508,10 @@ static int rank_main(const char *mode, const char *backend)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
-                        "bcastroot16m|bcastcount|bcastdtype|bcastrootcount|bcastleak|overlap|"
-                        "mixedbackend|"
-                        "mixedwire|beatstop|idle|leave|anykill|anysize N [backend]\n");
+        fprintf(stderr,
+                "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
+                "bcastroot16m|bcastcount|bcastdtype|bcastrootcount|bcastcamps|bcastleak|"
+                "overlap|mixedbackend|mixedwire|beatstop|idle|leave|anykill|anysize N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -546,7 +547,8 @@ int main(int argc, char **argv)
                 setenv("TETHER_TIMEOUT", "3", 1);
             if (!strcmp(mode, "splitstop")) /* each survivor times out in its own split */
                 setenv("TETHER_HEARTBEAT", "60", 1);
-            if (!strcmp(mode, "beatstop") || !strcmp(mode, "idle") || !strcmp(mode, "leave")) {
+            if (!strcmp(mode, "beatstop") || !strcmp(mode, "idle") || !strcmp(mode, "leave") ||
+                !strcmp(mode, "bcastcamps")) {
                 setenv("TETHER_TIMEOUT", "0", 1);
                 setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
             }
