@@ -25,15 +25,18 @@ size_t tether_dtype_size(tether_dtype dt)
  * it on every message, so ranks that called different collectives, counts, dtypes, ops, roots or
  * algorithms get TETHER_EMISMATCH instead of wrong data. Each step is a bijection of the word, so
  * calls that differ in one field always differ before the fold. */
+#define FNV_OFFSET 14695981039346656037u
+#define FNV_PRIME 1099511628211u
+
 uint32_t tether__signature(const tether_coll *c)
 {
     uint64_t words[7] = {(uint64_t)c->kind,     (uint64_t)c->count,          (uint64_t)c->dt,
                          (uint64_t)c->op,       (uint64_t)(uint32_t)c->root, (uint64_t)c->algo,
                          (uint64_t)c->wire_bf16};
-    uint64_t h = 14695981039346656037u;
+    uint64_t h = FNV_OFFSET;
     for (int i = 0; i < 7; i++) {
         h ^= words[i];
-        h *= 1099511628211u;
+        h *= FNV_PRIME;
     }
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -49,8 +52,8 @@ uint32_t tether__signature(const tether_coll *c)
  * starts its own chain (split is itself a collective of the parent). */
 static uint32_t chained_signature(tether_group *g, const tether_coll *c)
 {
-    uint64_t h = ((uint64_t)g->chain ^ 14695981039346656037u) * 1099511628211u;
-    h = (h ^ tether__signature(c)) * 1099511628211u;
+    uint64_t h = ((uint64_t)g->chain ^ FNV_OFFSET) * FNV_PRIME;
+    h = (h ^ tether__signature(c)) * FNV_PRIME;
     g->chain = (uint32_t)(h ^ (h >> 32));
     return g->chain;
 }

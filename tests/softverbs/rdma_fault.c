@@ -22,16 +22,17 @@
  * count in the TETHER_VERBOSE=1 line), and every rank must finish. mismatch rank 0 all-reduces
  * one element more: every rank fails with EMISMATCH. bcastroot, bcastcount: rank 1 broadcasts from
  * root 1 where the others name root 0, or the last rank (a leaf) one element more: every rank fails
- * that call with EMISMATCH, or, where it received nothing from a rank that disagrees (the root),
- * the barrier after it (with EMISMATCH, or EPEER from a rank that failed and left). nodev    no
- * devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL). nogid    devices
- * without an IPv4-mapped GID: ECONFIG naming the fix. qplimit  one device for every peer with 1 QP
- * allowed: a clear error about the QP limit. anykill  rank 0 receives from TETHER_ANY_SOURCE, the
- * others from rank 0; rank 1 is killed: every survivor fails with EPEER or ENET in < 5 s. anysize
- * the same, but rank 1 sends one element more than rank 0 takes: every rank fails with EMISMATCH
- * (or EPEER). anybye   the others close normally, then rank 0 receives from TETHER_ANY_SOURCE:
- * EPEER in < 5 s. idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those
- * sleep outside tether: their progress threads must forward, so it finishes long before they wake.
+ * that call with EMISMATCH or, if it received nothing from a rank that disagrees, the barrier
+ * after it (EMISMATCH, or EPEER from a rank that left). nodev    no devices:
+ * tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL). nogid    devices without
+ * an IPv4-mapped GID: ECONFIG naming the fix. qplimit  one device for every peer with 1 QP allowed:
+ * a clear error about the QP limit. anykill  rank 0 receives from TETHER_ANY_SOURCE, the others
+ * from rank 0; rank 1 is killed: every survivor fails with EPEER or ENET in < 5 s. anysize  the
+ * same, but rank 1 sends one element more than rank 0 takes: every rank fails with EMISMATCH (or
+ * EPEER). anybye   the others close normally, then rank 0 receives from TETHER_ANY_SOURCE: EPEER in
+ *            < 5 s.
+ *   idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those sleep outside
+ *            tether: their progress threads must forward, so it finishes long before they wake.
  * With TETHER_TIMEOUT=0 (heartbeats alone decide) and TETHER_HEARTBEAT=BEAT_S:
  *   beatstop rank 1 is SIGSTOPped while the others all-reduce: they fail naming the missing
  *            heartbeats once it has been silent for 3 of them (plus a quarter period and slack).
