@@ -112,6 +112,8 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     int rc = tether__coll_run(g, c);
     if (rc < 0)
         return tether__group_break(g, rc);
+    /* every message of the call meant for this rank came: a later one of it is stale */
+    tether__passed_set(g->world->passed, &g->passed, g->id, g->seq);
     return TETHER_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "passed.h"
 #include "scratch.h"
 #include "transport.h"
 #include "waitstate.h"
@@ -28,9 +29,11 @@ typedef struct tether_world {
     size_t ncreates;
     pthread_mutex_t lock; /* guards refs, broken and creates */
     tether_config cfg;
-    pid_t owner;          /* the process that formed it, for messages */
-    unsigned generation;  /* tether__forks when it was formed */
-    tether_waitstate *ws; /* what the ranks are doing (heartbeats); NULL without verdicts */
+    pid_t owner;           /* the process that formed it, for messages */
+    unsigned generation;   /* tether__forks when it was formed */
+    tether_waitstate *ws;  /* what the ranks are doing (heartbeats); NULL without verdicts */
+    tether_passed *passed; /* the calls this rank has passed, for the transport's stale
+                              messages; NULL where it does not judge them */
 } tether_world;
 
 /* How many fork()s made this process from the one that loaded libtether (a pthread_atfork handler
@@ -57,6 +60,8 @@ struct tether_group {
     tether_p2p_count *p2p; /* per (peer, tag) used so far (core/p2p.c) */
     size_t np2p, p2p_cap;
     int any_last; /* the peer an any-source receive took its last message from (round robin) */
+    /* Its record in world->passed, from its first collective. */
+    tether_passed_group *passed;
     /* The collective running now; algorithms tag their messages with it. cur_sig is the call's
      * signature mixed into chain (a collective) or its own (point to point). */
     uint32_t cur_seq, cur_sig;

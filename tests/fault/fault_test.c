@@ -15,7 +15,9 @@
  * barrier right after it, with TETHER_EMISMATCH (or EPEER) within seconds, and a receiver that
  * passes it must hold the root's data. bcastleak: 50 root-mismatched 4 MiB broadcasts, each
  * followed by a barrier where it passed: each pair fails, and the rank's resident memory stays flat
- * (within 64 MiB of where it started).
+ * (within 64 MiB of where it started). bcastown: every rank its own root, 200 4 KiB broadcasts and
+ * nothing else, so no rank ever waits for one: the messages no call takes (core/passed.h) must
+ * fail every rank with TETHER_EMISMATCH (or EPEER) before its 10th call, not pile up.
  *
  * With TETHER_TIMEOUT=0 (wait as long as peers answer heartbeats) and TETHER_HEARTBEAT=BEAT_S:
  * beatstop: the victim is SIGSTOPped while the others wait in an all-reduce; they must fail,
@@ -198,6 +200,35 @@ static int bcast_leak(tether_group *g, int rank, float *buf)
     printf("rank %d: resident memory %ld MiB before, %ld MiB after 50 mismatched broadcasts\n",
            rank, before, after);
     return after - before > 64;
+}
+
+/* bcastown: the first failure must come before call OWN_ROOT_LIMIT (what a rank holds of its peers'
+ * messages stays as small), and be a disagreement. A root waits for nobody, so a rank could run
+ * all its calls before a peer's first message came: each call is OWN_ROOT_WORK_US of work apart,
+ * as in a program, so the ranks stay within a call or two of each other. */
+#define OWN_ROOT_CALLS 200
+#define OWN_ROOT_LIMIT 10
+#define OWN_ROOT_WORK_US 5000
+static int bcast_own_root(tether_group *g, int rank, float *buf)
+{
+    static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
+    for (int i = 0; i < OWN_ROOT_CALLS; i++) {
+        usleep(OWN_ROOT_WORK_US);
+        double t0 = now_s();
+        int rc = tether_broadcast(g, buf, 1024, TETHER_FLOAT32, rank);
+        if (rc == TETHER_OK)
+            continue;
+        printf("rank %d: broadcast %d failed\n", rank, i);
+        if (i >= OWN_ROOT_LIMIT) {
+            fprintf(stderr, "rank %d: %d broadcasts passed before one failed (%s)\n", rank, i,
+                    tether_err_name(rc));
+            return 1;
+        }
+        return judge(g, rank, rc, now_s() - t0, LIMIT_S, mismatch_codes);
+    }
+    fprintf(stderr, "rank %d: %d broadcasts, each rank its own root, all passed\n", rank,
+            OWN_ROOT_CALLS);
+    return 1;
 }
 
 static int expect_einval(int rank, int rc, const char *what)
@@ -452,8 +483,9 @@ static int rank_main(const char *mode, const char *backend)
         tether_group_free(g);
         return verdict;
     }
-    if (!strcmp(mode, "bcastleak")) {
-        int verdict = bcast_leak(g, rank, buf);
+    if (!strcmp(mode, "bcastleak") || !strcmp(mode, "bcastown")) {
+        int verdict =
+            !strcmp(mode, "bcastown") ? bcast_own_root(g, rank, buf) : bcast_leak(g, rank, buf);
         free(buf);
         tether_group_free(g);
         return verdict;
@@ -510,7 +542,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr,
                 "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
-                "bcastroot16m|bcastcount|bcastdtype|bcastrootcount|bcastcamps|bcastleak|"
+                "bcastroot16m|bcastcount|bcastdtype|bcastrootcount|bcastcamps|bcastleak|bcastown|"
                 "overlap|mixedbackend|mixedwire|beatstop|idle|leave|anykill|anysize N [backend]\n");
         return 2;
     }

@@ -197,6 +197,29 @@ static int mismatched_call(tether_group *g, const char *mode)
     return rc == TETHER_EMISMATCH ? SAW_ERROR : rc == TETHER_OK ? FINISHED : SETUP_FAILED;
 }
 
+/* bcastown: every rank its own root, 200 broadcasts and nothing else, so no rank waits for one: the
+ * messages no call takes (core/passed.h) must fail every rank, EMISMATCH or EPEER from a rank that
+ * learned first, before its 10th call (SLOW after it), not pile up. A root waits for nobody: 5 ms
+ * of work between calls keep the ranks within a call or two of each other. */
+static int own_root_loop(tether_group *g)
+{
+    int rank = tether_group_rank(g), rc = TETHER_OK, calls = 0;
+    float *v = calloc(COUNT, sizeof *v);
+    while (calls < 200 && rc == TETHER_OK) {
+        usleep(5000);
+        rc = tether_broadcast(g, v, COUNT, TETHER_FLOAT32, rank);
+        calls++;
+    }
+    fprintf(stderr, "rank %d: broadcast %d: %s: %s\n", rank, calls - 1, tether_err_name(rc),
+            tether_last_error());
+    free(v);
+    if (rc == TETHER_OK)
+        return FINISHED;
+    if (rc != TETHER_EMISMATCH && rc != TETHER_EPEER)
+        return SETUP_FAILED;
+    return calls > 10 ? SLOW : SAW_ERROR;
+}
+
 /* anykill, anysize: rank 0 receives from TETHER_ANY_SOURCE while the others receive from rank 0,
  * which never sends; rank 1 is killed 0.4 s in, or sends one element more than rank 0 takes. */
 static int any_source_fault(tether_group *g, const char *mode)
@@ -376,7 +399,9 @@ static int rank_main(const char *mode)
         fprintf(stderr, "init: %s: %s\n", tether_err_name(rc), tether_last_error());
         return SETUP_FAILED;
     }
-    if (!strcmp(mode, "mismatch") || !strncmp(mode, "bcast", 5))
+    if (!strcmp(mode, "bcastown"))
+        rc = own_root_loop(g);
+    else if (!strcmp(mode, "mismatch") || !strncmp(mode, "bcast", 5))
         rc = mismatched_call(g, mode);
     else if (!strcmp(mode, "idle"))
         rc = idle_forwarders(g);
@@ -546,7 +571,7 @@ int main(int argc, char **argv)
         (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
         fprintf(stderr, "usage: rdma_fault "
                         "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
-                        "bcastcount|nodev|nogid|"
+                        "bcastcount|bcastown|nodev|nogid|"
                         "qplimit|idle|beatstop|beatidle|cable|cableback|firstback|lastcable N(2-6) "
                         "uc|rc "
                         "[ring]\n");
