@@ -205,10 +205,13 @@ static int bcast_leak(tether_group *g, int rank, float *buf)
 /* bcastown: the first failure must come before call OWN_ROOT_LIMIT (what a rank holds of its peers'
  * messages stays as small), and be a disagreement. A root waits for nobody, so a rank could run
  * all its calls before a peer's first message came: each call is OWN_ROOT_WORK_US of work apart,
- * as in a program, so the ranks stay within a call or two of each other. */
+ * as in a program, so the ranks stay within a call or two of each other. A rank that failed stays
+ * OWN_ROOT_STAY_US before it exits, so the others must learn from what it told them (its abort) or
+ * saw themselves, not from a connection that closed. */
 #define OWN_ROOT_CALLS 200
 #define OWN_ROOT_LIMIT 10
 #define OWN_ROOT_WORK_US 5000
+#define OWN_ROOT_STAY_US 1000000
 static int bcast_own_root(tether_group *g, int rank, float *buf)
 {
     static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
@@ -224,7 +227,9 @@ static int bcast_own_root(tether_group *g, int rank, float *buf)
                     tether_err_name(rc));
             return 1;
         }
-        return judge(g, rank, rc, now_s() - t0, LIMIT_S, mismatch_codes);
+        int verdict = judge(g, rank, rc, now_s() - t0, LIMIT_S, mismatch_codes);
+        usleep(OWN_ROOT_STAY_US);
+        return verdict;
     }
     fprintf(stderr, "rank %d: %d broadcasts, each rank its own root, all passed\n", rank,
             OWN_ROOT_CALLS);
