@@ -25,17 +25,37 @@ size_t tether_dtype_size(tether_dtype dt)
  * it on every message, so ranks that called different collectives, counts, dtypes, ops, roots or
  * algorithms get TETHER_EMISMATCH instead of wrong data. Each step is a bijection of the word, so
  * calls that differ in one field always differ before the fold. */
+#define FNV_OFFSET 14695981039346656037u
+#define FNV_PRIME 1099511628211u
+
 uint32_t tether__signature(const tether_coll *c)
 {
     uint64_t words[7] = {(uint64_t)c->kind,     (uint64_t)c->count,          (uint64_t)c->dt,
                          (uint64_t)c->op,       (uint64_t)(uint32_t)c->root, (uint64_t)c->algo,
                          (uint64_t)c->wire_bf16};
-    uint64_t h = 14695981039346656037u;
+    uint64_t h = FNV_OFFSET;
     for (int i = 0; i < 7; i++) {
         h ^= words[i];
-        h *= 1099511628211u;
+        h *= FNV_PRIME;
     }
     return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The signature a collective's messages carry: its own mixed into the chain of the group's earlier
+ * collectives (the same FNV-1a step), which then moves on to it. Broadcast's data flows from the
+ * root only, and nothing else checks its signature: ranks that disagree on it without exchanging a
+ * message (two roots, or a root whose receivers agree among themselves) return from it, but their
+ * chains differ from then on, so the next collective on the group in which they exchange a
+ * message fails with TETHER_EMISMATCH, and no later call can pair their stale messages, whose seq
+ * is past. This replaces a round of empty messages in every broadcast (docs/guide.md, "Mismatched
+ * calls"). Point-to-point calls involve two ranks only and keep their own signature; a child group
+ * starts its own chain (split is itself a collective of the parent). */
+static uint32_t chained_signature(tether_group *g, const tether_coll *c)
+{
+    uint64_t h = ((uint64_t)g->chain ^ FNV_OFFSET) * FNV_PRIME;
+    h = (h ^ tether__signature(c)) * FNV_PRIME;
+    g->chain = (uint32_t)(h ^ (h >> 32));
+    return g->chain;
 }
 
 /* A group of size 1: the result is the input. */
@@ -83,7 +103,7 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
         c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     TRY(tether__algo_choose(g, c)); /* nothing numbered or sent yet: the group stays usable */
     g->cur_seq = g->seq++;
-    g->cur_sig = tether__signature(c);
+    g->cur_sig = chained_signature(g, c);
     g->cur_name = name;
     g->cur_peer = TETHER__WS_GROUP;
     g->cur_tag = -1;
@@ -92,6 +112,8 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     int rc = tether__coll_run(g, c);
     if (rc < 0)
         return tether__group_break(g, rc);
+    /* every message of the call meant for this rank came: a later one of it is stale */
+    tether__passed_set(g->world->passed, &g->passed, g->id, g->seq);
     return TETHER_OK;
 }
 

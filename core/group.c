@@ -78,6 +78,7 @@ static void world_release(tether_world *w)
     if (w->ops)
         w->ops->close(w->ep); /* its heartbeats end: nothing reads ws after it */
     tether__ws_free(w->ws);
+    tether__passed_free(w->passed);
     pthread_mutex_destroy(&w->lock);
     free(w->creates);
     free(w);
@@ -105,6 +106,9 @@ static int world_group(const tether_transport_ops *ops, tether_ep *ep, const tet
         if (w->ws)
             ops->watch(ep, w->ws);
     }
+    /* out of memory, kept messages of disagreeing calls stay until close, as without the rule */
+    if (ops && ops->track && size > 1 && (w->passed = tether__passed_new()) != NULL)
+        ops->track(ep, w->passed);
     for (int r = 0; r < size; r++)
         g->world_ranks[r] = r;
     *out = g;
@@ -451,6 +455,7 @@ void tether_group_free(tether_group *g)
     if (g->comm)
         w->ops->comm_free(w->ep, g->comm);
     tether__pool_clear(&g->scratch);
+    tether__passed_drop(w->passed, g->passed);
     free(g->world_ranks);
     free(g->p2p);
     free(g);

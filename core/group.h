@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "passed.h"
 #include "scratch.h"
 #include "transport.h"
 #include "waitstate.h"
@@ -28,9 +29,11 @@ typedef struct tether_world {
     size_t ncreates;
     pthread_mutex_t lock; /* guards refs, broken and creates */
     tether_config cfg;
-    pid_t owner;          /* the process that formed it, for messages */
-    unsigned generation;  /* tether__forks when it was formed */
-    tether_waitstate *ws; /* what the ranks are doing (heartbeats); NULL without verdicts */
+    pid_t owner;           /* the process that formed it, for messages */
+    unsigned generation;   /* tether__forks when it was formed */
+    tether_waitstate *ws;  /* what the ranks are doing (heartbeats); NULL without verdicts */
+    tether_passed *passed; /* the calls this rank has passed, for the transport's stale
+                              messages; NULL where it does not judge them */
 } tether_world;
 
 /* How many fork()s made this process from the one that loaded libtether (a pthread_atfork handler
@@ -52,11 +55,15 @@ struct tether_group {
                               (ops->run: an MPI communicator); NULL for the world and otherwise */
     uint32_t id;           /* tag group id */
     uint32_t seq;          /* collectives issued so far */
+    uint32_t chain;        /* the signatures of those collectives, mixed in order (core/coll.c) */
     uint32_t nsplits;      /* splits issued so far (child ids depend on it) */
     tether_p2p_count *p2p; /* per (peer, tag) used so far (core/p2p.c) */
     size_t np2p, p2p_cap;
     int any_last; /* the peer an any-source receive took its last message from (round robin) */
-    /* The collective running now; algorithms tag their messages with it. */
+    /* Its record in world->passed, from its first collective. */
+    tether_passed_group *passed;
+    /* The collective running now; algorithms tag their messages with it. cur_sig is the call's
+     * signature mixed into chain (a collective) or its own (point to point). */
     uint32_t cur_seq, cur_sig;
     const char *cur_name;        /* "all_reduce", ... for messages */
     int cur_peer, cur_tag;       /* its peer (world rank, or TETHER__WS_GROUP / _ANY) and p2p tag

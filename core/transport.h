@@ -35,9 +35,10 @@
 #include "log.h"
 #include "waitstate.h"
 
-typedef struct tether_ep tether_ep;   /* a backend's endpoint: its connections to the world */
-typedef struct tether_req tether_req; /* one posted send or receive, owned by the backend */
-struct tether_coll;                   /* one checked call (core/coll.h) */
+typedef struct tether_ep tether_ep;         /* a backend's endpoint: its connections to the world */
+typedef struct tether_req tether_req;       /* one posted send or receive, owned by the backend */
+struct tether_coll;                         /* one checked call (core/coll.h) */
+typedef struct tether_passed tether_passed; /* calls this rank has passed (core/passed.h) */
 
 #define TETHER_TAG_P2P 0x80000000u  /* seq bit: point-to-point message, seq counts per pair */
 #define TETHER_TAG_CTRL 0x40000000u /* seq bit: core's own control traffic (split) */
@@ -144,6 +145,13 @@ typedef struct tether_transport_ops {
      * (tether__ws_merge; malformed ones break the endpoint like a bad frame). Called once, right
      * after open(); ws outlives the endpoint. NULL: no wait-state verdicts (a wait goes on). */
     void (*watch)(tether_ep *ep, tether_waitstate *ws);
+
+    /* Optional: judge stale messages by p (core/passed.h). Called once, right after open(); p
+     * outlives the endpoint. A collective message that tether__passed_stale calls stale breaks
+     * the endpoint with TETHER_EMISMATCH and its text: when it arrives, and when one kept as
+     * unexpected is looked at again, at a post once tether__passed_moved says a call is over.
+     * NULL: kept messages of calls that are over stay until close(). */
+    void (*track)(tether_ep *ep, tether_passed *p);
 
     /* Break the endpoint with code/msg: fail pending requests, tell peers, close connections. */
     void (*abort)(tether_ep *ep, int code, const char *msg);

@@ -381,6 +381,30 @@ static int failed_peer(const tether_waitstate *ws, int64_t now, char *why, size_
     return TETHER_OK;
 }
 
+/* Of the ranks this one reaches by its waits (reached[0 .. n), all waiting, settled), one that
+ * waits in a collective which a rank it waits for has left for a later one of the same group: 1
+ * and the pair, else 0. In a program whose ranks made the same calls that cannot last: a rank
+ * leaves a collective only once it has sent and received all of its part. So they disagreed on
+ * that call where no message told them: a broadcast whose ranks took different roots, whose data
+ * flows only down the trees they each drew. */
+static int left_behind(const tether_waitstate *ws, const int *reached, int n, int *waiter,
+                       int *waited)
+{
+    for (int i = 0; i < n; i++) {
+        const record *r = &ws->rec[reached[i]];
+        for (int p = 0; p < ws->size; p++) {
+            const record *q = &ws->rec[p];
+            if (has(r->edges, p) && r->tag < 0 && q->tag < 0 && r->group == q->group &&
+                (int32_t)(q->seq - r->seq) > 0) {
+                *waiter = reached[i];
+                *waited = p;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Every rank this one reaches by its waits is itself waiting, settled, on someone: then a cycle
  * among them, from this rank on, into why. */
 static int deadlocked(const tether_waitstate *ws, int64_t now, char *why, size_t why_len)
@@ -408,7 +432,19 @@ static int deadlocked(const tether_waitstate *ws, int64_t now, char *why, size_t
             }
         ok = ok && out > 0;
     }
-    if (ok) {              /* walk the first waits from this rank until a rank repeats: a cycle */
+    int waiter, waited;
+    if (ok && left_behind(ws, queue, tail, &waiter, &waited)) {
+        char mine[96], theirs[96];
+        where(&ws->rec[waiter], mine, sizeof mine);
+        where(&ws->rec[waited], theirs, sizeof theirs);
+        snprintf(why, why_len,
+                 "rank %d waits for rank %d in %s, but rank %d has left that call and waits in %s: "
+                 "the ranks called different collectives there, or with different counts, dtypes, "
+                 "ops or roots (a broadcast's data flows from its root only, so no message told "
+                 "them)",
+                 waiter, waited, mine, waited, theirs);
+        found = TETHER_EMISMATCH;
+    } else if (ok) {       /* walk the first waits from this rank until a rank repeats: a cycle */
         int *seen = queue; /* reused: the step at which each rank was walked, -1 if not */
         for (int r = 0; r < n; r++)
             seen[r] = -1;

@@ -9,6 +9,8 @@
  * waits for rank 1 in recv (tag 7); rank 1 waits for rank 0 in recv (tag 3)").
  *   Where every rank of the cycle waits in one and the same collective, the program's order is
  *   right and data was lost on the way (a dead link): TETHER_ENET, "stalled inside one call".
+ *   Where one waits in a collective that the rank it waits for has left for a later one of the
+ *   same group, they disagreed on that call (a broadcast's roots): TETHER_EMISMATCH naming both.
  * - A peer this rank waits on failed its last call and has made none since, for a heartbeat
  *   period (time for a retry): this one fails with TETHER_EPEER and that peer's error.
  * A rank busy outside tether is not waiting, so ranks that wait for it wait as long as it takes.

@@ -190,7 +190,11 @@ TETHER_API int tether_all_gather(tether_group *g, const void *send, void *recv, 
 TETHER_API int tether_reduce_scatter(tether_group *g, const void *send, void *recv,
                                      size_t recv_count, tether_dtype dt, tether_op op);
 
-/* Copy root's buf (count elements) into every other rank's buf. */
+/* Copy root's buf (count elements) into every other rank's buf. The data flows from the root only:
+ * a rank that receives it from a rank that called otherwise (another root, count or dtype) fails
+ * with TETHER_EMISMATCH; one that receives nothing from such a rank (the root) may return
+ * TETHER_OK, and its next collective on g that meets that rank fails (docs/guide.md, "Mismatched
+ * calls"). */
 TETHER_API int tether_broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt,
                                 int root);
 

@@ -285,3 +285,11 @@ int tether__rxq_holds(const tether__rxq *q, tether_tag tag)
             return 1;
     return 0;
 }
+
+int tether__rxq_stale(const tether__rxq *q, tether_passed *p, int peer, char *why, size_t why_len)
+{
+    for (const tether__rxmsg *m = q->head; m; m = m->next)
+        if (tether__passed_stale(p, m->tag, peer, why, why_len))
+            return 1;
+    return 0;
+}

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/passed.h"
 #include "core/transport.h"
 
 #define TETHER__FRAME_SIZE 32
@@ -188,6 +189,10 @@ tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen,
 /* Whether m is in q (1 or 0), and taking it out of q (q unchanged when it is not there). */
 int tether__rxq_holds_msg(const tether__rxq *q, const tether__rxmsg *m);
 void tether__rxq_remove(tether__rxq *q, tether__rxmsg *m);
+
+/* 1 if q holds a message from world rank peer of a collective call this rank has passed (core/
+ * passed.h), with why saying so; else 0. */
+int tether__rxq_stale(const tether__rxq *q, tether_passed *p, int peer, char *why, size_t why_len);
 
 /* 1 if q holds a message with tag's group, seq and step (whatever its sig), else 0: the probe of an
  * any-source receive (core/p2p.c). */

@@ -288,10 +288,48 @@ static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, teth
                               "rank %d sent %llu bytes with signature %08x for group %08x seq %08x "
                               "step %u, but rank %d expects %llu bytes with signature %08x (step "
                               "%u): the ranks called different collectives or with different "
-                              "counts, dtypes, ops or roots",
+                              "counts, dtypes, ops or roots, in this call or (a collective's "
+                              "signature chains its group's earlier ones) an earlier collective",
                               src, (unsigned long long)got_len, got.sig, got.group, got.seq,
                               got.step, ep->rank, (unsigned long long)want_len, want.sig,
                               want.step);
+}
+
+void tether__rdma_track(tether_ep *tep, tether_passed *p)
+{
+    rdma_ep *ep = (rdma_ep *)tep;
+    pthread_mutex_lock(&ep->mu);
+    ep->passed = p;
+    pthread_mutex_unlock(&ep->mu);
+}
+
+int tether__rdma_sweep_stale(rdma_ep *ep)
+{
+    char why[TETHER_ERRMSG_MAX];
+    int moved = 0;
+    tether_passed_look look = tether__passed_look(ep->passed, &ep->seen, ep->recvs);
+    if (look == TETHER__PASSED_NONE)
+        return TETHER_OK;
+    if (look == TETHER__PASSED_DRAIN) { /* frames in, and a peer's abort on its side channel */
+        TRY(tether__rdma_poll_cqs(ep, &moved));
+        for (int p = 0; p < ep->size; p++)
+            if (p != ep->rank && ep->peers[p].fd >= 0)
+                TRY(tether__rdma_side_read(ep, &ep->peers[p], p));
+    }
+    for (int p = 0; p < ep->size; p++)
+        for (int k = 0; k < MAX_CABLES; k++) /* peers[rank]: empty queues */
+            if (tether__rxq_stale(&ep->peers[p].unexpected[k], ep->passed, p, why, sizeof why))
+                return tether__rdma_break(ep, TETHER_EMISMATCH, "rdma: %s", why);
+    return TETHER_OK;
+}
+
+/* A message from src arrived for no receive: a stale one (core/passed.h) is EMISMATCH. */
+static int stale(rdma_ep *ep, int src, tether_tag tag)
+{
+    char why[TETHER_ERRMSG_MAX];
+    if (!tether__passed_stale(ep->passed, tag, src, why, sizeof why))
+        return TETHER_OK;
+    return tether__rdma_break(ep, TETHER_EMISMATCH, "rdma: %s", why);
 }
 
 /* The queue index of a message from h->src arriving on l: the lane its frames carry (l's own, or
@@ -332,6 +370,7 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
+        TRY(stale(ep, (int)h->src, h->tag));
         if (!tether__rxcache_admits(&ep->rxcache, h->msglen, h->tag))
             return tether__rdma_break(
                 ep, TETHER_ENET,

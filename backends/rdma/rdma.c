@@ -360,9 +360,12 @@ static int post(tether_ep *tep, int is_send, int peer, void *buf, size_t len, te
     int rc;
     pthread_mutex_lock(&ep->mu);
     ep->calls++;
+    if (!ep->err)
+        tether__rdma_sweep_stale(ep); /* a break shows as ep->err in req_new */
     if ((r = req_new(ep, peer, tag, len, &rc)) != NULL) {
         *out = r;
         if (!is_send) {
+            ep->recvs++;
             rc = tether__rdma_recv(ep, r, buf);
         } else {
             r->is_send = 1;
@@ -636,6 +639,7 @@ const tether_transport_ops tether_rdma_ops = {
     .moved = rdma_moved,
     .alive = tether__rdma_alive,
     .watch = tether__rdma_watch,
+    .track = tether__rdma_track,
     .abort = rdma_abort,
     .close = rdma_close,
 };

@@ -300,6 +300,9 @@ typedef struct rdma_ep {
     tether__rxcache rxcache;     /* blocks for unexpected messages */
     tether_heartbeat *beat;      /* heartbeats on the side channels (heartbeat.c); NULL when none */
     tether__net_records records; /* what the heartbeats carry (heartbeat.c) */
+    tether_passed *passed;       /* judges stale messages (core/passed.h); NULL: none judged */
+    tether_passed_seen seen;     /* when the kept messages were last looked at */
+    uint64_t recvs;              /* receives posted so far */
     /* tether__rdma_push (io.c), for failover.c and rejoin.c, which io.c calls: a link's frames
      * moved to another, or a cable back, go out at once. A pointer, not a call, so those files
      * never call back into the data path (tests/layers). */
@@ -467,6 +470,11 @@ int tether__rdma_beat_start(rdma_ep *ep, int period_ms);
 int tether__rdma_alive(tether_ep *tep);
 /* Carry ws in the heartbeats (core/transport.h's watch). */
 void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
+/* Judge stale messages by p (core/transport.h's track), in io.c. */
+void tether__rdma_track(tether_ep *tep, tether_passed *p);
+/* Look again at the messages kept unexpected, once some call is over since the last look: a stale
+ * one (core/passed.h) breaks the endpoint with EMISMATCH. With ep->mu held. */
+int tether__rdma_sweep_stale(rdma_ep *ep);
 
 #define SIDE_BYE 1u    /* code: BYE_CLOSING or BYE_CLOSED; payload: the frames sent per link */
 #define BYE_CLOSING 0u /* its messages are sent; it still takes frames (ring: passes them on) */

@@ -396,6 +396,8 @@ static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct
     TRY(check_peer(ep, peer));
     pthread_mutex_lock(&ep->mu);
     ep->calls++;
+    if (!ep->err)
+        tether__tcp_sweep_stale(ep); /* a break shows as ep->err below */
     if (ep->err) {
         int rc = tether__tcp_sticky(ep);
         pthread_mutex_unlock(&ep->mu);
@@ -544,6 +546,7 @@ int tether__tcp_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_ta
     struct tether_req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 0, len, &r));
+    ep->recvs++;
     tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
         return end(ep, r, route_recv(ep, r, buf, len, tag), out);

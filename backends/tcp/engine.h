@@ -43,13 +43,15 @@ int tether__tcp_cancel(tether_ep *ep, tether_req *r);
 int tether__tcp_alive(tether_ep *ep);
 /* Carry ws in the heartbeats (core/transport.h's watch). */
 void tether__tcp_watch(tether_ep *ep, tether_waitstate *ws);
+/* Judge stale messages by p (core/transport.h's track). */
+void tether__tcp_track(tether_ep *ep, tether_passed *p);
 
 /* Those calls in the initializer of such a backend's vtable. */
 #define TETHER__TCP_MESSAGE_OPS                                                                    \
     .isend = tether__tcp_isend, .irecv = tether__tcp_irecv, .test = tether__tcp_test,              \
     .probe = tether__tcp_probe, .cancel = tether__tcp_cancel, .wait = tether__tcp_wait,            \
     .moved = tether__tcp_moved, .alive = tether__tcp_alive, .abort = tether__tcp_abort,            \
-    .packet = tether__tcp_packet, .watch = tether__tcp_watch
+    .packet = tether__tcp_packet, .watch = tether__tcp_watch, .track = tether__tcp_track
 
 void tether__tcp_close(tether__tcp_ep *ep);
 

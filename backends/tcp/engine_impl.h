@@ -185,6 +185,9 @@ struct tether__tcp_ep {
     void (*stand_in)(void *ep);
     uint64_t moved;              /* the most tether__tcp_moved has returned: it never goes back */
     tether__net_records records; /* what the heartbeats carry (engine_beat.c) */
+    tether_passed *passed;       /* judges stale messages (core/passed.h); NULL: none judged */
+    tether_passed_seen seen;     /* when the kept messages were last looked at */
+    uint64_t recvs;              /* receives posted so far */
 };
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent
@@ -278,6 +281,10 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req
 void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l);
 int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag got_tag,
                          uint64_t got_len, tether_tag want, uint64_t want_len);
+/* A stale message (core/passed.h) arrived (tag from l's peer) or is kept: EMISMATCH. */
+int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether_tag tag);
+/* Look again at the messages kept unexpected, once some call is over since the last look. */
+int tether__tcp_sweep_stale(tether__tcp_ep *ep);
 int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what);
 /* l's peer announced len bytes no receive claims, more than tether__rxcache_admits: ENET. */
 int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether_tag tag);

@@ -18,9 +18,42 @@ int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag g
         ep, TETHER_EMISMATCH,
         "rank %d (%s) sent %llu bytes with signature %08x for group %08x seq %08x step %u, "
         "but rank %d expects %llu bytes with signature %08x (step %u): the ranks called "
-        "different collectives or with different counts, dtypes, ops or roots",
+        "different collectives or with different counts, dtypes, ops or roots, in this call or "
+        "(a collective's signature chains its group's earlier ones) an earlier collective",
         l->peer, ep->addr[l->peer], (unsigned long long)got_len, got_tag.sig, got_tag.group,
         got_tag.seq, got_tag.step, ep->rank, (unsigned long long)want_len, want.sig, want.step);
+}
+
+void tether__tcp_track(tether_ep *tep, tether_passed *p)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    pthread_mutex_lock(&ep->mu);
+    ep->passed = p;
+    pthread_mutex_unlock(&ep->mu);
+}
+
+int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether_tag tag)
+{
+    char why[TETHER_ERRMSG_MAX];
+    if (!tether__passed_stale(ep->passed, tag, l->peer, why, sizeof why))
+        return TETHER_OK;
+    return tether__tcp_break(ep, TETHER_EMISMATCH, "%s", why);
+}
+
+int tether__tcp_sweep_stale(tether__tcp_ep *ep)
+{
+    char why[TETHER_ERRMSG_MAX];
+    tether_passed_look look = tether__passed_look(ep->passed, &ep->seen, ep->recvs);
+    if (look == TETHER__PASSED_NONE)
+        return TETHER_OK;
+    for (int i = 0; look == TETHER__PASSED_DRAIN && i < ep->nflat && !ep->err; i++)
+        if (ep->flat[i]->fd >= 0 && !ep->flat[i]->eof)
+            TRY(tether__tcp_read(ep, ep->flat[i], 1)); /* an abort there breaks ep */
+    for (int i = 0; i < ep->nflat + ep->nvirt; i++)
+        if (tether__rxq_stale(&ep->flat[i]->unexpected, ep->passed, ep->flat[i]->peer, why,
+                              sizeof why))
+            return tether__tcp_break(ep, TETHER_EMISMATCH, "%s", why);
+    return TETHER_OK;
 }
 
 int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what)
@@ -165,6 +198,7 @@ static int rx_match(tether__tcp_ep *ep, tether__link *q, const tether__frame *f,
     case TETHER__MATCH_OK:
         break;
     case TETHER__MATCH_NONE:
+        TRY(tether__tcp_stale(ep, q, f->tag));
         if (!tether__rxcache_admits(&ep->rxcache, f->len, f->tag))
             return tether__tcp_too_long(ep, q, f->len, f->tag);
         m = tether__rxcache_get_lazy(&ep->rxcache, n);

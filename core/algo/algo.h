@@ -238,27 +238,13 @@ int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f,
 int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
                      char *scratch, char *stage, uint32_t step);
 
-/* Dissemination rounds of empty messages tagged with the running call (barrier_dissemination.c),
- * steps step0, step0 + 1, ...: a barrier, and for a collective whose data flows one way (broadcast)
- * the agreement that every rank called it with the same signature; the root and every forwarder
- * learn of a rank that disagrees within the call. Steps from TETHER_AGREE_STEP on are the
- * agreement's, above any segment number. */
-#define TETHER_AGREE_STEP 0x40000000u
-int tether__disseminate(tether_group *g, uint32_t step0);
-/* The same in two halves, so a call can move its data meanwhile: start posts round 0 into
- * round0; finish waits for it and runs the other rounds. */
-int tether__disseminate_start(tether_group *g, uint32_t step0, tether_req *round0[2]);
-int tether__disseminate_finish(tether_group *g, uint32_t step0, tether_req *round0[2]);
-
 /* The neighbour exchange (core/algo/neighbor_exchange.c): every rank's block reaches every rank in
  * ceil((n - 1) / 2) steps of messages to the two ring neighbours only, both ways at once. Rank q's
- * block is bytes long at base + q * stride (stride 0: every rank's at base); with only >= 0 only
- * rank only's block has bytes and the others travel as empty messages (broadcast), with bytes 0
- * every block is empty (barrier). Breaks the world on failure. */
+ * block is bytes long at base + q * stride; with bytes 0 every block is empty (barrier). Breaks the
+ * world on failure. */
 typedef struct tether_nb_blocks {
     char *base;
     size_t stride, bytes;
-    int only; /* -1: every rank's block */
 } tether_nb_blocks;
 int tether__neighbor_exchange(tether_group *g, const tether_nb_blocks *b);
 

@@ -13,6 +13,6 @@ int tether__allgather_neighbor(tether_group *g, const tether_coll *c)
     char *own = tether__at(c->recv, (size_t)g->rank * block);
     if (block && own != (const char *)c->send)
         memcpy(own, c->send, block);
-    tether_nb_blocks b = {.base = c->recv, .stride = block, .bytes = block, .only = -1};
+    tether_nb_blocks b = {.base = c->recv, .stride = block, .bytes = block};
     return tether__neighbor_exchange(g, &b);
 }

@@ -22,7 +22,7 @@ static int run(tether_group *g, const tether_coll *c, char *scratch, size_t slot
     const void *out = tether__wire_pack(&w, c->send, mine, c->count);
     if (out != mine && bytes)
         memcpy(mine, out, bytes);
-    tether_nb_blocks b = {.base = scratch, .stride = slot_bytes, .bytes = bytes, .only = -1};
+    tether_nb_blocks b = {.base = scratch, .stride = slot_bytes, .bytes = bytes};
     TRY(tether__neighbor_exchange(g, &b));
     return tether__wire_reduce_slots(&w, c->recv, scratch, slot_bytes, g->size, c->count);
 }

@@ -8,6 +8,6 @@
 int tether__barrier_neighbor(tether_group *g, const tether_coll *c)
 {
     (void)c;
-    tether_nb_blocks b = {.only = -1};
+    tether_nb_blocks b = {0};
     return tether__neighbor_exchange(g, &b);
 }

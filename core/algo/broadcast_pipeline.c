@@ -25,16 +25,14 @@ static int send_segment(tether_group *g, const tether_coll *c, const tether_bcas
     return TETHER_OK;
 }
 
-/* The data flows from the root only, so no rank would hear of another that passed another root,
- * count or dtype (the root would return TETHER_OK with its peers' messages left unmatched): the
- * ranks agree on the signature too (tether__disseminate), and no rank returns before it is agreed.
- * Its first round goes out with the data; forwarders pass on each segment as it comes, since it
- * matched their parent's signature; the other rounds follow. */
+/* The data flows from the root only: a receiver checks its parent's signature on every segment,
+ * and a rank that disagrees with no receiver of its messages learns of it at the next collective
+ * (the signature chain, core/coll.c). Forwarders pass on each segment as it comes, since it
+ * matched their parent's signature. */
 static int run(tether_group *g, const tether_coll *c, const tether_bcast_shape *t, size_t nseg,
                tether_req **recvs, tether_req **sends)
 {
     size_t es = c->esize;
-    tether_req *agree[2] = {NULL, NULL};
     for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
         size_t off, len;
         tether__part(c->count, nseg, k, &off, &len);
@@ -43,12 +41,10 @@ static int run(tether_group *g, const tether_coll *c, const tether_bcast_shape *
     }
     for (size_t k = 0; k < nseg && t->parent < 0; k++)
         TRY(send_segment(g, c, t, nseg, k, sends));
-    TRY(tether__disseminate_start(g, TETHER_AGREE_STEP, agree));
     for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
         TRY(tether__waitall(g, &recvs[k], 1));
         TRY(send_segment(g, c, t, nseg, k, sends));
     }
-    TRY(tether__disseminate_finish(g, TETHER_AGREE_STEP, agree));
     return tether__waitall(g, sends, t->nchildren * (int)nseg);
 }
 

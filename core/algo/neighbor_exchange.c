@@ -1,5 +1,5 @@
-/* core/algo/neighbor_exchange.c - the neighbour exchange under the all-gather, all-reduce,
- * broadcast and barrier of transports whose only direct links are a rank's two ring neighbours.
+/* core/algo/neighbor_exchange.c - the neighbour exchange under the all-gather, all-reduce and
+ * barrier of transports whose only direct links are a rank's two ring neighbours.
  *
  * Every rank has a block; every rank must end with every block, talking only to its neighbours
  * left = rank - 1 and right = rank + 1 (mod n). In step s = 1 .. n / 2 (ceil((n - 1) / 2)) a rank
@@ -23,7 +23,7 @@ static char token;
 /* Rank q's block and its length in *bytes. */
 static char *block_of(const tether_nb_blocks *b, int q, size_t *bytes)
 {
-    *bytes = b->only < 0 || b->only == q ? b->bytes : 0;
+    *bytes = b->bytes;
     return *bytes ? b->base + (size_t)q * b->stride : &token;
 }
 

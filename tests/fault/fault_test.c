@@ -4,13 +4,20 @@
  * how fast. splitstop: the victim stops before tether_group_split; the survivors' errors must name
  * that call (the library's own all-gather inside it is not the user's). Broadcasts that disagree
  * (the data flows from the root only, so nobody would hear of it without the agreement on the
- * signature): bcastroot (rank 1 passes root 1, the others root 0; 4 KiB, the binomial tree),
- * bcastroot16m (the same over 16 MiB, the pipelined chain), bcastcount (the last rank, a leaf,
- * passes one element more; 16 MiB, so the root and forwarders must hear of it) and bcastdtype (the
- * last rank passes int32 for float32: same bytes): every rank, root and forwarders included, must
- * fail that very call with TETHER_EMISMATCH (or EPEER) within seconds. bcastleak: 50
- * root-mismatched 4 MiB broadcasts: each fails, and the rank's resident memory stays flat (within
- * 64 MiB of where it started).
+ * signature chain): bcastroot (rank 1 passes root 1, the others root 0; 4 KiB, the binomial tree,
+ * or the neighbour broadcast on the ring from 4 ranks; with 2 ranks both are roots and nobody
+ * receives), bcastroot16m (the same over 16 MiB, the pipelined chain), bcastcount (the last rank, a
+ * leaf, passes one element more; 16 MiB, so the root and forwarders must hear of it), bcastdtype
+ * (the last rank passes int32 for float32: same bytes), bcastrootcount (the root alone passes
+ * one element more, 4 KiB) and bcastcamps (the last rank passes root 1, the others root 0, 4 KiB:
+ * it waits for a parent that sends it nothing, and the others go on to the barrier, which the
+ * heartbeats, every BEAT_S, show as a disagreement): every rank must fail that call, or else the
+ * barrier right after it, with TETHER_EMISMATCH (or EPEER) within seconds, and a receiver that
+ * passes it must hold the root's data. bcastleak: 50 root-mismatched 4 MiB broadcasts, each
+ * followed by a barrier where it passed: each pair fails, and the rank's resident memory stays flat
+ * (within 64 MiB of where it started). bcastown: every rank its own root, 200 4 KiB broadcasts and
+ * nothing else, so no rank ever waits for one: the messages no call takes (core/passed.h) must
+ * fail every rank with TETHER_EMISMATCH (or EPEER) before its 10th call, not pile up.
  *
  * With TETHER_TIMEOUT=0 (wait as long as peers answer heartbeats) and TETHER_HEARTBEAT=BEAT_S:
  * beatstop: the victim is SIGSTOPped while the others wait in an all-reduce; they must fail,
@@ -132,8 +139,8 @@ static int bcast_case(const char *mode, int rank, int size, size_t *count, tethe
 {
     int root = 0;
     *dt = TETHER_FLOAT32;
-    *count = !strcmp(mode, "bcastroot") || !strcmp(mode, "bcastdtype") ? 1024 : 4u << 20;
-    if (!strncmp(mode, "bcastroot", 9) && rank == VICTIM)
+    *count = !strcmp(mode, "bcastroot16m") || !strcmp(mode, "bcastcount") ? 4u << 20 : 1024;
+    if ((!strcmp(mode, "bcastroot") || !strcmp(mode, "bcastroot16m")) && rank == VICTIM)
         root = VICTIM;
     if (!strcmp(mode, "bcastleak")) {
         *count = 1u << 20;
@@ -143,7 +150,35 @@ static int bcast_case(const char *mode, int rank, int size, size_t *count, tethe
         (*count)++;
     if (!strcmp(mode, "bcastdtype") && rank == size - 1)
         *dt = TETHER_INT32;
+    if (!strcmp(mode, "bcastrootcount") && rank == 0)
+        (*count)++;
+    if (!strcmp(mode, "bcastcamps") && rank == size - 1)
+        root = 1;
     return root;
+}
+
+/* A broadcast that disagrees may pass on a rank that received nothing from a rank that disagrees
+ * with it (a root, or a receiver whose parent agrees with it): then the next collective, a barrier
+ * here, must fail on it (the signature chain). A receiver that passes must hold the root's data
+ * (rank 0's: every rank filled buf with its rank + 1). */
+static int bcast_verdict(tether_group *g, int rank, int rc, double elapsed, int root,
+                         const float *buf, size_t count)
+{
+    static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
+    if (rc != TETHER_OK)
+        return judge(g, rank, rc, elapsed, LIMIT_S, mismatch_codes);
+    for (size_t i = 0; root != rank && i < count; i++)
+        if (buf[i] != 1.0f) {
+            fprintf(stderr,
+                    "rank %d: the broadcast passed with %g at element %zu, not root 0's 1\n", rank,
+                    buf[i], i);
+            return 1;
+        }
+    printf("rank %d: the broadcast passed after %.2f s; the barrier next must fail\n", rank,
+           elapsed);
+    double t0 = now_s();
+    rc = tether_barrier(g);
+    return judge(g, rank, rc, now_s() - t0, LIMIT_S, mismatch_codes);
 }
 
 /* 50 mismatched broadcasts: every one an error, memory flat. */
@@ -155,8 +190,9 @@ static int bcast_leak(tether_group *g, int rank, float *buf)
     long before = rss_mib();
     for (int i = 0; i < 50; i++) {
         int rc = tether_broadcast(g, buf, count, dt, root);
-        if (rc == TETHER_OK) {
-            fprintf(stderr, "rank %d: mismatched broadcast %d returned TETHER_OK\n", rank, i);
+        if (rc == TETHER_OK && tether_barrier(g) == TETHER_OK) {
+            fprintf(stderr, "rank %d: mismatched broadcast %d and the barrier after it passed\n",
+                    rank, i);
             return 1;
         }
     }
@@ -164,6 +200,40 @@ static int bcast_leak(tether_group *g, int rank, float *buf)
     printf("rank %d: resident memory %ld MiB before, %ld MiB after 50 mismatched broadcasts\n",
            rank, before, after);
     return after - before > 64;
+}
+
+/* bcastown: the first failure must come before call OWN_ROOT_LIMIT (what a rank holds of its peers'
+ * messages stays as small), and be a disagreement. A root waits for nobody, so a rank could run
+ * all its calls before a peer's first message came: each call is OWN_ROOT_WORK_US of work apart,
+ * as in a program, so the ranks stay within a call or two of each other. A rank that failed stays
+ * OWN_ROOT_STAY_US before it exits, so the others must learn from what it told them (its abort) or
+ * saw themselves, not from a connection that closed. */
+#define OWN_ROOT_CALLS 200
+#define OWN_ROOT_LIMIT 10
+#define OWN_ROOT_WORK_US 5000
+#define OWN_ROOT_STAY_US 1000000
+static int bcast_own_root(tether_group *g, int rank, float *buf)
+{
+    static const int mismatch_codes[] = {TETHER_EMISMATCH, TETHER_EPEER, 0};
+    for (int i = 0; i < OWN_ROOT_CALLS; i++) {
+        usleep(OWN_ROOT_WORK_US);
+        double t0 = now_s();
+        int rc = tether_broadcast(g, buf, 1024, TETHER_FLOAT32, rank);
+        if (rc == TETHER_OK)
+            continue;
+        printf("rank %d: broadcast %d failed\n", rank, i);
+        if (i >= OWN_ROOT_LIMIT) {
+            fprintf(stderr, "rank %d: %d broadcasts passed before one failed (%s)\n", rank, i,
+                    tether_err_name(rc));
+            return 1;
+        }
+        int verdict = judge(g, rank, rc, now_s() - t0, LIMIT_S, mismatch_codes);
+        usleep(OWN_ROOT_STAY_US);
+        return verdict;
+    }
+    fprintf(stderr, "rank %d: %d broadcasts, each rank its own root, all passed\n", rank,
+            OWN_ROOT_CALLS);
+    return 1;
 }
 
 static int expect_einval(int rank, int rc, const char *what)
@@ -418,8 +488,9 @@ static int rank_main(const char *mode, const char *backend)
         tether_group_free(g);
         return verdict;
     }
-    if (!strcmp(mode, "bcastleak")) {
-        int verdict = bcast_leak(g, rank, buf);
+    if (!strcmp(mode, "bcastleak") || !strcmp(mode, "bcastown")) {
+        int verdict =
+            !strcmp(mode, "bcastown") ? bcast_own_root(g, rank, buf) : bcast_leak(g, rank, buf);
         free(buf);
         tether_group_free(g);
         return verdict;
@@ -428,8 +499,15 @@ static int rank_main(const char *mode, const char *backend)
     if (!strncmp(mode, "bcast", 5)) {
         tether_dtype dt;
         int root = bcast_case(mode, rank, size, &count, &dt);
+        for (size_t i = 0; i < count; i++)
+            buf[i] = (float)(rank + 1);
         rc = tether_broadcast(g, buf, count, dt, root);
-    } else if (!strcmp(mode, "rscount") || !strcmp(mode, "a2acount")) {
+        int verdict = bcast_verdict(g, rank, rc, now_s() - t0, root, buf, count);
+        free(buf);
+        tether_group_free(g);
+        return verdict;
+    }
+    if (!strcmp(mode, "rscount") || !strcmp(mode, "a2acount")) {
         size_t block = count / 4 / (size_t)size + (rank == VICTIM); /* one element more */
         float *out = buf + count / 2; /* send and recv: a quarter of buf each, apart */
         rc = !strcmp(mode, "rscount")
@@ -467,9 +545,10 @@ static int rank_main(const char *mode, const char *backend)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
-                        "bcastroot16m|bcastcount|bcastdtype|bcastleak|overlap|mixedbackend|"
-                        "mixedwire|beatstop|idle|leave|anykill|anysize N [backend]\n");
+        fprintf(stderr,
+                "usage: fault_test kill|stop|splitstop|mismatch|badhostfile|bcastroot|"
+                "bcastroot16m|bcastcount|bcastdtype|bcastrootcount|bcastcamps|bcastleak|bcastown|"
+                "overlap|mixedbackend|mixedwire|beatstop|idle|leave|anykill|anysize N [backend]\n");
         return 2;
     }
     const char *mode = argv[1], *backend = argc > 3 ? argv[3] : "mesh";
@@ -505,7 +584,8 @@ int main(int argc, char **argv)
                 setenv("TETHER_TIMEOUT", "3", 1);
             if (!strcmp(mode, "splitstop")) /* each survivor times out in its own split */
                 setenv("TETHER_HEARTBEAT", "60", 1);
-            if (!strcmp(mode, "beatstop") || !strcmp(mode, "idle") || !strcmp(mode, "leave")) {
+            if (!strcmp(mode, "beatstop") || !strcmp(mode, "idle") || !strcmp(mode, "leave") ||
+                !strcmp(mode, "bcastcamps")) {
                 setenv("TETHER_TIMEOUT", "0", 1);
                 setenv("TETHER_HEARTBEAT", BEAT_TEXT, 1);
             }

@@ -243,8 +243,7 @@ static void deliver(tether_req *send, tether_req *recv)
                  "memtransport: rank %d sent %zu bytes with signature %08x (call %u step %u) where "
                  "rank %d "
                  "expected %zu bytes with signature %08x: the ranks called different collectives, "
-                 "counts, "
-                 "dtypes, ops or roots",
+                 "counts, dtypes, ops or roots, in this call or an earlier collective",
                  send->owner->rank, send->len, send->tag.sig, send->tag.seq, send->tag.step,
                  dst->rank, recv->len, recv->tag.sig);
         break_ep(dst, TETHER_EMISMATCH, msg);
@@ -267,7 +266,8 @@ static tether_req *find_match(memt_queue *q, tether_req *r, tether_ep *receiver)
             snprintf(
                 msg, sizeof msg,
                 "memtransport: rank %d's call %u has signature %08x but rank %d's "
-                "has %08x: the ranks called different collectives, counts, dtypes, ops or roots",
+                "has %08x: the ranks called different collectives, counts, dtypes, ops or roots, "
+                "in this call or an earlier collective",
                 s->owner->rank, s->tag.seq, s->tag.sig, v->owner->rank, v->tag.sig);
             break_ep(receiver, TETHER_EMISMATCH, msg);
             return NULL;
