@@ -42,12 +42,14 @@
  * at 4 MiB through the sockets, so 3 ranks keep the direct algorithm and the ring band (measured:
  * docs/perf/notes.md, core/algo/algo.h). */
 #define TETHER_ONE_HOST_BUTTERFLY_MAX ((size_t)16 << 20)
-/* Auto choice: below this many bytes broadcast uses the binomial tree, the chain above (an explicit
- * TETHER_TREE_BELOW sets both). On hosts where copies, not links, bound the speed the whole-buffer
- * tree beats the chain on small and medium buffers, the chain with its segments the large ones; on
- * links that bound the speed the chain wins at any size (measured: docs/perf/notes.md,
- * core/algo/algo.h). */
+/* Auto choice where only ring neighbours are linked: below this many bytes broadcast uses the
+ * neighbour algorithm, the chain above (an explicit TETHER_TREE_BELOW sets both). */
 #define TETHER_BCAST_TREE_BELOW_DEFAULT ((size_t)2 * 1024 * 1024)
+/* Auto choice on a full mesh whose peers read each other's memory: from this many bytes (the
+ * default TETHER_TCP_CMA_MIN, where reading starts) broadcast uses the binomial tree, whose
+ * readers copy whole buffers; below it, and through sockets at every size, the chain wins
+ * (core/algo/select.c, docs/perf/notes.md). */
+#define TETHER_BCAST_MEMORY_TREE_MIN ((size_t)256 * 1024)
 /* Auto choice with every rank on one host (TETHER_CAP_ONE_HOST), 3 or more of them and not the
  * butterfly's 4 (TETHER_ONE_HOST_BUTTERFLY_MAX): from
  * TETHER_ONE_HOST_RING_MIN up to (not including) TETHER_ONE_HOST_RING_MAX bytes all-reduce takes

@@ -27,10 +27,11 @@
  * shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
  * (docs/tuning.md). all_gather and reduce_scatter: direct on such a mesh, else ring; all_gather
  * whose result is at most TETHER_NEIGHBOR_GATHER_MAX bytes where only neighbours are linked:
- * neighbour. all_to_all: direct (every message at once). broadcast: under TETHER_TREE_BELOW
- * (default TETHER_BCAST_TREE_BELOW_DEFAULT) the neighbour algorithm where only neighbours are
- * linked, else the binomial tree; pipelined chain above (RING). barrier: neighbour where only
- * neighbours are linked, else dissemination. The choice goes into the call signature, so ranks
+ * neighbour. all_to_all: direct (every message at once). broadcast: the pipelined chain (RING),
+ * but the neighbour algorithm for small messages where only neighbours are linked and the binomial
+ * tree for large ones where peers read each other's memory (bcast_auto); under an explicit
+ * TETHER_TREE_BELOW the neighbour algorithm or the tree, the chain above. barrier: neighbour where
+ * only neighbours are linked, else dissemination. The choice goes into the call signature, so ranks
  * whose settings differ get TETHER_EMISMATCH. */
 #include <errno.h>
 #include <stdint.h> /* SIZE_MAX */
@@ -309,16 +310,25 @@ static tether_algo gather_auto(const tether_group *g, size_t result_bytes)
     return full_mesh(g, caps) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
 }
 
-/* Broadcast's default tree threshold for a message of bytes. Where the peers read each other's
- * memory, the tree at every size: a reader copies the whole buffer at once, while the chain pays a
- * descriptor round trip per segment (N = 3, 16 MiB: 2.7 ms tree, 4.6 ms chain; docs/tuning.md).
- * Through sockets the chain keeps the links streaming (the tree took 2.8x as long at N = 3,
- * 64 MiB). Under the socket threshold both give the tree, so small broadcasts ask no caps. */
-static size_t bcast_tree_below(const tether_group *g, size_t bytes)
+/* Broadcast's default (TETHER_TREE_BELOW unset). Where only neighbours are linked, the neighbour
+ * algorithm under TETHER_BCAST_TREE_BELOW_DEFAULT and the chain above. On a full mesh the pipelined
+ * chain at every size, since each rank then receives from one and sends to one and back-to-back
+ * broadcasts overlap (sockets, interleaved, N = 3, 4, 6, 8: 0.5-0.8x the binomial tree's time from
+ * 8 B to 1 MiB; docs/perf/notes.md), except where the peers read each other's memory, from
+ * TETHER_BCAST_MEMORY_TREE_MIN: a reader copies the whole buffer at once, while the chain pays a
+ * descriptor round trip per segment (N = 3, 1 MiB: 0.25 ms tree, 0.34 ms chain). */
+static tether_algo bcast_auto(const tether_group *g, size_t bytes)
 {
-    if (bytes < TETHER_BCAST_TREE_BELOW_DEFAULT)
-        return TETHER_BCAST_TREE_BELOW_DEFAULT;
-    return (caps_of(g) & TETHER_CAP_READS_MEMORY) ? SIZE_MAX : TETHER_BCAST_TREE_BELOW_DEFAULT;
+    unsigned caps = caps_of(g);
+    if (neighbours_only(g, caps))
+        return bytes < TETHER_BCAST_TREE_BELOW_DEFAULT ? TETHER_ALGO_NEIGHBOR : TETHER_ALGO_RING;
+    if (g->size == 2) /* one hop either way: the tree, without the chain's segments, as before */
+        return bytes < TETHER_BCAST_TREE_BELOW_DEFAULT || (caps & TETHER_CAP_READS_MEMORY)
+                   ? TETHER_ALGO_TREE
+                   : TETHER_ALGO_RING;
+    return bytes >= TETHER_BCAST_MEMORY_TREE_MIN && (caps & TETHER_CAP_READS_MEMORY)
+               ? TETHER_ALGO_TREE
+               : TETHER_ALGO_RING;
 }
 
 /* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
@@ -360,9 +370,9 @@ static int choose(const tether_group *g, const tether_coll *c, const algo_settin
     case TETHER_COLL_BROADCAST:
         if (s->below_set < 0)
             return bad_below();
-        return bytes < (s->below_set ? s->below : bcast_tree_below(g, bytes))
-                   ? small_algo(g, caps_of(g))
-                   : TETHER_ALGO_RING;
+        if (!s->below_set)
+            return bcast_auto(g, bytes);
+        return bytes < s->below ? small_algo(g, caps_of(g)) : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL:
         return TETHER_ALGO_DIRECT;
     case TETHER_COLL_BARRIER:

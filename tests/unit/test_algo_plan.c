@@ -91,9 +91,19 @@ static void test_auto_policy(void **state)
                          TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_ALL_GATHER, 4, 1, TETHER_CAP_DIRECT), TETHER_ALGO_DIRECT);
     assert_int_equal(pick(TETHER_COLL_REDUCE_SCATTER, 4, 1, 0), TETHER_ALGO_RING);
-    assert_int_equal(
-        pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT - 1, TETHER_CAP_DIRECT),
-        TETHER_ALGO_TREE);
+    /* broadcast on a full mesh: the chain, but the tree where readers copy large buffers */
+    for (int n = 3; n <= 8; n++) {
+        assert_int_equal(pick(TETHER_COLL_BROADCAST, n, 8, TETHER_CAP_DIRECT), TETHER_ALGO_RING);
+        assert_int_equal(
+            pick(TETHER_COLL_BROADCAST, n, TETHER_BCAST_TREE_BELOW_DEFAULT, TETHER_CAP_DIRECT),
+            TETHER_ALGO_RING);
+        assert_int_equal(pick(TETHER_COLL_BROADCAST, n, TETHER_BCAST_MEMORY_TREE_MIN - 1,
+                              TETHER_CAP_DIRECT | TETHER_CAP_READS_MEMORY),
+                         TETHER_ALGO_RING);
+        assert_int_equal(pick(TETHER_COLL_BROADCAST, n, TETHER_BCAST_MEMORY_TREE_MIN,
+                              TETHER_CAP_DIRECT | TETHER_CAP_READS_MEMORY),
+                         TETHER_ALGO_TREE);
+    }
     assert_int_equal(pick(TETHER_COLL_BROADCAST, 4, TETHER_BCAST_TREE_BELOW_DEFAULT, 0),
                      TETHER_ALGO_RING);
     assert_int_equal(pick(TETHER_COLL_ALL_TO_ALL, 4, large, 0), TETHER_ALGO_DIRECT);
@@ -137,7 +147,7 @@ static void test_auto_neighbours(void **state)
         assert_int_equal(pick(TETHER_COLL_ALL_REDUCE, n, small, TETHER_CAP_DIRECT),
                          TETHER_ALGO_TREE);
         assert_int_equal(pick(TETHER_COLL_BARRIER, n, 0, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
-        assert_int_equal(pick(TETHER_COLL_BROADCAST, n, 1, TETHER_CAP_DIRECT), TETHER_ALGO_TREE);
+        assert_int_equal(pick(TETHER_COLL_BROADCAST, n, 1, TETHER_CAP_DIRECT), TETHER_ALGO_RING);
         assert_int_equal(pick(TETHER_COLL_ALL_GATHER, n, 1, TETHER_CAP_DIRECT),
                          n <= TETHER_DIRECT_MAX_RANKS ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING);
     }
