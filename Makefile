@@ -3,6 +3,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+# Extra ctest arguments for `make test` (make sanitize passes -LE default-only: tests/CMakeLists.txt).
+TEST_FLAGS ?=
 
 .PHONY: all deps configure build run test campaign sanitize tsan portable cross-macos install clean \
 	format format-check
@@ -23,7 +25,7 @@ run: build
 	$(BUILD)/tether launch -n 4 -- $(BUILD)/tether bench -c all_reduce -b 1K -e 16M -f 16 -n 10
 
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 300 $(TEST_FLAGS)
 
 # The randomised fault campaign (docs/campaign.md): CAMPAIGN_RUNS runs at N = 8 across the
 # backends, then a summary; `make test` runs a minute of it (campaign.short).
@@ -31,21 +33,23 @@ CAMPAIGN_RUNS ?= 1000
 campaign: build
 	python3 tests/campaign/campaign.py --build $(BUILD) --runs $(CAMPAIGN_RUNS) --n 8
 
-# ASan+UBSan and TSan builds of the same suite (CI runs both).
+# ASan+UBSan and TSan builds of the same suite (CI runs both), less the long tests no sanitizer
+# changes (label default-only, tests/CMakeLists.txt).
 sanitize:
-	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DTETHER_SANITIZE=address"
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DTETHER_SANITIZE=address" TEST_FLAGS="-LE default-only"
 
 tsan:
 	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DTETHER_SANITIZE=thread"
 
 # The portable build: Linux compiles and runs the code macOS runs (core/platform.h). Its suite is the
-# whole suite less the tests of the Linux-only paths, which it names first, and less docs.commands
-# (the docs' shell blocks test the docs, not the platform code; the default build's suite runs them).
+# whole suite less the tests of the Linux-only paths, which it names first, less docs.commands
+# (the docs' shell blocks test the docs, not the platform code; the default build's suite runs them)
+# and less the long tests no platform code changes (label default-only, tests/CMakeLists.txt).
 portable:
 	$(MAKE) build BUILD=build-portable CMAKE_FLAGS="-DTETHER_PORTABLE=ON"
 	@echo "portable build: the tests of the Linux-only paths are left out:"
 	@ctest --test-dir build-portable -N -L linux-only | sed -n 's/^ *Test *#[0-9]*: /  /p'
-	ctest --test-dir build-portable --output-on-failure -j $(JOBS) --timeout 300 -LE 'linux-only|docs'
+	ctest --test-dir build-portable --output-on-failure -j $(JOBS) --timeout 300 -LE 'linux-only|docs|default-only'
 
 # Cross-build everything for macOS (arm64 and x86_64) and check what comes out (Linux only).
 cross-macos:
