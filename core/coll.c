@@ -102,7 +102,8 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     c->wire_bf16 =
         c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     TRY(tether__algo_choose(g, c)); /* nothing numbered or sent yet: the group stays usable */
-    g->cur_seq = g->seq++;
+    g->cur_seq = g->seq;
+    g->seq = (g->seq + 1) & TETHER_TAG_SEQ_MASK;
     g->cur_sig = chained_signature(g, c);
     g->cur_name = name;
     g->cur_peer = TETHER__WS_GROUP;

@@ -54,7 +54,7 @@ struct tether_group {
     void *comm;            /* the backend's handle for this group when it runs whole collectives
                               (ops->run: an MPI communicator); NULL for the world and otherwise */
     uint32_t id;           /* tag group id */
-    uint32_t seq;          /* collectives issued so far */
+    uint32_t seq;          /* the next collective's number (wraps at TETHER_TAG_SEQ_MASK) */
     uint32_t chain;        /* the signatures of those collectives, mixed in order (core/coll.c) */
     uint32_t nsplits;      /* splits issued so far (child ids depend on it) */
     tether_p2p_count *p2p; /* per (peer, tag) used so far (core/p2p.c) */

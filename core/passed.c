@@ -86,13 +86,13 @@ int tether__passed_stale(tether_passed *p, tether_tag tag, int peer, char *why, 
     pthread_mutex_unlock(&p->lock);
     /* Two groups of this process with one id (a hash collision) cannot tell whose call it is:
      * then nothing is judged, as before. A signed difference orders seqs across the wrap. */
-    if (found != 1 || (int32_t)(seq - tag.seq) <= 0)
+    if (found != 1 || tether__tag_seq_diff(seq, tag.seq) <= 0)
         return 0;
     snprintf(why, why_len,
              "rank %d sent a message of call %u of group %08x that no call of this rank took "
              "(this rank has finished its calls up to %u of that group): the ranks disagree on an "
              "earlier collective (root, count, dtype or order)",
-             peer, tag.seq, tag.group, seq - 1);
+             peer, tag.seq, tag.group, (seq - 1) & TETHER_TAG_SEQ_MASK);
     return 1;
 }
 

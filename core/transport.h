@@ -42,6 +42,17 @@ typedef struct tether_passed tether_passed; /* calls this rank has passed (core/
 
 #define TETHER_TAG_P2P 0x80000000u  /* seq bit: point-to-point message, seq counts per pair */
 #define TETHER_TAG_CTRL 0x40000000u /* seq bit: core's own control traffic (split) */
+/* A group's collective calls are numbered within the bits below those two (core/coll.c): a job
+ * that ran 2^30 collectives on a group would otherwise tag its next calls as control traffic, and
+ * from 2^31 on as point-to-point messages, which the transports match by other rules. */
+#define TETHER_TAG_SEQ_MASK 0x3fffffffu
+
+/* a - b for two collective numbers, in the wrap of TETHER_TAG_SEQ_MASK: > 0 when a comes after b
+ * (by less than 2^29 calls). */
+static inline int32_t tether__tag_seq_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 2) / 4;
+}
 
 typedef struct tether_tag {
     uint32_t

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "errors.h"
+#include "transport.h"
 #include "wire.h"
 
 #define MAGIC 0x5754u /* "TW" */
@@ -395,7 +396,7 @@ static int left_behind(const tether_waitstate *ws, const int *reached, int n, in
         for (int p = 0; p < ws->size; p++) {
             const record *q = &ws->rec[p];
             if (has(r->edges, p) && r->tag < 0 && q->tag < 0 && r->group == q->group &&
-                (int32_t)(q->seq - r->seq) > 0) {
+                tether__tag_seq_diff(q->seq, r->seq) > 0) {
                 *waiter = reached[i];
                 *waited = p;
                 return 1;

@@ -746,6 +746,32 @@ static void test_butterfly_sends(void **state)
     unsetenv("TETHER_ALLREDUCE_ALGO");
 }
 
+/* A group whose calls reach 2^30 (a serving loop of small all-reduces for a few hours): its next
+ * calls are numbered from 0 again, and none is tagged with the bits that mark control traffic
+ * (TETHER_TAG_CTRL) or point-to-point messages (TETHER_TAG_P2P). */
+static void seq_wrap_body(tether_group *g, world *w)
+{
+    g->seq = TETHER_TAG_SEQ_MASK - 2;
+    for (int call = 0; call < 3; call++) {
+        all_reduce(g, w, TETHER_FLOAT32, TETHER_SUM, 100, 0);
+        broadcast(g, w, TETHER_INT32, 100, call % g->size);
+    }
+    all_gather(g, w, TETHER_INT16, 10);
+    uint32_t bits = tether_memt_seq_bits(g->world->ep);
+    if (bits & ~TETHER_TAG_SEQ_MASK)
+        failf(w, "rank %d: collective messages tagged with seq bits %08x", g->rank, bits);
+    if (g->seq != 4)
+        failf(w, "rank %d: the group's next call is %u, want 4 (numbered past the wrap)", g->rank,
+              g->seq);
+}
+
+static void test_seq_wrap(void **state)
+{
+    (void)state;
+    world w = {.n = 3, .body = seq_wrap_body};
+    run_world(&w);
+}
+
 /* ---- failures: an injected dead rank, mismatched calls ---- */
 
 static long now_ms(void)
@@ -851,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_butterfly_sends),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_bf16_wire),
+        cmocka_unit_test(test_seq_wrap),
         cmocka_unit_test(test_fault_injection),
         cmocka_unit_test(test_mismatch),
     };

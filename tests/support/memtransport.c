@@ -47,6 +47,7 @@ struct tether_ep {
     memt_queue *posted;     /* [src]: receives waiting for a message */
     memt_queue *unexpected; /* [src]: messages waiting for a receive */
     long *sent;             /* [dst]: sends posted so far */
+    uint32_t seq_bits;      /* every collective send's tag.seq, or'ed */
 };
 
 struct memt_hub {
@@ -377,6 +378,8 @@ static int memt_isend(tether_ep *ep, int peer, const void *buf, size_t len, teth
     if (r) {
         r->sbuf = buf;
         ep->sent[peer]++;
+        if (!(tag.seq & TETHER_TAG_P2P))
+            ep->seq_bits |= tag.seq;
         tether_ep *dst = &h->eps[peer];
         enqueue(&dst->unexpected[ep->rank], r);
         tether_req *recv = find_match(&dst->posted[ep->rank], r, dst);
@@ -510,6 +513,14 @@ long tether_memt_sent(tether_ep *ep, int peer)
     long n = ep->sent[peer];
     pthread_mutex_unlock(&ep->hub->lock);
     return n;
+}
+
+uint32_t tether_memt_seq_bits(tether_ep *ep)
+{
+    pthread_mutex_lock(&ep->hub->lock);
+    uint32_t bits = ep->seq_bits;
+    pthread_mutex_unlock(&ep->hub->lock);
+    return bits;
 }
 
 void tether_memt_set_caps(tether_ep *ep, unsigned caps)

@@ -23,6 +23,9 @@ void tether_memt_fail_sends_after(tether_ep *ep, long after);
 /* How many sends ep has posted to peer so far (what an algorithm sends, and to whom). */
 long tether_memt_sent(tether_ep *ep, int peer);
 
+/* The tag.seq of every collective (not point-to-point) message ep has sent, or'ed together. */
+uint32_t tether_memt_seq_bits(tether_ep *ep);
+
 /* What caps() reports for ep from now on. */
 void tether_memt_set_caps(tether_ep *ep, unsigned caps);
 
