@@ -54,6 +54,7 @@ int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
     if (l->down && l->rejoin != REJOIN_CONNECTED)
         return TETHER_OK;
     l->down = 1;
+    tether__rdma_fence(ep, l); /* what it took comes before what its lane brings elsewhere */
     l->rejoin = REJOIN_NONE;
     l->have_peer_info = l->peer_rejoined = 0;
     tether__rdma_rejoin_later(ep, l);

@@ -491,7 +491,7 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     rdma_arriving *a = arriving(ep, from, h);
     struct tether_req *r = a ? a->fwd : NULL;
     rdma_part *pt;
-    rdma_link *next;
+    rdma_link *way, *next;
     rdma_hdr out;
     if (h->offset == 0 && !(r && r->part[0].framed == 0)) { /* not its first frame, held before */
         TRY(pass_begin(ep, from, h));
@@ -501,10 +501,15 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     if (!r || h->offset != pt->framed || h->msglen != r->len || n > r->len - pt->framed ||
         h->dst != r->dst)
         return protocol_error(ep, from, "a frame out of its message's order or bounds");
-    next = tether__rdma_carrier(ep, tether__rdma_hop(ep, (int)r->dst));
+    way = tether__rdma_hop(ep, (int)r->dst);
+    next = tether__rdma_carrier(ep, way);
     if (!next)
         return tether__rdma_break(
             ep, TETHER_ENET, "rdma: rank %d has no cable left towards rank %u", ep->rank, r->dst);
+    /* The way's cable left: its frames the peer did not take go again on next first (failover.c),
+     * and some may be this message's, so its next frame waits behind them. */
+    if (next != way && (!way->failed_over || way->refeed != way->tx_seq))
+        return PASS_WAIT;
     if (next->credits <= 0 || next->nfree_send == 0 || next->win.rewinding) {
         if (next->credits <= 0)
             tether__rdma_starve(ep, next, tether__now_us());
@@ -521,11 +526,37 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     return TETHER_OK;
 }
 
+void tether__rdma_fence(rdma_ep *ep, const rdma_link *l)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    for (int k = 0; k < pe->nlinks; k++)
+        pe->link[k].fence = pe->link[k].taken_n;
+    pe->fenced = 1;
+}
+
+/* Whether l's next held frame must wait: it came after the peer's fence (a lane moved between
+ * links), and a sibling still holds frames taken before it. A frame of a lane can be taken on a
+ * dead link before it left and its next on the live one that carries the lane since (or on the
+ * carrier before the cable came back, and its next on the cable): each link's frames are handled in
+ * order, but a frame held back (passing through, no room onward) would let the other link's
+ * overtake it, out of its message's order. */
+static int fenced(rdma_ep *ep, const rdma_link *l)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    if (!pe->fenced || l->run_n < l->fence)
+        return 0;
+    for (int k = 0; k < pe->nlinks; k++)
+        if (pe->link[k].run_n < pe->link[k].fence)
+            return 1;
+    pe->fenced = 0; /* every frame from before it handled */
+    return 0;
+}
+
 /* Handle l's data frames in arrival order, reposting each slot once its frame is done with, until
  * a frame passing through finds no room onward: it and those behind it keep their slots. */
 static int in_run(rdma_ep *ep, rdma_link *l)
 {
-    while (l->nheld) {
+    while (l->nheld && !fenced(ep, l)) {
         int slot = l->held[l->held_head];
         const unsigned char *p = tether__rdma_slot(l, slot);
         size_t len = (size_t)l->held_len[l->held_head];
@@ -539,6 +570,7 @@ static int in_run(rdma_ep *ep, rdma_link *l)
         TRY(rc);
         l->held_head = (l->held_head + 1) % DATA_SLOTS;
         l->nheld--;
+        l->run_n++;
         l->pending++;
         l->released++;
         if (!l->down || l->rejoin == REJOIN_CONNECTED) /* a dead QP's receives are done with */
@@ -552,6 +584,11 @@ static int data_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
 {
     if (l->nheld == DATA_SLOTS)
         return protocol_error(ep, l, "more data frames than credits");
+    if (l->fresh) { /* the first since it came back: its lane's frames on the carrier go first */
+        l->fresh = 0;
+        tether__rdma_fence(ep, l);
+    }
+    l->taken_n++;
     l->held[(l->held_head + l->nheld) % DATA_SLOTS] = slot;
     l->held_len[(l->held_head + l->nheld) % DATA_SLOTS] = (int)byte_len;
     l->nheld++;

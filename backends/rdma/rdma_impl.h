@@ -183,6 +183,11 @@ typedef struct rdma_link {
     /* data frames in, not yet handled, oldest first, still in their receive slots (not reposted:
      * the peer's credits are held back) */
     int held[DATA_SLOTS], held_len[DATA_SLOTS], held_head, nheld;
+    /* Data frames taken in and handled on this link so far (never reset), and the count taken
+     * before the peer's last fence (io.c: a lane that moves between links keeps its order). fresh:
+     * back (rejoin.c) and no data frame taken since. */
+    uint64_t taken_n, run_n, fence;
+    int fresh;
     /* failover (failover.c): out of use since we said so; the peer said so too, having taken
      * peer_rx of our frames; then its frames from refeed on and its queue go on a live link */
     int down, peer_down, failed_over;
@@ -232,6 +237,7 @@ typedef struct rdma_peer {
     rdma_link link[MAX_CABLES];
     tether__rxq posted[MAX_CABLES], unexpected[MAX_CABLES];
     rdma_arriving arriving[MAX_CABLES]; /* its message under way here, per lane (io.c lane_of) */
+    int fenced; /* a link's frames taken since the fence wait for its siblings' older ones */
     /* side channel */
     int fd;
     char addr[96]; /* its side-channel address, for messages */
@@ -404,6 +410,11 @@ int64_t tether__rdma_probes_us(const rdma_ep *ep, const rdma_link *l, int probes
  * Whether l keeps data frames until acknowledged: on UC (resends), and on RC where its peer has
  * other links (a dead cable's unacknowledged frames go again on those). */
 int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l);
+/* A lane of l's peer moves between links (l left, or its first frame since it came back, io.c):
+ * frames taken on any link from now on are handled only after those taken before, on every link,
+ * as one link would keep them. */
+void tether__rdma_fence(rdma_ep *ep, const rdma_link *l);
+
 /* The live link carrying peer's work on lane k: k itself, or (dead) the peer's first live one. */
 rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l);
 /* A dead sibling of live link l with frames or parts for l to carry, round robin; NULL: none. */

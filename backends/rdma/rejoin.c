@@ -57,7 +57,26 @@ static void reset(rdma_link *l)
     memset(l->slot_refs, 0, sizeof l->slot_refs);
     memset(&l->win, 0, sizeof l->win);
     l->held_head = l->nheld = 0;
+    l->fresh = 1;    /* io.c: its first frame fences its lane */
     l->heard_us = 0; /* silence.c: heard from the next look on */
+}
+
+/* Tell the peer of l's rejoin on the side channel. A peer that closed normally meanwhile (its bye
+ * waits to be read, then the end of its side channel) needs the cable no more: l stays out, and
+ * the job goes on. */
+static int tell(rdma_ep *ep, rdma_link *l, int type, const void *msg, size_t len)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    int e = tether__rdma_side_tell(ep, l->peer, type, msg, len);
+    if (e == 0)
+        return TETHER_OK;
+    TRY(tether__rdma_side_read(ep, pe, l->peer));
+    if (pe->bye) {
+        l->rejoin = REJOIN_NONE;
+        return TETHER_OK;
+    }
+    return tether__rdma_break(ep, TETHER_EPEER, "rdma: telling rank %d (%s) of %s failed: %s",
+                              l->peer, pe->addr, l->dev->name, strerror(e));
 }
 
 /* Our fresh QP's details to the peer: the first step, once the port is back. */
@@ -76,11 +95,8 @@ static int start(rdma_ep *ep, rdma_link *l)
     l->mine = tether__rdma_qp_mine(ep, l);
     msg[0] = (uint32_t)l->lane;
     memcpy(msg + 1, &l->mine, sizeof l->mine);
-    if ((rc = tether__rdma_side_tell(ep, l->peer, SIDE_REJOIN, msg, sizeof msg)) != 0)
-        return tether__rdma_break(ep, TETHER_EPEER, "rdma: telling rank %d (%s) of %s failed: %s",
-                                  l->peer, ep->peers[l->peer].addr, l->dev->name, strerror(rc));
     l->rejoin = REJOIN_SENT;
-    return TETHER_OK;
+    return tell(ep, l, SIDE_REJOIN, msg, sizeof msg);
 }
 
 /* Ours and the peer's details known: to RTS, and say so. */
@@ -93,10 +109,7 @@ static int connect_again(rdma_ep *ep, rdma_link *l)
     if ((rc = tether__rdma_qp_connect(ep, l, &l->mine, &l->peer_info)) != TETHER_OK)
         return tether__rdma_break(ep, rc, "%s", tether_last_error());
     l->rejoin = REJOIN_CONNECTED;
-    if ((rc = tether__rdma_side_tell(ep, l->peer, SIDE_REJOINED, &lane, sizeof lane)) != 0)
-        return tether__rdma_break(ep, TETHER_EPEER, "rdma: telling rank %d (%s) of %s failed: %s",
-                                  l->peer, ep->peers[l->peer].addr, l->dev->name, strerror(rc));
-    return TETHER_OK;
+    return tell(ep, l, SIDE_REJOINED, &lane, sizeof lane);
 }
 
 int tether__rdma_revive(rdma_ep *ep, rdma_link *l)
@@ -123,7 +136,7 @@ int tether__rdma_rejoin_tick(rdma_ep *ep, int64_t now_us)
 {
     int look = now_us >= ep->rejoin_us;
     for (RDMA_EACH_LINK(ep, l)) {
-        if (!l->down)
+        if (!l->down || ep->peers[l->peer].bye) /* a peer closing needs no cable back */
             continue;
         /* its kept frames all carried (its queue's parts may still be) */
         if (look && l->rejoin == REJOIN_NONE && l->failed_over && l->refeed == l->tx_seq &&

@@ -5,6 +5,7 @@ seed; every rank's result checked element by element (tests/campaign/campaign_ra
 
   campaign.py [--build DIR] [--runs R] [--seconds S] [--n N] [--max-bytes B] [--campaign-seed C]
   campaign.py --seed S            run the one run of seed S again, saying what it draws
+  campaign.py --seed S --seed T --repeat K   each of those runs K times (runs that failed once)
 
 Each run prints one line with its seed; a run that fails prints why, where its ranks' output is,
 and the command that repeats it. The summary counts runs, wrong results, failed runs by category
@@ -306,10 +307,11 @@ def judge_kill(run, lines, hung, work):
 
 
 def repeat_command():
-    """This command less any --seed, which the caller appends."""
+    """This command less any --seed and --repeat: the caller appends the seed."""
     argv, out = sys.argv, []
     for i, a in enumerate(argv):
-        if a == "--seed" or a.startswith("--seed=") or (i and argv[i - 1] == "--seed"):
+        if a in ("--seed", "--repeat") or a.startswith(("--seed=", "--repeat=")) or \
+                (i and argv[i - 1] in ("--seed", "--repeat")):
             continue
         out.append(a)
     return " ".join(out)
@@ -321,7 +323,10 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rank-bin")
     ap.add_argument("--softverbs")
-    ap.add_argument("--seed", type=int, help="repeat one run")
+    ap.add_argument("--seed", type=int, action="append",
+                    help="run the run of this seed again (repeatable)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="with --seed: run each seed's run this many times")
     ap.add_argument("--campaign-seed", type=int)
     ap.add_argument("--runs", type=int, default=0, help="stop after this many runs (0: no bound)")
     ap.add_argument("--seconds", type=float, default=0, help="start no run after this (0: no bound)")
@@ -344,7 +349,7 @@ def main():
     if args.seed is None and not args.runs and not args.seconds:
         ap.error("give --runs, --seconds or --seed")
     if args.seed is not None:
-        seeds = iter([args.seed])
+        seeds = iter([seed for seed in args.seed for _ in range(args.repeat)])
     else:
         cseed = args.campaign_seed
         if cseed is None:
