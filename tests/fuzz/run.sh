@@ -4,7 +4,8 @@
 # directory, never into the tree). A crash, leak or timeout fails the run and leaves the
 # reproducer in BUILD/fuzz-out/NAME-crash-*; replay it with BUILD/tests/fuzz/NAME FILE.
 # Usage: tests/fuzz/run.sh [BUILD_DIR]      (default build-fuzz)
-#        FUZZ_SECONDS=N  seconds per harness (default 25); FUZZ_ONLY=NAME  one harness
+#        FUZZ_SECONDS=N  seconds per harness (default 25); FUZZ_ONLY=NAME  one harness;
+#        FUZZ_JOBS=J  harnesses at a time (default: one per core)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-fuzz}
@@ -23,21 +24,38 @@ malloc_mb=$(($(getconf _PHYS_PAGES) / 2 * $(getconf PAGESIZE) / 1048576 + 1024))
 
 out=$build/fuzz-out
 mkdir -p "$out"
-failed=0
-for h in "${harnesses[@]}"; do
-    work=$out/corpus-$h
+
+# One harness; its report is printed after it ends (harnesses run side by side: FUZZ_JOBS at a
+# time, default one per core, so CI's fuzz phase takes about secs x harnesses / cores).
+fuzz_one() {
+    local h=$1 work=$out/corpus-$1
     mkdir -p "$work"
-    echo "== fuzz $h for ${secs}s"
     if ! "$build/tests/fuzz/$h" -max_total_time="$secs" -timeout=20 -malloc_limit_mb="$malloc_mb" \
         -rss_limit_mb=4096 -print_final_stats=1 \
         -artifact_prefix="$out/$h-" "$work" "tests/fuzz/corpus/$h" >"$out/$h.log" 2>&1; then
+        echo "== fuzz $h for ${secs}s: FAILED"
         tail -n 40 "$out/$h.log"
         echo "fuzz: $h FAILED; reproducer: $(ls "$out/$h-"* 2>/dev/null | head -1)" >&2
-        failed=1
-        continue
+        return 1
     fi
     # the last status line (executions, coverage, corpus) and the executions per second
+    echo "== fuzz $h for ${secs}s"
     grep -E '^#[0-9]+[[:space:]]+DONE' "$out/$h.log" | tail -1 || tail -n 3 "$out/$h.log"
     grep -E 'stat::(number_of_executed_units|average_exec_per_sec)' "$out/$h.log" || true
+}
+
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+failed=0 running=0
+for h in "${harnesses[@]}"; do
+    if [ "$running" -ge "$jobs_max" ]; then
+        wait -n || failed=1
+        running=$((running - 1))
+    fi
+    fuzz_one "$h" &
+    running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+    wait -n || failed=1
+    running=$((running - 1))
 done
 exit $failed
