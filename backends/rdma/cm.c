@@ -71,9 +71,13 @@ static const char *host_of(const rdma_ep *ep, int rank)
     return ep->cm->hosts.addrs[rank][0].host;
 }
 
+/* An event's status: -errno, or the IB CM's reject reason */
 static const char *status_text(int status)
 {
-    return status < 0 ? strerror(-status) : "rejected by the peer's connection manager";
+    return status < 0     ? strerror(-status)
+           : status == 8  ? "nobody listens there: invalid service ID"
+           : status == 28 ? "its application or connection manager refused"
+                          : "reject reason of the IB CM";
 }
 
 /* Every rank's hostfile address as an IPv4 socket address (a host name is looked up). */
@@ -123,6 +127,14 @@ static int link_on(rdma_ep *ep, rdma_link *l, struct ibv_context *ctx)
     return TETHER_OK;
 }
 
+static int no_device_here(rdma_ep *ep, const char *why)
+{
+    return tether__fail(TETHER_ENET,
+                        "rdma: no RDMA device behind %s, this rank's address (rdma_bind_addr: %s): "
+                        "`rdma link show` lists the devices and their netdevs",
+                        host_of(ep, ep->rank), why);
+}
+
 /* Listen on our own address, and tell every peer the port (the side channels, in peer order). */
 static int listen_here(rdma_ep *ep, int64_t deadline)
 {
@@ -138,12 +150,10 @@ static int listen_here(rdma_ep *ep, int64_t deadline)
                             strerror(errno));
     if (cm->lib.create_id(cm->ch, &cm->listen, NULL, RDMA_PS_TCP))
         return tether__fail(TETHER_ENET, "rdma: rdma_create_id failed: %s", strerror(errno));
-    if (cm->lib.bind_addr(cm->listen, (struct sockaddr *)me) || !cm->listen->verbs)
-        return tether__fail(TETHER_ENET,
-                            "rdma: no RDMA device behind %s, this rank's address (rdma_bind_addr: "
-                            "%s): `rdma link show` lists the devices and their netdevs",
-                            host_of(ep, ep->rank),
-                            cm->listen->verbs ? strerror(errno) : "no device");
+    if (cm->lib.bind_addr(cm->listen, (struct sockaddr *)me))
+        return no_device_here(ep, strerror(errno));
+    if (!cm->listen->verbs)
+        return no_device_here(ep, "bound, to no device");
     if (cm->lib.listen(cm->listen, ep->size))
         return tether__fail(TETHER_ENET, "rdma: rdma_listen on %s (%s) failed: %s",
                             host_of(ep, ep->rank), cm->listen->verbs->device->name,
