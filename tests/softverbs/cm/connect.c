@@ -33,6 +33,7 @@ int softrdmacm__send(sv_cm_id *id, int kind, uint32_t status, const void *pdata,
         ibv_query_port(id->id.verbs, 1, &pa);
         m.qpn = id->id.qp->qp_num;
         m.mtu = pa.active_mtu;
+        m.lid = pa.lid;
         m.qp_type = (uint8_t)id->id.qp->qp_type;
     }
     m.psn = id->psn;
@@ -98,11 +99,15 @@ static int bring_up(sv_cm_id *id, const cm_msg *m, uint8_t retry, uint8_t rnr_re
     memset(&pa, 0, sizeof pa);
     ibv_query_port(id->id.verbs, 1, &pa);
     a.path_mtu = pa.active_mtu < (enum ibv_mtu)m->mtu ? pa.active_mtu : (enum ibv_mtu)m->mtu;
-    a.ah_attr.is_global = 1;
     a.ah_attr.port_num = 1;
-    a.ah_attr.grh.dgid = m->gid;
-    a.ah_attr.grh.sgid_index = (uint8_t)id->sgid_index;
-    a.ah_attr.grh.hop_limit = 64;
+    if (pa.link_layer == IBV_LINK_LAYER_INFINIBAND) { /* within a subnet: by LID, no GRH */
+        a.ah_attr.dlid = m->lid;
+    } else {
+        a.ah_attr.is_global = 1;
+        a.ah_attr.grh.dgid = m->gid;
+        a.ah_attr.grh.sgid_index = (uint8_t)id->sgid_index;
+        a.ah_attr.grh.hop_limit = 64;
+    }
     if (rc_qp)
         mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
     if (ibv_modify_qp(qp, &a, mask))

@@ -1,6 +1,6 @@
 /* events.c - event channels, ids, addresses and routes of the connection manager emulator.
  *
- * An address's device is the one whose IPv4-mapped GID it is (softrdmacm.h). rdma_resolve_addr
+ * An address's device is the one that has it (softrdmacm.h). rdma_resolve_addr
  * gives ADDR_ERROR when the source or the destination has no device; rdma_resolve_route gives
  * ROUTE_ERROR towards an address of SOFTVERBS_CM_NO_ROUTE. Faithful where bugs hide: an id is
  * destroyed only with every event it got acked (librdmacm would wait forever: here the process
@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../softverbs.h"
 #include "softrdmacm.h"
 
 #define MAX_DEVICES 16
@@ -65,14 +66,16 @@ struct ibv_context *softrdmacm__device(const struct sockaddr_in *a, int *gid_ind
     struct ibv_context *found = NULL;
     memcpy(&want.raw[12], &a->sin_addr, 4);
     for (int d = 0; list && d < n && d < MAX_DEVICES && !found; d++) {
-        if (!contexts[d] && !(contexts[d] = ibv_open_device(list[d])))
+        struct in_addr ip;
+        if (softverbs_device_address(list[d], &ip) || ip.s_addr != a->sin_addr.s_addr ||
+            (!contexts[d] && !(contexts[d] = ibv_open_device(list[d]))))
             continue;
-        for (int i = 0; i < 8 && !found; i++) {
+        found = contexts[d];
+        *gid_index = 0;
+        for (int i = 0; i < 8; i++) {
             union ibv_gid g;
-            if (ibv_query_gid(contexts[d], 1, i, &g) == 0 && !memcmp(&g, &want, sizeof g)) {
-                found = contexts[d];
+            if (ibv_query_gid(found, 1, i, &g) == 0 && !memcmp(&g, &want, sizeof g))
                 *gid_index = i;
-            }
         }
     }
     if (list)

@@ -1,13 +1,14 @@
 /* softrdmacm.h - the connection manager emulator's model (libsoftrdmacm.so, beside the verbs
  * emulator, whose libibverbs names it calls): ids, event channels, and the handshake on the wire.
  *
- * An address has an RDMA device when a device of SOFTVERBS_DEVICES has its IPv4-mapped GID
- * (RoCE v2: the GID comes from the IP). Port spaces are real TCP ports on that address: a listener
- * is a TCP socket, and a connection's REQ, REP, RTU, REJ and DREQ messages cross a TCP connection
- * between the processes, as the CM's MADs cross the fabric. No thread: an event channel's fd is an
- * epoll set of its ids' sockets plus an eventfd that is readable while events wait, and
- * rdma_get_cm_event moves the handshake on. Used from one thread at a time, as the backend does.
- * Exported names are librdmacm's; shared internals are softrdmacm__*, the rest static. */
+ * An address has an RDMA device when a device of SOFTVERBS_DEVICES has it (RoCE v2: its GID comes
+ * from the address; the ib profile: IPoIB's address, the port addressed by LID). Port spaces are
+ * real TCP ports on that address: a listener is a TCP socket, and a connection's REQ, REP, RTU, REJ
+ * and DREQ messages cross a TCP connection between the processes, as the CM's MADs cross the
+ * fabric. No thread: an event channel's fd is an epoll set of its ids' sockets plus an eventfd that
+ * is readable while events wait, and rdma_get_cm_event moves the handshake on. Used from one thread
+ * at a time, as the backend does. Exported names are librdmacm's; shared internals are
+ * softrdmacm__*, the rest static. */
 #ifndef SOFTRDMACM_H
 #define SOFTRDMACM_H
 
@@ -29,6 +30,7 @@ typedef struct cm_msg {
     uint32_t qpn, psn, status;
     union ibv_gid gid; /* the sender's port GID */
     uint32_t mtu;
+    uint16_t lid; /* the sender's port LID (InfiniBand; 0 on RoCE) */
     uint8_t qp_type, retry, rnr_retry, depth;
     uint8_t pdata_len;
     uint8_t pdata[CM_PDATA_MAX];
@@ -85,7 +87,8 @@ int softrdmacm__fail(int err, const char *fmt, ...) __attribute__((format(printf
 void softrdmacm__event(sv_cm_id *id, enum rdma_cm_event_type type, int status, const cm_msg *m);
 int softrdmacm__watch(sv_cm_id *id, int fd);
 void softrdmacm__unwatch(sv_cm_id *id);
-/* the context and GID index of the device whose IPv4-mapped GID is a's; NULL if none */
+/* the context of the device whose address is a, and the index of its GID (RoCE: the one made from
+ * the address; InfiniBand: 0, the port's own); NULL if none */
 struct ibv_context *softrdmacm__device(const struct sockaddr_in *a, int *gid_index);
 long softrdmacm__rank(void);
 
