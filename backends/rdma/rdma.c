@@ -9,7 +9,9 @@
  * library, opens the devices (port active, IPv4-mapped GID found by scanning), creates the QPs with
  * their receives posted, trades QP numbers, PSNs and GIDs on the side channels, moves every QP to
  * RTS and waits until every peer has too, so no frame ever meets a QP that cannot take it. The data
- * path is io.c; TETHER_RDMA_QP=uc|rc picks the QP type (uc on macOS, where only UC exists). */
+ * path is io.c; TETHER_RDMA_QP=uc|rc picks the QP type (uc on macOS, where only UC exists). Without
+ * a matrix (Linux, the backend asked for by name), the links come from rdma_cm on the hostfile's
+ * addresses instead (cm.c): one RC QP per peer, the same side channels and data path. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
