@@ -21,11 +21,11 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "cm.h"
 #include "hostfile/hostfile.h"
 #include "rdma_impl.h"
 #include "rdmacm.h"
 
-#define RESOLVE_MS 2000         /* rdma_resolve_addr and _route: as rdma-core's examples */
 #define HELLO_MAGIC 0x54434d31u /* "TCM1" */
 #define RETRIES 7               /* the NIC's retries and RNR retries, as a matrix link's (qp.c) */
 
@@ -71,8 +71,7 @@ static const char *host_of(const rdma_ep *ep, int rank)
     return ep->cm->hosts.addrs[rank][0].host;
 }
 
-/* An event's status: -errno, or the IB CM's reject reason */
-static const char *status_text(int status)
+const char *tether__rdma_cm_status(int status)
 {
     return status < 0     ? strerror(-status)
            : status == 8  ? "nobody listens there: invalid service ID"
@@ -80,31 +79,38 @@ static const char *status_text(int status)
                           : "reject reason of the IB CM";
 }
 
-/* Every rank's hostfile address as an IPv4 socket address (a host name is looked up). */
-static int load_addresses(const tether_config *cfg, rdma_ep *ep)
+int tether__rdma_cm_addresses(const char *hostfile, tether_rank_hosts *hosts,
+                              struct sockaddr_in **addr)
 {
-    tether__rdma_cm *cm = ep->cm;
-    TRY(tether__hostfile_load_ranks(cfg->hostfile, &cm->hosts));
-    if (cm->hosts.nranks != ep->size)
-        return tether__fail(TETHER_ECONFIG, "rdma: %s lists %d ranks but the job has %d",
-                            cfg->hostfile, cm->hosts.nranks, ep->size);
-    if (!(cm->addr = calloc((size_t)ep->size, sizeof *cm->addr)) ||
-        !(cm->up = calloc((size_t)ep->size, 1)))
-        return tether__fail(TETHER_ENOMEM, "rdma: out of memory for %d addresses", ep->size);
-    for (int r = 0; r < ep->size; r++) {
+    TRY(tether__hostfile_load_ranks(hostfile, hosts));
+    if (!(*addr = calloc((size_t)hosts->nranks, sizeof **addr)))
+        return tether__fail(TETHER_ENOMEM, "rdma: out of memory for %d addresses", hosts->nranks);
+    for (int r = 0; r < hosts->nranks; r++) {
         struct addrinfo hints = {.ai_family = AF_INET}, *res;
         int rc;
-        if (cm->hosts.naddrs[r] < 1)
-            return tether__fail(TETHER_ECONFIG, "rdma: rank %d has no address in %s", r,
-                                cfg->hostfile);
-        if ((rc = getaddrinfo(host_of(ep, r), NULL, &hints, &res)) != 0)
+        if (hosts->naddrs[r] < 1)
+            return tether__fail(TETHER_ECONFIG, "rdma: rank %d has no address in %s", r, hostfile);
+        if ((rc = getaddrinfo(hosts->addrs[r][0].host, NULL, &hints, &res)) != 0)
             return tether__fail(TETHER_ECONFIG,
                                 "rdma: rank %d's address %s (%s) is not an IPv4 address or a "
                                 "name that has one: %s",
-                                r, host_of(ep, r), cfg->hostfile, gai_strerror(rc));
-        memcpy(&cm->addr[r], res->ai_addr, sizeof cm->addr[r]);
+                                r, hosts->addrs[r][0].host, hostfile, gai_strerror(rc));
+        memcpy(&(*addr)[r], res->ai_addr, sizeof **addr);
         freeaddrinfo(res);
     }
+    return TETHER_OK;
+}
+
+/* The hostfile's addresses, one per rank of the job. */
+static int load_addresses(const tether_config *cfg, rdma_ep *ep)
+{
+    tether__rdma_cm *cm = ep->cm;
+    TRY(tether__rdma_cm_addresses(cfg->hostfile, &cm->hosts, &cm->addr));
+    if (cm->hosts.nranks != ep->size)
+        return tether__fail(TETHER_ECONFIG, "rdma: %s lists %d ranks but the job has %d",
+                            cfg->hostfile, cm->hosts.nranks, ep->size);
+    if (!(cm->up = calloc((size_t)ep->size, 1)))
+        return tether__fail(TETHER_ENOMEM, "rdma: out of memory for %d ranks", ep->size);
     return TETHER_OK;
 }
 
@@ -187,7 +193,7 @@ static int start_links(rdma_ep *ep)
         struct sockaddr_in src = cm->addr[ep->rank];
         src.sin_port = 0;
         if (cm->lib.resolve_addr(l->cm_id, (struct sockaddr *)&src, (struct sockaddr *)&cm->addr[p],
-                                 RESOLVE_MS))
+                                 TETHER_RDMA_CM_RESOLVE_MS))
             return tether__fail(TETHER_ENET,
                                 "rdma: no RDMA device behind %s, rank %d's address "
                                 "(rdma_resolve_addr: %s)",
@@ -276,7 +282,7 @@ static int on_event(rdma_ep *ep, const cm_event *e)
         return TETHER_OK;
     switch (e->type) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
-        if (cm->lib.resolve_route(e->id, RESOLVE_MS))
+        if (cm->lib.resolve_route(e->id, TETHER_RDMA_CM_RESOLVE_MS))
             return tether__fail(TETHER_ENET,
                                 "rdma: route to %s (rank %d) failed "
                                 "(rdma_resolve_route: %s)",
@@ -286,22 +292,23 @@ static int on_event(rdma_ep *ep, const cm_event *e)
         return tether__fail(TETHER_ENET,
                             "rdma: no RDMA device behind %s, rank %d's address, reachable from "
                             "%s (rdma_resolve_addr: %s)",
-                            host_of(ep, p), p, host_of(ep, ep->rank), status_text(e->status));
+                            host_of(ep, p), p, host_of(ep, ep->rank),
+                            tether__rdma_cm_status(e->status));
     case RDMA_CM_EVENT_ROUTE_RESOLVED:
         TRY(link_on(ep, l, e->id->verbs));
         return --cm->unrouted == 0 ? connect_all(ep) : TETHER_OK;
     case RDMA_CM_EVENT_ROUTE_ERROR:
         return tether__fail(TETHER_ENET,
                             "rdma: route to %s (rank %d) failed (rdma_resolve_route: %s)",
-                            host_of(ep, p), p, status_text(e->status));
+                            host_of(ep, p), p, tether__rdma_cm_status(e->status));
     case RDMA_CM_EVENT_ESTABLISHED:
         cm->up[p] = 1;
         cm->unconnected--;
         return TETHER_OK;
     case RDMA_CM_EVENT_REJECTED:
-        return tether__fail(TETHER_EPEER,
-                            "rdma: rank %d at %s rejected the connection from %s (%s, status %d)",
-                            p, host_of(ep, p), l->dev->name, status_text(e->status), e->status);
+        return tether__fail(
+            TETHER_EPEER, "rdma: rank %d at %s rejected the connection from %s (%s, status %d)", p,
+            host_of(ep, p), l->dev->name, tether__rdma_cm_status(e->status), e->status);
     case RDMA_CM_EVENT_UNREACHABLE:
     case RDMA_CM_EVENT_CONNECT_ERROR:
     case RDMA_CM_EVENT_DISCONNECTED:

@@ -3,6 +3,7 @@
  * device matrix only. CMakeLists.txt compiles this file instead of cm.c and rdmacm.c. */
 #include <errno.h>
 
+#include "rdma.h"
 #include "rdma_impl.h"
 
 int tether__rdma_cm_open(const tether_config *cfg, rdma_ep *ep, int64_t deadline_ms)
@@ -30,6 +31,13 @@ struct ibv_qp *tether__rdma_cm_create_qp(rdma_ep *ep, rdma_link *l, struct ibv_q
     (void)ia;
     errno = ENOSYS; /* never called: no link has a cm_id */
     return NULL;
+}
+
+void tether__rdma_cm_report(const tether_config *cfg, char *out, size_t len)
+{
+    (void)cfg;
+    if (len)
+        out[0] = '\0';
 }
 
 void tether__rdma_cm_close(rdma_ep *ep)

@@ -352,10 +352,10 @@ CM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, st
     sv_cm_id *id = (sv_cm_id *)cid;
     int gid_index;
     (void)timeout_ms; /* answered at once */
-    if (!src || src->sa_family != AF_INET || dst->sa_family != AF_INET)
-        return softrdmacm__fail(EAFNOSUPPORT,
-                                "rdma_resolve_addr: the emulator needs IPv4 source and "
-                                "destination addresses");
+    if (!src)         /* one machine: the route to any address is loopback, out of its own device */
+        src = dst;
+    if (src->sa_family != AF_INET || dst->sa_family != AF_INET)
+        return softrdmacm__fail(EAFNOSUPPORT, "rdma_resolve_addr: only IPv4 is emulated");
     memcpy(&id->id.route.addr.src_sin, src, sizeof(struct sockaddr_in));
     memcpy(&id->id.route.addr.dst_sin, dst, sizeof(struct sockaddr_in));
     if (attach(id, (struct sockaddr_in *)src))
@@ -381,6 +381,13 @@ static int no_route(const struct sockaddr_in *a)
     return 0;
 }
 
+static uint16_t port_lid(struct ibv_context *ctx)
+{
+    struct ibv_port_attr pa;
+    memset(&pa, 0, sizeof pa);
+    return ibv_query_port(ctx, 1, &pa) ? 0 : pa.lid;
+}
+
 CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 {
     sv_cm_id *id = (sv_cm_id *)cid;
@@ -395,6 +402,8 @@ CM_EXPORT int rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
     }
     peer = softrdmacm__device(&id->id.route.addr.dst_sin, &gid_index);
     ibv_query_gid(peer, 1, gid_index, &id->path.dgid);
+    id->path.slid = htons(port_lid(id->id.verbs));
+    id->path.dlid = htons(port_lid(peer));
     id->id.route.path_rec = &id->path;
     id->id.route.num_paths = 1;
     id->state = ID_ROUTE;
