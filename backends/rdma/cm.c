@@ -141,6 +141,13 @@ static int no_device_here(rdma_ep *ep, const char *why)
                         host_of(ep, ep->rank), why);
 }
 
+/* ep->cm_make_qp: a QP on l's cm_id, at INIT */
+static struct ibv_qp *make_qp(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)
+{
+    /* like ibv_create_qp, rdma_create_qp writes the granted caps back into ia */
+    return ep->cm->lib.create_qp(l->cm_id, l->dev->pd, ia) ? NULL : l->cm_id->qp;
+}
+
 /* Listen on our own address, and tell every peer the port (the side channels, in peer order). */
 static int listen_here(rdma_ep *ep, int64_t deadline)
 {
@@ -385,6 +392,7 @@ int tether__rdma_cm_open(const tether_config *cfg, rdma_ep *ep, int64_t deadline
     if (tether__rdmacm_load(&ep->cm->lib, why, sizeof why))
         return tether__fail(TETHER_EUNAVAIL, "rdma: %s", why);
     ep->cm->token = token_hash(cfg->job_token);
+    ep->cm_make_qp = make_qp;
     TRY(load_addresses(cfg, ep));
     TRY(listen_here(ep, deadline_ms));
     TRY(start_links(ep));
@@ -408,12 +416,6 @@ int tether__rdma_cm_usable(char *why, size_t why_len)
         return 0;
     tether__rdmacm_unload(&lib);
     return 1;
-}
-
-struct ibv_qp *tether__rdma_cm_create_qp(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)
-{
-    /* like ibv_create_qp, rdma_create_qp writes the granted caps back into ia */
-    return ep->cm->lib.create_qp(l->cm_id, l->dev->pd, ia) ? NULL : l->cm_id->qp;
 }
 
 void tether__rdma_cm_close(rdma_ep *ep)

@@ -1,7 +1,6 @@
 /* backends/rdma/cm_absent.c - the rdma_cm entry points of a build made without <rdma/rdma_cma.h>
  * (macOS, whose RDMA has no connection manager; Linux without librdmacm-dev): links come from the
  * device matrix only. CMakeLists.txt compiles this file instead of cm.c and rdmacm.c. */
-#include <errno.h>
 
 #include "rdma.h"
 #include "rdma_impl.h"
@@ -22,15 +21,6 @@ int tether__rdma_cm_usable(char *why, size_t why_len)
     (void)why;
     (void)why_len;
     return 1; /* a matrix needs no connection manager */
-}
-
-struct ibv_qp *tether__rdma_cm_create_qp(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)
-{
-    (void)ep;
-    (void)l;
-    (void)ia;
-    errno = ENOSYS; /* never called: no link has a cm_id */
-    return NULL;
 }
 
 void tether__rdma_cm_report(const tether_config *cfg, char *out, size_t len)

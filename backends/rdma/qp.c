@@ -33,7 +33,7 @@ static int modify_failed(rdma_ep *ep, const rdma_link *l, const char *to, int rc
 /* A link through rdma_cm gets its QP from the cm_id (cm.c), at INIT on the id's device. */
 static struct ibv_qp *create_once(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)
 {
-    return l->cm_id ? tether__rdma_cm_create_qp(ep, l, ia) : ep->ibv.create_qp(l->dev->pd, ia);
+    return l->cm_id ? ep->cm_make_qp(ep, l, ia) : ep->ibv.create_qp(l->dev->pd, ia);
 }
 
 static struct ibv_qp *create(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)

@@ -310,6 +310,10 @@ typedef struct rdma_ep {
      * never call back into the data path (tests/layers). */
     int (*push)(struct rdma_ep *ep, struct rdma_link *l);
     struct tether__rdma_cm *cm; /* cm.c: the links' connection manager; NULL with a matrix */
+    /* cm.c's maker of a QP on a link's cm_id (NULL with errno, as ibv_create_qp), for qp.c: a
+     * pointer, not a call, as push is, so that qp.c never calls back into cm.c (tests/layers) */
+    struct ibv_qp *(*cm_make_qp)(struct rdma_ep *ep, struct rdma_link *l,
+                                 struct ibv_qp_init_attr *ia);
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
@@ -355,8 +359,6 @@ rdma_qp_info tether__rdma_qp_mine(const rdma_ep *ep, const rdma_link *l);
  * QP at RTS, ep's side channels open. usable: 1, or 0 with why when librdmacm cannot load. */
 int tether__rdma_cm_open(const tether_config *cfg, rdma_ep *ep, int64_t deadline_ms);
 int tether__rdma_cm_usable(char *why, size_t why_len);
-/* l's QP on its cm_id's context (NULL with errno, as ibv_create_qp) */
-struct ibv_qp *tether__rdma_cm_create_qp(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia);
 /* Disconnect and free every link's connection and QP, and the manager; before the devices go. */
 void tether__rdma_cm_close(rdma_ep *ep);
 
