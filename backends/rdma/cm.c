@@ -126,9 +126,15 @@ static int device_of(rdma_ep *ep, struct ibv_context *ctx, rdma_dev **out)
     return tether__rdma_dev_adopt(ep, *out, ctx);
 }
 
-static int link_on(rdma_ep *ep, rdma_link *l, struct ibv_context *ctx)
+/* l on the device of id, whose port rdma_cm picked: port 1, the one the backend queries and uses */
+static int link_on(rdma_ep *ep, rdma_link *l, struct rdma_cm_id *id)
 {
-    TRY(device_of(ep, ctx, &l->dev));
+    if (id->port_num != 1)
+        return tether__fail(TETHER_ECONFIG,
+                            "rdma: rdma_cm reaches rank %d (%s) through port %u of %s; tether uses "
+                            "port 1 of each device only",
+                            l->peer, host_of(ep, l->peer), id->port_num, id->verbs->device->name);
+    TRY(device_of(ep, id->verbs, &l->dev));
     l->first_slot = l->dev->nlinks++ * LINK_SLOTS;
     return TETHER_OK;
 }
@@ -191,7 +197,7 @@ static int start_links(rdma_ep *ep)
         ep->peers[p].nlinks = 1;
         cm->unconnected++;
         if (p < ep->rank) {
-            TRY(link_on(ep, l, cm->listen->verbs));
+            TRY(link_on(ep, l, cm->listen));
             continue;
         }
         if (cm->lib.create_id(cm->ch, &l->cm_id, l, RDMA_PS_TCP))
@@ -302,7 +308,7 @@ static int on_event(rdma_ep *ep, const cm_event *e)
                             host_of(ep, p), p, host_of(ep, ep->rank),
                             tether__rdma_cm_status(e->status));
     case RDMA_CM_EVENT_ROUTE_RESOLVED:
-        TRY(link_on(ep, l, e->id->verbs));
+        TRY(link_on(ep, l, e->id));
         return --cm->unrouted == 0 ? connect_all(ep) : TETHER_OK;
     case RDMA_CM_EVENT_ROUTE_ERROR:
         return tether__fail(TETHER_ENET,
