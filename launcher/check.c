@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/rdma/rdma.h"
 #include "check.h"
 #include "cli/commands.h"
 #include "core/size_arg.h"
@@ -100,7 +101,7 @@ static void check_env(tether__hostcheck_report *r)
 void tether__hostcheck_local(tether__hostcheck_report *r)
 {
     tether_config cfg;
-    char host[256] = "?";
+    char host[256] = "?", cm[4096];
     gethostname(host, sizeof host - 1);
     tether__sb_addf(&r->text, "tether %s on %s, jansson %s\n", TETHER_VERSION_STRING, host,
                     JANSSON_VERSION);
@@ -110,6 +111,9 @@ void tether__hostcheck_local(tether__hostcheck_report *r)
     }
     check_backends(r, &cfg);
     tether__hostcheck_net(r, &cfg);
+    tether__rdma_cm_report(&cfg, cm, sizeof cm);
+    if (cm[0])
+        tether__sb_addf(&r->text, "rdma_cm, to each hostfile address:\n%s", cm);
     check_env(r);
 }
 

@@ -24,6 +24,13 @@ static int absent_configured(const tether_config *cfg, char *why, size_t why_len
     return 0;
 }
 
+void tether__rdma_cm_report(const tether_config *cfg, char *out, size_t len)
+{
+    (void)cfg;
+    if (len)
+        out[0] = '\0';
+}
+
 const tether_transport_ops tether_rdma_ops = {
     .name = "rdma",
     .configured = absent_configured,

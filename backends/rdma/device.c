@@ -63,16 +63,14 @@ static int check_port(rdma_ep *ep, rdma_dev *d)
                             strerror(rc));
     d->mtu = pa.active_mtu;
     d->max_qp = da.max_qp;
-    return find_gid(ep, d, pa.gid_tbl_len);
+    /* Through rdma_cm the connection manager addresses the peer (GID or LID) */
+    return d->borrowed ? TETHER_OK : find_gid(ep, d, pa.gid_tbl_len);
 }
 
-int tether__rdma_dev_open(rdma_ep *ep, rdma_dev *d, struct ibv_device *dev)
+/* The port checks, PD and completion channel of the device whose context d->ctx is. */
+static int setup(rdma_ep *ep, rdma_dev *d)
 {
     int flags;
-    snprintf(d->name, sizeof d->name, "%s", ep->ibv.get_device_name(dev));
-    if (!(d->ctx = ep->ibv.open_device(dev)))
-        return tether__fail(TETHER_ENET, "rdma: ibv_open_device(%s) failed: %s", d->name,
-                            strerror(errno));
     TRY(check_port(ep, d));
     if (!(d->pd = ep->ibv.alloc_pd(d->ctx)))
         return tether__fail(TETHER_ENET, "rdma: ibv_alloc_pd(%s) failed: %s", d->name,
@@ -86,6 +84,23 @@ int tether__rdma_dev_open(rdma_ep *ep, rdma_dev *d, struct ibv_device *dev)
         return tether__fail(TETHER_ENET, "rdma: fcntl(O_NONBLOCK) on the channel of %s: %s",
                             d->name, strerror(errno));
     return TETHER_OK;
+}
+
+int tether__rdma_dev_open(rdma_ep *ep, rdma_dev *d, struct ibv_device *dev)
+{
+    snprintf(d->name, sizeof d->name, "%s", ep->ibv.get_device_name(dev));
+    if (!(d->ctx = ep->ibv.open_device(dev)))
+        return tether__fail(TETHER_ENET, "rdma: ibv_open_device(%s) failed: %s", d->name,
+                            strerror(errno));
+    return setup(ep, d);
+}
+
+int tether__rdma_dev_adopt(rdma_ep *ep, rdma_dev *d, struct ibv_context *ctx)
+{
+    snprintf(d->name, sizeof d->name, "%s", ep->ibv.get_device_name(ctx->device));
+    d->ctx = ctx;
+    d->borrowed = 1;
+    return setup(ep, d);
 }
 
 /* One page-aligned pool per device, registered once (drivers allow about 100 MRs per device),
@@ -146,7 +161,7 @@ void tether__rdma_dev_close(rdma_ep *ep, rdma_dev *d)
         check_close(ep->ibv.destroy_comp_channel(d->ch), "ibv_destroy_comp_channel", d->name);
     if (d->pd)
         check_close(ep->ibv.dealloc_pd(d->pd), "ibv_dealloc_pd", d->name);
-    if (d->ctx)
+    if (d->ctx && !d->borrowed)
         check_close(ep->ibv.close_device(d->ctx), "ibv_close_device", d->name);
     memset(d, 0, sizeof *d);
 }

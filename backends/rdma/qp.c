@@ -30,12 +30,18 @@ static int modify_failed(rdma_ep *ep, const rdma_link *l, const char *to, int rc
                         qp_kind(ep), l->qp->qp_num, to, l->peer, l->dev->name, strerror(rc), attrs);
 }
 
+/* A link through rdma_cm gets its QP from the cm_id (cm.c), at INIT on the id's device. */
+static struct ibv_qp *create_once(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)
+{
+    return l->cm_id ? ep->cm_make_qp(ep, l, ia) : ep->ibv.create_qp(l->dev->pd, ia);
+}
+
 static struct ibv_qp *create(rdma_ep *ep, rdma_link *l, struct ibv_qp_init_attr *ia)
 {
-    struct ibv_qp *qp = ep->ibv.create_qp(l->dev->pd, ia);
+    struct ibv_qp *qp = create_once(ep, l, ia);
     if (!qp && errno == EINVAL && ia->cap.max_inline_data) {
         ia->cap.max_inline_data = 0;
-        qp = ep->ibv.create_qp(l->dev->pd, ia);
+        qp = create_once(ep, l, ia);
     }
     return qp;
 }
@@ -66,8 +72,10 @@ int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l)
                             l->dev->name, qp_kind(ep), l->peer, strerror(e), hint);
     }
     l->max_inline = ia.cap.max_inline_data;
-    rc = ep->ibv.modify_qp(l->qp, &a,
-                           IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    rc = l->cm_id
+             ? 0
+             : ep->ibv.modify_qp(
+                   l->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (rc)
         return modify_failed(ep, l, "INIT", rc, "port 1, pkey_index 0, local write");
     for (int slot = 0; slot < RECV_SLOTS; slot++)

@@ -9,7 +9,9 @@
  * library, opens the devices (port active, IPv4-mapped GID found by scanning), creates the QPs with
  * their receives posted, trades QP numbers, PSNs and GIDs on the side channels, moves every QP to
  * RTS and waits until every peer has too, so no frame ever meets a QP that cannot take it. The data
- * path is io.c; TETHER_RDMA_QP=uc|rc picks the QP type (uc on macOS, where only UC exists). */
+ * path is io.c; TETHER_RDMA_QP=uc|rc picks the QP type (uc on macOS, where only UC exists). Without
+ * a matrix (Linux, the backend asked for by name), the links come from rdma_cm on the hostfile's
+ * addresses instead (cm.c): one RC QP per peer, the same side channels and data path. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -43,13 +45,28 @@ static int sticky(const rdma_ep *ep)
     return tether__fail(ep->err, "%s", ep->errmsg);
 }
 
+/* Linux, asked for by name: rdma_cm connects the hostfile's addresses without a matrix. Not for
+ * "any", which tries rdma first: every TCP job there would try RDMA too. */
+static int cm_wanted(const tether_config *cfg)
+{
+#if defined(__APPLE__)
+    (void)cfg;
+    return 0; /* no rdma_cm */
+#else
+    const char *b = tether__backend_canonical(tether__env("TETHER_BACKEND", NULL));
+    return cfg->hostfile && b && !strcmp(b, "rdma");
+#endif
+}
+
 static int rdma_configured(const tether_config *cfg, char *why, size_t why_len)
 {
-    if (cfg->ibv_devices && cfg->coordinator)
+    if ((cfg->ibv_devices || cm_wanted(cfg)) && cfg->coordinator)
         return 1;
     snprintf(why, why_len, "%s",
-             !cfg->ibv_devices ? "TETHER_IBV_DEVICES (or MLX_IBV_DEVICES) is unset"
-                               : "TETHER_COORDINATOR is unset (the RDMA side channel needs it)");
+             cfg->ibv_devices || cm_wanted(cfg)
+                 ? "TETHER_COORDINATOR is unset (the RDMA side channel needs it)"
+                 : "TETHER_IBV_DEVICES (or MLX_IBV_DEVICES) is unset (on Linux, "
+                   "TETHER_BACKEND=rdma with a hostfile connects through rdma_cm instead)");
     return 0;
 }
 
@@ -66,7 +83,7 @@ static int rdma_usable(char *why, size_t why_len)
     if (!list || n == 0)
         snprintf(why, why_len, "%s finds no RDMA device (%s)", v.path, NO_DEVICE_HINT);
     tether__ibv_unload(&v);
-    return list && n > 0;
+    return list && n > 0 && tether__rdma_cm_usable(why, why_len);
 }
 
 static int qp_type_from_env(rdma_ep *ep)
@@ -231,6 +248,10 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     TRY(resend_from_env(ep));
     if (tether__ibv_load(&ep->ibv, why, sizeof why))
         return tether__fail(TETHER_EUNAVAIL, "rdma: %s", why);
+    if (!cfg->ibv_devices) {
+        TRY(tether__rdma_side_open(cfg, ep));
+        return tether__rdma_cm_open(cfg, ep, deadline);
+    }
     TRY(tether__hostfile_load_devices(cfg->ibv_devices, &m));
     if (m.n != ep->size)
         rc = tether__fail(TETHER_ECONFIG,
@@ -251,7 +272,7 @@ static int size_from_matrix(const tether_config *given, tether_config *cfg)
 {
     tether_device_matrix m;
     *cfg = *given;
-    if (cfg->size >= 1)
+    if (cfg->size >= 1 || !cfg->ibv_devices)
         return TETHER_OK;
     TRY(tether__hostfile_load_devices(cfg->ibv_devices, &m));
     cfg->size = m.n;
@@ -293,8 +314,8 @@ static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int
         rdma_close((tether_ep *)ep);
         return rc;
     }
-    TLOG_INFO("rdma: %s, %s QPs on %d device(s)", ep->ring ? "ring mode" : "full mesh",
-              ep->uc ? "UC" : "RC", ep->ndev);
+    TLOG_INFO("rdma: %s, %s QPs on %d device(s)%s", ep->ring ? "ring mode" : "full mesh",
+              ep->uc ? "UC" : "RC", ep->ndev, ep->cm ? ", connected through rdma_cm" : "");
     *out = (tether_ep *)ep;
     *rank = ep->rank;
     *size = ep->size;
@@ -607,6 +628,7 @@ static void rdma_close(tether_ep *tep)
     }
     tether__rdma_side_say(ep, SIDE_BYE, BYE_CLOSED, NULL);
     tether__loop_stop(&ep->loop);
+    tether__rdma_cm_close(ep);         /* its QPs and connections */
     for (int p = 0; p < ep->size; p++) /* before the requests: their queues still point at them */
         if (p != ep->rank)
             free_peer(ep, &ep->peers[p]);

@@ -117,6 +117,7 @@ typedef struct rdma_dev {
     unsigned char *pool;
     size_t pool_len;
     int nlinks;    /* links on this device: the pool has LINK_SLOTS slots for each */
+    int borrowed;  /* ctx is rdma_cm's (cm.c): its GID unused, never closed here */
     int gid_index; /* of the IPv4-mapped GID, found by scanning */
     union ibv_gid gid;
     enum ibv_mtu mtu;
@@ -163,6 +164,7 @@ typedef struct rdma_link {
     rdma_dev *dev;
     int first_slot; /* index of its first slot in dev->pool */
     struct ibv_qp *qp;
+    struct rdma_cm_id *cm_id; /* its connection through rdma_cm (cm.c); NULL with a matrix */
     uint32_t max_inline;
     /* flow control */
     int credits;            /* data frames we may still send */
@@ -313,6 +315,11 @@ typedef struct rdma_ep {
      * moved to another, or a cable back, go out at once. A pointer, not a call, so those files
      * never call back into the data path (tests/layers). */
     int (*push)(struct rdma_ep *ep, struct rdma_link *l);
+    struct tether__rdma_cm *cm; /* cm.c: the links' connection manager; NULL with a matrix */
+    /* cm.c's maker of a QP on a link's cm_id (NULL with errno, as ibv_create_qp), for qp.c: a
+     * pointer, not a call, as push is, so that qp.c never calls back into cm.c (tests/layers) */
+    struct ibv_qp *(*cm_make_qp)(struct rdma_ep *ep, struct rdma_link *l,
+                                 struct ibv_qp_init_attr *ia);
 } rdma_ep;
 
 /* Every link of every peer: for (RDMA_EACH_LINK(ep, l)) { ... } */
@@ -338,18 +345,28 @@ int tether__rdma_stranded_check(rdma_ep *ep);
 
 /* device.c */
 int tether__rdma_dev_open(rdma_ep *ep, rdma_dev *d, struct ibv_device *dev);
+/* The same on a context rdma_cm opened (cm.c), which stays rdma_cm's. */
+int tether__rdma_dev_adopt(rdma_ep *ep, rdma_dev *d, struct ibv_context *ctx);
 int tether__rdma_dev_pool(rdma_ep *ep, rdma_dev *d);
 void tether__rdma_dev_close(rdma_ep *ep, rdma_dev *d);
 /* Take and acknowledge every event waiting on the device's channel (it is non-blocking). */
 void tether__rdma_dev_events(rdma_ep *ep, rdma_dev *d);
 unsigned char *tether__rdma_slot(const rdma_link *l, int slot);
 
-/* qp.c */
+/* qp.c. A link with a cm_id gets its QP from rdma_cm, at INIT, and is connected by cm.c. */
 int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l);
 int tether__rdma_qp_connect(rdma_ep *ep, rdma_link *l, const rdma_qp_info *mine,
                             const rdma_qp_info *peer);
 /* What l's side tells the peer before RTR (its QP created). */
 rdma_qp_info tether__rdma_qp_mine(const rdma_ep *ep, const rdma_link *l);
+
+/* cm.c (cm_absent.c in builds without <rdma/rdma_cma.h>): the links through the RDMA connection
+ * manager, when no device matrix is given (Linux). open: every link's device, pool and QP, each
+ * QP at RTS, ep's side channels open. usable: 1, or 0 with why when librdmacm cannot load. */
+int tether__rdma_cm_open(const tether_config *cfg, rdma_ep *ep, int64_t deadline_ms);
+int tether__rdma_cm_usable(char *why, size_t why_len);
+/* Disconnect and free every link's connection and QP, and the manager; before the devices go. */
+void tether__rdma_cm_close(rdma_ep *ep);
 
 /* post.c: work requests on l's QP. Caller holds ep->mu. A work request's id holds the peer (bits
  * 32-63), the link's QP generation (28-31), its kind (24-27), the lane (16-23) and the slot

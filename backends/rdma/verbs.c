@@ -13,15 +13,8 @@
 #define DEFAULT_LIB "libibverbs.so.1"
 #endif
 
-/* Where each entry point goes in the table, by name. */
-#define SYM(field, name)                                                                           \
-    {                                                                                              \
-        offsetof(tether__ibv, field), name                                                         \
-    }
-static const struct {
-    size_t offset;
-    const char *name;
-} symbols[] = {
+#define SYM(field, name) TETHER_DL_SYM(tether__ibv, field, name)
+static const tether__dl_sym symbols[] = {
     SYM(get_device_list, "ibv_get_device_list"),
     SYM(free_device_list, "ibv_free_device_list"),
     SYM(get_device_name, "ibv_get_device_name"),
@@ -46,31 +39,38 @@ static const struct {
     SYM(wc_status_str, "ibv_wc_status_str"),
 };
 
+int tether__dl_table(const char *path, void **lib, void *table, const tether__dl_sym *syms,
+                     size_t nsyms, const char *missing, const char *kind, char *why, size_t why_len)
+{
+    /* NODELETE: a library that keeps state (threads, provider caches) must survive our dlclose,
+     * and its allocations stay reachable for leak checkers. */
+    if (!(*lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))) {
+        snprintf(why, why_len, "cannot load %s (%s); %s", path, dlerror(), missing);
+        return -1;
+    }
+    for (size_t i = 0; i < nsyms; i++) {
+        void *f = dlsym(*lib, syms[i].name);
+        if (!f) {
+            snprintf(why, why_len, "%s has no %s: not a %s library", path, syms[i].name, kind);
+            dlclose(*lib);
+            *lib = NULL;
+            return -1;
+        }
+        /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
+        memcpy((char *)table + syms[i].offset, &f, sizeof f);
+    }
+    return 0;
+}
+
 int tether__ibv_load(tether__ibv *v, char *why, size_t why_len)
 {
     const char *path = tether__env("TETHER_IBVERBS_LIB", NULL);
     memset(v, 0, sizeof *v);
     snprintf(v->path, sizeof v->path, "%s", path && *path ? path : DEFAULT_LIB);
-    /* NODELETE: a library that keeps state (threads, provider caches) must survive our dlclose,
-     * and its allocations stay reachable for leak checkers. */
-    if (!(v->lib = dlopen(v->path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))) {
-        snprintf(why, why_len,
-                 "cannot load %s (%s); RDMA needs libibverbs (Linux) or macOS 26.2+, "
-                 "TETHER_IBVERBS_LIB names another file",
-                 v->path, dlerror());
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *f = dlsym(v->lib, symbols[i].name);
-        if (!f) {
-            snprintf(why, why_len, "%s has no %s: not a verbs library", v->path, symbols[i].name);
-            tether__ibv_unload(v);
-            return -1;
-        }
-        /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
-        memcpy((char *)v + symbols[i].offset, &f, sizeof f);
-    }
-    return 0;
+    return tether__dl_table(v->path, &v->lib, v, symbols, sizeof symbols / sizeof symbols[0],
+                            "RDMA needs libibverbs (Linux) or macOS 26.2+, TETHER_IBVERBS_LIB "
+                            "names another file",
+                            "verbs", why, why_len);
 }
 
 void tether__ibv_unload(tether__ibv *v)

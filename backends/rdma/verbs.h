@@ -42,6 +42,23 @@ typedef struct tether__ibv {
 
 /* Load the library and every entry point. 0, or -1 with why saying which file or symbol failed. */
 int tether__ibv_load(tether__ibv *v, char *why, size_t why_len);
+
+/* Where an entry point goes in a table, by name (verbs.c, rdmacm.c). */
+typedef struct tether__dl_sym {
+    size_t offset;
+    const char *name;
+} tether__dl_sym;
+#define TETHER_DL_SYM(type, field, name)                                                           \
+    {                                                                                              \
+        offsetof(type, field), name                                                                \
+    }
+
+/* dlopen path into *lib and fill table with syms. 0, or -1 with why naming the file or the missing
+ * symbol; missing says what the library is for (the message when it cannot be loaded), kind what
+ * it should be (the message when a symbol is missing: "not a <kind> library"). */
+int tether__dl_table(const char *path, void **lib, void *table, const tether__dl_sym *syms,
+                     size_t nsyms, const char *missing, const char *kind, char *why,
+                     size_t why_len);
 void tether__ibv_unload(tether__ibv *v);
 
 #endif

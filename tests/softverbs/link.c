@@ -178,12 +178,17 @@ int softverbs__link_connect(sv_qp *q)
 {
     struct sockaddr_un sa;
     sv_hdr h = {.magic = SV_MAGIC, .kind = SV_HELLO, .len = sizeof(sv_hello)};
+    const struct ibv_ah_attr *ah = &q->attr.ah_attr;
     sv_hello hello = {.src_qpn = q->qp.qp_num,
                       .dst_qpn = q->attr.dest_qp_num,
-                      .sgid = q->dev->gid[q->attr.ah_attr.grh.sgid_index],
-                      .dgid = q->attr.ah_attr.grh.dgid};
+                      .slid = ah->is_global ? 0 : softverbs__lid(q->dev),
+                      .dlid = ah->is_global ? 0 : ah->dlid};
     unsigned char *p;
     int fd;
+    if (ah->is_global) {
+        hello.sgid = q->dev->gid[ah->grh.sgid_index];
+        hello.dgid = ah->grh.dgid;
+    }
     if (q->out)
         return SV_LINK_UP;
     if ((fd = unix_socket()) < 0)

@@ -197,9 +197,13 @@ static void on_resp(sv_qp *q, const sv_hdr *h, uint64_t now)
 /* Would this QP take a message from the link described by hi at all? */
 static int rx_accepts(const sv_qp *q, const sv_hello *hi)
 {
-    return (q->qp.state == IBV_QPS_RTR || q->qp.state == IBV_QPS_RTS) &&
-           hi->src_qpn == q->attr.dest_qp_num &&
-           !memcmp(&hi->sgid, &q->attr.ah_attr.grh.dgid, sizeof hi->sgid) &&
+    const struct ibv_ah_attr *ah = &q->attr.ah_attr;
+    if (!(q->qp.state == IBV_QPS_RTR || q->qp.state == IBV_QPS_RTS) ||
+        hi->src_qpn != q->attr.dest_qp_num)
+        return 0;
+    if (!ah->is_global) /* ib, by LID: from the LID we named, to ours */
+        return hi->slid == ah->dlid && hi->dlid == softverbs__lid(q->dev);
+    return !memcmp(&hi->sgid, &ah->grh.dgid, sizeof hi->sgid) &&
            softverbs__gid_index(q->dev, &hi->dgid) >= 0;
 }
 

@@ -209,10 +209,18 @@ static int check_mask(const sv_qp *q, const struct ibv_qp_attr *a, int mask, enu
 static int check_av(const sv_qp *q, const struct ibv_ah_attr *ah)
 {
     const union ibv_gid *sgid;
+    if (softverbs__env.prof.ib && !ah->is_global && ah->port_num == 1) {
+        if (ah->dlid == 0)
+            return softverbs__fail(EINVAL,
+                                   "ibv_modify_qp(QP %u): ah_attr without a GRH needs the "
+                                   "destination's LID (dlid 0)",
+                                   q->qp.qp_num);
+        return 0;
+    }
     if (!ah->is_global || ah->port_num != 1)
         return softverbs__fail(EINVAL,
                                "ibv_modify_qp(QP %u): ah_attr needs is_global=1 (RoCE "
-                               "addresses by GID) and port_num=1, got %d and %d",
+                               "addresses by GID; ib: or a dlid) and port_num=1, got %d and %d",
                                q->qp.qp_num, ah->is_global, ah->port_num);
     if (ah->grh.sgid_index >= SV_GID_TBL_LEN)
         return softverbs__fail(EINVAL,

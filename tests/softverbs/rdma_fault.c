@@ -4,35 +4,35 @@
  * Usage: rdma_fault
  * kill|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|
  * beatstop|beatidle N uc|rc
- * [ring] (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring neighbours
- * only, so the backend runs in ring mode and forwards) The parent forks N ranks that bootstrap
- * through a coordinator on 127.0.0.1 (tether launch would stop the survivors when one dies) and
- * judges their exit codes: kill     rank 1 kills itself mid-all-reduce: every survivor fails with
- * EPEER or ENET in < 5 s. stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3:
- * every survivor fails (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s. drop     each
- * rank's 7th frame is lost (SOFTVERBS_DROP_NTH): every rank must finish with the right data (uc:
- * the backend resends it; rc: the QP does). creditdrop rank 0 sends rank 1 a 40-frame message:
- * rank 1's first frame, a control frame (credits, acknowledgements), is lost; every rank must
- * finish. lastdrop with TETHER_TIMEOUT=0, rank 0 sends rank 1 a one-frame message, which is lost,
- * then waits for rank 1's answer: nothing else goes until it is resent; every rank must finish in
- * < 5 s. awaydrop the same, but rank 0 stays away from tether (sleeping) for 1.5 s after its send:
- * its heartbeat thread must resend, so rank 1 has the message within 0.75 s. dup
- * TETHER_RDMA_RESEND_MS=1 and completions 2 ms late (SOFTVERBS_DELAY_US): frames go
- * again before their acknowledgements are seen, so ranks receive duplicates (ctest checks the
- * count in the TETHER_VERBOSE=1 line), and every rank must finish. mismatch rank 0 all-reduces
- * one element more: every rank fails with EMISMATCH. bcastroot, bcastcount: rank 1 broadcasts from
- * root 1 where the others name root 0, or the last rank (a leaf) one element more: every rank fails
- * that call with EMISMATCH or, if it received nothing from a rank that disagrees, the barrier
- * after it (EMISMATCH, or EPEER from a rank that left). nodev    no devices:
- * tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL). nogid    devices without
- * an IPv4-mapped GID: ECONFIG naming the fix. qplimit  one device for every peer with 1 QP allowed:
- * a clear error about the QP limit. anykill  rank 0 receives from TETHER_ANY_SOURCE, the others
- * from rank 0; rank 1 is killed: every survivor fails with EPEER or ENET in < 5 s. anysize  the
- * same, but rank 1 sends one element more than rank 0 takes: every rank fails with EMISMATCH (or
- * EPEER). anybye   the others close normally, then rank 0 receives from TETHER_ANY_SOURCE: EPEER in
- *            < 5 s.
- *   idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those sleep outside
- *            tether: their progress threads must forward, so it finishes long before they wake.
+ * [ring|cm] (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring
+ * neighbours only, so the backend runs in ring mode and forwards; "cm": no device matrix, rank r at
+ * 127.0.0.<r+1> in the hostfile, connected through rdma_cm, TETHER_RDMACM_LIB naming the
+ * emulator's, linux profile) The parent forks N ranks that bootstrap through a coordinator on
+ * 127.0.0.1 (tether launch would stop the survivors when one dies) and judges their exit codes:
+ * kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
+ * stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3: every survivor fails
+ * (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s. drop     each rank's 7th frame is
+ * lost (SOFTVERBS_DROP_NTH): every rank must finish with the right data (uc: the backend resends
+ * it; rc: the QP does). creditdrop rank 0 sends rank 1 a 40-frame message: rank 1's first frame, a
+ * control frame (credits, acknowledgements), is lost; every rank must finish. lastdrop with
+ * TETHER_TIMEOUT=0, rank 0 sends rank 1 a one-frame message, which is lost, then waits for rank 1's
+ * answer: nothing else goes until it is resent; every rank must finish in < 5 s. awaydrop the same,
+ * but rank 0 stays away from tether (sleeping) for 1.5 s after its send: its heartbeat thread must
+ * resend, so rank 1 has the message within 0.75 s. dup TETHER_RDMA_RESEND_MS=1 and completions 2 ms
+ * late (SOFTVERBS_DELAY_US): frames go again before their acknowledgements are seen, so ranks
+ * receive duplicates (ctest checks the count in the TETHER_VERBOSE=1 line), and every rank must
+ * finish. mismatch rank 0 all-reduces one element more: every rank fails with EMISMATCH. bcastroot,
+ * bcastcount: rank 1 broadcasts from root 1 where the others name root 0, or the last rank (a leaf)
+ * one element more: every rank fails that call with EMISMATCH or, if it received nothing from a
+ * rank that disagrees, the barrier after it (EMISMATCH, or EPEER from a rank that left). nodev no
+ * devices: tether_is_available("rdma") is 0 and a strict init says why (EUNAVAIL). nogid    devices
+ * without an IPv4-mapped GID: ECONFIG naming the fix. qplimit  one device for every peer with 1 QP
+ * allowed: a clear error about the QP limit. anykill  rank 0 receives from TETHER_ANY_SOURCE, the
+ * others from rank 0; rank 1 is killed: every survivor fails with EPEER or ENET in < 5 s. anysize
+ * the same, but rank 1 sends one element more than rank 0 takes: every rank fails with EMISMATCH
+ * (or EPEER). anybye   the others close normally, then rank 0 receives from TETHER_ANY_SOURCE:
+ * EPEER in < 5 s. idle     (ring) ranks 0 and 2 trade messages through ranks 1 and 3 while those
+ * sleep outside tether: their progress threads must forward, so it finishes long before they wake.
  *   early    (ring) ranks 1 and 3 close while 0 and 2, away 3 s, have yet to trade messages
  *            through them (UC: 1 % of frames lost): they linger and pass them on; all finish.
  *   stranded (ring) the same, rank 0 closing too, and rank 2 receives from it: EPEER once the
@@ -80,6 +80,11 @@ enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 }
 #define ADDRESSED                                                                                  \
     "rdma_en0:10.0.%r.1,rdma_en1:10.1.%r.1,rdma_en2:10.2.%r.1,rdma_en3:10.3.%r.1,"                 \
     "rdma_en4:10.4.%r.1,rdma_en5:10.5.%r.1,rdma_en6:10.6.%r.1,rdma_en7:10.7.%r.1"
+
+/* cm: the device of each rank's hostfile address (RoCE v2: its GID is the address) */
+#define CM_ADDRESSED                                                                               \
+    "mlx5_0:127.0.0.1,mlx5_1:127.0.0.2,mlx5_2:127.0.0.3,mlx5_3:127.0.0.4,mlx5_4:127.0.0.5,"        \
+    "mlx5_5:127.0.0.6"
 
 #define BIG_COUNT (8 << 20) /* floats: 32 MiB */
 #define DOWN_AT_S 2.0
@@ -523,6 +528,31 @@ static void write_devices(const char *path, int n, int one_device, int ring, int
     fclose(f);
 }
 
+/* cm: the per-rank hostfile, rank r at 127.0.0.<r+1> (its port is the mesh backend's, unused) */
+static void write_hosts(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fputc('[', f);
+    for (int r = 0; r < n; r++)
+        fprintf(f, "%s[\"127.0.0.%d:%d\"]", r ? "," : "", r + 1, 20000 + r);
+    fputs("]\n", f);
+    fclose(f);
+}
+
+/* cm: the hostfile instead of the matrix, the rdma backend asked for by name */
+static void set_cm_env(const char *hosts)
+{
+    unsetenv("TETHER_IBV_DEVICES");
+    setenv("TETHER_HOSTFILE", hosts, 1);
+    setenv("TETHER_BACKEND", "rdma", 1);
+    setenv("SOFTVERBS_PROFILE", "linux", 1);
+    setenv("SOFTVERBS_DEVICES", CM_ADDRESSED, 1);
+}
+
 static void set_env(const char *mode, int n, const char *qp, const char *dir, const char *devs)
 {
     char v[64];
@@ -640,9 +670,10 @@ static int judge(const char *mode, const int *codes, int n)
 
 int main(int argc, char **argv)
 {
-    char dir[] = "/tmp/rdma-fault-XXXXXX", devs[64];
-    int n, codes[16], bad, ring = argc == 5 && !strcmp(argv[4], "ring");
-    if ((argc != 4 && !ring) || (n = atoi(argv[2])) < 2 || n > 6 ||
+    char dir[] = "/tmp/rdma-fault-XXXXXX", devs[64], hosts[64];
+    int n, codes[16], bad, ring = argc == 5 && !strcmp(argv[4], "ring"),
+                           cm = argc == 5 && !strcmp(argv[4], "cm");
+    if ((argc != 4 && !ring && !cm) || (n = atoi(argv[2])) < 2 || n > 6 ||
         (strcmp(argv[3], "uc") && strcmp(argv[3], "rc"))) {
         fprintf(stderr, "usage: rdma_fault "
                         "kill|stop|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|bcastroot|"
@@ -650,7 +681,7 @@ int main(int argc, char **argv)
                         "qplimit|idle|early|stranded|beatstop|beatidle|cable|cableback|firstback|"
                         "lastcable|silent|lastsilent N(2-6) "
                         "uc|rc "
-                        "[ring]\n");
+                        "[ring|cm]\n");
         return 2;
     }
     if (!mkdtemp(dir)) {
@@ -662,13 +693,22 @@ int main(int argc, char **argv)
                   strstr(argv[1], "cable") || strstr(argv[1], "silent") ||
                       !strcmp(argv[1], "firstback"));
     set_env(argv[1], n, argv[3], dir, devs);
+    snprintf(hosts, sizeof hosts, "%s/hosts.json", dir);
+    if (cm) {
+        write_hosts(hosts, n);
+        set_cm_env(hosts);
+    }
     run_ranks(argv[1], n, codes);
     bad = judge(argv[1], codes, n);
     for (int r = 0; r < n; r++)
         fprintf(stderr, "rank %d exited %d\n", r, codes[r]);
     unlink(devs);
+    unlink(hosts);
     rmdir(dir); /* the emulator unlinked its sockets; a crash may leave some, which is harmless */
-    fprintf(stderr, "rdma_fault %s %d %s%s: %s\n", argv[1], n, argv[3], ring ? " ring" : "",
+    fprintf(stderr, "rdma_fault %s %d %s%s: %s\n", argv[1], n, argv[3],
+            ring ? " ring"
+            : cm ? " cm"
+                 : "",
             bad ? "FAILED" : "ok");
     return bad;
 }

@@ -10,6 +10,7 @@
 #define SOFTVERBS_H
 
 #include <infiniband/verbs.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ typedef struct sv_profile {
     uint32_t max_msg;
     int page_aligned_mr; /* registered buffers must start on a page boundary */
     int uc_rdma;         /* UC QPs may carry RDMA WRITE */
+    int ib; /* InfiniBand link layer: LIDs, no IPv4-mapped GID (the address is IPoIB's) */
     enum ibv_mtu mtu;
 } sv_profile;
 
@@ -39,9 +41,11 @@ typedef struct sv_env {
 } sv_env;
 
 typedef struct sv_device {
-    struct ibv_device dev; /* first: what callers hold */
-    int index;
+    struct ibv_device dev;             /* first: what callers hold */
+    int index;                         /* its LID on the ib profile is index + 1 */
     union ibv_gid gid[SV_GID_TBL_LEN]; /* an all-zero entry is empty */
+    struct in_addr ip;                 /* its address (RoCE: in its GID; ib: IPoIB's) */
+    int has_ip;
     int nqp, nmr, peak_qp, peak_mr;    /* live and most, for the per-device limits and stats */
     uint64_t down_at_us, up_at_us;     /* SOFTVERBS_DEVICE_DOWN (fault.c); 0 = never */
     uint64_t mute_at_us, unmute_at_us; /* SOFTVERBS_DEVICE_SILENT (fault.c); 0 = never */
@@ -161,7 +165,8 @@ typedef struct sv_hdr {
 /* First frame on a link: who sends, to whom, with which GIDs (checked against the RTR settings). */
 typedef struct sv_hello {
     uint32_t src_qpn, dst_qpn;
-    union ibv_gid sgid, dgid;
+    union ibv_gid sgid, dgid; /* zero without a GRH (ib: addressed by LID) */
+    uint16_t slid, dlid;      /* zero on RoCE */
 } sv_hello;
 
 extern pthread_mutex_t softverbs__lock;
@@ -201,6 +206,11 @@ uint64_t softverbs__cq_tick(uint64_t now);
 /* qp.c */
 sv_qp *softverbs__qp_find(uint32_t qpn);
 int softverbs__gid_index(const sv_device *d, const union ibv_gid *gid);
+uint16_t softverbs__lid(const sv_device *d); /* 0 on RoCE */
+
+/* For the connection manager emulator (cm/): 0 and the device's address in *ip, or ENOENT when it
+ * has none. */
+SV_EXPORT int softverbs_device_address(struct ibv_device *dev, struct in_addr *ip);
 
 /* post.c: finishing work requests, the QP error state */
 void softverbs__send_done(sv_qp *qp, enum ibv_wc_status st);

@@ -59,6 +59,14 @@ static const sv_profile profile_linux = {
     .uc_rdma = 1,
     .mtu = IBV_MTU_4096,
 };
+/* An InfiniBand HCA: the linux limits, LIDs, and no IPv4-mapped GID (rdma_cm maps addresses) */
+static sv_profile profile_ib(void)
+{
+    sv_profile p = profile_linux;
+    p.name = "ib";
+    p.ib = 1;
+    return p;
+}
 
 uint64_t softverbs__now_us(void)
 {
@@ -124,8 +132,10 @@ static int load_profile(sv_profile *p)
         *p = profile_linux;
     else if (!strcmp(v, "apple"))
         *p = profile_apple;
+    else if (!strcmp(v, "ib"))
+        *p = profile_ib();
     else {
-        softverbs__note("SOFTVERBS_PROFILE=\"%s\": expected apple or linux", v);
+        softverbs__note("SOFTVERBS_PROFILE=\"%s\": expected apple, linux or ib", v);
         return EINVAL;
     }
     /* Lower limits on demand, so a test can reach "too many QPs/MRs" with few ranks. */
@@ -211,9 +221,27 @@ static int parse_device(const char *entry, size_t len, long gid_index, sv_device
                         (int)len, entry, addr);
         return EINVAL;
     }
+    d->ip = ip;
+    d->has_ip = 1;
+    if (softverbs__env.prof.ib)
+        return 0; /* IPoIB's address: no GID from it */
     d->gid[gid_index].raw[10] = 0xff;
     d->gid[gid_index].raw[11] = 0xff;
     memcpy(&d->gid[gid_index].raw[12], &ip, 4);
+    return 0;
+}
+
+uint16_t softverbs__lid(const sv_device *d)
+{
+    return softverbs__env.prof.ib ? (uint16_t)(d->index + 1) : 0;
+}
+
+SV_EXPORT int softverbs_device_address(struct ibv_device *dev, struct in_addr *ip)
+{
+    const sv_device *d = (const sv_device *)dev;
+    if (!d->has_ip)
+        return ENOENT;
+    *ip = d->ip;
     return 0;
 }
 
@@ -422,11 +450,11 @@ SV_EXPORT int(ibv_query_port)(struct ibv_context *context, uint8_t port_num,
     a->gid_tbl_len = SV_GID_TBL_LEN;
     a->max_msg_sz = softverbs__env.prof.max_msg;
     a->pkey_tbl_len = 1;
-    a->lid = 0; /* RoCE: addressing is by GID */
+    a->lid = softverbs__lid(ctx_dev(context)); /* RoCE: 0, addressing is by GID */
     a->active_width = 1;
     a->active_speed = 32;
     a->phys_state = a->state == IBV_PORT_ACTIVE ? 5 : 3; /* LinkUp, Disabled */
-    a->link_layer = IBV_LINK_LAYER_ETHERNET;
+    a->link_layer = softverbs__env.prof.ib ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
     return 0;
 }
 

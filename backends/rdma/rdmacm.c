@@ -1,0 +1,50 @@
+/* backends/rdma/rdmacm.c - dlopen of librdmacm into an entry-point table (as verbs.c). */
+#include "rdmacm.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "verbs.h"
+
+#define SYM(field, name) TETHER_DL_SYM(tether__rdmacm, field, name)
+static const tether__dl_sym symbols[] = {
+    SYM(create_event_channel, "rdma_create_event_channel"),
+    SYM(destroy_event_channel, "rdma_destroy_event_channel"),
+    SYM(create_id, "rdma_create_id"),
+    SYM(destroy_id, "rdma_destroy_id"),
+    SYM(bind_addr, "rdma_bind_addr"),
+    SYM(listen, "rdma_listen"),
+    SYM(resolve_addr, "rdma_resolve_addr"),
+    SYM(resolve_route, "rdma_resolve_route"),
+    SYM(get_cm_event, "rdma_get_cm_event"),
+    SYM(ack_cm_event, "rdma_ack_cm_event"),
+    SYM(create_qp, "rdma_create_qp"),
+    SYM(destroy_qp, "rdma_destroy_qp"),
+    SYM(connect, "rdma_connect"),
+    SYM(accept, "rdma_accept"),
+    SYM(reject, "rdma_reject"),
+    SYM(disconnect, "rdma_disconnect"),
+    SYM(get_src_port, "rdma_get_src_port"),
+    SYM(event_str, "rdma_event_str"),
+};
+
+int tether__rdmacm_load(tether__rdmacm *cm, char *why, size_t why_len)
+{
+    const char *path = tether__env("TETHER_RDMACM_LIB", NULL);
+    memset(cm, 0, sizeof *cm);
+    snprintf(cm->path, sizeof cm->path, "%s", path && *path ? path : "librdmacm.so.1");
+    return tether__dl_table(cm->path, &cm->lib, cm, symbols, sizeof symbols / sizeof symbols[0],
+                            "without a device matrix (TETHER_IBV_DEVICES) RDMA connects through "
+                            "librdmacm (rdma-core's librdmacm1), TETHER_RDMACM_LIB names another "
+                            "file",
+                            "connection manager", why, why_len);
+}
+
+void tether__rdmacm_unload(tether__rdmacm *cm)
+{
+    if (cm->lib)
+        dlclose(cm->lib);
+    cm->lib = NULL;
+}
