@@ -25,6 +25,14 @@ rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l)
     return NULL;
 }
 
+void tether__rdma_fence(rdma_ep *ep, const rdma_link *l)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    for (int k = 0; k < pe->nlinks; k++)
+        pe->link[k].fence = pe->link[k].taken_n;
+    pe->fenced = 1;
+}
+
 int tether__rdma_orphaned(const rdma_link *d)
 {
     return d->failed_over && (d->refeed != d->tx_seq || d->sendq);

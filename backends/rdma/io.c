@@ -526,14 +526,6 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     return TETHER_OK;
 }
 
-void tether__rdma_fence(rdma_ep *ep, const rdma_link *l)
-{
-    rdma_peer *pe = &ep->peers[l->peer];
-    for (int k = 0; k < pe->nlinks; k++)
-        pe->link[k].fence = pe->link[k].taken_n;
-    pe->fenced = 1;
-}
-
 /* Whether l's next held frame must wait: it came after the peer's fence (a lane moved between
  * links), and a sibling still holds frames taken before it. A frame of a lane can be taken on a
  * dead link before it left and its next on the live one that carries the lane since (or on the

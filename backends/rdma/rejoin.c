@@ -61,22 +61,17 @@ static void reset(rdma_link *l)
     l->heard_us = 0; /* silence.c: heard from the next look on */
 }
 
-/* Tell the peer of l's rejoin on the side channel. A peer that closed normally meanwhile (its bye
- * waits to be read, then the end of its side channel) needs the cable no more: l stays out, and
- * the job goes on. */
+/* Tell the peer of l's rejoin on the side channel. When that fails, the side channel is broken:
+ * a peer that closed normally meanwhile (its bye waits to be read, then the end of its side
+ * channel) needs the cable no more, and one that died is named by the side channel's reader
+ * (side_read.c) as for any peer; either way l stays out, and this is not what fails the job. */
 static int tell(rdma_ep *ep, rdma_link *l, int type, const void *msg, size_t len)
 {
-    rdma_peer *pe = &ep->peers[l->peer];
-    int e = tether__rdma_side_tell(ep, l->peer, type, msg, len);
-    if (e == 0)
-        return TETHER_OK;
-    TRY(tether__rdma_side_read(ep, pe, l->peer));
-    if (pe->bye) {
+    if (tether__rdma_side_tell(ep, l->peer, type, msg, len) != 0) {
         l->rejoin = REJOIN_NONE;
-        return TETHER_OK;
+        l->rejoin_after_us = INT64_MAX;
     }
-    return tether__rdma_break(ep, TETHER_EPEER, "rdma: telling rank %d (%s) of %s failed: %s",
-                              l->peer, pe->addr, l->dev->name, strerror(e));
+    return TETHER_OK;
 }
 
 /* Our fresh QP's details to the peer: the first step, once the port is back. */
