@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 #define SV_EXPORT __attribute__((visibility("default")))
@@ -207,6 +208,10 @@ uint64_t softverbs__cq_tick(uint64_t now);
 sv_qp *softverbs__qp_find(uint32_t qpn);
 int softverbs__gid_index(const sv_device *d, const union ibv_gid *gid);
 uint16_t softverbs__lid(const sv_device *d); /* 0 on RoCE */
+
+/* One line on stderr, "who[pid]: message", with strerror(err) after it when err is not 0: the
+ * emulators' notes and (SOFTVERBS_DEBUG=1) failures, the connection manager's (cm/) too. */
+SV_EXPORT void softverbs_vsay(const char *who, int err, const char *fmt, va_list ap);
 
 /* For the connection manager emulator (cm/): 0 and the device's address in *ip, or ENOENT when it
  * has none. */

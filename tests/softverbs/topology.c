@@ -75,14 +75,22 @@ uint64_t softverbs__now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+void softverbs_vsay(const char *who, int err, const char *fmt, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    if (err)
+        fprintf(stderr, "%s[%d]: %s (%s)\n", who, (int)getpid(), line, strerror(err));
+    else
+        fprintf(stderr, "%s[%d]: %s\n", who, (int)getpid(), line);
+}
+
 void softverbs__note(const char *fmt, ...)
 {
     va_list ap;
-    char line[512];
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    softverbs_vsay("softverbs", 0, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "softverbs[%d]: %s\n", (int)getpid(), line);
 }
 
 /* A verbs call fails: errno and the return value carry err; SOFTVERBS_DEBUG=1 also says why. */
@@ -90,11 +98,9 @@ int softverbs__fail(int err, const char *fmt, ...)
 {
     if (softverbs__env.debug) {
         va_list ap;
-        char line[400];
         va_start(ap, fmt);
-        vsnprintf(line, sizeof line, fmt, ap);
+        softverbs_vsay("softverbs", err, fmt, ap);
         va_end(ap);
-        softverbs__note("%s (%s)", line, strerror(err));
     }
     errno = err;
     return err;

@@ -27,11 +27,9 @@ static struct ibv_context *contexts[MAX_DEVICES]; /* opened once, kept, as librd
 void softrdmacm__note(const char *fmt, ...)
 {
     va_list ap;
-    char line[512];
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    softverbs_vsay("softrdmacm", 0, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "softrdmacm[%d]: %s\n", (int)getpid(), line);
 }
 
 /* A call fails: errno is err and the call returns -1; SOFTVERBS_DEBUG=1 also says why. */
@@ -40,11 +38,9 @@ int softrdmacm__fail(int err, const char *fmt, ...)
     const char *debug = getenv("SOFTVERBS_DEBUG");
     if (debug && *debug && strcmp(debug, "0")) {
         va_list ap;
-        char line[400];
         va_start(ap, fmt);
-        vsnprintf(line, sizeof line, fmt, ap);
+        softverbs_vsay("softrdmacm", err, fmt, ap);
         va_end(ap);
-        softrdmacm__note("%s (%s)", line, strerror(err));
     }
     errno = err;
     return -1;
