@@ -12,8 +12,8 @@
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stddef.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SV_EXPORT __attribute__((visibility("default")))
