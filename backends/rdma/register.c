@@ -1,0 +1,53 @@
+/* backends/rdma/register.c - message buffers registered for a rendezvous (io.c): the sender's, read
+ * by its RDMA WRITE, and the receiver's, written by it.
+ *
+ * No cache: a buffer is registered when its message's rendezvous begins and deregistered when the
+ * message completes, so no registration outlives the library's hold on the buffer (a cache keyed by
+ * address would have to prove the memory was not freed and mapped again in between). What this
+ * costs is one ibv_reg_mr and one ibv_dereg_mr per message above TETHER_RDMA_WRITE_MIN on each
+ * side. The bound follows from RV_MAX: a link has at most RV_MAX messages in rendezvous each way,
+ * each holding one registration on each side, so at most 2 * RV_MAX per link are live. Calls
+ * nothing of the data path (tests/layers). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rdma_impl.h"
+
+int tether__rdma_reg(rdma_ep *ep, rdma_link *l, void *buf, size_t len, int access,
+                     struct ibv_mr **mr)
+{
+    /* Whole pages: Apple's driver takes no other (the emulator's apple profile checks it), and
+     * the pages are pinned whole anyway. */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)buf / page * page;
+    uintptr_t hi = ((uintptr_t)buf + len + page - 1) / page * page;
+    if (!(*mr = ep->ibv.reg_mr(l->dev->pd, (void *)lo, hi - lo, access)))
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: ibv_reg_mr of a %zu-byte message buffer for rank %d on %s "
+                                  "failed: %s (TETHER_RDMA_WRITE_MIN=0 sends every message through "
+                                  "the registered slots instead)",
+                                  len, l->peer, l->dev->name, strerror(errno));
+    if (++ep->mrs > ep->mrs_peak)
+        ep->mrs_peak = ep->mrs;
+    return TETHER_OK;
+}
+
+void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr)
+{
+    if (!*mr)
+        return;
+    ep->ibv.dereg_mr(*mr); /* fails only for a bad handle: nothing left to do about it */
+    *mr = NULL;
+    ep->mrs--;
+}
+
+void tether__rdma_rv_drop(rdma_ep *ep, rdma_link *l)
+{
+    for (int id = 0; id < RV_MAX; id++) {
+        if (l->rv_out[id])
+            tether__rdma_dereg(ep, &l->rv_out[id]->mr);
+        if (l->rv_in[id])
+            tether__rdma_dereg(ep, &l->rv_in[id]->mr);
+        l->rv_out[id] = l->rv_in[id] = NULL;
+    }
+}
