@@ -96,7 +96,7 @@
 #define HDR_CTS 0x20000u
 #define HDR_FIN 0x40000u
 #define HDR_RV_MASK (HDR_RTS | HDR_CTS | HDR_FIN)
-#define RV_MAX 4                       /* messages per link in rendezvous at a time (ids 0..3) */
+#define RV_MAX 16                      /* messages per link in rendezvous at a time (ids 0..15) */
 #define RV_WRITE_MAX ((size_t)1 << 30) /* larger messages go as frames (one WRITE each) */
 
 typedef struct rdma_rv {
