@@ -96,13 +96,14 @@
 #define HDR_CTS 0x20000u
 #define HDR_FIN 0x40000u
 #define HDR_RV_MASK (HDR_RTS | HDR_CTS | HDR_FIN)
-#define RV_MAX 16                      /* messages per link in rendezvous at a time (ids 0..15) */
+#define RV_MAX 32                      /* messages per link in rendezvous at a time (ids 0..31) */
 #define RV_WRITE_MAX ((size_t)1 << 30) /* larger messages go as frames (one WRITE each) */
 
 typedef struct rdma_rv {
     uint64_t addr; /* CTS: where the bytes go */
     uint32_t rkey; /* CTS: its key */
-    uint32_t id;   /* the sender's number for the message, 0..RV_MAX - 1, until its FIN */
+    uint32_t id;   /* the sender's number for the message, 0..RV_MAX - 1 (a bit of go_due, cts_due),
+                      until its FIN */
 } rdma_rv;
 
 typedef struct rdma_hdr {
