@@ -168,8 +168,7 @@ static int rv_announce(rdma_ep *ep, rdma_link *l, rdma_part *pt, int id)
     return TETHER_OK;
 }
 
-/* A rendezvous frame of ours on l: CTS, the receive buffer of part pt; FIN, pt's WRITE is posted.
- */
+/* Our rendezvous frame on l: CTS, the buffer of receive part pt; FIN, send part pt's WRITE went. */
 static int rv_frame(rdma_ep *ep, rdma_link *l, uint32_t flag, const rdma_part *pt, int id)
 {
     rdma_rv rv = {.id = (uint32_t)id};
@@ -212,12 +211,14 @@ static int part_frame(rdma_ep *ep, rdma_link *l, rdma_link *owner)
 {
     rdma_part *pt = owner->sendq;
     struct tether_req *r = pt->req;
-    int id = pt->rv && pt->framed == 0 ? rv_free_id(l) : -1;
     size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
     rdma_hdr h;
-    if (id >= 0)
-        return rv_announce(ep, l, pt, id);
-    pt->rv = 0; /* RV_MAX messages already under way on l: this one goes as frames */
+    if (pt->rv) {
+        int id = rv_free_id(l);
+        if (id >= 0)
+            return rv_announce(ep, l, pt, id);
+        pt->rv = 0; /* RV_MAX messages already under way on l: this one goes as frames */
+    }
     h = header(l, FRAME_DATA, r, pt->framed);
     h.flags |= (uint32_t)pt->lane << HDR_LANE_SHIFT;
     TRY(post_frame(ep, l, &h, r->buf + pt->lo + pt->framed, n));

@@ -628,7 +628,7 @@ static void rdma_close(tether_ep *tep)
     int nlinks = 0;
     for (RDMA_EACH_LINK(ep, l))
         nlinks++;
-    if (!ep->uc && ep->write_min)
+    if (!ep->uc) /* TETHER_RDMA_WRITE_MIN=0 too: what the SEND path copies */
         TLOG_INFO("rdma: rank %d took %llu bytes by RDMA WRITE in %llu messages and copied %llu "
                   "payload bytes out of receive slots, %llu of them of messages from "
                   "TETHER_RDMA_WRITE_MIN up; at most %d message registrations at once (bound %d)",

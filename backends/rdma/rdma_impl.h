@@ -98,6 +98,7 @@
 #define HDR_RV_MASK (HDR_RTS | HDR_CTS | HDR_FIN)
 #define RV_MAX 32                      /* messages per link in rendezvous at a time (ids 0..31) */
 #define RV_WRITE_MAX ((size_t)1 << 30) /* larger messages go as frames (one WRITE each) */
+_Static_assert(RV_MAX <= 32, "rdma_link.go_due and cts_due hold a bit per rendezvous id");
 
 typedef struct rdma_rv {
     uint64_t addr; /* CTS: where the bytes go */

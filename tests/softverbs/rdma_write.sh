@@ -2,13 +2,14 @@
 # tests/softverbs/rdma_write.sh - RC's rendezvous over the verbs emulator: rdma_write MODE at N ranks
 # must finish with every element right, and each rank's TETHER_VERBOSE=1 line at close must show
 # (big, late, fresh) bytes taken by RDMA WRITE, (every mode) none copied out of receive slots for a
-# message from TETHER_RDMA_WRITE_MIN up, and message registrations within their bound.
+# message from TETHER_RDMA_WRITE_MIN up, and message registrations within their bound; and (big) the
+# emulator's counts (SOFTVERBS_STATS): a few SENDs per WRITE, where frames take 64 per 4 MiB.
 # Usage: rdma_write.sh TETHER_CLI RDMA_WRITE N MODE (the emulator's environment set by ctest)
 set -u
 tether=$1 prog=$2 n=$3 mode=$4
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-TETHER_VERBOSE=1 "$tether" launch -n "$n" --backend rdma -- "$prog" "$mode" >"$out" 2>&1
+out=$(mktemp) stats=$(mktemp)
+trap 'rm -f "$out" "$stats"' EXIT
+SOFTVERBS_STATS=$stats TETHER_VERBOSE=1 "$tether" launch -n "$n" --backend rdma -- "$prog" "$mode" >"$out" 2>&1
 rc=$?
 lines=$(grep -c 'bytes by RDMA WRITE' "$out")
 [ $rc -eq 0 ] || { tail -20 "$out"; echo "FAIL: rdma_write $mode at N = $n exited $rc"; exit 1; }
@@ -21,4 +22,13 @@ sed -n 's/.*rank \([0-9]*\) took \([0-9]*\) bytes by RDMA WRITE .* \([0-9]*\) of
     [ "$mode" = mixed ] || [ "$written" -gt 0 ] || [ "$rank" -gt 1 ] ||
       { echo "FAIL: rank $rank took nothing by RDMA WRITE"; exit 1; }
   done || exit 1
+if [ "$mode" = big ]; then
+  sed -n 's/.* messages=\([0-9]*\) .* writes=\([0-9]*\) .*/\1 \2/p' "$stats" |
+    while read -r messages writes; do
+      sends=$((messages - writes))
+      echo "emulator: $sends SENDs and $writes WRITEs"
+      [ "$writes" -gt 0 ] && [ "$sends" -le $((writes * 8)) ] ||
+        { echo "FAIL: $sends SENDs for $writes WRITEs (a few per WRITE wanted)"; exit 1; }
+    done || exit 1
+fi
 echo "rdma_write $mode at N = $n: ok"
