@@ -160,7 +160,6 @@ static int rv_announce(rdma_ep *ep, rdma_link *l, rdma_part *pt, int id)
     rdma_rv rv = {.id = (uint32_t)id};
     rdma_hdr h = header(l, FRAME_DATA, pt->req, 0);
     h.flags |= HDR_RTS;
-    TRY(tether__rdma_reg(ep, l, (void *)(uintptr_t)(pt->req->buf + pt->lo), pt->len, 0, &pt->mr));
     TRY(post_frame(ep, l, &h, &rv, sizeof rv));
     l->credits--;
     l->rv_out[id] = pt;
@@ -213,11 +212,12 @@ static int part_frame(rdma_ep *ep, rdma_link *l, rdma_link *owner)
     struct tether_req *r = pt->req;
     size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
     rdma_hdr h;
-    if (pt->rv) {
+    if (pt->rv) { /* unless RV_MAX are under way on l or the device takes no more MRs: frames */
         int id = rv_free_id(l);
-        if (id >= 0)
+        if (id >= 0 &&
+            !tether__rdma_reg(ep, l, (void *)(uintptr_t)(r->buf + pt->lo), pt->len, 0, &pt->mr))
             return rv_announce(ep, l, pt, id);
-        pt->rv = 0; /* RV_MAX messages already under way on l: this one goes as frames */
+        pt->rv = 0;
     }
     h = header(l, FRAME_DATA, r, pt->framed);
     h.flags |= (uint32_t)pt->lane << HDR_LANE_SHIFT;
@@ -514,8 +514,15 @@ static rdma_part *part_of(tether__rxmsg *m)
  * WRITE, and a CTS owed (rv_replies). */
 static int rv_accept(rdma_ep *ep, rdma_link *l, rdma_part *pt, int id)
 {
-    TRY(tether__rdma_reg(ep, l, pt->rx.buf, (size_t)pt->rx.len,
-                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &pt->mr));
+    int rc = tether__rdma_reg(ep, l, pt->rx.buf, (size_t)pt->rx.len,
+                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &pt->mr);
+    if (rc) /* the sender waits for this buffer: the message cannot come as frames any more */
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: ibv_reg_mr of a %llu-byte receive buffer for rank %d's "
+                                  "RDMA WRITE on %s failed: %s (TETHER_RDMA_WRITE_MIN=0 on every "
+                                  "rank sends every message through the registered slots instead)",
+                                  (unsigned long long)pt->rx.len, l->peer, l->dev->name,
+                                  strerror(rc));
     l->rv_in[id] = pt;
     l->cts_due |= 1u << id;
     return TETHER_OK;

@@ -430,8 +430,8 @@ int tether__rdma_sends_left(rdma_ep *ep);
 
 /* register.c: message buffers registered for a rendezvous, one registration per message, dropped
  * when it completes: at most 2 * RV_MAX per link live (RDMA_MRS_BOUND). Caller holds ep->mu.
- * Register len bytes at buf on l's device for access (0: read by a local WRITE); 0 or an error
- * naming the peer and the device. */
+ * Register the pages of len bytes at buf on l's device for access (0: read by a local WRITE): 0,
+ * or ibv_reg_mr's errno (the caller says what it means: the sender sends frames instead). */
 #define RDMA_MRS_BOUND(links) (2 * RV_MAX * (links))
 int tether__rdma_reg(rdma_ep *ep, rdma_link *l, void *buf, size_t len, int access,
                      struct ibv_mr **mr);

@@ -9,7 +9,6 @@
  * each holding one registration on each side, so at most 2 * RV_MAX per link are live. Calls
  * nothing of the data path (tests/layers). */
 #include <errno.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "rdma_impl.h"
@@ -22,14 +21,10 @@ int tether__rdma_reg(rdma_ep *ep, rdma_link *l, void *buf, size_t len, int acces
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)buf / page * page;
     uintptr_t hi = ((uintptr_t)buf + len + page - 1) / page * page;
     if (!(*mr = ep->ibv.reg_mr(l->dev->pd, (void *)lo, hi - lo, access)))
-        return tether__rdma_break(ep, TETHER_ENET,
-                                  "rdma: ibv_reg_mr of a %zu-byte message buffer for rank %d on %s "
-                                  "failed: %s (TETHER_RDMA_WRITE_MIN=0 sends every message through "
-                                  "the registered slots instead)",
-                                  len, l->peer, l->dev->name, strerror(errno));
+        return errno ? errno : ENOMEM;
     if (++ep->mrs > ep->mrs_peak)
         ep->mrs_peak = ep->mrs;
-    return TETHER_OK;
+    return 0;
 }
 
 void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr)
