@@ -4,12 +4,14 @@
 # (big, late, fresh) bytes taken by RDMA WRITE, (every mode) none copied out of receive slots for a
 # message from TETHER_RDMA_WRITE_MIN up, and message registrations within their bound; and (big) the
 # emulator's counts (SOFTVERBS_STATS): a few SENDs per WRITE, where frames take 64 per 4 MiB.
-# Usage: rdma_write.sh TETHER_CLI RDMA_WRITE N MODE (the emulator's environment set by ctest)
+# Usage: rdma_write.sh TETHER_CLI RDMA_WRITE N MODE [HOSTFILE] (the emulator's environment set by
+# ctest; HOSTFILE: N ranks at its addresses, connected through rdma_cm, else a device matrix)
 set -u
-tether=$1 prog=$2 n=$3 mode=$4
+tether=$1 prog=$2 n=$3 mode=$4 hosts=${5:-}
 out=$(mktemp) stats=$(mktemp)
 trap 'rm -f "$out" "$stats"' EXIT
-SOFTVERBS_STATS=$stats TETHER_VERBOSE=1 "$tether" launch -n "$n" --backend rdma -- "$prog" "$mode" >"$out" 2>&1
+if [ -n "$hosts" ]; then set -- --hostfile "$hosts"; else set -- -n "$n"; fi
+SOFTVERBS_STATS=$stats TETHER_VERBOSE=1 "$tether" launch "$@" --backend rdma -- "$prog" "$mode" >"$out" 2>&1
 rc=$?
 lines=$(grep -c 'bytes by RDMA WRITE' "$out")
 [ $rc -eq 0 ] || { tail -20 "$out"; echo "FAIL: rdma_write $mode at N = $n exited $rc"; exit 1; }
