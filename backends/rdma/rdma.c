@@ -353,6 +353,8 @@ static void req_release(rdma_ep *ep, struct tether_req *r)
             for (int i = 0; i < r->nparts; i++)
                 if (ep->peers[p].arriving[k].cur == &r->part[i].rx)
                     ep->peers[p].arriving[k].cur = NULL;
+    if (!r->done) /* and one under way by RDMA WRITE (io.c), sent or received */
+        tether__rdma_rv_forget(ep, r);
     tether__net_live_remove(&ep->live, &r->live);
     free(r);
 }
@@ -649,8 +651,6 @@ static void rdma_close(tether_ep *tep)
     }
     tether__rdma_side_say(ep, SIDE_BYE, BYE_CLOSED, NULL);
     tether__loop_stop(&ep->loop);
-    for (RDMA_EACH_LINK(ep, l)) /* a failed job's rendezvous: their buffers stay registered */
-        tether__rdma_rv_drop(ep, l);
     tether__rdma_cm_close(ep);         /* its QPs and connections */
     for (int p = 0; p < ep->size; p++) /* before the requests: their queues still point at them */
         if (p != ep->rank)

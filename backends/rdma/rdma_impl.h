@@ -436,8 +436,9 @@ int tether__rdma_sends_left(rdma_ep *ep);
 int tether__rdma_reg(rdma_ep *ep, rdma_link *l, void *buf, size_t len, int access,
                      struct ibv_mr **mr);
 void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr);
-/* Drop every registration l's rendezvous still holds (closing, or after an error). */
-void tether__rdma_rv_drop(rdma_ep *ep, rdma_link *l);
+/* Request r is let go unfinished (the endpoint broke, or it closes): its parts leave every
+ * rendezvous, their registrations dropped, so nothing looks into the freed request again. */
+void tether__rdma_rv_forget(rdma_ep *ep, struct tether_req *r);
 
 /* retransmit.c: UC's resends and acknowledgements; no-ops on RC. Caller holds ep->mu. */
 /* A data frame of number seq just went in slot (len bytes): keep it for a resend. */

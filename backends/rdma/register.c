@@ -36,13 +36,18 @@ void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr)
     ep->mrs--;
 }
 
-void tether__rdma_rv_drop(rdma_ep *ep, rdma_link *l)
+void tether__rdma_rv_forget(rdma_ep *ep, struct tether_req *r)
 {
-    for (int id = 0; id < RV_MAX; id++) {
-        if (l->rv_out[id])
-            tether__rdma_dereg(ep, &l->rv_out[id]->mr);
-        if (l->rv_in[id])
-            tether__rdma_dereg(ep, &l->rv_in[id]->mr);
-        l->rv_out[id] = l->rv_in[id] = NULL;
-    }
+    for (RDMA_EACH_LINK(ep, l))
+        for (int id = 0; id < RV_MAX; id++)
+            for (int i = 0; i < r->nparts; i++) {
+                if (l->rv_out[id] == &r->part[i]) {
+                    tether__rdma_dereg(ep, &r->part[i].mr);
+                    l->rv_out[id] = NULL;
+                }
+                if (l->rv_in[id] == &r->part[i]) {
+                    tether__rdma_dereg(ep, &r->part[i].mr);
+                    l->rv_in[id] = NULL;
+                }
+            }
 }
