@@ -439,6 +439,10 @@ void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr);
 /* Request r is let go unfinished (the endpoint broke, or it closes): its parts leave every
  * rendezvous, their registrations dropped, so nothing looks into the freed request again. */
 void tether__rdma_rv_forget(rdma_ep *ep, struct tether_req *r);
+/* The endpoint broke: every rendezvous ends, its registrations dropped, before the caller hears
+ * of the error and frees its buffers: a peer's late WRITE then fails on the stale rkey (a remote
+ * access error on its QP) instead of landing in freed memory, and ours fails to read. */
+void tether__rdma_rv_drop(rdma_ep *ep);
 
 /* retransmit.c: UC's resends and acknowledgements; no-ops on RC. Caller holds ep->mu. */
 /* A data frame of number seq just went in slot (len bytes): keep it for a resend. */

@@ -7,7 +7,7 @@
  * costs is one ibv_reg_mr and one ibv_dereg_mr per message above TETHER_RDMA_WRITE_MIN on each
  * side. The bound follows from RV_MAX: a link has at most RV_MAX messages in rendezvous each way,
  * each holding one registration on each side, so at most 2 * RV_MAX per link are live. Calls
- * nothing of the data path (tests/layers). */
+ * nothing else of the backend's (tests/layers: state.c calls it). */
 #include <errno.h>
 #include <unistd.h>
 
@@ -36,18 +36,38 @@ void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr)
     ep->mrs--;
 }
 
+/* Forget rendezvous id of l, its registrations dropped and nothing owed for it, where its part
+ * belongs to request r (NULL: whichever). */
+static void forget(rdma_ep *ep, rdma_link *l, int id, const struct tether_req *r)
+{
+    if (l->rv_out[id] && (!r || l->rv_out[id]->req == r)) {
+        tether__rdma_dereg(ep, &l->rv_out[id]->mr);
+        l->rv_out[id] = NULL;
+        l->go_due &= ~(1u << id);
+    }
+    if (l->rv_in[id] && (!r || l->rv_in[id]->req == r)) {
+        tether__rdma_dereg(ep, &l->rv_in[id]->mr);
+        l->rv_in[id] = NULL;
+        l->cts_due &= ~(1u << id);
+    }
+}
+
+/* Every link's rendezvous of r (NULL: all); the links by hand, not RDMA_EACH_LINK, so that this
+ * file calls none of the backend's (state.c calls it). */
+static void forget_all(rdma_ep *ep, const struct tether_req *r)
+{
+    for (int p = 0; p < ep->size; p++)
+        for (int k = 0; k < ep->peers[p].nlinks; k++)
+            for (int id = 0; id < RV_MAX; id++)
+                forget(ep, &ep->peers[p].link[k], id, r);
+}
+
 void tether__rdma_rv_forget(rdma_ep *ep, struct tether_req *r)
 {
-    for (RDMA_EACH_LINK(ep, l))
-        for (int id = 0; id < RV_MAX; id++)
-            for (int i = 0; i < r->nparts; i++) {
-                if (l->rv_out[id] == &r->part[i]) {
-                    tether__rdma_dereg(ep, &r->part[i].mr);
-                    l->rv_out[id] = NULL;
-                }
-                if (l->rv_in[id] == &r->part[i]) {
-                    tether__rdma_dereg(ep, &r->part[i].mr);
-                    l->rv_in[id] = NULL;
-                }
-            }
+    forget_all(ep, r);
+}
+
+void tether__rdma_rv_drop(rdma_ep *ep)
+{
+    forget_all(ep, NULL);
 }
