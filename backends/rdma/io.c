@@ -12,7 +12,9 @@
  * small as its payload plus the header, and inline when the device allows. A large message to a
  * peer with several links goes as one part per link, each matched on its own link. On UC a data
  * frame stays in its send slot until the peer acknowledges it, and one out of sequence is dropped
- * and the gap resent (retransmit.c). */
+ * and the gap resent (retransmit.c). On RC a large message to a peer of one link goes by
+ * rendezvous instead (rv_*: docs/rdma.md): an announcing frame (RTS), the receiver's registered
+ * buffer in answer (CTS), one RDMA WRITE into it and a FIN frame; nothing is copied. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
