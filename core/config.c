@@ -71,6 +71,10 @@ const tether_env_var tether__env_table[] = {
      "UC: milliseconds a frame waits for its acknowledgement before it is sent again; 0: 4 round "
      "trips of its link, at least 5",
      TETHER_READ_LIB},
+    {"TETHER_RDMA_WRITE_MIN", "", "262144",
+     "RC: bytes from which a message to a peer of one link goes by RDMA WRITE into the "
+     "receiver's buffer (rendezvous) instead of SENDs through receive slots; 0 turns it off",
+     TETHER_READ_LIB},
     {"TETHER_IBVERBS_LIB", "", "libibverbs.so.1", "path of the verbs library to load",
      TETHER_READ_LIB},
     {"TETHER_RDMACM_LIB", "", "librdmacm.so.1",

@@ -12,7 +12,10 @@
  * small as its payload plus the header, and inline when the device allows. A large message to a
  * peer with several links goes as one part per link, each matched on its own link. On UC a data
  * frame stays in its send slot until the peer acknowledges it, and one out of sequence is dropped
- * and the gap resent (retransmit.c). */
+ * and the gap resent (retransmit.c). On RC a large message to a peer of one link goes by
+ * rendezvous instead (rv_*: docs/rdma.md): an announcing frame (RTS), the receiver's registered
+ * buffer in answer (CTS), one RDMA WRITE into it and a FIN frame; nothing is copied. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,13 +129,99 @@ static int send_control(rdma_ep *ep, rdma_link *l, int64_t now_us, uint32_t flag
     return TETHER_OK;
 }
 
+/* Whether a send of len bytes to peer goes by rendezvous: RC, one link to it (no cable failover
+ * to replay a WRITE on, no rank on the way), from TETHER_RDMA_WRITE_MIN up. */
+static int rv_wanted(const rdma_ep *ep, int peer, size_t len)
+{
+    return ep->write_min && len >= ep->write_min && len <= RV_WRITE_MAX && !ep->uc && !ep->ring &&
+           ep->peers[peer].nlinks == 1;
+}
+
+/* A rendezvous id of l's not under way, or -1. */
+static int rv_free_id(const rdma_link *l)
+{
+    for (int id = 0; id < RV_MAX; id++)
+        if (!l->rv_out[id])
+            return id;
+    return -1;
+}
+
+/* Whether some message of l's is in rendezvous still (its WRITE not yet complete). */
+static int rv_busy(const rdma_link *l)
+{
+    for (int id = 0; id < RV_MAX; id++)
+        if (l->rv_out[id])
+            return 1;
+    return 0;
+}
+
+/* Part pt heading l's queue is announced (RTS) under id, its buffer registered for the WRITE: it
+ * leaves the queue, so the messages behind it go on while the receiver finds its receive. */
+static int rv_announce(rdma_ep *ep, rdma_link *l, rdma_part *pt, int id)
+{
+    rdma_rv rv = {.id = (uint32_t)id};
+    rdma_hdr h = header(l, FRAME_DATA, pt->req, 0);
+    h.flags |= HDR_RTS;
+    TRY(post_frame(ep, l, &h, &rv, sizeof rv));
+    l->credits--;
+    l->rv_out[id] = pt;
+    sendq_pop(l);
+    return TETHER_OK;
+}
+
+/* Our rendezvous frame on l: CTS, the buffer of receive part pt; FIN, send part pt's WRITE went. */
+static int rv_frame(rdma_ep *ep, rdma_link *l, uint32_t flag, const rdma_part *pt, int id)
+{
+    rdma_rv rv = {.id = (uint32_t)id};
+    rdma_hdr h = header(l, FRAME_DATA, NULL, 0);
+    h.flags |= flag;
+    h.msglen = pt->len;
+    h.src = (uint32_t)ep->rank;
+    h.dst = (uint32_t)l->peer;
+    if (flag == HDR_CTS) {
+        rv.addr = (uintptr_t)pt->rx.buf;
+        rv.rkey = pt->mr->rkey;
+        h.msglen = pt->rx.len;
+    }
+    TRY(post_frame(ep, l, &h, &rv, sizeof rv));
+    l->credits--;
+    return TETHER_OK;
+}
+
+/* What l owes the peer's rendezvous and its own: CTS for receives ready, WRITE then FIN for
+ * announced messages the peer has a buffer for, while credits last. */
+static int rv_replies(rdma_ep *ep, rdma_link *l)
+{
+    for (int id = 0; id < RV_MAX && (l->cts_due | l->go_due); id++) {
+        unsigned bit = 1u << id;
+        if ((l->cts_due & bit) && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
+            TRY(rv_frame(ep, l, HDR_CTS, l->rv_in[id], id));
+            l->cts_due &= ~bit;
+        }
+        if ((l->go_due & bit) && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
+            TRY(tether__rdma_post_write(ep, l, l->rv_out[id], id));
+            TRY(rv_frame(ep, l, HDR_FIN, l->rv_out[id], id)); /* RC: after the WRITE's bytes */
+            l->go_due &= ~bit;
+        }
+    }
+    return TETHER_OK;
+}
+
 /* The next frame of the part heading owner's queue, on l (owner itself, or a dead sibling). */
 static int part_frame(rdma_ep *ep, rdma_link *l, rdma_link *owner)
 {
     rdma_part *pt = owner->sendq;
     struct tether_req *r = pt->req;
     size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
-    rdma_hdr h = header(l, FRAME_DATA, r, pt->framed);
+    rdma_hdr h;
+    if (pt->rv) { /* unless RV_MAX are under way on l or the device takes no more MRs: frames */
+        int id = rv_free_id(l);
+        if (id >= 0 &&
+            !tether__rdma_reg(ep, l, (void *)(uintptr_t)(r->buf + pt->lo), pt->len, 0, &pt->mr))
+            return rv_announce(ep, l, pt, id);
+        pt->rv = 0;
+    }
+    h = header(l, FRAME_DATA, r, pt->framed);
     h.flags |= (uint32_t)pt->lane << HDR_LANE_SHIFT;
     TRY(post_frame(ep, l, &h, r->buf + pt->lo + pt->framed, n));
     l->credits--;
@@ -179,6 +268,8 @@ static int push_at(rdma_ep *ep, rdma_link *l, int64_t now_us)
     resending = l->down || tether__rdma_resend(ep, l, now_us); /* down: control frames only */
     if (resending < 0)
         return resending;
+    if (!resending)
+        TRY(rv_replies(ep, l));
     while (!resending && l->credits > own_spare(ep, l) && l->nfree_send > 0) {
         rdma_link *d = tether__rdma_orphan(ep, l); /* turns: its own frames, a dead sibling's */
         if (d && (!l->sendq || l->turn++ % 2))
@@ -248,7 +339,11 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
             TRY(tether__rdma_revive(ep, l));
         if (!part_bounds(r->len, k, nlinks, &lo, &n))
             continue;
-        *pt = (rdma_part){.req = r, .lo = (size_t)lo, .len = (size_t)n, .lane = direct ? k : 0};
+        *pt = (rdma_part){.req = r,
+                          .lo = (size_t)lo,
+                          .len = (size_t)n,
+                          .lane = direct ? k : 0,
+                          .rv = rv_wanted(ep, r->peer, (size_t)n)};
         r->nparts++;
         r->parts_left++;
         sendq_append(l, pt); /* a dead link's: carried by a live one (failover.c) */
@@ -267,7 +362,7 @@ int tether__rdma_sends_left(rdma_ep *ep)
         if (!l->qp) /* open failed */
             continue;
         if (l->down ? !l->failed_over || l->refeed != l->tx_seq || l->sendq || l->nheld
-                    : l->sendq || l->nheld || tether__rdma_sending(ep, l) > 0)
+                    : l->sendq || l->nheld || tether__rdma_sending(ep, l) > 0 || rv_busy(l))
             return 1;
     }
     return 0;
@@ -411,11 +506,117 @@ static rdma_arriving *arriving(rdma_ep *ep, const rdma_link *l, const rdma_hdr *
     return h->src < (uint32_t)ep->size && lane >= 0 ? &ep->peers[h->src].arriving[lane] : NULL;
 }
 
+/* The receive part whose rx is m (posted receives are parts' rx). */
+static rdma_part *part_of(tether__rxmsg *m)
+{
+    return (rdma_part *)(void *)((char *)m - offsetof(rdma_part, rx));
+}
+
+/* Receive part pt takes the peer's announced message id: its buffer registered for the peer's
+ * WRITE, and a CTS owed (rv_replies). */
+static int rv_accept(rdma_ep *ep, rdma_link *l, rdma_part *pt, int id)
+{
+    int rc = tether__rdma_reg(ep, l, pt->rx.buf, (size_t)pt->rx.len,
+                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &pt->mr);
+    if (rc) /* the sender waits for this buffer: the message cannot come as frames any more */
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: ibv_reg_mr of a %llu-byte receive buffer for rank %d's "
+                                  "RDMA WRITE on %s failed: %s (TETHER_RDMA_WRITE_MIN=0 on every "
+                                  "rank sends every message through the registered slots instead)",
+                                  (unsigned long long)pt->rx.len, l->peer, l->dev->name,
+                                  strerror(rc));
+    l->rv_in[id] = pt;
+    l->cts_due |= 1u << id;
+    return TETHER_OK;
+}
+
+/* The peer announces message id (RTS): its posted receive takes it, or it is kept as unexpected,
+ * with no bytes, until one does (claim): the sender waits for the CTS, never this rank's memory. */
+static int rv_request(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, int id)
+{
+    rdma_peer *pe = &ep->peers[l->peer];
+    tether__rxmsg *m = NULL;
+    if (l->rv_in[id] || l->rv_unexp[id])
+        return protocol_error(ep, l, "a rendezvous announced twice");
+    switch (tether__rxq_match(&pe->posted[0], h->tag, h->msglen, &m)) {
+    case TETHER__MATCH_OK:
+        return rv_accept(ep, l, part_of(m), id);
+    case TETHER__MATCH_NONE:
+        TRY(stale(ep, (int)h->src, h->tag));
+        if (!(m = tether__rxcache_get(&ep->rxcache, 0)))
+            return tether__rdma_break(ep, TETHER_ENOMEM, "rdma: out of memory");
+        m->tag = h->tag;
+        m->msglen = m->len = h->msglen;
+        tether__rxq_push(&pe->unexpected[0], m);
+        l->rv_unexp[id] = m;
+        return TETHER_OK;
+    case TETHER__MATCH_SIG:
+    case TETHER__MATCH_LEN:
+        break;
+    }
+    return mismatch(ep, (int)h->src, h->tag, h->msglen, m->tag, m->msglen);
+}
+
+/* A rendezvous frame from l's peer (HDR_RV_MASK): an RTS, a CTS for a message of ours, or a FIN
+ * (the bytes are in the receive's buffer: it completes, nothing copied). */
+static int rv_in_frame(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p,
+                       size_t n)
+{
+    rdma_rv rv;
+    rdma_part *pt;
+    unsigned bit;
+    if (n != sizeof rv || (int)h->src != l->peer || ep->uc || ep->ring ||
+        ep->peers[l->peer].nlinks != 1)
+        return protocol_error(ep, l, "a rendezvous frame out of place");
+    memcpy(&rv, p, sizeof rv);
+    if (rv.id >= RV_MAX)
+        return protocol_error(ep, l, "a rendezvous id out of range");
+    bit = 1u << rv.id;
+    if (h->flags & HDR_RTS)
+        return rv_request(ep, l, h, (int)rv.id);
+    if (h->flags & HDR_CTS) {
+        pt = l->rv_out[rv.id];
+        if (!pt || pt->raddr || h->msglen != pt->len)
+            return protocol_error(ep, l, "a CTS for no message announced");
+        pt->raddr = rv.addr;
+        pt->rkey = rv.rkey;
+        l->go_due |= bit;
+        return TETHER_OK;
+    }
+    pt = l->rv_in[rv.id];
+    if (!pt || (l->cts_due & bit))
+        return protocol_error(ep, l, "a FIN for no message given a buffer");
+    tether__rdma_dereg(ep, &pt->mr);
+    l->rv_in[rv.id] = NULL;
+    ep->written += pt->rx.len;
+    ep->written_msgs++;
+    pt->rx.got = pt->rx.len;
+    recv_part_done(pt->req);
+    return TETHER_OK;
+}
+
+/* Our WRITE id is complete (RC: in the peer's memory): the send is done. */
+static int rv_written(rdma_ep *ep, rdma_link *l, int id)
+{
+    rdma_part *pt = id < RV_MAX ? l->rv_out[id] : NULL;
+    if (!pt)
+        return tether__rdma_break(ep, TETHER_EINTERNAL,
+                                  "rdma: a WRITE completion for no rendezvous (id %d, rank %d)", id,
+                                  l->peer);
+    tether__rdma_dereg(ep, &pt->mr);
+    l->rv_out[id] = NULL;
+    if (--pt->req->parts_left == 0)
+        pt->req->done = 1;
+    return TETHER_OK;
+}
+
 /* A frame of a message for this rank. */
 static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
     rdma_arriving *a = arriving(ep, l, h);
     tether__rxmsg *m;
+    if (h->flags & HDR_RV_MASK)
+        return rv_in_frame(ep, l, h, p, n);
     if (h->offset == 0)
         TRY(begin(ep, l, h));
     m = a ? a->cur : NULL;
@@ -433,6 +634,9 @@ static int take(rdma_ep *ep, rdma_link *l, const rdma_hdr *h, const unsigned cha
         m->got += k;
         done += (size_t)k;
     }
+    ep->copied += n;
+    if (ep->write_min && h->msglen >= ep->write_min)
+        ep->copied_big += n;
     if (m->got < m->len)
         return TETHER_OK;
     a->cur = NULL;
@@ -667,17 +871,21 @@ static int completion(rdma_ep *ep, const struct ibv_wc *wc)
             return tether__rdma_link_down(ep, l, why);
         return tether__rdma_break(
             ep, gone ? TETHER_EPEER : TETHER_ENET,
-            "rdma: a %s rank %d on %s "
+            "rdma: %s rank %d on %s "
             "failed: %s (status %d, vendor error 0x%x)%s",
-            kind == RDMA_WR_SEND ? "send to" : "receive from", l->peer, l->dev->name,
-            ep->ibv.wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
-            gone ? "; the peer or the link is gone: see the peer's output" : "");
+            kind == RDMA_WR_SEND    ? "a send to"
+            : kind == RDMA_WR_WRITE ? "an RDMA WRITE to"
+                                    : "a receive from",
+            l->peer, l->dev->name, ep->ibv.wc_status_str(wc->status), (int)wc->status,
+            wc->vendor_err, gone ? "; the peer or the link is gone: see the peer's output" : "");
     }
     atomic_fetch_add_explicit(&ep->moved, 1, memory_order_relaxed);
     if (kind == RDMA_WR_SEND) {
         tether__rdma_slot_unref(l, slot);
         return TETHER_OK;
     }
+    if (kind == RDMA_WR_WRITE)
+        return rv_written(ep, l, slot);
     return frame_in(ep, l, slot, wc->byte_len);
 }
 
@@ -733,6 +941,13 @@ static int claim(rdma_ep *ep, int peer, int lane, rdma_part *pt)
     case TETHER__MATCH_OK:
         break;
     }
+    for (int id = 0; pe->nlinks == 1 && id < RV_MAX; id++) /* announced: the CTS may go now */
+        if (pe->link[0].rv_unexp[id] == m) {
+            pe->link[0].rv_unexp[id] = NULL;
+            tether__rxcache_put(&ep->rxcache, m);
+            TRY(rv_accept(ep, &pe->link[0], pt, id));
+            return tether__rdma_push(ep, &pe->link[0]);
+        }
     if (m->got)
         memcpy(pt->rx.buf, m->buf, (size_t)m->got);
     if (m->got == m->len) {

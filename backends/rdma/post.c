@@ -1,5 +1,6 @@
 /* backends/rdma/post.c - work requests on a link's QP: a receive slot posted, a send slot posted
- * (a first time or again, for a resend), a send slot's holds counted down. The data path (io.c) and
+ * (a first time or again, for a resend), a rendezvous's RDMA WRITE, a send slot's holds counted
+ * down. The data path (io.c) and
  * UC's resends (retransmit.c) both post through here, and this calls neither, so neither calls the
  * other back. */
 #include <string.h>
@@ -47,6 +48,27 @@ int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len)
                                   "rdma: ibv_post_send of %zu bytes to rank %d "
                                   "on %s failed: %s",
                                   len, l->peer, l->dev->name, strerror(rc));
+    return TETHER_OK;
+}
+
+int tether__rdma_post_write(rdma_ep *ep, rdma_link *l, const rdma_part *pt, int id)
+{
+    struct ibv_sge sge = {.addr = (uintptr_t)(pt->req->buf + pt->lo),
+                          .length = (uint32_t)pt->len,
+                          .lkey = pt->mr->lkey};
+    struct ibv_send_wr wr = {.wr_id = wr_id(l, RDMA_WR_WRITE, id),
+                             .sg_list = &sge,
+                             .num_sge = 1,
+                             .opcode = IBV_WR_RDMA_WRITE,
+                             .send_flags = IBV_SEND_SIGNALED,
+                             .wr.rdma = {.remote_addr = pt->raddr, .rkey = pt->rkey}};
+    struct ibv_send_wr *bad = NULL;
+    int rc = ibv_post_send(l->qp, &wr, &bad);
+    if (rc)
+        return tether__rdma_break(ep, TETHER_ENET,
+                                  "rdma: ibv_post_send of an RDMA WRITE of %zu bytes to rank %d "
+                                  "on %s failed: %s",
+                                  pt->len, l->peer, l->dev->name, strerror(rc));
     return TETHER_OK;
 }
 

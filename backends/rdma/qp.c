@@ -51,13 +51,16 @@ int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l)
     struct ibv_qp_init_attr ia = {.send_cq = l->dev->cq,
                                   .recv_cq = l->dev->cq,
                                   .qp_type = ep->uc ? IBV_QPT_UC : IBV_QPT_RC,
-                                  .cap = {.max_send_wr = SEND_SLOTS,
+                                  .cap = {.max_send_wr = SEND_SLOTS + RV_MAX, /* + WRITEs */
                                           .max_recv_wr = RECV_SLOTS,
                                           .max_send_sge = 1,
                                           .max_recv_sge = 1,
                                           .max_inline_data = INLINE_WANTED}};
     struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE};
+        .qp_state = IBV_QPS_INIT,
+        .port_num = 1,
+        /* RC: the peer's rendezvous WRITEs land in buffers registered for them (io.c) */
+        .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | (ep->uc ? 0 : IBV_ACCESS_REMOTE_WRITE)};
     int rc;
     if (!(l->qp = create(ep, l, &ia))) {
         int e = errno;

@@ -111,6 +111,16 @@ static int resend_from_env(rdma_ep *ep)
     return TETHER_OK;
 }
 
+/* TETHER_RDMA_WRITE_MIN: bytes from which a message to a peer of one RC link goes by RDMA WRITE
+ * (io.c's rendezvous); 0: never. */
+static int write_min_from_env(rdma_ep *ep)
+{
+    long min = 256 << 10;
+    TRY(tether__env_long("TETHER_RDMA_WRITE_MIN", min, 0, 1L << 30, &min));
+    ep->write_min = (uint64_t)min;
+    return TETHER_OK;
+}
+
 /* The device named name: already open, or opened now from list. */
 static int device_for(rdma_ep *ep, struct ibv_device **list, int n, const char *name, int peer,
                       const char *file, rdma_dev **out)
@@ -246,6 +256,7 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
     int64_t deadline = tether__net_now_ms() + cfg->timeout_ms;
     TRY(qp_type_from_env(ep));
     TRY(resend_from_env(ep));
+    TRY(write_min_from_env(ep));
     if (tether__ibv_load(&ep->ibv, why, sizeof why))
         return tether__fail(TETHER_EUNAVAIL, "rdma: %s", why);
     if (!cfg->ibv_devices) {
@@ -342,6 +353,8 @@ static void req_release(rdma_ep *ep, struct tether_req *r)
             for (int i = 0; i < r->nparts; i++)
                 if (ep->peers[p].arriving[k].cur == &r->part[i].rx)
                     ep->peers[p].arriving[k].cur = NULL;
+    if (!r->done) /* and one under way by RDMA WRITE (io.c), sent or received */
+        tether__rdma_rv_forget(ep, r);
     tether__net_live_remove(&ep->live, &r->live);
     free(r);
 }
@@ -614,6 +627,16 @@ static void rdma_close(tether_ep *tep)
                   "after a gap",
                   ep->rank, (unsigned long long)ep->resent, (unsigned long long)ep->dups,
                   (unsigned long long)ep->gaps);
+    int nlinks = 0;
+    for (RDMA_EACH_LINK(ep, l))
+        nlinks++;
+    if (!ep->uc) /* TETHER_RDMA_WRITE_MIN=0 too: what the SEND path copies */
+        TLOG_INFO("rdma: rank %d took %llu bytes by RDMA WRITE in %llu messages and copied %llu "
+                  "payload bytes out of receive slots, %llu of them of messages from "
+                  "TETHER_RDMA_WRITE_MIN up; at most %d message registrations at once (bound %d)",
+                  ep->rank, (unsigned long long)ep->written, (unsigned long long)ep->written_msgs,
+                  (unsigned long long)ep->copied, (unsigned long long)ep->copied_big, ep->mrs_peak,
+                  RDMA_MRS_BOUND(nlinks));
     for (RDMA_EACH_LINK(ep, l)) /* a cable that came back is in use (rejoin.c) */
         if (l->rejoins)
             TLOG_INFO("rdma: rank %d: cable %s to rank %d came back %d time(s) and carried %u "

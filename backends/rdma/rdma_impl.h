@@ -89,6 +89,23 @@
  * frames go on another link, and the receiver matches them on their own lane). */
 #define HDR_LANE_SHIFT 8
 #define HDR_LANE_MASK 0xff00u
+/* Rendezvous (io.c, register.c): a data frame whose payload is an rdma_rv, not message bytes. RTS:
+ * the sender announces a message (its header's tag and msglen) to come by RDMA WRITE; CTS: the
+ * receiver's buffer for it, registered; FIN: the WRITE is in (RC places it before this SEND). */
+#define HDR_RTS 0x10000u
+#define HDR_CTS 0x20000u
+#define HDR_FIN 0x40000u
+#define HDR_RV_MASK (HDR_RTS | HDR_CTS | HDR_FIN)
+#define RV_MAX 32                      /* messages per link in rendezvous at a time (ids 0..31) */
+#define RV_WRITE_MAX ((size_t)1 << 30) /* larger messages go as frames (one WRITE each) */
+_Static_assert(RV_MAX <= 32, "rdma_link.go_due and cts_due hold a bit per rendezvous id");
+
+typedef struct rdma_rv {
+    uint64_t addr; /* CTS: where the bytes go */
+    uint32_t rkey; /* CTS: its key */
+    uint32_t id;   /* the sender's number for the message, 0..RV_MAX - 1 (a bit of go_due, cts_due),
+                      until its FIN */
+} rdma_rv;
 
 typedef struct rdma_hdr {
     uint32_t type;      /* FRAME_DATA or FRAME_CREDIT */
@@ -213,6 +230,13 @@ typedef struct rdma_link {
     int starved, credit_probes;
     int64_t starved_us;
     int leaves;
+    /* Rendezvous (RC, one link to the peer), by id. Sender: rv_out, messages announced until their
+     * WRITE completes; go_due, ids whose CTS came (WRITE and FIN to post). Receiver: rv_in,
+     * receives given to the peer's WRITE until its FIN; rv_unexp, announcements no receive took
+     * yet; cts_due, ids whose CTS is to go. */
+    rdma_part *rv_out[RV_MAX], *rv_in[RV_MAX];
+    tether__rxmsg *rv_unexp[RV_MAX];
+    unsigned go_due, cts_due;
 } rdma_link;
 
 /* A message of one origin's arriving here: the part for this rank whose frames come in, or the
@@ -262,6 +286,12 @@ struct rdma_part {
     int lane;               /* send: the receiver's lane for it (its frames' HDR_LANE bits) */
     size_t lo, len, framed; /* send: where it starts, its bytes, those already in frames */
     tether__rxmsg rx;       /* receive */
+    /* Rendezvous: rv, a send part that goes by RDMA WRITE once the receiver says where (CTS:
+     * raddr, rkey); mr, the buffer's registration while its WRITE may touch it (both sides). */
+    int rv;
+    uint64_t raddr;
+    uint32_t rkey;
+    struct ibv_mr *mr;
 };
 
 struct tether_req {
@@ -303,6 +333,11 @@ typedef struct rdma_ep {
      * what it cost: frames sent again, duplicates and frames after a gap dropped */
     int64_t resend_us;
     uint64_t resent, dups, gaps;
+    /* Rendezvous: TETHER_RDMA_WRITE_MIN (0: off); payload bytes that came by WRITE (messages), and
+     * that were copied out of receive slots (those of messages from write_min up); registrations
+     * of message buffers live now and at most (register.c) */
+    uint64_t write_min, written, written_msgs, copied, copied_big;
+    int mrs, mrs_peak;
     int beat_ms;    /* TETHER_HEARTBEAT (silence.c: a silent peer is the heartbeats' to name) */
     int ack_due_ms; /* after the last progress: when an acknowledgement is due alone, -1 none */
     tether__rxcache rxcache;     /* blocks for unexpected messages */
@@ -373,9 +408,12 @@ void tether__rdma_cm_close(rdma_ep *ep);
  * (0-15). */
 #define RDMA_WR_RECV 1u
 #define RDMA_WR_SEND 2u
+#define RDMA_WR_WRITE 3u /* its slot field: the rendezvous id */
 int tether__rdma_post_recv(rdma_ep *ep, rdma_link *l, int slot);
 /* Post send slot slot (len bytes, its frame in it) on l's QP, once more or for the first time. */
 int tether__rdma_post_slot(rdma_ep *ep, rdma_link *l, int slot, size_t len);
+/* RDMA WRITE of part pt (registered: pt->mr) to pt->raddr, pt->rkey, rendezvous id id: signaled. */
+int tether__rdma_post_write(rdma_ep *ep, rdma_link *l, const rdma_part *pt, int id);
 /* One hold on send slot slot ended (a completion, an acknowledgement): free with the last. */
 void tether__rdma_slot_unref(rdma_link *l, int slot);
 
@@ -389,6 +427,22 @@ int tether__rdma_send(rdma_ep *ep, struct tether_req *r);
 /* Post receive r's parts into buf (r->peer, r->len, r->tag set). */
 int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf);
 int tether__rdma_sends_left(rdma_ep *ep);
+
+/* register.c: message buffers registered for a rendezvous, one registration per message, dropped
+ * when it completes: at most 2 * RV_MAX per link live (RDMA_MRS_BOUND). Caller holds ep->mu.
+ * Register the pages of len bytes at buf on l's device for access (0: read by a local WRITE): 0,
+ * or ibv_reg_mr's errno (the caller says what it means: the sender sends frames instead). */
+#define RDMA_MRS_BOUND(links) (2 * RV_MAX * (links))
+int tether__rdma_reg(rdma_ep *ep, rdma_link *l, void *buf, size_t len, int access,
+                     struct ibv_mr **mr);
+void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr);
+/* Request r is let go unfinished (the endpoint broke, or it closes): its parts leave every
+ * rendezvous, their registrations dropped, so nothing looks into the freed request again. */
+void tether__rdma_rv_forget(rdma_ep *ep, struct tether_req *r);
+/* The endpoint broke: every rendezvous ends, its registrations dropped, before the caller hears
+ * of the error and frees its buffers: a peer's late WRITE then fails on the stale rkey (a remote
+ * access error on its QP) instead of landing in freed memory, and ours fails to read. */
+void tether__rdma_rv_drop(rdma_ep *ep);
 
 /* retransmit.c: UC's resends and acknowledgements; no-ops on RC. Caller holds ep->mu. */
 /* A data frame of number seq just went in slot (len bytes): keep it for a resend. */

@@ -13,6 +13,7 @@ int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...)
     va_start(ap, fmt);
     tether__net_fail_first(&ep->err, ep->errmsg, "rdma", code, fmt, ap);
     va_end(ap);
+    tether__rdma_rv_drop(ep); /* no WRITE may touch the buffers the caller frees on this error */
     return ep->err;
 }
 

@@ -88,7 +88,7 @@ static int queue_frame(sv_qp *q, const sv_swr *w)
         memcpy(p, w->inl, w->len);
     for (int i = 0; !w->inl && i < w->nsge; p += w->sge[i].length, i++)
         memcpy(p, (void *)(uintptr_t)w->sge[i].addr, w->sge[i].length);
-    softverbs__count_tx(w->len);
+    softverbs__count_tx(w->len, is_write(w));
     return 0;
 }
 

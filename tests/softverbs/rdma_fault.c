@@ -2,7 +2,7 @@
  * wrong data.
  *
  * Usage: rdma_fault
- * kill|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|
+ * kill|writekill|drop|creditdrop|lastdrop|awaydrop|dup|mismatch|anykill|anysize|anybye|nodev|nogid|qplimit|idle|
  * beatstop|beatidle N uc|rc
  * [ring|cm] (TETHER_IBVERBS_LIB names the emulator; "ring" links each rank to its two ring
  * neighbours only, so the backend runs in ring mode and forwards; "cm": no device matrix, rank r at
@@ -10,6 +10,7 @@
  * emulator's, linux profile) The parent forks N ranks that bootstrap through a coordinator on
  * 127.0.0.1 (tether launch would stop the survivors when one dies) and judges their exit codes:
  * kill     rank 1 kills itself mid-all-reduce: every survivor fails with EPEER or ENET in < 5 s.
+ * writekill the same in 32 MiB all-reduces (rc: their messages go by RDMA WRITE, rendezvous).
  * stop     rank 1 stops itself (SIGSTOP) mid-all-reduce, TETHER_TIMEOUT=3: every survivor fails
  * (ETIMEDOUT, or EPEER from the one that timed out) in < 5 s. drop     each rank's 7th frame is
  * lost (SOFTVERBS_DROP_NTH): every rank must finish with the right data (uc: the backend resends
@@ -106,24 +107,25 @@ static double now_s(void)
 }
 
 /* Rounds of all-reduce with every element checked; how the first failure looked decides. */
-static int run_rounds(tether_group *g, int victim, int sig)
+static int run_rounds(tether_group *g, int victim, int sig, int count, int at)
 {
     int rank = tether_group_rank(g), n = tether_group_size(g);
-    float *v = malloc(COUNT * sizeof *v);
+    float *v = malloc((size_t)count * sizeof *v);
     for (int round = 0; round < ROUNDS; round++) {
         double t0 = now_s();
         int rc;
-        if (rank == victim && round == 20)
+        if (rank == victim && round == at)
             raise(sig);
-        for (int i = 0; i < COUNT; i++)
+        for (int i = 0; i < count; i++)
             v[i] = (float)(rank + round + i % 5);
-        if ((rc = tether_all_reduce(g, v, v, COUNT, TETHER_FLOAT32, TETHER_SUM)) != TETHER_OK) {
+        if ((rc = tether_all_reduce(g, v, v, (size_t)count, TETHER_FLOAT32, TETHER_SUM)) !=
+            TETHER_OK) {
             fprintf(stderr, "rank %d, round %d: %s after %.2f s: %s\n", rank, round,
                     tether_err_name(rc), now_s() - t0, tether_last_error());
             free(v);
             return now_s() - t0 > LIMIT_S ? SLOW : SAW_ERROR;
         }
-        for (int i = 0; i < COUNT; i++)
+        for (int i = 0; i < count; i++)
             if (v[i] != (float)(n * (n - 1) / 2 + n * (round + i % 5))) {
                 fprintf(stderr, "rank %d, round %d: element %d is %g: WRONG DATA\n", rank, round, i,
                         (double)v[i]);
@@ -482,9 +484,11 @@ static int rank_main(const char *mode)
         rc = cable_rounds(g, strstr(mode, "back") ? BACK_AT_S + 2.5 : DOWN_AT_S + 2, 0);
     else if (strstr(mode, "drop") && strcmp(mode, "drop"))
         rc = lost_frame(g, !strcmp(mode, "creditdrop"), !strcmp(mode, "awaydrop"));
+    else if (!strcmp(mode, "writekill")) /* 32 MiB: the others' WRITEs to it under way */
+        rc = run_rounds(g, 1, SIGKILL, BIG_COUNT, 3);
     else
         rc = run_rounds(g, !strcmp(mode, "kill") || !strcmp(mode, "stop") ? 1 : -1,
-                        !strcmp(mode, "stop") ? SIGSTOP : SIGKILL);
+                        !strcmp(mode, "stop") ? SIGSTOP : SIGKILL, COUNT, 20);
     tether_group_free(g);
     return rc;
 }

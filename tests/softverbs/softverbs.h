@@ -179,7 +179,8 @@ extern sv_cq *softverbs__cqs;
 uint64_t softverbs__now_us(void);
 void softverbs__note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int softverbs__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void softverbs__count_tx(size_t bytes);
+/* One message went out: write, an RDMA WRITE (SOFTVERBS_STATS counts them apart too). */
+void softverbs__count_tx(size_t bytes, int write);
 int softverbs__env_long(const char *name, long def, long min, long max, long *out);
 long softverbs__rank(void);
 sv_device *softverbs__device_list(int *n);

@@ -27,7 +27,7 @@ static sv_device devices[SV_MAX_DEVICES];
 static int ndevices;
 static int env_state; /* 0 not read, 1 read, else the errno that reading it failed with */
 static int open_contexts, ever_opened;
-static unsigned long long tx_frames, tx_bytes;
+static unsigned long long tx_frames, tx_bytes, tx_writes, tx_write_bytes; /* WRITEs: of those */
 
 /* TN3205 (UC only, ~10 QPs, ~100 MRs, page-aligned buffers); values it leaves open are set to the
  * strictest that a correct backend can still live with (1 SGE, no inline data). */
@@ -106,10 +106,12 @@ int softverbs__fail(int err, const char *fmt, ...)
     return err;
 }
 
-void softverbs__count_tx(size_t bytes)
+void softverbs__count_tx(size_t bytes, int write)
 {
     tx_frames++;
     tx_bytes += bytes;
+    tx_writes += (unsigned long long)write;
+    tx_write_bytes += write ? bytes : 0;
 }
 
 /* Integer setting in [min, max], def when unset; EINVAL naming the variable when malformed. */
@@ -308,8 +310,9 @@ __attribute__((destructor)) static void write_stats(void)
     f = fopen(path, "a");
     if (!f)
         return;
-    fprintf(f, "pid=%d profile=%s messages=%llu bytes=%llu", (int)getpid(),
-            softverbs__env.prof.name, tx_frames, tx_bytes);
+    fprintf(f, "pid=%d profile=%s messages=%llu bytes=%llu writes=%llu write_bytes=%llu",
+            (int)getpid(), softverbs__env.prof.name, tx_frames, tx_bytes, tx_writes,
+            tx_write_bytes);
     for (int i = 0; i < ndevices; i++)
         fprintf(f, " %s:qp=%d,mr=%d", devices[i].dev.name, devices[i].peak_qp, devices[i].peak_mr);
     fputc('\n', f);
