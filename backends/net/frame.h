@@ -39,6 +39,13 @@
 #define TETHER__FRAME_CMA_DONE 0x54464409u
 /* A header alone: the sender is alive (heartbeat.c). */
 #define TETHER__FRAME_HEARTBEAT 0x5446440Au
+/* The lanes of a pair with several links (backends/tcp/engine_lane.c), code: the lane. ack: the
+ * sender of this frame has consumed len bytes of the lane's stream (a header alone, outside every
+ * stream, like a heartbeat); failover: the lane's socket is gone, and the sender consumed len
+ * bytes of it (a header alone); tunnel: len bytes of the lane's stream, carried on another lane. */
+#define TETHER__FRAME_ACK 0x5446440Cu
+#define TETHER__FRAME_FAILOVER 0x5446440Du
+#define TETHER__FRAME_TUNNEL 0x5446440Eu
 static inline int tether__frame_is_cma(uint32_t type)
 {
     return type >= TETHER__FRAME_CMA_OFFER &&
