@@ -42,8 +42,10 @@
 /* The receiver acks at least every this many bytes consumed (what small frames' copies cost). */
 #define TETHER__LANE_ACK_EVERY ((uint64_t)1 << 20)
 /* Stream bytes one tunnel frame carries, and what a carrier may hold queued of them: beyond, the
- * tunnelled lane's writes wait (its socketpair fills) until the carrier drains. */
-#define TETHER__TUNNEL_CHUNK ((size_t)256 << 10)
+ * tunnelled lane's writes wait (its socketpair fills) until the carrier drains. 64 KiB: below
+ * malloc's mmap threshold, so a chunk's block comes back from the heap warm, where a fresh mapping
+ * paid a page fault per 4 KiB (docs/perf/notes.md on the receive cache). */
+#define TETHER__TUNNEL_CHUNK ((size_t)64 << 10)
 #define TETHER__TUNNEL_QUEUED_MAX ((uint64_t)8 << 20)
 /* Buffers of the socketpair that stands in for a lane's socket. */
 #define TETHER__TUNNEL_BUF (4 << 20)
@@ -412,9 +414,14 @@ int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__fr
 int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxmsg *m)
 {
     tether__link *t = &ep->links[l->peer][l->tunnel_of];
-    if (t->inlen + m->len > t->incap) {
+    size_t done = 0; /* straight into the socketpair when nothing waits before it */
+    if (t->inlen == 0 && t->lane == TETHER__LANE_TUNNEL) {
+        ssize_t n = send(t->pump, m->buf, (size_t)m->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        done = n > 0 ? (size_t)n : 0;
+    }
+    if (t->inlen + m->len - done > t->incap) {
         size_t cap = t->incap ? t->incap : TETHER__TUNNEL_CHUNK;
-        while (cap < t->inlen + m->len)
+        while (cap < t->inlen + m->len - done)
             cap *= 2;
         unsigned char *in = realloc(t->in, cap);
         if (!in) {
@@ -425,8 +432,8 @@ int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxms
         t->in = in;
         t->incap = cap;
     }
-    memcpy(t->in + t->inlen, m->buf, (size_t)m->len);
-    t->inlen += (size_t)m->len;
+    memcpy(t->in + t->inlen, m->buf + done, (size_t)m->len - done);
+    t->inlen += (size_t)m->len - done;
     tether__rxcache_put(&ep->rxcache, m);
     feed(t);
     return TETHER_OK;

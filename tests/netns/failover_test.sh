@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # tests/netns/failover_test.sh CASE NETNS_SCRIPT RANK_BIN - a ring whose pairs have 2 links (bench/netns
-# -k 2, shaped to 400 Mbit/s), one link of one pair faulted while the ranks loop float32 all-reduces
+# -k 2), one link of one pair faulted while the ranks loop float32 all-reduces
 # (tests/campaign/campaign_rank: every element of every call checked); 77 = skipped.
-#   ring2_down  2 hosts, 16 MiB, link 1 of pair 0-1 down 2 s in (the cable pulled)
-#   ring2_loss  2 hosts, 16 MiB, link 0 of pair 0-1 silent 2 s in (netem loss 100 %: the socket stays
-#               up; link 0 also carries the heartbeats' records)
-#   ring2_flap  2 hosts, 16 MiB, link 1 of pair 0-1 down 2 s in and up 2 s later
-#   ring4_down  4 hosts, 64 MiB, link 1 of pair 0-1 down 3 s in
+#   ring2_down  2 hosts, links of 200 Mbit/s, 16 MiB, link 1 of pair 0-1 down 2 s in (the cable
+#               pulled)
+#   ring2_loss  the same, link 0 silent instead (netem loss 100 %: the socket stays up; link 0 also
+#               carries the heartbeats' records)
+#   ring2_flap  the same, link 1 down 2 s in and up 2 s later
+#   ring4_down  4 hosts, links of 400 Mbit/s, 64 MiB, link 1 of pair 0-1 down 4 s in
+# The links are shaped so that the network, not the CPU, sets the pace: on this project's shared
+# 2-core test machine the tunnel's copies are otherwise what a call waits for.
 # Each: every rank finishes with correct data (OK), rank 0's stderr says the link left, and the
 # calls are bounded: a call begun 2 s or more after the fault (2 heartbeat periods: the silence
 # that tells the link is gone is 1.5) takes at most 3 times the slowest call that ended before the
-# fault (the first call, which warms up, aside), and those begun before at most that plus 2 s.
+# fault (the first call, which warms up, aside), and those begun before at most that plus 3 s
+# (the silence, and the rest of the call over one link, on a loaded machine).
 #   ring2_last  2 hosts, both links of the pair down 2 s in: no path left, so rank 0 fails within
 #               5 s of the fault (TETHER_TIMEOUT at its default), with an error naming the peer.
 set -uo pipefail
@@ -24,13 +28,13 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# run N BYTES RUN_MS FAULT... : the loop on N hosts, rank 0's output in $log; returns its status
+# run N RATE BYTES RUN_MS FAULT... : the loop on N hosts, rank 0's output in $log; returns its status
 run() {
-  local n=$1 bytes=$2 run_ms=$3
-  shift 3
+  local n=$1 rate=$2 bytes=$3 run_ms=$4
+  shift 4
   local faults=()
   for f in "$@"; do faults+=(--fault "$f"); done
-  "$netns" -n "$n" -t ring -k 2 --timeout 120 "${faults[@]}" --env CAMPAIGN_RUN_MS="$run_ms" \
+  "$netns" -n "$n" -t ring -k 2 -r "$rate" --timeout 120 "${faults[@]}" --env CAMPAIGN_RUN_MS="$run_ms" \
     --env CAMPAIGN_TIMES=1 -- "$rank" ring all_reduce float32 "$bytes" 0 1 >"$log" 2>&1
 }
 
@@ -48,7 +52,7 @@ check_calls() {
       bad = 0
       for (i = met; i < n; i++) {
         limit = 3 * slow
-        if (start[i] < f + 2000) limit += 2000 # begun before the link was surely found gone
+        if (start[i] < f + 2000) limit += 3000 # begun before the link was surely found gone
         if (dur[i] > limit) {
           printf "FAIL: call %d (at %d ms) took %d ms, more than %d (slowest before: %d)\n", i,
             start[i], dur[i], limit, slow
@@ -61,12 +65,12 @@ check_calls() {
 }
 
 case "$case_" in
-  ring2_down) run 2 16777216 6000 2:down:0-1/1; rc=$? fault=2 ;;
-  ring2_loss) run 2 16777216 6000 2:loss:0-1/0; rc=$? fault=2 ;;
-  ring2_flap) run 2 16777216 7000 2:flap:0-1/1:2; rc=$? fault=2 ;;
-  ring4_down) run 4 67108864 10000 3:down:0-1/1; rc=$? fault=3 ;;
+  ring2_down) run 2 200mbit 16777216 8000 2:down:0-1/1; rc=$? fault=2 ;;
+  ring2_loss) run 2 200mbit 16777216 8000 2:loss:0-1/0; rc=$? fault=2 ;;
+  ring2_flap) run 2 200mbit 16777216 8000 2:flap:0-1/1:2; rc=$? fault=2 ;;
+  ring4_down) run 4 400mbit 67108864 12000 4:down:0-1/1; rc=$? fault=4 ;;
   ring2_last)
-    run 2 16777216 30000 2:down:0-1/0 2:down:0-1/1
+    run 2 200mbit 16777216 30000 2:down:0-1/0 2:down:0-1/1
     rc=$?
     grep -v '^CALL' "$log"
     [ $rc -ne 0 ] || { echo "FAIL: the ranks went on with no link left between them"; exit 1; }
