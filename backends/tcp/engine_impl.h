@@ -144,8 +144,10 @@ typedef struct tether__link {
     tether__txmsg *ack;              /* the ack queued and not begun: updated in place */
     int awaiting;                    /* kept frames whose request waits for their ack */
     tether__lane_state lane;
-    int carrier;       /* carries the tunnels of other lanes to its peer: read it all */
-    int pump;          /* LANE_TUNNEL: the socketpair's other end (fd is this end) */
+    int carrier; /* carries the tunnels of other lanes to its peer: read it all */
+    int via;  /* LANE_WAIT/TUNNEL: the lane its tunnel frames go on, for good (if that one is taken
+                 out too, they travel inside its stream, so in order) */
+    int pump; /* LANE_TUNNEL: the socketpair's other end (fd is this end) */
     int tunnel_of;     /* RX_TUNNEL: the lane whose stream the frame carries */
     unsigned char *in; /* tunnel bytes for this lane not yet written into pump */
     size_t inlen, incap;

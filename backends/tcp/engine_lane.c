@@ -240,6 +240,7 @@ int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why)
     l->held = l->hangup = 0;
     drop_uncounted(l);
     c->carrier = 1;
+    l->via = c->index;
     clock_text(at, sizeof at);
     fprintf(stderr,
             "tether: rank %d: link %d to rank %d (%s) left at %s (%s); its traffic goes through "
@@ -264,13 +265,13 @@ static void feed(tether__link *l)
     }
 }
 
-/* What the engine wrote on tunnelled lane l, read from its socketpair, as tunnel frames on a live
- * lane. 1 when some moved. */
+/* What the engine wrote on tunnelled lane l, read from its socketpair, as tunnel frames on its
+ * carrier. 1 when some moved. */
 static int pump(tether__tcp_ep *ep, tether__link *l)
 {
-    tether__link *c = carrier_for(ep, l);
+    tether__link *c = &ep->links[l->peer][l->via];
     int moved = 0;
-    while (c && c->tunnel_queued < TETHER__TUNNEL_QUEUED_MAX) {
+    while (c->tunnel_queued < TETHER__TUNNEL_QUEUED_MAX) {
         tether__txmsg *t = malloc(sizeof *t + TETHER__TUNNEL_CHUNK);
         ssize_t n = t ? recv(l->pump, t + 1, TETHER__TUNNEL_CHUNK, MSG_DONTWAIT) : -1;
         if (n <= 0) {
@@ -297,8 +298,9 @@ int tether__tcp_lane_move(tether__tcp_ep *ep, tether__link *l)
         return ep->err;
     moving = 1;
     tether__link *lanes = ep->links[l->peer];
-    for (int k = 0; k < l->nlinks; k++) {
-        tether__link *t = &lanes[k];
+    /* twice: a carrier taken out in turn takes the frames a later lane pumped onto it */
+    for (int k = 0; k < 2 * l->nlinks; k++) {
+        tether__link *t = &lanes[k % l->nlinks];
         if (t->lane != TETHER__LANE_TUNNEL)
             continue;
         feed(t);
@@ -307,7 +309,7 @@ int tether__tcp_lane_move(tether__tcp_ep *ep, tether__link *l)
         while (pump(ep, t) && t->txhead);
     }
     for (int k = 0; k < l->nlinks && !ep->err; k++)
-        if (lanes[k].carrier && lanes[k].txhead && lanes[k].fd >= 0)
+        if (lanes[k].carrier && lanes[k].txhead && lanes[k].lane == TETHER__LANE_DIRECT)
             tether__tcp_flush(ep, &lanes[k]);
     moving = 0;
     return ep->err;

@@ -2,14 +2,15 @@
 # tests/netns/failover_test.sh CASE NETNS_SCRIPT RANK_BIN - a ring whose pairs have 2 links (bench/netns
 # -k 2), one link of one pair faulted while the ranks loop float32 all-reduces
 # (tests/campaign/campaign_rank: every element of every call checked); 77 = skipped.
-#   ring2_down  2 hosts, links of 200 Mbit/s, 16 MiB, link 1 of pair 0-1 down 2 s in (the cable
+#   ring2_down  2 hosts, links of 100 Mbit/s, 16 MiB, link 1 of pair 0-1 down 4 s in (the cable
 #               pulled)
 #   ring2_loss  the same, link 0 silent instead (netem loss 100 %: the socket stays up; link 0 also
 #               carries the heartbeats' records)
-#   ring2_flap  the same, link 1 down 2 s in and up 2 s later
+#   ring2_flap  the same, link 1 down 4 s in and up 2 s later
 #   ring4_down  4 hosts, links of 400 Mbit/s, 64 MiB, link 1 of pair 0-1 down 4 s in
 # The links are shaped so that the network, not the CPU, sets the pace: on this project's shared
-# 2-core test machine the tunnel's copies are otherwise what a call waits for.
+# 2-core test machine (load 5 to 9 from other jobs) a call now and then waits half a second for a
+# core, which at higher rates was more than the 3x margin.
 # Each: every rank finishes with correct data (OK), rank 0's stderr says the link left, and the
 # calls are bounded: a call begun 2 s or more after the fault (2 heartbeat periods: the silence
 # that tells the link is gone is 1.5) takes at most 3 times the slowest call that ended before the
@@ -65,9 +66,9 @@ check_calls() {
 }
 
 case "$case_" in
-  ring2_down) run 2 200mbit 16777216 8000 2:down:0-1/1; rc=$? fault=2 ;;
-  ring2_loss) run 2 200mbit 16777216 8000 2:loss:0-1/0; rc=$? fault=2 ;;
-  ring2_flap) run 2 200mbit 16777216 8000 2:flap:0-1/1:2; rc=$? fault=2 ;;
+  ring2_down) run 2 100mbit 16777216 12000 4:down:0-1/1; rc=$? fault=4 ;;
+  ring2_loss) run 2 100mbit 16777216 12000 4:loss:0-1/0; rc=$? fault=4 ;;
+  ring2_flap) run 2 100mbit 16777216 12000 4:flap:0-1/1:2; rc=$? fault=4 ;;
   ring4_down) run 4 400mbit 67108864 12000 4:down:0-1/1; rc=$? fault=4 ;;
   ring2_last)
     run 2 200mbit 16777216 30000 2:down:0-1/0 2:down:0-1/1
