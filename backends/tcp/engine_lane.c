@@ -194,15 +194,17 @@ static void clock_text(char *buf, size_t len)
              (int)(tv.tv_usec / 100000));
 }
 
-/* "local -> peer" of l's socket, for the line that says it left. */
-static void socket_text(int fd, char *out, size_t n)
+/* "local -> peer" of l's socket, for the line that says it left; the peer's listening address
+ * where the socket no longer says (the peer reset it first). */
+static void socket_text(const tether__tcp_ep *ep, const tether__link *l, char *out, size_t n)
 {
+    int fd = l->fd;
     struct sockaddr_storage a, b;
     socklen_t la = sizeof a, lb = sizeof b;
     char mine[TETHER__ADDR_TEXT], theirs[TETHER__ADDR_TEXT];
     if (getsockname(fd, (struct sockaddr *)&a, &la) < 0 ||
         getpeername(fd, (struct sockaddr *)&b, &lb) < 0) {
-        snprintf(out, n, "?");
+        snprintf(out, n, "rank %d at %s", l->peer, ep->addr[l->peer]);
         return;
     }
     tether__net_addr_text((struct sockaddr *)&a, mine, sizeof mine);
@@ -231,7 +233,7 @@ int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why)
     tether__link *c = carrier_for(ep, l);
     if (!c)
         return -1;
-    socket_text(l->fd, where, sizeof where);
+    socket_text(ep, l, where, sizeof where);
     shutdown(l->fd, SHUT_RDWR); /* wakes a thread asleep in poll() on it */
     close(l->fd);
     l->fd = -1;
