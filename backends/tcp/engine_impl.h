@@ -84,6 +84,7 @@ typedef struct tether__txmsg {
     int beat;               /* a heartbeat: its payload (wait-state records) is not progress */
     int ack;                /* an ack (engine_lane.c): outside the lane's stream, like a beat */
     int tunnel;             /* a tunnel frame: counted in its link's tunnel_queued */
+    int copy;               /* kept: the copy of a request's frame, counted in its link's copies */
     uint64_t end;           /* kept (engine_lane.c): the lane's position after its last byte */
     tether__cma_send cma;   /* a descriptor frame (cma.h): what it carries */
 } tether__txmsg;
@@ -143,6 +144,7 @@ typedef struct tether__link {
     tether__txmsg *kept, *kept_tail; /* written, not yet acknowledged, in stream order */
     tether__txmsg *ack;              /* the ack queued and not begun: updated in place */
     int awaiting;                    /* kept frames whose request waits for their ack */
+    uint64_t copies;                 /* payload bytes of the kept copies of request frames */
     tether__lane_state lane;
     int carrier; /* carries the tunnels of other lanes to its peer: read it all */
     int via;  /* LANE_WAIT/TUNNEL: the lane its tunnel frames go on, for good (if that one is taken

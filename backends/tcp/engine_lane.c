@@ -41,6 +41,9 @@
 
 /* The receiver acks at least every this many bytes consumed (what small frames' copies cost). */
 #define TETHER__LANE_ACK_EVERY ((uint64_t)1 << 20)
+/* Copies a lane may hold unacknowledged: beyond, a small frame's part waits for its ack too (a
+ * peer that stopped acking, or reading, costs this much memory per lane, not what it is sent). */
+#define TETHER__LANE_COPIES_MAX ((uint64_t)4 << 20)
 /* Stream bytes one tunnel frame carries, and what a carrier may hold queued of them: beyond, the
  * tunnelled lane's writes wait (its socketpair fills) until the carrier drains. 64 KiB: below
  * malloc's mmap threshold, so a chunk's block comes back from the heap warm, where a fresh mapping
@@ -74,18 +77,20 @@ void tether__tcp_lane_keep(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t
         l->tunnel_queued -= t->len;
         t->tunnel = 0;
     }
-    if (t->req && t->len <= TETHER__LANE_COPY_MAX) {
+    if (t->req && t->len <= TETHER__LANE_COPY_MAX && l->copies < TETHER__LANE_COPIES_MAX) {
         tether__txmsg *c = malloc(sizeof *c + (size_t)t->len);
         if (c) { /* else the part waits for its ack */
             *c = *t;
             memcpy(c + 1, t->payload, (size_t)t->len);
             c->payload = (const unsigned char *)(c + 1);
             c->req = NULL;
+            c->copy = 1;
             tether__tcp_part_done(ep, t->req);
             t = c;
         }
     }
     l->awaiting += t->req != NULL;
+    l->copies += t->copy ? t->len : 0; /* a copy written again after a replay too */
     kept_push(l, t);
 }
 
@@ -102,6 +107,7 @@ static int acked(tether__tcp_ep *ep, tether__link *l, uint64_t pos)
             l->awaiting--;
             tether__tcp_part_done(ep, t->req);
         } else {
+            l->copies -= t->copy ? t->len : 0;
             free(t);
         }
     }
@@ -113,6 +119,7 @@ void tether__tcp_lane_clear(tether__link *l)
     tether__tcp_tx_forget(l->kept);
     l->kept = l->kept_tail = NULL;
     l->awaiting = 0;
+    l->copies = 0;
     l->ack = NULL; /* in the queue, which its link clears */
     l->tunnel_queued = 0;
     if (l->pump >= 0 && l->lane == TETHER__LANE_TUNNEL)
@@ -156,6 +163,7 @@ int tether__tcp_lane_rewind(tether__link *l, uint64_t pos)
         l->txhead = l->kept;
         l->kept = l->kept_tail = NULL;
         l->awaiting = 0;
+        l->copies = 0; /* queued again: counted when written again, copied or not */
     }
     for (tether__txmsg *t = l->txhead; t; t = t->next)
         t->sent = 0;

@@ -125,12 +125,45 @@ static void test_rewind_inside_the_queue_head(void **state)
     assert_int_equal(tether__tcp_lane_rewind(e, 64), 0);
 }
 
+/* Small frames are copied and their parts finish when written, up to the lane's cap of copies;
+ * past it a part waits for its ack, and an ack finishes it and frees the copies before it. */
+static void test_copies_are_capped(void **state)
+{
+    (void)state;
+    pair p;
+    pair_init(&p);
+    tether__link *l = &p.lanes[0];
+    enum { N = 80, LEN = 64 << 10 };
+    static unsigned char buf[LEN];
+    struct tether_req *r = calloc(1, sizeof *r + sizeof r->part[0]);
+    r->parts_left = N;
+    for (int i = 0; i < N; i++) {
+        tether__txmsg *t = &r->part[0].tx; /* one part, written again and again */
+        *t = (tether__txmsg){.payload = buf, .len = LEN, .req = r};
+        t->sent = TETHER__FRAME_SIZE + LEN;
+        l->tx_pos += TETHER__FRAME_SIZE + LEN;
+        tether__tcp_lane_keep(&p.ep, l, t);
+        if (l->awaiting) /* the part is kept itself: the next round would reuse it */
+            break;
+    }
+    assert_int_equal(l->awaiting, 1);
+    assert_true(l->copies >= (4u << 20) && l->copies < (4u << 20) + LEN);
+    assert_int_equal(r->parts_left, N - (int)(l->copies / LEN));
+    assert_int_equal(ack(&p, 0, l->tx_pos), 0);
+    assert_int_equal(l->awaiting, 0);
+    assert_true(l->copies == 0);
+    assert_null(l->kept);
+    assert_int_equal(r->parts_left, N - (int)((4u << 20) / LEN) - 1);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acks_free_what_they_cover),
         cmocka_unit_test(test_rewind_from_kept),
         cmocka_unit_test(test_rewind_inside_the_queue_head),
+        cmocka_unit_test(test_copies_are_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
