@@ -4,7 +4,8 @@
  * A rank may wait in a collective for hours while its peers are busy elsewhere (a serving loop's
  * workers waiting for rank 0's next request), so "no progress for TETHER_TIMEOUT" cannot tell a
  * busy peer from a stopped one. Every endpoint's heartbeat thread, every TETHER_HEARTBEAT, queues
- * a heartbeat frame (a header alone) on link 0 of each linked peer whose link is idle, and pushes
+ * a heartbeat frame (a header alone) on link 0 of each linked peer whose link is idle (on each of a
+ * pair's links where it has several: engine_lane.c tells a dead link by its silence), and pushes
  * on sends left queued on a full socket; it never reads, so the engine's receive paths are as they
  * were, and never breaks the endpoint (a write that fails is the next call's to report). A
  * heartbeat is only sent on an idle link, so a peer that reads nothing for an hour holds at most
