@@ -16,6 +16,9 @@
 # that tells the link is gone is 1.5) takes at most 3 times the slowest call that ended before the
 # fault (the first call, which warms up, aside), and those begun before at most that plus 3 s
 # (the silence, and the rest of the call over one link, on a loaded machine).
+#   ring2_k3    2 hosts with 3 links of 100 Mbit/s, 16 MiB: link 1 down 3 s in, then link 0, which
+#               carries link 1's traffic, silent 6 s in: link 1's bytes, inside link 0's, go on
+#               through link 2, in order. Correct data and both lines (3 links to 1: no bound).
 #   ring2_last  2 hosts, both links of the pair down 2 s in: no path left, so rank 0 fails within
 #               5 s of the fault (TETHER_TIMEOUT at its default), with an error naming the peer.
 set -uo pipefail
@@ -33,9 +36,10 @@ trap 'rm -f "$log"' EXIT
 run() {
   local n=$1 rate=$2 bytes=$3 run_ms=$4
   shift 4
+  local k=${LINKS:-2}
   local faults=()
   for f in "$@"; do faults+=(--fault "$f"); done
-  "$netns" -n "$n" -t ring -k 2 -r "$rate" --timeout 120 "${faults[@]}" --env CAMPAIGN_RUN_MS="$run_ms" \
+  "$netns" -n "$n" -t ring -k "$k" -r "$rate" --timeout 120 "${faults[@]}" --env CAMPAIGN_RUN_MS="$run_ms" \
     --env CAMPAIGN_TIMES=1 -- "$rank" ring all_reduce float32 "$bytes" 0 1 >"$log" 2>&1
 }
 
@@ -70,6 +74,17 @@ case "$case_" in
   ring2_loss) run 2 100mbit 16777216 12000 4:loss:0-1/0; rc=$? fault=4 ;;
   ring2_flap) run 2 100mbit 16777216 12000 4:flap:0-1/1:2; rc=$? fault=4 ;;
   ring4_down) run 4 200mbit 67108864 15000 5:down:0-1/1; rc=$? fault=5 ;;
+  ring2_k3)
+    LINKS=3 run 2 100mbit 16777216 11000 3:down:0-1/1 6:loss:0-1/0
+    rc=$?
+    grep -v '^CALL' "$log"
+    [ $rc -eq 0 ] && grep -q '^OK$' "$log" || { echo "FAIL: the ranks did not finish right"; exit 1; }
+    grep -q '^tether: rank 0: link 1 to rank 1 .* its traffic goes through link 0$' "$log" &&
+      grep -q '^tether: rank 0: link 0 to rank 1 .* its traffic goes through link 2$' "$log" ||
+      { echo "FAIL: rank 0 did not say that links 1 then 0 left"; exit 1; }
+    echo "PASS: netns.failover.$case_"
+    exit 0
+    ;;
   ring2_last)
     run 2 200mbit 16777216 30000 2:down:0-1/0 2:down:0-1/1
     rc=$?
