@@ -39,6 +39,9 @@ int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__fra
     case TETHER__FRAME_CMA_ANSWER:
     case TETHER__FRAME_CMA_DATA:
     case TETHER__FRAME_CMA_DONE:
+    case TETHER__FRAME_ACK:
+    case TETHER__FRAME_FAILOVER:
+    case TETHER__FRAME_TUNNEL:
         return 0;
     }
     return -1;

@@ -6,8 +6,9 @@
  * sends of its own, after which the end of the stream is no failure; or routed, data between two
  * ranks with no link (the ring), whose code names its origin and destination, cut into chunks
  * (below) that every rank on the way passes on one at a time, on link 0; or leave, the notice of a
- * closing ring rank (route.c); or heartbeat, a header alone on link 0 that says the sender is alive
- * (heartbeat.c).
+ * closing ring rank (route.c); or heartbeat, a header alone on link 0 (on every link of a pair
+ * with several) that says the sender is alive (heartbeat.c); or ack, failover and tunnel, the
+ * bookkeeping of a pair's links (backends/tcp/engine_lane.c).
  * Messages of at least TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in
  * link order, so K parallel links share the bytes; smaller ones go whole on link 0. Both sides
  * derive the stripes from the length in the header, so a link's byte stream always parses, and each
@@ -39,6 +40,13 @@
 #define TETHER__FRAME_CMA_DONE 0x54464409u
 /* A header alone: the sender is alive (heartbeat.c). */
 #define TETHER__FRAME_HEARTBEAT 0x5446440Au
+/* The lanes of a pair with several links (backends/tcp/engine_lane.c), code: the lane. ack: the
+ * sender of this frame has consumed len bytes of the lane's stream (a header alone, outside every
+ * stream, like a heartbeat); failover: the lane's socket is gone, and the sender consumed len
+ * bytes of it (a header alone); tunnel: len bytes of the lane's stream, carried on another lane. */
+#define TETHER__FRAME_ACK 0x5446440Cu
+#define TETHER__FRAME_FAILOVER 0x5446440Du
+#define TETHER__FRAME_TUNNEL 0x5446440Eu
 static inline int tether__frame_is_cma(uint32_t type)
 {
     return type >= TETHER__FRAME_CMA_OFFER &&

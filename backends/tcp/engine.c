@@ -96,6 +96,7 @@ int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
         tether__loop_kick(ep->loop);
     tether__tcp_cma_withdraw(ep);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
+        tether__tcp_lane_clear(ep->flat[i]);
         tx_keep_tail(ep, ep->flat[i]);
         tether__tcp_rx_clear(ep, ep->flat[i]);
     }
@@ -134,7 +135,8 @@ static void push_passing(tether__link *l, tether__txmsg *t)
     tether__txmsg **at = &l->txhead;
     if (*at && (*at)->sent) /* a frame half written goes on first */
         at = &(*at)->next;
-    while (*at && (*at)->passing) /* then the chunks passing through queued before, in order */
+    /* then the chunks passing through queued before, in order, and an ack put before them */
+    while (*at && ((*at)->passing || (*at)->ack))
         at = &(*at)->next;
     t->next = *at;
     *at = t;
@@ -175,6 +177,8 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
         uint64_t hdr_left = t->sent < TETHER__FRAME_SIZE ? TETHER__FRAME_SIZE - t->sent : 0;
         if (!t->beat)
             l->payload_sent += k > hdr_left ? k - hdr_left : 0;
+        if (!t->beat && !t->ack)
+            l->tx_pos += k; /* the lane's stream (engine_lane.c) */
         t->sent += k;
         n -= k;
         if (t->sent < TETHER__FRAME_SIZE + t->len)
@@ -182,14 +186,16 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
         l->txhead = t->next;
         if (!l->txhead)
             l->txtail = NULL;
-        if (t->req) {
-            t->req->parts_left--;
-            ep->events++;
-        } else {
-            if (t->passing && (l->passing -= t->len) < TETHER__PASS_MAX)
-                l->pass_extra = 0; /* caught up: stalls grant again from nothing */
+        if (t->passing && (l->passing -= t->len) < TETHER__PASS_MAX)
+            l->pass_extra = 0; /* caught up: stalls grant again from nothing */
+        if (t == l->ack)
+            l->ack = NULL;
+        if (l->nlinks > 1 && !t->beat && !t->ack) /* kept until the peer acknowledges it */
+            tether__tcp_lane_keep(ep, l, t);
+        else if (t->req)
+            tether__tcp_part_done(ep, t->req);
+        else
             free(t);
-        }
     }
 }
 
@@ -214,7 +220,7 @@ static ssize_t send_gathered(int fd, struct iovec *iov, int n, uint64_t total)
     return sendmsg(fd, &mh, TETHER__SEND_FLAGS);
 }
 
-int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l)
+static int write_queue(tether__tcp_ep *ep, tether__link *l)
 {
     struct iovec iov[IOV_BATCH];
     while (l->txhead) {
@@ -234,6 +240,16 @@ int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l)
             return 0;
     }
     return 0;
+}
+
+int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l)
+{
+    if (l->fd < 0) /* a lane taken out, waiting for its peer's position (engine_lane.c) */
+        return 0;
+    int e = write_queue(ep, l);
+    if (!e && l->nlinks > 1)
+        tether__tcp_lane_move(ep, l);
+    return e;
 }
 
 /* Forget l's heartbeat frames: its connection failed, and only the program's own frames may
@@ -259,7 +275,7 @@ void tether__tcp_tx_drop_beats(tether__link *l)
 int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
 {
     int e = tether__tcp_tx_flush(ep, l);
-    if (!e)
+    if (!e || tether__tcp_lane_down(ep, l, strerror(e)) == 0)
         return TETHER_OK;
     tether__tcp_tx_drop_beats(l);
     if (!l->txhead) /* only heartbeats were lost: a later call on this peer tells what became of it
@@ -575,8 +591,8 @@ static int progress_peer(tether__tcp_ep *ep, int peer, int read)
         tether__link *l = first + k;
         if (l->txhead)
             TRY(tether__tcp_flush(ep, l));
-        /* a send left in memory finishes when the reader says so */
-        if (read || tether__cma_sending(&l->cma))
+        /* a send left in memory finishes when the reader says so, a kept one with its ack */
+        if (read || tether__cma_sending(&l->cma) || l->awaiting || l->carrier)
             TRY(tether__tcp_read(ep, l, 0));
     }
     return ep->err;

@@ -4,7 +4,8 @@
  * A rank may wait in a collective for hours while its peers are busy elsewhere (a serving loop's
  * workers waiting for rank 0's next request), so "no progress for TETHER_TIMEOUT" cannot tell a
  * busy peer from a stopped one. Every endpoint's heartbeat thread, every TETHER_HEARTBEAT, queues
- * a heartbeat frame (a header alone) on link 0 of each linked peer whose link is idle, and pushes
+ * a heartbeat frame (a header alone) on link 0 of each linked peer whose link is idle (on each of a
+ * pair's links where it has several: engine_lane.c tells a dead link by its silence), and pushes
  * on sends left queued on a full socket; it never reads, so the engine's receive paths are as they
  * were, and never breaks the endpoint (a write that fails is the next call's to report). A
  * heartbeat is only sent on an idle link, so a peer that reads nothing for an hour holds at most
@@ -96,33 +97,52 @@ static size_t pack_records(tether__tcp_ep *ep)
     return tether__net_records_pack(&ep->records, ep->live, ep->size, moved, 0);
 }
 
+/* A heartbeat on l, with the records (len bytes) or a header alone, or its queued sends pushed on.
+ */
+static void beat_link(tether__tcp_ep *ep, tether__link *l, size_t len)
+{
+    if (l->fd < 0 || l->eof || l->bye || l->lane != TETHER__LANE_DIRECT)
+        return;
+    if (l->txhead) { /* the program may be away: move its sends on (whole frames stay whole) */
+        nudge(ep, l, NULL);
+        return;
+    }
+    tether__txmsg *t = calloc(1, sizeof *t + len); /* the link owns it: freed once written */
+    if (!t)
+        return; /* the next period tries again */
+    if (len)    /* no records kept: no blob either */
+        memcpy(t + 1, ep->records.blob, len);
+    t->payload = (const unsigned char *)(t + 1);
+    t->len = len;
+    t->beat = 1;
+    tether__frame f = {.type = TETHER__FRAME_HEARTBEAT, .len = len};
+    tether__frame_encode(&f, t->hdr);
+    nudge(ep, l, t);
+}
+
 /* The thread's work, ep->mu held: arrivals noted; with send, heartbeats (with the wait-state
- * records) on every idle link 0 and queued sends pushed on. */
+ * records) on every idle link 0 and queued sends pushed on. A pair with several links gets a
+ * header alone on each other lane too (the records go on the first lane with its socket), and an
+ * ack of what each lane consumed (engine_lane.c): a lane that stops carrying is told from the
+ * others by its silence. */
 static void beat_locked(tether__tcp_ep *ep, int send)
 {
     size_t len = send ? pack_records(ep) : 0;
     for (int p = 0; send && p < ep->size && !ep->err; p++) {
-        tether__link *l = ep->nlinks[p] > 0 ? &ep->links[p][0] : NULL;
-        if (!l || l->fd < 0 || l->eof || l->bye)
-            continue;
-        if (l->txhead) { /* the program may be away: move its sends on (whole frames stay whole) */
-            nudge(ep, l, NULL);
-            continue;
+        int records = 1; /* on the first lane that has its socket */
+        for (int k = 0; k < ep->nlinks[p] && !ep->err; k++) {
+            tether__link *l = &ep->links[p][k];
+            if (ep->nlinks[p] > 1)
+                tether__tcp_lane_ack(ep, l);
+            beat_link(ep, l, records ? len : 0);
+            records &= l->lane != TETHER__LANE_DIRECT;
         }
-        tether__txmsg *t = calloc(1, sizeof *t + len); /* the link owns it: freed once written */
-        if (!t)
-            continue; /* the next period tries again */
-        if (len)      /* no records kept: no blob either */
-            memcpy(t + 1, ep->records.blob, len);
-        t->payload = (const unsigned char *)(t + 1);
-        t->len = len;
-        t->beat = 1;
-        tether__frame f = {.type = TETHER__FRAME_HEARTBEAT, .len = len};
-        tether__frame_encode(&f, t->hdr);
-        nudge(ep, l, t);
     }
+    int64_t now = tether__net_now_ms();
     if (!ep->err)
-        tether__liveness_sample(&liveness, ep, ep->size, ep->beat, tether__net_now_ms());
+        tether__tcp_lane_watch(ep, now);
+    if (!ep->err)
+        tether__liveness_sample(&liveness, ep, ep->size, ep->beat, now);
 }
 
 static void beat(void *arg, int send)
@@ -149,8 +169,10 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
 {
     /* before any other thread can see ep: beat() reads ep->beat under ep->mu */
     int rc = tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
-    if (ep->beat)
+    if (ep->beat) {
         ep->stand_in = stand_in;
+        ep->beat_ms = period_ms;
+    }
     return rc;
 }
 

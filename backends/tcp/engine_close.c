@@ -29,6 +29,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
         tether__tcp_say_bye(ep);
     for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
         tether__link *l = ep->flat[i];
+        tether__tcp_lane_clear(l);
         tether__tcp_tx_clear(l);
         tether__tcp_rx_clear(ep, l);
         if (l->fd >= 0)

@@ -36,7 +36,8 @@ static void tx_drop_requests(tether__link *l)
 static int queue_ctrl(tether__link *l, uint32_t type, int code, const char *text)
 {
     tether__txmsg *head = l->txhead;
-    if (l->cut || (head && head->sent > 0 && !tether__tcp_tail_fits(head)))
+    l->ack = NULL; /* may be among the frames dropped; none follows a control frame */
+    if (l->fd < 0 || l->cut || (head && head->sent > 0 && !tether__tcp_tail_fits(head)))
         return 0;
     if (type == TETHER__FRAME_BYE) {
         tx_drop_requests(l);

@@ -64,6 +64,11 @@
  * 50 ms, and the call that copies costs microseconds. */
 #define TETHER__BUSY_STEP ((uint64_t)8 << 20)
 
+/* On pairs with several links (engine_lane.c): frames up to this payload are copied when written,
+ * and their request part finishes at once; a larger one's finishes with the peer's ack, which
+ * the peer sends as soon as it has consumed the frame. */
+#define TETHER__LANE_COPY_MAX ((uint64_t)64 << 10)
+
 /* One-part requests an endpoint keeps for reuse. */
 #define TETHER__REQ_SPARES 16
 
@@ -77,6 +82,10 @@ typedef struct tether__txmsg {
     struct tether_req *req; /* NULL for an abort or bye frame, which the link owns */
     int passing;            /* a routed chunk passing through: counted in its link's passing */
     int beat;               /* a heartbeat: its payload (wait-state records) is not progress */
+    int ack;                /* an ack (engine_lane.c): outside the lane's stream, like a beat */
+    int tunnel;             /* a tunnel frame: counted in its link's tunnel_queued */
+    int copy;               /* kept: the copy of a request's frame, counted in its link's copies */
+    uint64_t end;           /* kept (engine_lane.c): the lane's position after its last byte */
     tether__cma_send cma;   /* a descriptor frame (cma.h): what it carries */
 } tether__txmsg;
 
@@ -89,7 +98,12 @@ typedef enum {
     TETHER__RX_CHUNK,   /* a routed chunk for this rank: joins its origin's message (joining) */
     TETHER__RX_MEMORY,  /* the payload of a CMA frame (cma.h): an offer or a descriptor */
     TETHER__RX_BEAT,    /* a heartbeat's wait-state records (core/waitstate.h): not progress */
+    TETHER__RX_TUNNEL,  /* another lane's stream bytes (engine_lane.c) */
 } tether__rx_state;
+
+/* A lane of a pair with several links (engine_lane.c): its own socket, taken out and waiting for
+ * the peer's position of it, or carried through a tunnel on another lane of the pair. */
+typedef enum { TETHER__LANE_DIRECT, TETHER__LANE_WAIT, TETHER__LANE_TUNNEL } tether__lane_state;
 
 typedef struct tether__link {
     int fd;
@@ -122,6 +136,26 @@ typedef struct tether__link {
      * never counted here, so they never pass for a call's progress. */
     uint64_t payload_sent, payload_recvd;
     tether__cma_link cma; /* cross-memory attach (cma.h): the memory path's, not ours */
+    /* The lane's stream (engine_lane.c), on pairs with several links only: every frame but
+     * heartbeats and acks, as bytes written (tx_pos) and consumed by the parser (rx_pos). */
+    uint64_t tx_pos, rx_pos;
+    uint64_t rx_acked;               /* the position the last ack queued said */
+    uint64_t ack_due;                /* a large frame ends here: ack it at once; UINT64_MAX none */
+    tether__txmsg *kept, *kept_tail; /* written, not yet acknowledged, in stream order */
+    tether__txmsg *ack;              /* the ack queued and not begun: updated in place */
+    int awaiting;                    /* kept frames whose request waits for their ack */
+    uint64_t copies;                 /* payload bytes of the kept copies of request frames */
+    tether__lane_state lane;
+    int carrier; /* carries the tunnels of other lanes to its peer: read it all */
+    int via;  /* LANE_WAIT/TUNNEL: the lane its tunnel frames go on, for good (if that one is taken
+                 out too, they travel inside its stream, so in order) */
+    int pump; /* LANE_TUNNEL: the socketpair's other end (fd is this end) */
+    int tunnel_of;     /* RX_TUNNEL: the lane whose stream the frame carries */
+    unsigned char *in; /* tunnel bytes for this lane not yet written into pump */
+    size_t inlen, incap;
+    uint64_t tunnel_queued; /* carrier: payload bytes of tunnel frames queued, unwritten */
+    uint64_t seen_bytes;    /* bytes arrived on the socket, when the heartbeats last looked */
+    int64_t seen_at;        /* when that count last changed */
 } tether__link;
 
 /* A posted send or receive: one part per link of its peer. */
@@ -188,6 +222,7 @@ struct tether__tcp_ep {
     tether_passed *passed;       /* judges stale messages (core/passed.h); NULL: none judged */
     tether_passed_seen seen;     /* when the kept messages were last looked at */
     uint64_t recvs;              /* receives posted so far */
+    int beat_ms;                 /* TETHER_HEARTBEAT; 0: no heartbeats */
 };
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent
@@ -293,6 +328,31 @@ int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len
 
 /* Send every peer a bye (a normal close). Caller holds ep->mu. */
 void tether__tcp_say_bye(tether__tcp_ep *ep);
+
+/* ---- engine_lane.c: the lanes of pairs with several links, caller holds ep->mu ---- */
+
+/* l's frame t was written whole: keep it until the peer acknowledges it. */
+void tether__tcp_lane_keep(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
+/* The parser consumed bytes of l's stream: ack what asks for it. */
+void tether__tcp_lane_consumed(tether__tcp_ep *ep, tether__link *l);
+/* Queue an ack of l's position when it moved since the last (the heartbeats, once a period). */
+void tether__tcp_lane_ack(tether__tcp_ep *ep, tether__link *l);
+/* Forget what l kept (a break or close: requests fail, buffers are the program's again). */
+void tether__tcp_lane_clear(tether__link *l);
+/* l's connection failed (why): carry its stream through another lane of its pair. 0 when taken
+ * out, -1 when no other lane is left (the caller fails as before). */
+int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why);
+/* Make l's stream start again at pos, which the peer consumed: what l kept, then its queue, the
+ * first frame from where pos falls in it. -1 when pos is not in what l kept or queued. */
+int tether__tcp_lane_rewind(tether__link *l, uint64_t pos);
+/* An ack, failover or tunnel frame's header arrived on l. */
+int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);
+/* A tunnel frame's payload m arrived on l: feed it to its lane. */
+int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxmsg *m);
+/* After l was written or read: move the tunnels it takes part in. */
+int tether__tcp_lane_move(tether__tcp_ep *ep, tether__link *l);
+/* The heartbeats' look: a lane silent while another of its pair carries is taken out. */
+void tether__tcp_lane_watch(tether__tcp_ep *ep, int64_t now_ms);
 
 /* ---- engine_wait.c: waiting, and the progress thread's handler ---- */
 

@@ -143,6 +143,8 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
         tether__rxcache_put(&ep->rxcache, m);
         return bad ? tether__tcp_protocol_error(ep, l, why) : TETHER_OK;
     }
+    case TETHER__RX_TUNNEL:
+        return tether__tcp_lane_tunnelled(ep, l, m);
     case TETHER__RX_ABORT: {
         m->buf[m->len] = '\0';
         /* a mismatch is the same on every rank; any other failure is this peer's */
@@ -341,12 +343,16 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         return rx_bye(ep, l);
     if (f->type == TETHER__FRAME_LEAVE)
         return rx_leave(ep, l, f);
-    if (f->type == TETHER__FRAME_HEARTBEAT && f->len == 0) /* its bytes were the news */
+    if ((f->type == TETHER__FRAME_HEARTBEAT && f->len == 0) /* its bytes were the news */)
         return TETHER_OK;
+    if (f->type == TETHER__FRAME_ACK || f->type == TETHER__FRAME_FAILOVER)
+        return tether__tcp_lane_frame(ep, l, f);
     if (f->type == TETHER__FRAME_ABORT || f->type == TETHER__FRAME_HEARTBEAT) {
         TRY(start_own(ep, l, f));
     } else if (f->type == TETHER__FRAME_ROUTED || f->type == TETHER__FRAME_ROUTED_MORE) {
         TRY(rx_routed(ep, l, f));
+    } else if (f->type == TETHER__FRAME_TUNNEL) {
+        TRY(tether__tcp_lane_frame(ep, l, f));
     } else if (tether__frame_is_cma(f->type)) {
         TRY(rx_memory(ep, l, f));
         if (!l->cur) /* an answer or a read notice: a header alone */
@@ -377,7 +383,8 @@ static int header_first(const tether__tcp_ep *ep, const tether__link *l)
 /* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
 static int wants_input(const tether__link *l)
 {
-    return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma);
+    return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma) ||
+           l->awaiting || l->carrier; /* acks, and other lanes' tunnels (engine_lane.c) */
 }
 
 /* A message l's peer sends, kept while it arrives, outgrew this rank's memory. */
@@ -389,6 +396,14 @@ static int out_of_memory(tether__tcp_ep *ep, const tether__link *l, const tether
                              (unsigned long long)m->got, (unsigned long long)m->len, l->peer);
 }
 
+/* Bytes of l's stream were consumed (engine_lane.c): ack what asks for it. A lane taken out
+ * meanwhile (a write that failed) dropped its read-ahead: stop parsing it. */
+static int lane_consumed(tether__tcp_ep *ep, tether__link *l)
+{
+    tether__tcp_lane_consumed(ep, l);
+    return ep->err ? ep->err : l->fd < 0;
+}
+
 /* Consume the bytes held in rbuf: payload of the current frame, then whole headers. With all = 0
  * it stops before a header while no receive is posted on l: the frames behind stay in rbuf, as
  * they would in the socket, until a receive wants them (read-ahead must not turn into reading
@@ -397,6 +412,7 @@ static int out_of_memory(tether__tcp_ep *ep, const tether__link *l, const tether
 static int parse(tether__tcp_ep *ep, tether__link *l, int all)
 {
     size_t pos = 0;
+    int rc;
     while (pos < l->rlen && (all || wants_input(l))) {
         tether__rxmsg *m = l->cur;
         if (m) {
@@ -407,9 +423,12 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
             memcpy(m->buf + m->got, l->rbuf + pos, (size_t)k);
             m->got += k;
             l->payload_recvd += l->rx != TETHER__RX_BEAT ? k : 0;
+            l->rx_pos += l->rx != TETHER__RX_BEAT ? k : 0;
             pos += k;
             if (k == left)
                 TRY(rx_done(ep, l));
+            if (l->nlinks > 1 && (rc = lane_consumed(ep, l)) != 0)
+                return rc < 0 ? rc : TETHER_OK;
             continue;
         }
         if (l->rlen - pos < TETHER__FRAME_SIZE)
@@ -418,7 +437,14 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
         if (tether__frame_decode(l->rbuf + pos, &f) < 0)
             return tether__tcp_protocol_error(ep, l, "unknown frame type");
         pos += TETHER__FRAME_SIZE;
+        if (f.type != TETHER__FRAME_HEARTBEAT && f.type != TETHER__FRAME_ACK)
+            l->rx_pos += TETHER__FRAME_SIZE; /* the lane's stream (engine_lane.c) */
         TRY(rx_start(ep, l, &f));
+        if (l->nlinks > 1 && l->cur && l->rx != TETHER__RX_BEAT &&
+            tether__tcp_payload_left(l) > TETHER__LANE_COPY_MAX)
+            l->ack_due = l->rx_pos + tether__tcp_payload_left(l); /* its sender waits for it */
+        if (l->nlinks > 1 && (rc = lane_consumed(ep, l)) != 0)
+            return rc < 0 ? rc : TETHER_OK;
     }
     memmove(l->rbuf, l->rbuf + pos, l->rlen - pos);
     l->rlen -= pos;
@@ -442,8 +468,11 @@ static void read_others_first(tether__tcp_ep *ep, const tether__link *l)
 
 /* how: "" for an orderly end of stream, " (reset)" when the peer's socket closed with bytes it
  * had not read (often a heartbeat) */
-static int peer_closed(tether__tcp_ep *ep, const tether__link *l, const char *how)
+static int peer_closed(tether__tcp_ep *ep, tether__link *l, const char *how)
 {
+    if (tether__tcp_lane_down(ep, l, *how ? "its connection was reset" : "its connection closed") ==
+        0)
+        return TETHER_OK; /* another link to the peer carries on (engine_lane.c) */
     read_others_first(ep, l);
     return tether__tcp_break(ep, TETHER_EPEER,
                              "rank %d (%s) closed the connection%s; it probably exited, "
@@ -554,11 +583,12 @@ void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents)
         tether__tcp_read(ep, l, 1);
 }
 
-int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
+static int read_socket(tether__tcp_ep *ep, tether__link *l, int all)
 {
     all |= ep->loop != NULL; /* a progress thread passes routed frames on: it must see them all */
     uint64_t room;
-    while (!ep->err && !l->eof && (all || wants_input(l)) && !held_back(ep, l) &&
+    int rc;
+    while (!ep->err && !l->eof && l->fd >= 0 && (all || wants_input(l)) && !held_back(ep, l) &&
            (room = unexpected_room(ep, l)) > 0) {
         if (l->rlen >= TETHER__FRAME_SIZE && !l->cur) { /* frames parse() left for a receive */
             size_t before = l->rlen;
@@ -601,6 +631,8 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
             int e = errno;
             if (e == ECONNRESET)
                 return peer_closed(ep, l, " (reset)");
+            if (tether__tcp_lane_down(ep, l, strerror(e)) == 0)
+                return TETHER_OK;
             return tether__tcp_break(ep, TETHER_ENET, "recv() from rank %d (%s): %s", l->peer,
                                      ep->addr[l->peer], strerror(e));
         }
@@ -611,8 +643,11 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         } else {
             m->got += (uint64_t)n;
             l->payload_recvd += l->rx != TETHER__RX_BEAT ? (uint64_t)n : 0;
+            l->rx_pos += l->rx != TETHER__RX_BEAT ? (uint64_t)n : 0;
             if (tether__tcp_payload_left(l) == 0)
                 TRY(rx_done(ep, l));
+            if (l->nlinks > 1 && (rc = lane_consumed(ep, l)) != 0)
+                return rc < 0 ? rc : TETHER_OK;
         }
         if ((size_t)n < want) { /* the socket had less than we asked for: it is drained */
             l->held = 0;
@@ -620,6 +655,16 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
         }
     }
     return ep->err;
+}
+
+int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all)
+{
+    if (l->fd < 0) /* a lane taken out, waiting for its peer's position (engine_lane.c) */
+        return ep->err;
+    int rc = read_socket(ep, l, all);
+    if (rc == 0 && l->nlinks > 1) /* room in its socketpair, or tunnel frames for another lane */
+        rc = tether__tcp_lane_move(ep, l);
+    return rc;
 }
 
 /* memcpy of n bytes with ep->mu held, in TETHER__BUSY_STEP parts with the heartbeats' stand-in
@@ -682,7 +727,7 @@ void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
 {
     /* cur is either in the unexpected queue, a posted part (owned by its request) or an abort
      * frame's text (owned by the link) */
-    if (l->rx == TETHER__RX_ABORT || l->rx == TETHER__RX_BEAT)
+    if (l->rx == TETHER__RX_ABORT || l->rx == TETHER__RX_BEAT || l->rx == TETHER__RX_TUNNEL)
         tether__rxcache_put(&ep->rxcache, l->cur);
     else if (l->rx == TETHER__RX_PASSING) /* not queued yet: the block is still ours */
         free((char *)l->cur - offsetof(tether__fwd, rx));

@@ -11,6 +11,8 @@
  * CAMPAIGN_KILL_MS=t: this rank SIGKILLs itself t ms after tether_init, saying when first.
  * CAMPAIGN_RUN_MS=t: repeat (ITERS ignored) until t ms have passed on rank 0, which tells the
  * others with a broadcast after each call, so that a cable's fault at a given time meets a call.
+ * CAMPAIGN_TIMES=1: rank 0 prints "CALL <iteration> <start> <ms>" per call (start: ms since
+ * tether_init), for tests that bound how much slower calls get after a fault (tests/netns).
  *
  * Prints one line: "OK", "WRONG <where>" (exit 1), or "FAILED <call> <error> at <ms>" (exit 2,
  * <ms> the wall clock in ms, so the driver can time it against the kill). */
@@ -159,6 +161,7 @@ int main(int argc, char **argv)
                                         "reduce_scatter", "all_to_all", "p2p"};
     tether_group *g;
     const char *kill_ms = getenv("CAMPAIGN_KILL_MS"), *run_ms = getenv("CAMPAIGN_RUN_MS");
+    const char *times = getenv("CAMPAIGN_TIMES");
     long long start = wall_ms();
     size_t count, per, n_out;
     long iters, delay;
@@ -205,8 +208,13 @@ int main(int argc, char **argv)
     if (run_ms && *run_ms)
         iters = 0;  /* until go_on says no */
     int status = 0; /* 0 OK, 1 WRONG, 2 FAILED: one line says which */
+    long long init_ms = wall_ms();
     for (long it = 0; status == 0 && (iters == 0 || it < iters); it++) {
-        if ((rc = run_once(g, argv[2], dt, count, it, send, recv, &n_out)) != TETHER_OK) {
+        long long call_ms = wall_ms();
+        rc = run_once(g, argv[2], dt, count, it, send, recv, &n_out);
+        if (rank == 0 && times && !strcmp(times, "1"))
+            printf("CALL %ld %lld %lld\n", it, call_ms - init_ms, wall_ms() - call_ms);
+        if (rc != TETHER_OK) {
             printf("FAILED %s %s at %lld: %s\n", argv[2], tether_err_name(rc), wall_ms(),
                    tether_last_error());
             status = 2;

@@ -1,0 +1,486 @@
+/* backends/tcp/engine_lane.c - the lanes of a pair with several links: a link that dies is carried
+ * through another, and the job goes on.
+ *
+ * A message to a peer with K links is striped over K lanes (frame.h), and stays so: sender and
+ * receiver never have to agree on a new stripe. Each lane is a byte stream: every frame it carries
+ * but heartbeats and acks, header and payload. The sender counts what it wrote (tx_pos), the
+ * receiver what its parser consumed (rx_pos), so a position means the same on both sides, even in
+ * the middle of a frame. The sender keeps every frame it wrote until the receiver acknowledges it
+ * (an ack frame: the receiver's position, cumulative): small frames are copied as they finish, so
+ * their request finishes at once as on a single link; a larger frame's request part finishes only
+ * with its ack (its buffer is the copy), which the receiver sends as soon as it has consumed the
+ * frame, and every TETHER__LANE_ACK_EVERY bytes and heartbeat period for the rest.
+ *
+ * A lane whose socket fails, closes without a bye, or carries no byte for one and a half heartbeat
+ * periods while another lane of the pair does (the heartbeats then go on every lane of the pair:
+ * a cable pulled or silent leaves the socket up for minutes) is taken out: its socket closed, its
+ * read-ahead dropped, and the peer told on a live lane how far this side consumed (a failover
+ * frame); the peer does the same. Each side then replays its lane's stream from the position the
+ * other consumed, through a socketpair standing in for the socket: what the engine writes on the
+ * lane is read from the pair's other end and sent as tunnel frames on a live lane (the carrier);
+ * the tunnel frames' payload arriving at the peer is written into its own pair, whose lane end the
+ * engine reads as it read the socket, its parser going on where it stopped. The engine's send and
+ * receive paths do not change; one stderr line per side says which link left, when and why. The
+ * job fails as before when no lane to the peer is left (the peer silent: TETHER_ETIMEDOUT within
+ * TETHER_HEARTBEATS_MISSED periods). A lane taken out stays tunnelled until the endpoint closes.
+ *
+ * Pairs with one link never come here: their frames finish when written, as before. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/net/socket.h"
+#include "engine_impl.h"
+
+/* The receiver acks at least every this many bytes consumed (what small frames' copies cost). */
+#define TETHER__LANE_ACK_EVERY ((uint64_t)1 << 20)
+/* Copies a lane may hold unacknowledged: beyond, a small frame's part waits for its ack too (a
+ * peer that stopped acking, or reading, costs this much memory per lane, not what it is sent). */
+#define TETHER__LANE_COPIES_MAX ((uint64_t)4 << 20)
+/* Stream bytes one tunnel frame carries, and what a carrier may hold queued of them: beyond, the
+ * tunnelled lane's writes wait (its socketpair fills) until the carrier drains. 64 KiB: below
+ * malloc's mmap threshold, so a chunk's block comes back from the heap warm, where a fresh mapping
+ * paid a page fault per 4 KiB (docs/perf/notes.md on the receive cache). */
+#define TETHER__TUNNEL_CHUNK ((size_t)64 << 10)
+#define TETHER__TUNNEL_QUEUED_MAX ((uint64_t)8 << 20)
+/* Buffers of the socketpair that stands in for a lane's socket. */
+#define TETHER__TUNNEL_BUF (4 << 20)
+
+#ifdef POLLRDHUP
+#define LANE_HANGUP (POLLHUP | POLLERR | POLLRDHUP)
+#else
+#define LANE_HANGUP (POLLHUP | POLLERR)
+#endif
+
+static void kept_push(tether__link *l, tether__txmsg *t)
+{
+    t->next = NULL;
+    if (l->kept_tail)
+        l->kept_tail->next = t;
+    else
+        l->kept = t;
+    l->kept_tail = t;
+}
+
+void tether__tcp_lane_keep(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
+{
+    t->end = l->tx_pos;
+    t->passing = 0; /* counted off by tx_advance */
+    if (t->tunnel) {
+        l->tunnel_queued -= t->len;
+        t->tunnel = 0;
+    }
+    if (t->req && t->len <= TETHER__LANE_COPY_MAX && l->copies < TETHER__LANE_COPIES_MAX) {
+        tether__txmsg *c = malloc(sizeof *c + (size_t)t->len);
+        if (c) { /* else the part waits for its ack */
+            *c = *t;
+            memcpy(c + 1, t->payload, (size_t)t->len);
+            c->payload = (const unsigned char *)(c + 1);
+            c->req = NULL;
+            c->copy = 1;
+            tether__tcp_part_done(ep, t->req);
+            t = c;
+        }
+    }
+    l->awaiting += t->req != NULL;
+    l->copies += t->copy ? t->len : 0; /* a copy written again after a replay too */
+    kept_push(l, t);
+}
+
+/* The peer consumed l's stream up to pos: what it kept before is done. */
+static int acked(tether__tcp_ep *ep, tether__link *l, uint64_t pos)
+{
+    if (pos > l->tx_pos)
+        return tether__tcp_protocol_error(ep, l, "an ack of bytes never sent");
+    while (l->kept && l->kept->end <= pos) {
+        tether__txmsg *t = l->kept;
+        if (!(l->kept = t->next))
+            l->kept_tail = NULL;
+        if (t->req) {
+            l->awaiting--;
+            tether__tcp_part_done(ep, t->req);
+        } else {
+            l->copies -= t->copy ? t->len : 0;
+            free(t);
+        }
+    }
+    return TETHER_OK;
+}
+
+void tether__tcp_lane_clear(tether__link *l)
+{
+    tether__tcp_tx_forget(l->kept);
+    l->kept = l->kept_tail = NULL;
+    l->awaiting = 0;
+    l->copies = 0;
+    l->ack = NULL; /* in the queue, which its link clears */
+    l->tunnel_queued = 0;
+    if (l->pump >= 0 && l->lane == TETHER__LANE_TUNNEL)
+        close(l->pump);
+    l->pump = -1;
+    free(l->in);
+    l->in = NULL;
+    l->inlen = l->incap = 0;
+}
+
+/* Unlink from l's queue the frames outside its stream (heartbeats, acks): they were for a socket
+ * that is gone, and a replay starts at a frame's byte. */
+static void drop_uncounted(tether__link *l)
+{
+    tether__txmsg **pp = &l->txhead, *last = NULL;
+    while (*pp) {
+        tether__txmsg *t = *pp;
+        if (!t->req && (t->beat || t->ack)) {
+            *pp = t->next;
+            free(t);
+            continue;
+        }
+        last = t;
+        pp = &t->next;
+    }
+    l->txtail = last;
+    l->ack = NULL;
+}
+
+int tether__tcp_lane_rewind(tether__link *l, uint64_t pos)
+{
+    tether__txmsg *first = l->kept ? l->kept : l->txhead;
+    uint64_t start = l->kept ? l->kept->end - (TETHER__FRAME_SIZE + l->kept->len)
+                             : l->tx_pos - (first ? first->sent : 0);
+    if (pos > l->tx_pos || (first ? pos < start : pos != l->tx_pos))
+        return -1;
+    if (l->kept) { /* what was kept goes first, written again */
+        l->kept_tail->next = l->txhead;
+        if (!l->txhead)
+            l->txtail = l->kept_tail;
+        l->txhead = l->kept;
+        l->kept = l->kept_tail = NULL;
+        l->awaiting = 0;
+        l->copies = 0; /* queued again: counted when written again, copied or not */
+    }
+    for (tether__txmsg *t = l->txhead; t; t = t->next)
+        t->sent = 0;
+    if (first) {
+        if (pos - start > TETHER__FRAME_SIZE + first->len)
+            return -1;
+        first->sent = pos - start;
+    }
+    l->tx_pos = pos;
+    return 0;
+}
+
+/* A live lane of l's pair to carry its stream, or NULL: one with its socket and no hang-up on it.
+ */
+static tether__link *carrier_for(tether__tcp_ep *ep, const tether__link *l)
+{
+    for (int k = 0; k < l->nlinks; k++) {
+        tether__link *o = &ep->links[l->peer][k];
+        struct pollfd p = {.fd = o->fd, .events = LANE_HANGUP};
+        if (o == l || o->lane != TETHER__LANE_DIRECT || o->fd < 0 || o->eof || o->bye)
+            continue;
+        if (poll(&p, 1, 0) == 1 && (p.revents & LANE_HANGUP)) /* the peer's whole host went */
+            continue;
+        return o;
+    }
+    return NULL;
+}
+
+static void clock_text(char *buf, size_t len)
+{
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    localtime_r(&tv.tv_sec, &tm);
+    snprintf(buf, len, "%02d:%02d:%02d.%d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(tv.tv_usec / 100000));
+}
+
+/* "local -> peer" of l's socket, for the line that says it left; the peer's listening address
+ * where the socket no longer says (the peer reset it first). */
+static void socket_text(const tether__tcp_ep *ep, const tether__link *l, char *out, size_t n)
+{
+    int fd = l->fd;
+    struct sockaddr_storage a, b;
+    socklen_t la = sizeof a, lb = sizeof b;
+    char mine[TETHER__ADDR_TEXT], theirs[TETHER__ADDR_TEXT];
+    if (getsockname(fd, (struct sockaddr *)&a, &la) < 0 ||
+        getpeername(fd, (struct sockaddr *)&b, &lb) < 0) {
+        snprintf(out, n, "rank %d at %s", l->peer, ep->addr[l->peer]);
+        return;
+    }
+    tether__net_addr_text((struct sockaddr *)&a, mine, sizeof mine);
+    tether__net_addr_text((struct sockaddr *)&b, theirs, sizeof theirs);
+    snprintf(out, n, "%s -> %s", mine, theirs);
+}
+
+/* Queue a header-only frame on c and write what its socket takes; never breaks ep (the heartbeat
+ * thread calls this too): a failure shows on the next call's flush of c. */
+static void queue_header(tether__tcp_ep *ep, tether__link *c, const tether__frame *f)
+{
+    tether__txmsg *t = calloc(1, sizeof *t);
+    if (!t)
+        return;
+    tether__frame_encode(f, t->hdr);
+    tether__tcp_tx_push(c, t);
+    if (c->txhead == t && tether__tcp_tx_flush(ep, c) == 0)
+        tether__tcp_kick_for_room(ep, c);
+}
+
+int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why)
+{
+    char at[32], where[2 * TETHER__ADDR_TEXT + 8];
+    if (l->nlinks < 2 || l->lane != TETHER__LANE_DIRECT || ep->err)
+        return -1;
+    tether__link *c = carrier_for(ep, l);
+    if (!c)
+        return -1;
+    socket_text(ep, l, where, sizeof where);
+    shutdown(l->fd, SHUT_RDWR); /* wakes a thread asleep in poll() on it */
+    close(l->fd);
+    l->fd = -1;
+    l->lane = TETHER__LANE_WAIT;
+    l->rlen = 0; /* read ahead, not consumed: the peer sends it again */
+    l->held = l->hangup = 0;
+    drop_uncounted(l);
+    c->carrier = 1;
+    l->via = c->index;
+    clock_text(at, sizeof at);
+    fprintf(stderr,
+            "tether: rank %d: link %d to rank %d (%s) left at %s (%s); its traffic goes through "
+            "link %d\n",
+            ep->rank, l->index, l->peer, where, at, why, c->index);
+    tether__frame f = {.type = TETHER__FRAME_FAILOVER, .code = l->index, .len = l->rx_pos};
+    queue_header(ep, c, &f);
+    if (ep->loop)
+        tether__loop_kick(ep->loop); /* its poll set changed */
+    return 0;
+}
+
+/* Write into l's socketpair what its tunnel brought: the engine reads it from l's end. */
+static void feed(tether__link *l)
+{
+    while (l->inlen > 0 && l->lane == TETHER__LANE_TUNNEL) {
+        ssize_t n = send(l->pump, l->in, l->inlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n <= 0)
+            return; /* full: the next read of l makes room */
+        memmove(l->in, l->in + n, l->inlen - (size_t)n);
+        l->inlen -= (size_t)n;
+    }
+}
+
+/* What the engine wrote on tunnelled lane l, read from its socketpair, as tunnel frames on its
+ * carrier. 1 when some moved. */
+static int pump(tether__tcp_ep *ep, tether__link *l)
+{
+    tether__link *c = &ep->links[l->peer][l->via];
+    int moved = 0;
+    while (c->tunnel_queued < TETHER__TUNNEL_QUEUED_MAX) {
+        tether__txmsg *t = malloc(sizeof *t + TETHER__TUNNEL_CHUNK);
+        ssize_t n = t ? recv(l->pump, t + 1, TETHER__TUNNEL_CHUNK, MSG_DONTWAIT) : -1;
+        if (n <= 0) {
+            free(t);
+            break;
+        }
+        memset(t, 0, sizeof *t);
+        tether__frame f = {.type = TETHER__FRAME_TUNNEL, .code = l->index, .len = (uint64_t)n};
+        tether__frame_encode(&f, t->hdr);
+        t->payload = (const unsigned char *)(t + 1);
+        t->len = (uint64_t)n;
+        t->tunnel = 1;
+        c->tunnel_queued += (uint64_t)n;
+        tether__tcp_tx_push(c, t);
+        moved = 1;
+    }
+    return moved;
+}
+
+int tether__tcp_lane_move(tether__tcp_ep *ep, tether__link *l)
+{
+    static _Thread_local int moving; /* the flushes below come back here */
+    if (moving || (l->lane != TETHER__LANE_TUNNEL && !l->carrier) || ep->err)
+        return ep->err;
+    moving = 1;
+    tether__link *lanes = ep->links[l->peer];
+    /* twice: a carrier taken out in turn takes the frames a later lane pumped onto it */
+    for (int k = 0; k < 2 * l->nlinks; k++) {
+        tether__link *t = &lanes[k % l->nlinks];
+        if (t->lane != TETHER__LANE_TUNNEL)
+            continue;
+        feed(t);
+        do
+            tether__tcp_tx_flush(ep, t);
+        while (pump(ep, t) && t->txhead);
+    }
+    for (int k = 0; k < l->nlinks && !ep->err; k++)
+        if (lanes[k].carrier && lanes[k].txhead && lanes[k].lane == TETHER__LANE_DIRECT)
+            tether__tcp_flush(ep, &lanes[k]);
+    moving = 0;
+    return ep->err;
+}
+
+void tether__tcp_lane_ack(tether__tcp_ep *ep, tether__link *l)
+{
+    if (ep->err || l->lane == TETHER__LANE_WAIT || l->rx_pos == l->rx_acked || l->eof || l->bye)
+        return;
+    tether__frame f = {.type = TETHER__FRAME_ACK, .code = l->index, .len = l->rx_pos};
+    if (l->ack) { /* queued and not begun: say the newer position instead */
+        tether__frame_encode(&f, l->ack->hdr);
+        l->rx_acked = l->rx_pos;
+        return;
+    }
+    tether__txmsg *t = calloc(1, sizeof *t);
+    if (!t)
+        return; /* the next trigger tries again */
+    tether__frame_encode(&f, t->hdr);
+    t->ack = 1;
+    l->ack = t;
+    l->rx_acked = l->rx_pos;
+    /* before the frames not begun: the peer's sends wait for it */
+    tether__txmsg **at = &l->txhead;
+    if (*at && (*at)->sent)
+        at = &(*at)->next;
+    t->next = *at;
+    *at = t;
+    if (!t->next)
+        l->txtail = t;
+    if (l->txhead == t && tether__tcp_tx_flush(ep, l) == 0)
+        tether__tcp_kick_for_room(ep, l);
+}
+
+void tether__tcp_lane_consumed(tether__tcp_ep *ep, tether__link *l)
+{
+    if (l->ack_due && l->rx_pos >= l->ack_due) {
+        l->ack_due = 0;
+        tether__tcp_lane_ack(ep, l);
+    } else if (l->rx_pos - l->rx_acked >= TETHER__LANE_ACK_EVERY) {
+        tether__tcp_lane_ack(ep, l);
+    }
+}
+
+/* The peer took lane idx out and consumed pos bytes of it: take it out here too if this side has
+ * not, then replay from pos through the socketpair. */
+static int failed_over(tether__tcp_ep *ep, tether__link *c, int idx, uint64_t pos)
+{
+    int sp[2];
+    if (idx < 0 || idx >= c->nlinks || idx == c->index)
+        return tether__tcp_protocol_error(ep, c, "a failover of a lane it cannot name");
+    tether__link *l = &ep->links[c->peer][idx];
+    if (l->lane == TETHER__LANE_TUNNEL)
+        return tether__tcp_protocol_error(ep, c, "a failover of a lane already taken out");
+    if (l->lane == TETHER__LANE_DIRECT && tether__tcp_lane_down(ep, l, "its peer gave it up") < 0)
+        return tether__tcp_break(ep, TETHER_ENET,
+                                 "rank %d (%s) gave up link %d, and rank %d has "
+                                 "no link left to it",
+                                 c->peer, ep->addr[c->peer], idx, ep->rank);
+    TRY(acked(ep, l, pos));
+    if (tether__tcp_lane_rewind(l, pos) < 0)
+        return tether__tcp_protocol_error(ep, c, "a failover from a position never sent");
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
+        return tether__tcp_break(ep, TETHER_ENET, "socketpair() for link %d to rank %d: %s", idx,
+                                 c->peer, strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        int sz = TETHER__TUNNEL_BUF;
+        fcntl(sp[i], F_SETFL, fcntl(sp[i], F_GETFL) | O_NONBLOCK);
+        setsockopt(sp[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+        setsockopt(sp[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    }
+    l->fd = sp[0];
+    l->pump = sp[1];
+    l->lane = TETHER__LANE_TUNNEL;
+    l->rx_acked = l->rx_pos - 1; /* the ack that went with the socket: say it again */
+    tether__tcp_lane_ack(ep, l);
+    if (ep->loop)
+        tether__loop_kick(ep->loop);
+    return tether__tcp_lane_move(ep, l);
+}
+
+int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    int idx = f->code;
+    if (l->nlinks < 2 || idx < 0 || idx >= l->nlinks)
+        return tether__tcp_protocol_error(ep, l, "a lane frame for a lane it cannot name");
+    switch (f->type) {
+    case TETHER__FRAME_ACK:
+        return acked(ep, &ep->links[l->peer][idx], f->len);
+    case TETHER__FRAME_FAILOVER:
+        return failed_over(ep, l, idx, f->len);
+    default: /* TETHER__FRAME_TUNNEL */
+        if (f->len == 0 || f->len > TETHER__TUNNEL_CHUNK || idx == l->index)
+            return tether__tcp_protocol_error(ep, l, "a malformed tunnel frame");
+        if (!(l->cur = tether__rxcache_get(&ep->rxcache, f->len)))
+            return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory reading rank %d's tunnel",
+                                     l->peer);
+        l->rx = TETHER__RX_TUNNEL;
+        l->tunnel_of = idx;
+        return TETHER_OK;
+    }
+}
+
+int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxmsg *m)
+{
+    tether__link *t = &ep->links[l->peer][l->tunnel_of];
+    size_t done = 0; /* straight into the socketpair when nothing waits before it */
+    if (t->inlen == 0 && t->lane == TETHER__LANE_TUNNEL) {
+        ssize_t n = send(t->pump, m->buf, (size_t)m->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        done = n > 0 ? (size_t)n : 0;
+    }
+    if (t->inlen + m->len - done > t->incap) {
+        size_t cap = t->incap ? t->incap : TETHER__TUNNEL_CHUNK;
+        while (cap < t->inlen + m->len - done)
+            cap *= 2;
+        unsigned char *in = realloc(t->in, cap);
+        if (!in) {
+            tether__rxcache_put(&ep->rxcache, m);
+            return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory for rank %d's tunnel",
+                                     l->peer);
+        }
+        t->in = in;
+        t->incap = cap;
+    }
+    memcpy(t->in + t->inlen, m->buf + done, (size_t)m->len - done);
+    t->inlen += (size_t)m->len - done;
+    tether__rxcache_put(&ep->rxcache, m);
+    feed(t);
+    return TETHER_OK;
+}
+
+void tether__tcp_lane_watch(tether__tcp_ep *ep, int64_t now_ms)
+{
+    int64_t silent = (int64_t)ep->beat_ms * 3 / 2;
+    for (int p = 0; p < ep->size && ep->beat_ms && !ep->err; p++) {
+        if (ep->nlinks[p] < 2)
+            continue;
+        tether__link *lanes = ep->links[p];
+        int64_t heard = 0; /* the latest any direct lane of the pair carried a byte */
+        for (int k = 0; k < ep->nlinks[p]; k++) {
+            tether__link *l = &lanes[k];
+            size_t in = 0, out = 0;
+            if (l->lane != TETHER__LANE_DIRECT || l->fd < 0 || l->eof || l->bye)
+                continue;
+            tether__net_queued(l->fd, &in, &out);
+            /* bytes waiting unread: this side is not reading, the peer may not be able to write */
+            if (l->bytes_recvd + in != l->seen_bytes || in > 0 || !l->seen_at) {
+                l->seen_bytes = l->bytes_recvd + in;
+                l->seen_at = now_ms;
+            }
+            heard = l->seen_at > heard ? l->seen_at : heard;
+        }
+        for (int k = 0; k < ep->nlinks[p] && !ep->err; k++) {
+            tether__link *l = &lanes[k];
+            char why[96];
+            if (l->lane != TETHER__LANE_DIRECT || l->fd < 0 || l->eof || l->bye ||
+                now_ms - l->seen_at < silent || now_ms - heard >= silent)
+                continue;
+            snprintf(why, sizeof why, "no byte for %lld ms while another link carried",
+                     (long long)(now_ms - l->seen_at));
+            tether__tcp_lane_down(ep, l, why);
+        }
+    }
+}
