@@ -1,7 +1,9 @@
 /* backends/tcp/engine_impl.h - the engine's private structures and the calls between its files.
  *
  * Private to the engine's own files (engine*.c). Its two halves call each other: the send and
- * request side (engine.c) and the receive side (engine_rx.c). The other files only call down into
+ * request side (engine.c) and the receive side (engine_rx.c), and with them the lanes of pairs
+ * with several links (engine_lane.c: stream counts, acks, failover through a live link), which
+ * both halves call and which queue and fail through them. The other files only call down into
  * them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats (engine_beat.c);
  * waiting and the progress thread's handler (engine_wait.c); opening (engine_open.c) and closing
  * (engine_close.c). The helpers the engine calls (cma.h, route.h, backends/net/) never include
