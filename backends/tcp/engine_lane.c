@@ -444,8 +444,10 @@ int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxms
         t->in = in;
         t->incap = cap;
     }
-    memcpy(t->in + t->inlen, m->buf + done, (size_t)m->len - done);
-    t->inlen += (size_t)m->len - done;
+    if (done < m->len) { /* t->in may still be NULL when the socketpair took it all */
+        memcpy(t->in + t->inlen, m->buf + done, (size_t)m->len - done);
+        t->inlen += (size_t)m->len - done;
+    }
     tether__rxcache_put(&ep->rxcache, m);
     feed(t);
     return TETHER_OK;
