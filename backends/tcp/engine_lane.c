@@ -267,7 +267,7 @@ int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why)
 static void feed(tether__link *l)
 {
     while (l->inlen > 0 && l->lane == TETHER__LANE_TUNNEL) {
-        ssize_t n = send(l->pump, l->in, l->inlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n = send(l->pump, l->in, l->inlen, MSG_DONTWAIT | TETHER__SEND_FLAGS);
         if (n <= 0)
             return; /* full: the next read of l makes room */
         memmove(l->in, l->in + n, l->inlen - (size_t)n);
@@ -390,6 +390,10 @@ static int failed_over(tether__tcp_ep *ep, tether__link *c, int idx, uint64_t po
         fcntl(sp[i], F_SETFL, fcntl(sp[i], F_GETFL) | O_NONBLOCK);
         setsockopt(sp[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
         setsockopt(sp[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+#ifdef SO_NOSIGPIPE /* macOS: no MSG_NOSIGNAL (backends/net/socket.h) */
+        int one = 1;
+        setsockopt(sp[i], SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
     }
     l->fd = sp[0];
     l->pump = sp[1];
@@ -428,7 +432,7 @@ int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxms
     tether__link *t = &ep->links[l->peer][l->tunnel_of];
     size_t done = 0; /* straight into the socketpair when nothing waits before it */
     if (t->inlen == 0 && t->lane == TETHER__LANE_TUNNEL) {
-        ssize_t n = send(t->pump, m->buf, (size_t)m->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n = send(t->pump, m->buf, (size_t)m->len, MSG_DONTWAIT | TETHER__SEND_FLAGS);
         done = n > 0 ? (size_t)n : 0;
     }
     if (t->inlen + m->len - done > t->incap) {
