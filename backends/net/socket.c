@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,16 @@
 int64_t tether__net_now_ms(void)
 {
     return tether__now_ms();
+}
+
+void tether__net_clock_text(char *buf, size_t len)
+{
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    localtime_r(&tv.tv_sec, &tm);
+    snprintf(buf, len, "%02d:%02d:%02d.%d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(tv.tv_usec / 100000));
 }
 
 int tether__net_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len)

@@ -26,6 +26,10 @@
 /* Monotonic clock in milliseconds, for deadlines. */
 int64_t tether__net_now_ms(void);
 
+/* The wall-clock time of day as "HH:MM:SS.d", for the lines that say a link or cable left or came
+ * back (the user matches them with the other hosts' logs). */
+void tether__net_clock_text(char *buf, size_t len);
+
 /* Resolve host:port (numeric or a name) into *ss. ENET naming the address when it does not resolve.
  */
 int tether__net_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len);

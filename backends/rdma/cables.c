@@ -1,12 +1,8 @@
 /* backends/rdma/cables.c - which cable carries a link's frames now: its own while it lives, else
  * the first live one to the same peer (failover.c), which takes turns between its own frames and
- * its dead siblings'; and the wall-clock time for the lines that say a cable left or came back.
+ * its dead siblings'; and the fence that keeps a lane's frames in order when it moves (io.c).
  * Questions about the state only: this file calls nothing of the backend, so the data path, the
  * resends, failover and rejoin all ask it without a call cycle. */
-#include <stdio.h>
-#include <sys/time.h>
-#include <time.h>
-
 #include "rdma_impl.h"
 
 int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l)
@@ -49,14 +45,4 @@ rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l)
             return d;
     }
     return NULL;
-}
-
-void tether__rdma_clock_text(char *buf, size_t len)
-{
-    struct timeval tv;
-    struct tm tm;
-    gettimeofday(&tv, NULL);
-    localtime_r(&tv.tv_sec, &tm);
-    snprintf(buf, len, "%02d:%02d:%02d.%d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(tv.tv_usec / 100000));
 }

@@ -18,6 +18,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 /* Both sides have stopped l: the frames the peer did not take go again, from peer_rx on. */
@@ -64,7 +65,7 @@ int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
                                   "rdma: rank %d has no cable left to rank %d: the last one, %s, "
                                   "stopped carrying (%s)",
                                   ep->rank, l->peer, l->dev->name, why);
-    tether__rdma_clock_text(at, sizeof at);
+    tether__net_clock_text(at, sizeof at);
     fprintf(stderr, "tether: rank %d: cable %s to rank %d left at %s (%s); carrying on over %s\n",
             ep->rank, l->dev->name, l->peer, at, why, c->dev->name);
     memcpy(said, head, sizeof head); /* and why, so that the peer's line says it too */

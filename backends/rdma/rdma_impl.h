@@ -490,8 +490,6 @@ void tether__rdma_fence(rdma_ep *ep, const rdma_link *l);
 rdma_link *tether__rdma_carrier(rdma_ep *ep, rdma_link *l);
 /* A dead sibling of live link l with frames or parts for l to carry, round robin; NULL: none. */
 rdma_link *tether__rdma_orphan(rdma_ep *ep, rdma_link *l);
-/* "12:03:04.2", local time: when a cable left or came back, for the stderr lines. */
-void tether__rdma_clock_text(char *buf, size_t len);
 /* Whether dead link d still has work for a live sibling: kept frames not yet moved, or parts. */
 int tether__rdma_orphaned(const rdma_link *d);
 

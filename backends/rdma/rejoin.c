@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/net/socket.h"
 #include "rdma_impl.h"
 
 #define REJOIN_CHECK_MS 100
@@ -121,7 +122,7 @@ int tether__rdma_revive(rdma_ep *ep, rdma_link *l)
     l->rejoins++;
     l->back_us = tether__now_us();
     l->heard_us = 0; /* silence.c: not silent for the time it was out */
-    tether__rdma_clock_text(at, sizeof at);
+    tether__net_clock_text(at, sizeof at);
     fprintf(stderr, "tether: rank %d: cable %s to rank %d is back at %s; carrying over it again\n",
             ep->rank, l->dev->name, l->peer, at);
     return ep->push(ep, l);

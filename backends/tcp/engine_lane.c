@@ -32,8 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backends/net/socket.h"
@@ -192,16 +190,6 @@ static tether__link *carrier_for(tether__tcp_ep *ep, const tether__link *l)
     return NULL;
 }
 
-static void clock_text(char *buf, size_t len)
-{
-    struct timeval tv;
-    struct tm tm;
-    gettimeofday(&tv, NULL);
-    localtime_r(&tv.tv_sec, &tm);
-    snprintf(buf, len, "%02d:%02d:%02d.%d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(tv.tv_usec / 100000));
-}
-
 /* "local -> peer" of l's socket, for the line that says it left; the peer's listening address
  * where the socket no longer says (the peer reset it first). */
 static void socket_text(const tether__tcp_ep *ep, const tether__link *l, char *out, size_t n)
@@ -251,7 +239,7 @@ int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why)
     drop_uncounted(l);
     c->carrier = 1;
     l->via = c->index;
-    clock_text(at, sizeof at);
+    tether__net_clock_text(at, sizeof at);
     fprintf(stderr,
             "tether: rank %d: link %d to rank %d (%s) left at %s (%s); its traffic goes through "
             "link %d\n",
