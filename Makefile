@@ -59,9 +59,9 @@ install: build
 	cmake --install $(BUILD)
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
 
-# What CI's format phase runs: does every C source and header pass .clang-format? (--list: which not)
+# What CI's format phase runs: does every C and C++ source and header pass .clang-format? (--list: which not)
 format-check:
 	scripts/check-format.sh
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/check-format.sh - do the tree's C sources and headers pass the repo's .clang-format?
+# scripts/check-format.sh - do the tree's C and C++ sources and headers pass the repo's .clang-format?
 # CI runs it (.ci/run), so a change that breaks the style fails there rather than in the next
 # person's diff.
 #
@@ -7,8 +7,8 @@
 #   (no option)  clang-format --dry-run -Werror on every file, its diagnostics shown; exit 1 when
 #                any file does not pass
 #   --list       only the names of the files that do not pass, one a line; exit 1 when any
-# The files: git ls-files '*.c' '*.h', the set `make format` rewrites (the tree holds no
-# third-party C). The clang-format that runs is the first on PATH, or $CLANG_FORMAT.
+# The files: git ls-files '*.c' '*.h' '*.cpp' (the torch binding), the set `make format` rewrites
+# (the tree holds no third-party C or C++). The clang-format that runs is the first on PATH, or $CLANG_FORMAT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,14 +39,14 @@ while IFS= read -r -d '' f; do
     else
         "$cf" --dry-run -Werror "$f" || failed=$((failed + 1))
     fi
-done < <(git ls-files -z '*.c' '*.h')
+done < <(git ls-files -z '*.c' '*.h' '*.cpp')
 
 if [ $list = 0 ]; then
     if [ $failed -gt 0 ]; then
         echo "check-format: $failed files do not pass .clang-format ($cf: $("$cf" --version))" >&2
         echo "check-format: 'make format' rewrites them; '$0 --list' names them" >&2
     else
-        echo "check-format: every C source and header passes .clang-format"
+        echo "check-format: every C and C++ source and header passes .clang-format"
     fi
 fi
 [ $failed = 0 ]

@@ -280,47 +280,45 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::enqueue_p2p(c10d::OpType type
         c10::make_intrusive<TetherWork>(rank_, type, call, std::vector<at::Tensor>{t}, timeout_);
     /* a receive's sender, written by tether when it completes (peer may be TETHER_ANY_SOURCE) */
     auto source = std::make_shared<int>(peer);
-    progress_->post(
-        [work, call, g = group_, progress = progress_.get(), st, h, dt, peer, tag, sending,
-         source] {
-            at::Tensor buf;
-            tether_request *req = nullptr;
-            int blocking_rc = TETHER_OK; /* the call made in turn, not watched */
-            std::exception_ptr error = outcome(call, [&] {
-                st->ready();
-                buf = h.contiguous();
-                void *p = buf.data_ptr();
-                int rc =
-                    sending ? tether_isend(g, p, buf.numel(), dt, peer, tag, &req)
-                            : tether_irecv_from(g, p, buf.numel(), dt, peer, tag, source.get(), &req);
-                if (rc == TETHER_EUNAVAIL) { /* blocking only (mpi): in turn, tags not kept */
-                    blocking_rc = sending ? tether_send(g, p, buf.numel(), dt, peer)
-                                          : tether_recv_from(g, p, buf.numel(), dt, peer,
-                                                             source.get());
-                    rc = TETHER_OK;
+    progress_->post([work, call, g = group_, progress = progress_.get(), st, h, dt, peer, tag,
+                     sending, source] {
+        at::Tensor buf;
+        tether_request *req = nullptr;
+        int blocking_rc = TETHER_OK; /* the call made in turn, not watched */
+        std::exception_ptr error = outcome(call, [&] {
+            st->ready();
+            buf = h.contiguous();
+            void *p = buf.data_ptr();
+            int rc = sending
+                         ? tether_isend(g, p, buf.numel(), dt, peer, tag, &req)
+                         : tether_irecv_from(g, p, buf.numel(), dt, peer, tag, source.get(), &req);
+            if (rc == TETHER_EUNAVAIL) { /* blocking only (mpi): in turn, tags not kept */
+                blocking_rc = sending ? tether_send(g, p, buf.numel(), dt, peer)
+                                      : tether_recv_from(g, p, buf.numel(), dt, peer, source.get());
+                rc = TETHER_OK;
+            }
+            return rc;
+        });
+        if (error) {
+            work->complete(error);
+            return;
+        }
+        auto finish = [work, call, st, h, buf, source](int rc) {
+            work->complete(outcome(call, [&] {
+                if (rc == TETHER_OK) {
+                    if (!buf.is_same(h))
+                        h.copy_(buf);
+                    st->finish();
+                    work->set_source(*source);
                 }
                 return rc;
-            });
-            if (error) {
-                work->complete(error);
-                return;
-            }
-            auto finish = [work, call, st, h, buf, source](int rc) {
-                work->complete(outcome(call, [&] {
-                    if (rc == TETHER_OK) {
-                        if (!buf.is_same(h))
-                            h.copy_(buf);
-                        st->finish();
-                        work->set_source(*source);
-                    }
-                    return rc;
-                }));
-            };
-            if (req)
-                progress->watch(req, finish);
-            else
-                finish(blocking_rc);
-        });
+            }));
+        };
+        if (req)
+            progress->watch(req, finish);
+        else
+            finish(blocking_rc);
+    });
     return work;
 }
 
@@ -357,12 +355,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTether::allreduce(std::vector<at::Ten
                    });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupTether::sparse_allreduce(const at::Tensor &t,
-                                                                    const c10d::AllreduceOptions &opts)
+c10::intrusive_ptr<c10d::Work>
+ProcessGroupTether::sparse_allreduce(const at::Tensor &t, const c10d::AllreduceOptions &opts)
 {
     const char *call = "allreduce";
     if (!t.device().is_cpu())
-        bad_arg(call, "sparse tensor on " + t.device().str() + ": tether sums sparse CPU tensors only");
+        bad_arg(call,
+                "sparse tensor on " + t.device().str() + ": tether sums sparse CPU tensors only");
     if (opts.reduceOp.op_ != c10d::ReduceOp::SUM)
         bad_arg(call, "sparse tensors are summed only (ReduceOp.SUM), as on gloo");
     const tether_dtype dt = dtype_of(t, call);

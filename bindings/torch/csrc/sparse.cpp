@@ -13,8 +13,7 @@ namespace
 {
 
 /* All-gather block (the same shape on every rank) into a tensor of n such blocks. */
-int gather_blocks(tether_group *g, const at::Tensor &block, tether_dtype dt, int n,
-                  at::Tensor &all)
+int gather_blocks(tether_group *g, const at::Tensor &block, tether_dtype dt, int n, at::Tensor &all)
 {
     std::vector<int64_t> shape{n};
     shape.insert(shape.end(), block.sizes().begin(), block.sizes().end());
@@ -55,8 +54,7 @@ int sparse_all_reduce_into(tether_group *g, const at::Tensor &t, tether_dtype dt
         val.push_back(values[r].narrow(0, 0, counts[r]));
     }
     const at::Tensor sum =
-        at::sparse_coo_tensor(at::cat(idx, 1), at::cat(val, 0), t.sizes(), t.options())
-            .coalesce();
+        at::sparse_coo_tensor(at::cat(idx, 1), at::cat(val, 0), t.sizes(), t.options()).coalesce();
     t.copy_(sum);
     return TETHER_OK;
 }
