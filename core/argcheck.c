@@ -8,8 +8,6 @@
 #include "group.h"
 #include "reduce.h"
 
-static const char *const op_names[] = {"SUM", "PROD", "MAX", "MIN"};
-
 int tether__check_group(const char *call, const tether_group *g)
 {
     if (!g)
@@ -38,8 +36,8 @@ int tether__check_op(const char *call, tether_dtype dt, tether_op op)
                             (int)op);
     if (!tether__op_valid(dt, op))
         return tether__fail(TETHER_EINVAL,
-                            "%s: op %s is not defined on complex64; expected SUM or PROD", call,
-                            op_names[op]);
+                            "%s: op %s is not defined on complex64; expected sum or prod", call,
+                            tether_op_name(op));
     return TETHER_OK;
 }
 

@@ -9,17 +9,6 @@
 #include "coll.h"
 #include "reduce.h"
 
-size_t tether_dtype_size(tether_dtype dt)
-{
-    static const size_t sizes[TETHER_DTYPE_COUNT] = {
-        [TETHER_BOOL] = 1,    [TETHER_INT8] = 1,      [TETHER_UINT8] = 1,    [TETHER_INT16] = 2,
-        [TETHER_UINT16] = 2,  [TETHER_INT32] = 4,     [TETHER_UINT32] = 4,   [TETHER_INT64] = 8,
-        [TETHER_UINT64] = 8,  [TETHER_FLOAT16] = 2,   [TETHER_BFLOAT16] = 2, [TETHER_FLOAT32] = 4,
-        [TETHER_FLOAT64] = 8, [TETHER_COMPLEX64] = 8,
-    };
-    return ((int)dt >= 0 && dt < TETHER_DTYPE_COUNT) ? sizes[dt] : 0;
-}
-
 /* Every field that must agree across ranks, hashed (64-bit FNV-1a over whole words, folded to 32
  * bits; byte by byte it was a tenth of a small all-reduce's instructions): the transport compares
  * it on every message, so ranks that called different collectives, counts, dtypes, ops, roots or

@@ -936,10 +936,9 @@ int tether__op_valid(tether_dtype dt, tether_op op)
 int tether__reduce(void *dst, const void *src, size_t n, tether_dtype dt, tether_op op)
 {
     if (!tether__op_valid(dt, op))
-        return tether__fail(TETHER_EINVAL,
-                            "reduce: op %d is not defined on dtype %d (complex64 has "
-                            "only SUM and PROD)",
-                            (int)op, (int)dt);
+        return tether__fail(TETHER_EINVAL, "reduce: op %d (%s) is not defined on dtype %d (%s)",
+                            (int)op, tether_op_name(op) ? tether_op_name(op) : "none", (int)dt,
+                            tether_dtype_name(dt) ? tether_dtype_name(dt) : "none");
     kernels()->reduce[dt][op](dst, src, n);
     return TETHER_OK;
 }

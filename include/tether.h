@@ -166,6 +166,11 @@ TETHER_API void tether_group_free(tether_group *g);
 /* Bytes per element of dt, 0 for an invalid dtype. */
 TETHER_API size_t tether_dtype_size(tether_dtype dt);
 
+/* Lower-case names: of a dtype as numpy spells it ("float32", "bfloat16"), of an op ("sum"); NULL
+ * for a value out of range. Bindings build their tables from them, never from enum positions. */
+TETHER_API const char *tether_dtype_name(int dtype);
+TETHER_API const char *tether_op_name(int op);
+
 /* Short text of a status code ("connection to a peer failed"), and its name ("TETHER_ENET"). */
 TETHER_API const char *tether_strerror(int status);
 TETHER_API const char *tether_err_name(int status);

@@ -26,14 +26,14 @@ def worker(iterations):
 
     import tether
     from tether import _dtypes, _lib
-    from tether.collectives import OPS
+    from tether.collectives import ops
 
     world = tether.init()
     x = np.ones(1, np.float64)
     out = np.empty_like(x)
     lib = _lib.get()
     handle, ptr = world.handle, x.ctypes.data
-    dtype, op = _dtypes.FLOAT64, OPS["sum"]
+    dtype, op = _dtypes.code_of(np.float64), ops()["sum"]
 
     def raw():  # the floor: one ctypes call with every argument prepared
         lib.tether_all_reduce(handle, ptr, ptr, 1, dtype, op)

@@ -6,7 +6,7 @@ import numpy as np
 from tether import _dtypes
 
 #: Every dtype the package maps, with bfloat16 only where ml_dtypes provides it.
-DTYPES = list(_dtypes.SUPPORTED)
+DTYPES = list(_dtypes.supported())
 
 
 def rank_input(rank, shape, dtype, seed=0):

@@ -153,3 +153,19 @@ def test_pip_install_carries_the_library(tmp_path):
                              capture_output=True, text=True, timeout=60,
                              env={**env, "PATH": "/usr/bin:/bin"}, cwd="/")
     assert version.returncode == 0 and version.stdout.startswith("tether "), version.stderr
+
+
+def test_dtype_and_op_codes_come_from_the_library():
+    """The package's tables are the library's names (numpy's spelling), each dtype's size the
+    library's: nothing copied by position from include/tether.h."""
+    from tether import _dtypes, collectives
+    lib = _lib.get()
+    codes = _dtypes.codes()
+    assert len(codes) >= 13 and len(set(codes.values())) == len(codes)
+    for dtype, code in codes.items():
+        assert lib.tether_dtype_name(code).decode() == dtype.name
+        assert lib.tether_dtype_size(code) == dtype.itemsize
+    assert lib.tether_dtype_name(-1) is None and lib.tether_dtype_name(len(codes) + 1) is None
+    assert sorted(collectives.ops()) == ["max", "min", "prod", "sum"]
+    assert [lib.tether_op_name(c).decode() for c in sorted(collectives.ops().values())] == \
+        [n for n, _ in sorted(collectives.ops().items(), key=lambda kv: kv[1])]

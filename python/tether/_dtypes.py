@@ -2,43 +2,43 @@
 
 import numpy as np
 
-# The tether_dtype enum of include/tether.h, in declaration order (the values are positional).
-(BOOL, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64,
- FLOAT16, BFLOAT16, FLOAT32, FLOAT64, COMPLEX64) = range(14)
+from . import _lib
 
 try:  # numpy has no bfloat16; ml_dtypes (the one JAX and others use) adds it when installed.
     from ml_dtypes import bfloat16
 except ImportError:
     bfloat16 = None
 
-_CODES = {
-    np.dtype(np.bool_): BOOL,
-    np.dtype(np.int8): INT8,
-    np.dtype(np.uint8): UINT8,
-    np.dtype(np.int16): INT16,
-    np.dtype(np.uint16): UINT16,
-    np.dtype(np.int32): INT32,
-    np.dtype(np.uint32): UINT32,
-    np.dtype(np.int64): INT64,
-    np.dtype(np.uint64): UINT64,
-    np.dtype(np.float16): FLOAT16,
-    np.dtype(np.float32): FLOAT32,
-    np.dtype(np.float64): FLOAT64,
-    np.dtype(np.complex64): COMPLEX64,
-}
-if bfloat16 is not None:
-    _CODES[np.dtype(bfloat16)] = BFLOAT16
+_codes = None  # np.dtype -> tether_dtype code, from the library's names once it is loaded
 
-#: Every dtype tether can move, in enum order.
-SUPPORTED = tuple(_CODES)
+
+def codes():
+    """{np.dtype: tether_dtype code} for every dtype tether can move here, in the library's order:
+    its tether_dtype_name (numpy's spelling) for each code. bfloat16 needs ml_dtypes."""
+    global _codes
+    if _codes is None:
+        table = {}
+        for name, code in _lib.names(_lib.get().tether_dtype_name).items():
+            if name == "bfloat16":
+                if bfloat16 is not None:
+                    table[np.dtype(bfloat16)] = code
+            else:
+                table[np.dtype(name)] = code
+        _codes = table
+    return _codes
+
+
+def supported():
+    """Every numpy dtype tether can move, in the library's order."""
+    return tuple(codes())
 
 
 def code_of(dtype):
     """The tether_dtype code of a numpy dtype; TypeError naming the supported ones otherwise."""
     dtype = np.dtype(dtype)
-    code = _CODES.get(dtype.newbyteorder("=") if not dtype.isnative else dtype)
+    code = codes().get(dtype.newbyteorder("=") if not dtype.isnative else dtype)
     if code is None:
-        names = ", ".join(str(d) for d in SUPPORTED)
+        names = ", ".join(str(d) for d in supported())
         hint = "" if bfloat16 is not None else " (bfloat16 needs the ml_dtypes package)"
         raise TypeError(f"tether cannot move dtype {dtype}; supported: {names}{hint}")
     return code

@@ -124,6 +124,8 @@ _SIGNATURES = {
     "tether_group_split": (_INT, [_P, _INT, _INT, ctypes.POINTER(_P)]),
     "tether_group_free": (None, [_P]),
     "tether_dtype_size": (_SIZE, [_INT]),
+    "tether_dtype_name": (_STR, [_INT]),
+    "tether_op_name": (_STR, [_INT]),
     "tether_strerror": (_STR, [_INT]),
     "tether_err_name": (_STR, [_INT]),
     "tether_last_error": (_STR, []),
@@ -164,6 +166,16 @@ def get():
             _declare(lib)
             _loaded = (lib, path)
         return _loaded[0]
+
+
+def names(fn):
+    """{name: code} of an enum the library names, asking fn(code) from 0 until it answers NULL
+    (tether_dtype_name, tether_op_name): the codes come from the library, never by position."""
+    table, code = {}, 0
+    while (name := fn(code)) is not None:
+        table[name.decode()] = code
+        code += 1
+    return table
 
 
 def path():

@@ -20,8 +20,15 @@ from ._dtypes import as_input, as_output, code_of
 from .errors import check
 from .group import resolve
 
-# tether_op of include/tether.h, by the names reduce_scatter(op=...) takes.
-OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3}
+_ops = None  # {"sum": code, ...}: tether_op by the names reduce_scatter(op=...) takes
+
+
+def ops():
+    """tether_op codes by name, as the library names them (tether_op_name)."""
+    global _ops
+    if _ops is None:
+        _ops = _lib.names(_lib.get().tether_op_name)
+    return _ops
 
 # src of a recv that takes the next message from whichever rank sent one: TETHER_ANY_SOURCE of
 # include/tether.h (MPI's and mpi4py's ANY_SOURCE). Such a recv returns (array, sender).
@@ -36,9 +43,9 @@ def _ptr(arr):
 
 def _op_code(op):
     try:
-        return OPS[op]
+        return ops()[op]
     except KeyError:
-        raise ValueError(f"unknown op {op!r}; choose one of {', '.join(OPS)}") from None
+        raise ValueError(f"unknown op {op!r}; choose one of {', '.join(ops())}") from None
 
 
 def _shape(shape):
@@ -69,22 +76,22 @@ def _all_reduce(x, op, group, out):
 
 def all_sum(x, *, group=None, stream=None, out=None):
     """Element-wise sum of x over every rank; every rank gets the result. out=x works in place."""
-    return _all_reduce(x, OPS["sum"], group, out)
+    return _all_reduce(x, _op_code("sum"), group, out)
 
 
 def all_prod(x, *, group=None, stream=None, out=None):
     """Element-wise product of x over every rank (logical and for bool)."""
-    return _all_reduce(x, OPS["prod"], group, out)
+    return _all_reduce(x, _op_code("prod"), group, out)
 
 
 def all_max(x, *, group=None, stream=None, out=None):
     """Element-wise maximum of x over every rank (logical or for bool; not for complex)."""
-    return _all_reduce(x, OPS["max"], group, out)
+    return _all_reduce(x, _op_code("max"), group, out)
 
 
 def all_min(x, *, group=None, stream=None, out=None):
     """Element-wise minimum of x over every rank (logical and for bool; not for complex)."""
-    return _all_reduce(x, OPS["min"], group, out)
+    return _all_reduce(x, _op_code("min"), group, out)
 
 
 def all_gather(x, *, group=None, stream=None, out=None):

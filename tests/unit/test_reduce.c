@@ -326,6 +326,25 @@ static void test_invalid_ops(void **state)
     assert_true(tether__op_valid(TETHER_BOOL, TETHER_MIN));
 }
 
+/* Names for messages and bindings: one per code, distinct, NULL outside the enums. */
+static void test_names(void **state)
+{
+    (void)state;
+    for (int a = 0; a < TETHER_DTYPE_COUNT; a++) {
+        assert_non_null(tether_dtype_name(a));
+        for (int b = 0; b < a; b++)
+            assert_string_not_equal(tether_dtype_name(a), tether_dtype_name(b));
+    }
+    assert_string_equal(tether_dtype_name(TETHER_FLOAT32), "float32");
+    assert_string_equal(tether_dtype_name(TETHER_BFLOAT16), "bfloat16");
+    assert_null(tether_dtype_name(TETHER_DTYPE_COUNT));
+    assert_null(tether_dtype_name(-1));
+    assert_string_equal(tether_op_name(TETHER_SUM), "sum");
+    assert_string_equal(tether_op_name(TETHER_MIN), "min");
+    assert_null(tether_op_name(TETHER_OP_COUNT));
+    assert_null(tether_op_name(-1));
+}
+
 static void test_bool_semantics(void **state)
 {
     (void)state;
@@ -913,6 +932,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kernel),
         cmocka_unit_test(test_invalid_ops),
+        cmocka_unit_test(test_names),
         cmocka_unit_test(test_bool_semantics),
         cmocka_unit_test(test_half_to_float_exhaustive),
         cmocka_unit_test(test_float_to_half),
