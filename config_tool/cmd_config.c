@@ -24,7 +24,7 @@ static const char usage_text[] =
     "  --hosts LIST           hosts to ssh to, comma-separated, in the order you want\n"
     "  --hostfile F           take the hosts from a launcher hostfile\n"
     "  --over thunderbolt|ethernet   links to use (default thunderbolt)\n"
-    "  --backend auto|ring|mesh|rdma (default auto: rdma, else mesh, else ring); MLX's jaccl\n"
+    "  --backend any|ring|mesh|rdma (default any: rdma, else mesh, else ring); MLX's jaccl\n"
     "                         and jaccl-ring mean rdma\n"
     "  --auto-setup           run the setup commands with sudo -n, then ping every cable\n"
     "  --no-auto-setup        only print them (the default)\n"
@@ -117,15 +117,16 @@ static int hosts_from_file(ct_options *o, const char *path, tether_launch_hosts 
 
 static int parse_backend(const char *s, ct_backend *out)
 {
-    static const char *const names[] = {"auto", "ring", "mesh", "rdma"};
-    const char *meant = strcmp(s, "auto") ? tether__backend_canonical(s) : s;
+    /* the library's names ("any" as tether_init takes it); "auto", this option's old name, too */
+    static const char *const names[] = {"any", "ring", "mesh", "rdma"};
+    const char *meant = tether__backend_canonical(strcmp(s, "auto") ? s : "any");
 
     for (int b = 0; meant && b < 4; b++)
         if (strcmp(meant, names[b]) == 0) {
             *out = (ct_backend)b;
             return 0;
         }
-    ct_say("--backend %s: expected auto, ring, mesh or rdma (or MLX's jaccl, jaccl-ring)", s);
+    ct_say("--backend %s: expected any, ring, mesh or rdma (or MLX's jaccl, jaccl-ring)", s);
     return -1;
 }
 

@@ -84,7 +84,7 @@ typedef struct ct_cable {
     double gbps;          /* the slower end's speed */
 } ct_cable;
 
-typedef enum { CT_BACKEND_AUTO, CT_BACKEND_RING, CT_BACKEND_MESH, CT_BACKEND_RDMA } ct_backend;
+typedef enum { CT_BACKEND_ANY, CT_BACKEND_RING, CT_BACKEND_MESH, CT_BACKEND_RDMA } ct_backend;
 /* --format: the backend names the hostfile is written with (see ct_hostfile_backend). */
 typedef enum { CT_FORMAT_AUTO, CT_FORMAT_MLX, CT_FORMAT_TETHER } ct_format;
 

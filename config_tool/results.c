@@ -193,7 +193,7 @@ static void print_cables(const ct_run *run, int w)
         if (p->net)
             printf(" %-10s %s <-> %s%s\n", speed, addr[0], addr[1],
                    p->reused ? " (already set)" : "");
-        else if (run->backend != CT_BACKEND_AUTO && !p->used)
+        else if (run->backend != CT_BACKEND_ANY && !p->used)
             printf(" %-10s (not used by the %s)\n", speed, ct_backend_name(run->backend));
         else
             printf(" %s\n", speed);
@@ -237,7 +237,7 @@ void ct_print_summary(const ct_run *run, int with_commands)
         printf("topology: %s; ring: %s\n", run->topo.full_mesh ? "full mesh" : "not a full mesh",
                ring);
     }
-    if (run->backend != CT_BACKEND_AUTO)
+    if (run->backend != CT_BACKEND_ANY)
         printf("backend: %s\n", run->backend_why);
     if (with_commands && !run->opt.ethernet)
         ct_print_commands(run);

@@ -99,7 +99,7 @@ void ct_topology_build(ct_run *run)
 const char *ct_backend_name(ct_backend b)
 {
     switch (b) {
-    case CT_BACKEND_AUTO:
+    case CT_BACKEND_ANY:
         return "auto";
     case CT_BACKEND_RING:
         return "ring";
@@ -257,7 +257,7 @@ int ct_backend_choose(ct_run *run)
         ct_say("--backend rdma: %s", why);
         return -1;
     }
-    if ((want == CT_BACKEND_AUTO || want == CT_BACKEND_RDMA) && !why[0] && (mesh || ring)) {
+    if ((want == CT_BACKEND_ANY || want == CT_BACKEND_RDMA) && !why[0] && (mesh || ring)) {
         run->backend = CT_BACKEND_RDMA;
         snprintf(run->backend_why, sizeof run->backend_why,
                  "rdma: every host has Thunderbolt 5 "
@@ -265,15 +265,15 @@ int ct_backend_choose(ct_run *run)
                  mesh ? "full mesh" : "ring");
         return 0;
     }
-    if ((want == CT_BACKEND_AUTO || want == CT_BACKEND_MESH) && mesh) {
+    if ((want == CT_BACKEND_ANY || want == CT_BACKEND_MESH) && mesh) {
         run->backend = CT_BACKEND_MESH;
         snprintf(run->backend_why, sizeof run->backend_why,
                  "mesh: every pair of hosts has a "
                  "cable%s%s",
-                 want == CT_BACKEND_AUTO ? "; not rdma: " : "", want == CT_BACKEND_AUTO ? why : "");
+                 want == CT_BACKEND_ANY ? "; not rdma: " : "", want == CT_BACKEND_ANY ? why : "");
         return 0;
     }
-    if ((want == CT_BACKEND_AUTO || want == CT_BACKEND_RING) && ring) {
+    if ((want == CT_BACKEND_ANY || want == CT_BACKEND_RING) && ring) {
         mark_used(run, 1);
         run->backend = CT_BACKEND_RING;
         snprintf(run->backend_why, sizeof run->backend_why, "ring: the cables form a ring%s%s",
