@@ -10,6 +10,7 @@
 #include "config_tool/config_tool.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "core/registry.h"
 #include "launcher/ssh_command.h"
 
 #define CT_DEFAULT_SSH "ssh -o BatchMode=yes -o ConnectTimeout=5"

@@ -5,6 +5,8 @@
  * group. */
 #include <string.h>
 
+#include "algo/run.h"
+#include "algo/select.h"
 #include "argcheck.h"
 #include "coll.h"
 #include "reduce.h"

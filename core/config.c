@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
+#include "algo/select.h"
 #include "config.h"
 #include "errors.h"
 #include "log.h"

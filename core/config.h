@@ -63,14 +63,6 @@ int tether__plain_decimal(const char *v, int fraction);
  * malformed. */
 int tether__env_long(const char *name, long def, long min, long max, long *out);
 
-/* The backend a name given to tether_init or TETHER_BACKEND means ("any", "singleton", a name in
- * backends/table.c or one of its aliases there: MLX's "jaccl" and "jaccl-ring" are "rdma"), or NULL
- * when it names none. The launcher, `tether config` and the hostfile reader take the same names. */
-const char *tether__backend_canonical(const char *name);
-/* The accepted names, for messages, in the table's order (backends/table.c):
- * "any, mpi, rdma (or jaccl, jaccl-ring), mesh, ring or singleton". */
-const char *tether__backend_names(void);
-
 /* Who reads a variable of the table. libtether's are read through tether__env only; the others
  * are listed so that every TETHER_* name in the tree is in one table (tests/docs/env_names.py). */
 typedef enum {

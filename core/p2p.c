@@ -18,6 +18,7 @@
 #include "argcheck.h"
 #include "clock.h"
 #include "coll.h"
+#include "wait.h"
 
 struct tether_request {
     tether_group *g;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "group.h"
+#include "registry.h"
 
 #define MAX_BACKENDS 16
 

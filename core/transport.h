@@ -195,22 +195,4 @@ typedef struct tether_backend_alias {
 } tether_backend_alias;
 extern const tether_backend_alias tether_backend_aliases[];
 
-/* The defaults of the optional members, filled once (core/registry.c): ops with usable, moved and
- * comm_free set to what their NULL means above wherever the backend left them NULL, so their
- * callers never test them. run, split, alive and probe stay as the backend set them: their NULL
- * chooses another way of working (core's algorithms, core's split, no heartbeats) or says a feature
- * is missing (no any-source receives), tested where it matters.
- * The registry hands out only such copies; a test's own transport is filled with this too. */
-void tether__transport_defaults(tether_transport_ops *ops);
-
-/* Backend i of tether_backends with its defaults filled; NULL past the end. */
-const tether_transport_ops *tether__backend_at(int i);
-
-/* How ready backend ops (from tether__backend_at) is: 1 when cfg configures it and it can run here,
- * 0 when cfg does not configure it, -1 when it does but the backend cannot run here (its library
- * does not load); why says why not, or what usable() found. The configuration is asked first, so a
- * backend nobody configured loads nothing (the MPI plugin only under mpirun). */
-int tether__backend_ready(const tether_transport_ops *ops, const tether_config *cfg, char *why,
-                          size_t why_len);
-
 #endif

@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "clock.h"
-#include "coll.h"
 #include "spin.h"
+#include "wait.h"
 
 /* Longest single sleep: bounds how late a thread notices a request another thread completed for it
  * (groups of one world may wait on one endpoint from several threads). */

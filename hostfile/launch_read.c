@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/registry.h"
 #include "hostfile/hf_json.h"
 #include "hostfile/hostfile.h"
 

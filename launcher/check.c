@@ -11,6 +11,7 @@
 #include "backends/rdma/rdma.h"
 #include "check.h"
 #include "cli/commands.h"
+#include "core/registry.h"
 #include "core/size_arg.h"
 #include "core/transport.h"
 #include "tether.h"

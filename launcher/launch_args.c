@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/registry.h"
 #include "launch.h"
 #include "launcher/ssh_command.h"
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backends/net/socket.h"
+#include "core/registry.h"
 #include "hostfile/hostfile.h"
 #include "rdma.h"
 #include "rdma_impl.h"

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "core/coll.h"
+#include "core/wait.h"
 
 /* Segment of the pipelines that pass data on (the ring, the broadcast chain): every segment costs
  * a wait and a hand-over on each rank it crosses, which on hosts whose ranks share cores outweighed
@@ -249,5 +250,23 @@ typedef struct tether_nb_blocks {
     size_t stride, bytes;
 } tether_nb_blocks;
 int tether__neighbor_exchange(tether_group *g, const tether_nb_blocks *b);
+
+/* The algorithms, one file each in core/algo. Each runs c on g with g->size >= 2. */
+int tether__allreduce_ring(tether_group *g, const tether_coll *c);
+int tether__allreduce_tree(tether_group *g, const tether_coll *c);
+int tether__allreduce_butterfly(tether_group *g, const tether_coll *c);
+int tether__allreduce_direct(tether_group *g, const tether_coll *c);
+int tether__allreduce_neighbor(tether_group *g, const tether_coll *c);
+int tether__allgather_ring(tether_group *g, const tether_coll *c);
+int tether__allgather_direct(tether_group *g, const tether_coll *c);
+int tether__allgather_neighbor(tether_group *g, const tether_coll *c);
+int tether__reducescatter_ring(tether_group *g, const tether_coll *c);
+int tether__reducescatter_direct(tether_group *g, const tether_coll *c);
+int tether__broadcast_tree(tether_group *g, const tether_coll *c);
+int tether__broadcast_ring(tether_group *g, const tether_coll *c);
+int tether__broadcast_neighbor(tether_group *g, const tether_coll *c);
+int tether__alltoall_direct(tether_group *g, const tether_coll *c);
+int tether__barrier_dissemination(tether_group *g, const tether_coll *c);
+int tether__barrier_neighbor(tether_group *g, const tether_coll *c);
 
 #endif

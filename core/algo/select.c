@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "core/algo/algo.h"
+#include "core/algo/select.h"
 #include "core/platform.h"
 
 static const char *const algo_names[TETHER_ALGO_COUNT] = {

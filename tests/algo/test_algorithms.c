@@ -21,6 +21,7 @@
 #include "core/coll.h"
 #include "core/group.h"
 #include "core/reduce.h"
+#include "core/registry.h"
 #include "tests/support/memtransport.h"
 #include "tether.h"
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "core/algo/algo.h"
+#include "core/algo/select.h"
 
 static unsigned fake_caps;
 static size_t fake_packet;

@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/errors.h"
+#include "core/registry.h"
 #include "tether.h"
 
 static const char *const vars[] = {"TETHER_RANK",
