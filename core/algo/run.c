@@ -1,8 +1,8 @@
 /* core/algo/run.c - run a checked collective on a group of size >= 2: dispatch the algorithm
  * tether__algo_choose picked to its file. */
 #include "core/algo/run.h"
-#include "core/algo/select.h"
 #include "core/algo/algo.h"
+#include "core/algo/select.h"
 
 typedef int (*algo_fn)(tether_group *g, const tether_coll *c);
 
