@@ -52,6 +52,9 @@ int tether__addr_allowed(const tether_config *cfg, const char *addr);
  * other names tried in order, or NULL for the names the table lists for it (MLX's and mccl's).
  * An empty value counts as unset. Returns the value or NULL. */
 const char *tether__env(const char *name, const char *const *fallbacks);
+/* The same with the table's fallbacks, from set to the name of the variable the value came from
+ * (for messages about it). */
+const char *tether__env_from(const char *name, char from[64]);
 
 /* 1 if v is a number in plain decimal: an optional '-', digits and, where fraction is set, a '.'
  * and more digits. Every numeric variable is checked with it before strtol/strtoull/strtod, which
@@ -76,7 +79,7 @@ typedef enum {
 } tether_env_reader;
 extern const char *const tether__env_reader_names[TETHER_READ_COUNT];
 
-/* One row of the table of every TETHER_* variable (core/config.c), for docs and `tether check`. */
+/* One row of the table of every TETHER_* variable (core/env.c), for docs and `tether check`. */
 typedef struct tether_env_var {
     const char *name;
     const char *fallbacks; /* other names read when unset, e.g. "MLX_RANK, RANK" */

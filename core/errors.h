@@ -2,13 +2,8 @@
 #ifndef TETHER_CORE_ERRORS_H
 #define TETHER_CORE_ERRORS_H
 
+#include "log.h"
 #include "tether.h"
-
-#if defined(__GNUC__)
-#define TETHER_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define TETHER_PRINTF(a, b)
-#endif
 
 #define TETHER_ERRMSG_MAX 1024
 
@@ -23,12 +18,7 @@ void tether__clear_error(void);
 /* 1 if the current call has recorded a failure already. */
 int tether__has_error(void);
 
-/* TRY logs the failing frame. log.h includes this header for TETHER_PRINTF, which is defined
- * above, so it is included here, after it: whichever of the two a file includes first, both are
- * complete. */
-#include "log.h"
-
-/* Return from the current function when expr fails, logging the frame at trace level. */
+/* Return from the current function when expr fails, logging the frame at trace level (log.h). */
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
         int try_rc_ = (expr);                                                                      \

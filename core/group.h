@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fork.h"
 #include "passed.h"
 #include "scratch.h"
 #include "transport.h"
@@ -35,11 +36,6 @@ typedef struct tether_world {
     tether_passed *passed; /* the calls this rank has passed, for the transport's stale
                               messages; NULL where it does not judge them */
 } tether_world;
-
-/* How many fork()s made this process from the one that loaded libtether (a pthread_atfork handler
- * counts them in the child), so telling a forked child costs a load, not getpid()'s system call
- * (about 110 ns, as much as a whole size-1 collective) on every call. */
-extern unsigned tether__forks;
 
 /* Point-to-point messages sent to and received from one peer with one tag, for their tags. */
 typedef struct tether_p2p_count {
@@ -84,6 +80,11 @@ int tether__call_end(tether_group *g, const char *name, int rc);
 /* Break g's world after a failure in a call that has moved bytes: every group on it fails from
  * now on with code. msg is the recorded text. Returns code. */
 int tether__group_break(tether_group *g, int code);
+
+/* A child group of w's: its ranks are the world ranks world_ranks[0..n) in that order, this
+ * process being its rank myrank, its id id; one more reference on w. NULL when out of memory. */
+tether_group *tether__group_child(tether_world *w, const int *world_ranks, int n, int myrank,
+                                  uint32_t id);
 
 /* Form a world group over ops with cfg (rank/size/timeouts already loaded): ops->open, then the
  * group object. ops has its defaults filled (tether__backend_at, tether__transport_defaults) and

@@ -2,7 +2,11 @@
 #ifndef TETHER_CORE_LOG_H
 #define TETHER_CORE_LOG_H
 
-#include "errors.h"
+#if defined(__GNUC__)
+#define TETHER_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TETHER_PRINTF(a, b)
+#endif
 
 enum { TETHER_LOG_WARN = 0, TETHER_LOG_INFO = 1, TETHER_LOG_TRACE = 2 };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/docs/env_names.py - every TETHER_* environment variable the sources name is a row of
-core/config.c's table and is documented in docs/env.md, and the C sources outside tests/ read none
+core/env.c's table and is documented in docs/env.md, and the C sources outside tests/ read none
 with getenv (libtether reads them through tether__env, which knows the table).
 
 Usage: env_names.py SOURCE_DIR. Exit 1 naming each variable missing from either, with a file that
@@ -71,7 +71,7 @@ def header_identifiers(src):
 
 def main(src):
     api = header_identifiers(src)
-    config = open(os.path.join(src, "core", "config.c"), encoding="utf-8").read()
+    config = open(os.path.join(src, "core", "env.c"), encoding="utf-8").read()
     table = set(re.findall(r'\{"' + NAME + '"', config))
     documented = set(re.findall("`" + NAME + "`", open(os.path.join(src, "docs", "env.md"),
                                                         encoding="utf-8").read()))
@@ -102,7 +102,7 @@ def main(src):
             return 1
     for name in sorted(found):
         if name not in table:
-            print(f"{name} (named in {found[name]}) is not in core/config.c's table")
+            print(f"{name} (named in {found[name]}) is not in core/env.c's table")
             bad += 1
         if name not in documented:
             print(f"{name} (named in {found[name]}) is not documented in docs/env.md")

@@ -3,15 +3,16 @@
 
 Usage: layers.py SOURCE_DIR OBJECT_LIST (a file naming the library's compiled objects, one a line).
 
-Include graph (from the #include "..." lines of backends/):
+Include graph (from the #include "..." lines of the library: core/, hostfile/, backends/):
   - backends/net/ (what every backend shares) includes no other backend's header;
   - no backend includes another backend's private header (*_impl.h), and rdma/ and tcp/ include
     nothing of each other (RDMA builds on net/ only);
   - backends/tcp/engine_impl.h is included only by the engine's own files (tcp/engine*.c);
-  - the headers of backends/ form no include cycle.
+  - the headers of the library form no include cycle.
 Call graph (from nm: which object defines a symbol another one uses):
   - backends/net/ calls no backend;
-  - between the files of one folder of backends/ there is no call cycle, except in tcp/ between
+  - between the files of one folder of the library (core/, core/algo/, hostfile/, each folder of
+    backends/) there is no call cycle, except in backends/tcp/ between
     the engine's core parts: its two halves, engine.c and engine_rx.c, and the lanes of a pair
     with several links (engine_lane.c: what the halves write and read of such a pair goes through
     its stream counts, and a dead lane's bytes come back through the halves' queues);
@@ -40,8 +41,9 @@ def rel(path):
 
 # ---- include graph ----
 files = []
-for root, _, names in os.walk(BACKENDS):
-    files += [os.path.join(root, n) for n in names if n.endswith((".c", ".h"))]
+for top in ("core", "hostfile", "backends"):
+    for root, _, names in os.walk(os.path.join(SRC, top)):
+        files += [os.path.join(root, n) for n in names if n.endswith((".c", ".h"))]
 includes = {}  # file (relative to SRC) -> included files (relative to SRC, when found)
 for f in files:
     with open(f, encoding="utf-8") as fh:
@@ -110,7 +112,7 @@ def cycles(graph):
     return out
 
 
-for comp in cycles({f: [i for i in incs if i.startswith("backends/")] for f, incs in includes.items()}):
+for comp in cycles(includes):
     fail("include cycle: " + " -> ".join(comp))
 
 # ---- call graph ----
@@ -150,18 +152,19 @@ for src, callees in sorted(calls.items()):
             if backend_of(c) == backend_of(src):
                 fail(f"{src} calls {c}: the engine's helpers return what to do, never call it")
 
-# per folder of backends/; tcp/'s engine core counts as one node, any other cycle is a knot
+# per folder of the library; tcp/'s engine core counts as one node, any other cycle is a knot
 HALVES = {"backends/tcp/engine.c", "backends/tcp/engine_rx.c", "backends/tcp/engine_lane.c"}
 node = lambda s: "backends/tcp/engine.c+engine_rx.c+engine_lane.c" if s in HALVES else s
-for folder in sorted({backend_of(s) for s in calls if backend_of(s)}):
+folder_of = os.path.dirname
+for folder in sorted({folder_of(s) for s in calls}):
     graph = {}
     for src, callees in calls.items():
-        if backend_of(src) == folder:
+        if folder_of(src) == folder:
             graph.setdefault(node(src), set()).update(
-                node(c) for c in callees if backend_of(c) == folder and node(c) != node(src))
+                node(c) for c in callees if folder_of(c) == folder and node(c) != node(src))
     for comp in cycles(graph):
-        fail(f"call cycle between files of backends/{folder}/: " + " <-> ".join(comp))
+        fail(f"call cycle between files of {folder}/: " + " <-> ".join(comp))
 
-print(f"layers: {len(includes)} files of backends/, {len(used)} objects checked: "
+print(f"layers: {len(includes)} files of the library, {len(used)} objects checked: "
       f"{'OK' if not failures else str(len(failures)) + ' rule(s) broken'}")
 sys.exit(1 if failures else 0)
