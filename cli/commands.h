@@ -10,8 +10,4 @@ int tether__cmd_config(int argc, char **argv);   /* config_tool/ */
 int tether__cmd_hostfile(int argc, char **argv); /* config_tool/: `tether hostfile check F` */
 int tether__cmd_bench(int argc, char **argv);    /* bench/ */
 
-/* The path the tether command was started by (main's argv[0]), for subcommands that run it again.
- */
-extern const char *tether__argv0;
-
 #endif

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "tether.h"
+#include "tools/argv0.h"
 
 typedef struct subcommand {
     const char *name;

@@ -11,7 +11,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/registry.h"
-#include "launcher/ssh_command.h"
+#include "tools/ssh_command.h"
 
 #define CT_DEFAULT_SSH "ssh -o BatchMode=yes -o ConnectTimeout=5"
 #define CT_DEFAULT_TIMEOUT_S 60 /* system_profiler alone can take seconds */
@@ -45,33 +45,6 @@ static const char usage_text[] =
     "  --ssh-command CMD      run CMD HOST SCRIPT, through sh (default \"" CT_DEFAULT_SSH "\")\n"
     "  --timeout S            seconds each ssh session may take (default 60)\n"
     "  --verbose              say what is being done\n";
-
-static void vsay(const char *fmt, va_list ap)
-{
-    fputs("tether config: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-}
-
-void ct_say(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsay(fmt, ap);
-    va_end(ap);
-}
-
-void ct_verbose(const ct_options *o, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!o->verbose)
-        return;
-    va_start(ap, fmt);
-    vsay(fmt, ap);
-    va_end(ap);
-}
 
 static int add_host(ct_options *o, const char *name)
 {

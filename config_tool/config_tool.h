@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 #include "hostfile/hostfile.h"
-#include "launcher/netcmd_text.h" /* tether__next_line, and the macOS ports and ifconfig text */
+#include "tools/netcmd_text.h" /* tether__next_line, and the macOS ports and ifconfig text */
+#include "tools/say.h"
 
 #define CT_MAX_HOSTS 64
 #define CT_MAX_PORTS 16   /* Thunderbolt ports per host */
@@ -134,7 +135,7 @@ typedef struct ct_options {
     int nenvs;
     ct_pool pools[CT_MAX_POOLS]; /* --subnet; without it the default pool, then its fallbacks */
     int npools;
-    const char *ssh_command; /* --ssh-command, run through /bin/sh (launcher/ssh_command.h) */
+    const char *ssh_command; /* --ssh-command, run through /bin/sh (tools/ssh_command.h) */
     int timeout_s;           /* per ssh session */
 } ct_options;
 
@@ -149,9 +150,14 @@ typedef struct ct_run {
     ct_cable_addr plan[CT_MAX_CABLES];
 } ct_run;
 
-/* ---- messages (cmd_config.c) ---- */
-void ct_say(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* stderr */
-void ct_verbose(const ct_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- messages: "tether config: ..." on stderr (tools/say.h); ct_verbose only with --verbose ----
+ */
+#define ct_say(...) tether__say("tether config", __VA_ARGS__)
+#define ct_verbose(o, ...)                                                                         \
+    do {                                                                                           \
+        if ((o)->verbose)                                                                          \
+            tether__say("tether config", __VA_ARGS__);                                             \
+    } while (0)
 
 /* ---- probing ---- */
 /* The shell command line the remote host runs (wrapped for sh, whatever the login shell). */

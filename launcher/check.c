@@ -15,6 +15,7 @@
 #include "core/size_arg.h"
 #include "core/transport.h"
 #include "tether.h"
+#include "tools/argv0.h"
 
 #define RANK_MODE "--as-rank" /* internal: how the launched ranks are told what they are */
 #define DEFAULT_BYTES (256u << 20)
@@ -36,87 +37,6 @@ static const char check_usage[] =
     "                            at most 1T)\n"
     "  -h, --help                this text\n"
     "The tether command must be at the same path on every host.\n";
-
-void tether__hostcheck_problem(tether__hostcheck_report *r, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    tether__sb_addf(&r->problems, "  - %s\n", line);
-    r->nproblems++;
-}
-
-/* Each backend in the table: the registry's answer (tether_init's), and for one not configured
- * whether it could run here all the same (its libraries are loaded to find out). */
-static void check_backends(tether__hostcheck_report *r, const tether_config *cfg)
-{
-    const tether_transport_ops *b;
-    tether__sb_add(&r->text, "backends:\n");
-    for (int i = 0; (b = tether__backend_at(i)); i++) {
-        char why[1024] = "", usable_why[1024] = "";
-        const char *said = why; /* usable()'s words: what it found, or why it cannot run */
-        int state = tether__backend_ready(b, cfg, why, sizeof why);
-        if (state == 0) { /* not configured (why says so): could it run all the same? */
-            said = usable_why;
-            if (!b->usable(usable_why, sizeof usable_why))
-                state = -1;
-        }
-        if (state < 0) {
-            tether__sb_addf(&r->text, "  %-10s not usable here: %s\n", b->name, said);
-            continue;
-        }
-        if (said[0]) /* what it found: the MPI plugin's file and MPI */
-            tether__sb_addf(&r->text, "  %-10s %s\n", b->name, said);
-        if (state > 0)
-            tether__sb_addf(&r->text, "  %-10s usable, configured\n", b->name);
-        else
-            tether__sb_addf(&r->text, "  %-10s usable; not configured in this environment: %s\n",
-                            b->name, why);
-    }
-    tether__sb_add(&r->text, "  singleton  usable\n");
-}
-
-/* The TETHER_* table with the value in force for each; the variables of the build scripts and the
- * tests only where set. A variable not read by libtether says who reads it. */
-static void check_env(tether__hostcheck_report *r)
-{
-    tether__sb_add(&r->text, "environment:\n");
-    for (const tether_env_var *v = tether__env_table; v->name; v++) {
-        const char *val = getenv(v->name);
-        char who[64] = "";
-        if (v->reader >= TETHER_READ_SCRIPTS && !(val && *val))
-            continue;
-        if (v->reader != TETHER_READ_LIB)
-            snprintf(who, sizeof who, "  [%s]", tether__env_reader_names[v->reader]);
-        if (val && *val)
-            tether__sb_addf(&r->text, "  %-23s %s%s\n", v->name, val, who);
-        else if (v->def[0])
-            tether__sb_addf(&r->text, "  %-23s %s (default)%s\n", v->name, v->def, who);
-        else
-            tether__sb_addf(&r->text, "  %-23s (unset)%s\n", v->name, who);
-    }
-}
-
-void tether__hostcheck_local(tether__hostcheck_report *r)
-{
-    tether_config cfg;
-    char host[256] = "?", cm[4096];
-    gethostname(host, sizeof host - 1);
-    tether__sb_addf(&r->text, "tether %s on %s, jansson %s\n", TETHER_VERSION_STRING, host,
-                    JANSSON_VERSION);
-    if (tether__config_load(&cfg) != TETHER_OK) {
-        tether__hostcheck_problem(r, "%s", tether_last_error());
-        memset(&cfg, 0, sizeof cfg); /* report the rest as if nothing were configured */
-    }
-    check_backends(r, &cfg);
-    tether__hostcheck_net(r, &cfg);
-    tether__rdma_cm_report(&cfg, cm, sizeof cm);
-    if (cm[0])
-        tether__sb_addf(&r->text, "rdma_cm, to each hostfile address:\n%s", cm);
-    check_env(r);
-}
 
 /* Print the report of this machine; 1 when it found problems. */
 static int check_here(void)
@@ -163,34 +83,6 @@ static int forwarded(const char *opt)
     return 0;
 }
 
-/* Set by main(); defined here, with its one reader, so the unit tests that link the command's parts
- * (not main.c) link check.c too. */
-const char *tether__argv0 = "tether";
-
-/* This program's path, for the ranks to run on every host: how it was started (argv[0]) made
- * absolute, found on PATH when it holds no '/'. POSIX has no call for it (/proc/self/exe is
- * Linux's), and this way every system runs the same code. "tether" when nothing is found. */
-static const char *self_path(char *buf, size_t len)
-{
-    char cand[PATH_MAX], abs[PATH_MAX];
-    const char *path = getenv("PATH");
-    if (strchr(tether__argv0, '/')) {
-        if (realpath(tether__argv0, abs) && snprintf(buf, len, "%s", abs) < (int)len)
-            return buf;
-        return "tether";
-    }
-    for (const char *d = path ? path : ""; *d;) {
-        size_t n = strcspn(d, ":");
-        if (snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? d : ".", tether__argv0) <
-                (int)sizeof cand &&
-            access(cand, X_OK) == 0 && realpath(cand, abs) &&
-            snprintf(buf, len, "%s", abs) < (int)len)
-            return buf;
-        d += n + (d[n] == ':');
-    }
-    return "tether";
-}
-
 /* `tether launch <forwarded options> --timeout 60 --prefix -- <self> check --as-rank BYTES`. */
 static int check_hosts(int argc, char **argv, size_t bytes, int verbose)
 {
@@ -213,7 +105,7 @@ static int check_hosts(int argc, char **argv, size_t bytes, int verbose)
     largv[n++] = "--timeout";
     largv[n++] = CHECK_TIMEOUT;
     largv[n++] = "--";
-    largv[n++] = (char *)self_path(self, sizeof self);
+    largv[n++] = (char *)tether__self_path(self, sizeof self);
     largv[n++] = "check";
     largv[n++] = RANK_MODE;
     largv[n++] = bytes_text;

@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "core/platform.h"
-#include "launcher/netcmd_text.h"
+#include "tools/netcmd_text.h"
 
 #define MAX_ADDRS 128
 

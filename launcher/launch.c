@@ -14,17 +14,6 @@
 #include <sys/prctl.h>
 #endif
 
-void tether__launch_say(const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    /* One fprintf so the line reaches stderr in one piece. */
-    fprintf(stderr, "tether launch: %s\n", msg);
-}
-
 /* Pipes made later must not land on 0, 1 or 2: a rank's dup2 onto them would go wrong. */
 static void ensure_std_fds(void)
 {

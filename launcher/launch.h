@@ -15,8 +15,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/clock.h" /* tether__now_ms, as every wait of the library */
 #include "core/errors.h"
 #include "hostfile/hostfile.h"
+#include "tools/say.h"
+#include "tools/strbuf.h"
 
 #define TETHER_LAUNCH_MAX_RANKS 4096
 #define TETHER_LAUNCH_GRACE_MS 3000 /* SIGTERM -> SIGKILL */
@@ -57,8 +60,9 @@ int tether__launch_parse(int argc, char **argv, tether__launch_opts *o);
 /* The Python a .py PROGRAM runs with: --python, else "python3". */
 const char *tether__launch_python(const tether__launch_opts *o);
 
-/* Print "tether launch: <message>\n" on stderr. Every launcher message goes through it. */
-void tether__launch_say(const char *fmt, ...) TETHER_PRINTF(1, 2);
+/* Print "tether launch: <message>\n" on stderr (tools/say.h). Every launcher message goes through
+ * it. */
+#define tether__launch_say(...) tether__say("tether launch", __VA_ARGS__)
 
 /* ---- CPU binding of the ranks on this machine (bind.c) ---- */
 
@@ -129,21 +133,6 @@ static inline int tether__rank_host(const tether__job *job, int r)
 int tether__bind_plan(const tether__job *job, int rank, tether__cpu_share *out);
 /* In rank's child, before exec: run only on its share (a failure is said on its stderr). */
 void tether__bind_child(int rank, const tether__cpu_share *share);
-
-/* ---- strings (strbuf.c) ---- */
-
-typedef struct tether__strbuf {
-    char *s; /* NUL-terminated once anything was added */
-    size_t len, cap;
-    int failed; /* out of memory: later adds do nothing, take returns NULL */
-} tether__strbuf;
-
-void tether__sb_add(tether__strbuf *b, const char *text);
-void tether__sb_addf(tether__strbuf *b, const char *fmt, ...) TETHER_PRINTF(2, 3);
-/* text as one POSIX sh word, in single quotes. */
-void tether__sb_add_quoted(tether__strbuf *b, const char *text);
-/* The string (caller frees), or NULL after saying "out of memory building <what>". */
-char *tether__sb_take(tether__strbuf *b, const char *what);
 
 /* The remote rank's script part that sets $tb to the command prefix running the program on its
  * share of its host's CPUs ("" when not bound). */
@@ -270,7 +259,17 @@ typedef struct tether__spawner {
 extern const tether__spawner tether__spawn_local;
 extern const tether__spawner tether__spawn_ssh;
 
-/* Wait (bounded) for the remote kill commands the ssh spawner still runs, then end them. */
+/* ---- kill commands through ssh (ssh_helpers.c) ---- */
+
+#define TETHER__SSH_HELPER_MAX_MS 30000 /* longest a kill command may take to reach its host */
+
+/* Run command on host through ssh_command in the background: stdin and stdout from/to /dev/null,
+ * stderr ours so an ssh error shows. Its own process group, so a Ctrl-C meant for the launcher
+ * leaves it be. Its pid, or -1 (said). */
+pid_t tether__ssh_helper_run(const char *ssh_command, const char *host, const char *command);
+/* "; rm -rf 'DIR'" after the n bytes of cmd (size bytes), unless dir is unknown or unquotable. */
+void tether__ssh_add_rm_dir(char *cmd, size_t size, int n, const char *dir);
+/* Wait (bounded) for the remote kill commands still running, then end them. */
 void tether__ssh_helpers_wait(void);
 /* For the guard once the launcher died: stop remote rank's group (target, as the script said it)
  * through ssh as the launcher would have, SIGTERM then SIGKILL after the grace period, and remove
@@ -344,8 +343,5 @@ void tether__exit_order_close(tether__exit_order *o, tether__rank_proc *ranks, i
  * has failed already with that status (a later rank could not start): every rank is stopped at
  * once and failed is returned. */
 int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int sigfd, int failed);
-
-/* Monotonic milliseconds. */
-long long tether__now_ms(void);
 
 #endif

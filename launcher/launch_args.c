@@ -9,7 +9,7 @@
 #include "core/config.h"
 #include "core/registry.h"
 #include "launch.h"
-#include "launcher/ssh_command.h"
+#include "tools/ssh_command.h"
 
 static const char launch_usage[] =
     "usage: tether launch -n N [options] [--] PROGRAM [ARGS...]\n"

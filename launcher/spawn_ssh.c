@@ -10,66 +10,9 @@
 #include <unistd.h>
 
 #include "launch.h"
-#include "launcher/ssh_command.h"
+#include "tools/ssh_command.h"
 
-#define MAX_HELPERS 256     /* kill commands in flight; past that the oldest is given up */
-#define HELPER_MAX_MS 30000 /* longest a kill command may take to reach its host */
-
-/* Kill commands sent to remote hosts, waited for before the launcher exits. */
-static pid_t helpers[MAX_HELPERS];
-static int nhelpers;
-static const char *ssh_command; /* the job's --ssh-command (set by ssh_start, used by helpers) */
-
-/* Forget helpers that have ended (the supervisor may have reaped them already: ECHILD). */
-static void prune_helpers(void)
-{
-    int kept = 0;
-    for (int i = 0; i < nhelpers; i++) {
-        pid_t r = waitpid(helpers[i], NULL, WNOHANG);
-        if (r == 0)
-            helpers[kept++] = helpers[i];
-    }
-    nhelpers = kept;
-}
-
-/* Run command on host in the background: stdin and stdout from/to /dev/null, stderr ours so an
- * ssh error shows. Its own process group, so a Ctrl-C meant for the launcher leaves it be. */
-static pid_t run_helper(const char *host, const char *command)
-{
-    char shell_cmd[TETHER__SSH_COMMAND_MAX + 16], *argv[TETHER__SSH_ARGC];
-    pid_t pid;
-    prune_helpers();
-    if (nhelpers == MAX_HELPERS) { /* hundreds of hosts stuck connecting: drop the oldest */
-        kill(-helpers[0], SIGKILL);
-        waitpid(helpers[0], NULL, 0);
-        memmove(helpers, helpers + 1, (size_t)--nhelpers * sizeof *helpers);
-    }
-    tether__ssh_argv(argv, shell_cmd, sizeof shell_cmd, ssh_command, host, command);
-    tether__signals_block();
-    pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        tether__signals_child_reset();
-        setpgid(0, 0);
-        dup2(null, 0);
-        dup2(null, 1);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    tether__signals_unblock();
-    if (pid < 0)
-        tether__launch_say("cannot run '%s' on %s: fork: %s", command, host, strerror(errno));
-    else
-        helpers[nhelpers++] = pid;
-    return pid;
-}
-
-/* "; rm -rf 'DIR'" after the n bytes of cmd (size bytes), unless dir is unknown or unquotable. */
-static void add_rm_dir(char *cmd, size_t size, int n, const char *dir)
-{
-    if (dir[0] && strchr(dir, '\'') == NULL && n > 0 && (size_t)n < size)
-        snprintf(cmd + n, size - (size_t)n, "; rm -rf '%s'", dir);
-}
+static const char *ssh_command; /* the job's --ssh-command (set by ssh_start) */
 
 /* Deliver sig to the rank's remote process group (and remove its files after a SIGKILL, as the
  * script cannot then). The grace period of a SIGTERM starts once it got there: ssh may take
@@ -80,23 +23,12 @@ static void remote_kill(tether__rank_proc *p, int sig)
     int n = snprintf(cmd, sizeof cmd, "kill -%s %s 2>/dev/null", sig == SIGKILL ? "KILL" : "TERM",
                      p->remote_kill);
     if (sig == SIGKILL)
-        add_rm_dir(cmd, sizeof cmd, n, p->remote_dir);
-    pid_t helper = run_helper(p->host, cmd);
+        tether__ssh_add_rm_dir(cmd, sizeof cmd, n, p->remote_dir);
+    pid_t helper = tether__ssh_helper_run(ssh_command, p->host, cmd);
     if (sig == SIGTERM && helper > 0) {
         p->term_helper = helper;
-        p->kill_at_ms = tether__now_ms() + HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
+        p->kill_at_ms = tether__now_ms() + TETHER__SSH_HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
     }
-}
-
-void tether__ssh_end_remote(const tether__job *job, int rank, const char *target, const char *dir)
-{
-    char cmd[512];
-    int n =
-        snprintf(cmd, sizeof cmd, "kill -TERM %s 2>/dev/null; sleep %d; kill -KILL %s 2>/dev/null",
-                 target, TETHER_LAUNCH_GRACE_MS / 1000, target);
-    add_rm_dir(cmd, sizeof cmd, n, dir);
-    ssh_command = job->opts->ssh_command;
-    run_helper(job->hosts.hosts[tether__rank_host(job, rank)].ssh, cmd);
 }
 
 /* Once the SIGTERM's kill command has ended (reaped here or by the supervisor), the grace period
@@ -169,25 +101,10 @@ static int ssh_signal(tether__rank_proc *p, int sig)
     if (sig != 0 && p->remote_kill[0])
         remote_kill(p, sig);
     else if (sig == SIGTERM) /* sent when the mark comes; killing ssh before could orphan it */
-        p->kill_at_ms = tether__now_ms() + HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
+        p->kill_at_ms = tether__now_ms() + TETHER__SSH_HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
     if (sig == SIGKILL)
         kill(-p->pid, SIGKILL);
     return kill(-p->pid, 0) == 0 ? 0 : -1;
-}
-
-/* Wait for the kill commands still running (a SIGKILL's among them: the rank's ssh client is
- * gone already, but its remote processes only die when the command gets there), at most
- * HELPER_MAX_MS, then stop them. */
-void tether__ssh_helpers_wait(void)
-{
-    long long until = tether__now_ms() + HELPER_MAX_MS;
-    for (prune_helpers(); nhelpers > 0 && tether__now_ms() < until; prune_helpers())
-        usleep(50 * 1000);
-    for (int i = 0; i < nhelpers; i++) {
-        kill(-helpers[i], SIGKILL);
-        waitpid(helpers[i], NULL, 0);
-    }
-    nhelpers = 0;
 }
 
 const tether__spawner tether__spawn_ssh = {

@@ -35,13 +35,6 @@ typedef struct sup {
     int *who; /* per pollfd: WHO_* or rank * NKINDS + kind */
 } sup;
 
-long long tether__now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int exit_code(int wstatus)
 {
     return WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);

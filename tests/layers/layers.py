@@ -3,16 +3,19 @@
 
 Usage: layers.py SOURCE_DIR OBJECT_LIST (a file naming the library's compiled objects, one a line).
 
-Include graph (from the #include "..." lines of the library: core/, hostfile/, backends/):
+Include graph (from the #include "..." lines of the library, core/, hostfile/, backends/, and of the
+tether command: cli/, launcher/, config_tool/, bench/, over tools/):
   - backends/net/ (what every backend shares) includes no other backend's header;
   - no backend includes another backend's private header (*_impl.h), and rdma/ and tcp/ include
     nothing of each other (RDMA builds on net/ only);
   - backends/tcp/engine_impl.h is included only by the engine's own files (tcp/engine*.c);
-  - the headers of the library form no include cycle.
+  - the headers form no include cycle;
+  - tools/ (what the subcommands share: say, argv0, strings, ssh, network command text) includes
+    and calls none of them, and launcher/ and config_tool/ include and call nothing of each other.
 Call graph (from nm: which object defines a symbol another one uses):
   - backends/net/ calls no backend;
-  - between the files of one folder of the library (core/, core/algo/, hostfile/, each folder of
-    backends/) there is no call cycle, except in backends/tcp/ between
+  - between the files of one folder (core/, core/algo/, hostfile/, each folder of backends/, and
+    of the tether command) there is no call cycle, except in backends/tcp/ between
     the engine's core parts: its two halves, engine.c and engine_rx.c, and the lanes of a pair
     with several links (engine_lane.c: what the halves write and read of such a pair goes through
     its stream counts, and a dead lane's bytes come back through the halves' queues);
@@ -41,7 +44,8 @@ def rel(path):
 
 # ---- include graph ----
 files = []
-for top in ("core", "hostfile", "backends"):
+TOOLS = ("cli", "launcher", "config_tool", "bench", "tools")
+for top in ("core", "hostfile", "backends") + TOOLS:
     for root, _, names in os.walk(os.path.join(SRC, top)):
         files += [os.path.join(root, n) for n in names if n.endswith((".c", ".h"))]
 includes = {}  # file (relative to SRC) -> included files (relative to SRC, when found)
@@ -78,6 +82,15 @@ for f, incs in sorted(includes.items()):
         f.startswith("backends/tcp/engine") and f.endswith(".c") or f.endswith("engine_impl.h")
     ):
         fail(f"{f} includes backends/tcp/engine_impl.h, which is the engine's own (tcp/engine*.c)")
+
+
+top_of = lambda path: path.split("/")[0]
+SIDEWAYS = {("tools", t) for t in TOOLS if t != "tools"} | {("launcher", "config_tool"),
+                                                           ("config_tool", "launcher")}
+for f, incs in sorted(includes.items()):
+    for inc in incs:
+        if (top_of(f), top_of(inc)) in SIDEWAYS:
+            fail(f"{f} includes {inc}: tools/ is beneath the subcommands, which share only it")
 
 
 def cycles(graph):
@@ -120,8 +133,9 @@ with open(OBJLIST, encoding="utf-8") as fh:
     objects = [line.strip() for line in fh if line.strip()]
 
 
-def source_of(obj):  # .../tether_objs.dir/backends/tcp/engine.c.o -> backends/tcp/engine.c
-    m = re.search(r"((?:backends|core|hostfile)/.*\.c)\.o(bj)?$", obj.replace("\\", "/"))
+def source_of(obj):  # .../tether_objs.dir/backends/tcp/engine.c.o -> backends/tcp/engine.c (CMake)
+    m = re.search(r"\.dir/((?:backends|core|hostfile|cli|launcher|config_tool|bench|tools)/.*\.c)"
+                  r"\.o(bj)?$", obj.replace("\\", "/"))
     return m.group(1) if m else None
 
 
@@ -152,7 +166,14 @@ for src, callees in sorted(calls.items()):
             if backend_of(c) == backend_of(src):
                 fail(f"{src} calls {c}: the engine's helpers return what to do, never call it")
 
-# per folder of the library; tcp/'s engine core counts as one node, any other cycle is a knot
+for src, callees in sorted(calls.items()):
+    for c in sorted(callees):
+        if (top_of(src), top_of(c)) in SIDEWAYS:
+            fail(f"{src} calls into {c}: tools/ is beneath the subcommands, which share only it")
+if not any(s.startswith("launcher/") for s in used):
+    fail(f"no object of launcher/ in {OBJLIST}: the tether command was not checked")
+
+# per folder; tcp/'s engine core counts as one node, any other cycle is a knot
 HALVES = {"backends/tcp/engine.c", "backends/tcp/engine_rx.c", "backends/tcp/engine_lane.c"}
 node = lambda s: "backends/tcp/engine.c+engine_rx.c+engine_lane.c" if s in HALVES else s
 folder_of = os.path.dirname
@@ -165,6 +186,6 @@ for folder in sorted({folder_of(s) for s in calls}):
     for comp in cycles(graph):
         fail(f"call cycle between files of {folder}/: " + " <-> ".join(comp))
 
-print(f"layers: {len(includes)} files of the library, {len(used)} objects checked: "
+print(f"layers: {len(includes)} files, {len(used)} objects checked: "
       f"{'OK' if not failures else str(len(failures)) + ' rule(s) broken'}")
 sys.exit(1 if failures else 0)

@@ -1,5 +1,5 @@
 /* tests/unit/test_netcmd_text.c - the macOS command output that `tether check` and `tether
- * config` read (launcher/netcmd_text.c), on output in the form macOS prints it (data/macos/):
+ * config` read (tools/netcmd_text.c), on output in the form macOS prints it (data/macos/):
  * networksetup -listallhardwareports, ifconfig -a; then `tether check`'s interface section built
  * from them, which names a Thunderbolt port left in the Thunderbolt Bridge. */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "launcher/check.h"
-#include "launcher/netcmd_text.h"
 #include "tests/unit/test_data.h"
+#include "tools/netcmd_text.h"
 
 static void lines_are_cut_not_split(void **state)
 {

@@ -1,6 +1,6 @@
-/* launcher/netcmd_text.c - lines, networksetup and ifconfig text read into fields (netcmd_text.h).
+/* tools/netcmd_text.c - lines, networksetup and ifconfig text read into fields (netcmd_text.h).
  * Lines too long for the buffers are cut, not split, so a long line never becomes two. */
-#include "launcher/netcmd_text.h"
+#include "tools/netcmd_text.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

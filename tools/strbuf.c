@@ -1,10 +1,10 @@
-/* launcher/strbuf.c - growable strings, and quoting for POSIX sh (commands sent over ssh). */
+/* tools/strbuf.c - growable strings, and quoting for POSIX sh (commands sent over ssh). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch.h"
+#include "tools/strbuf.h"
 
 static void grow(tether__strbuf *b, size_t more)
 {
@@ -65,7 +65,7 @@ char *tether__sb_take(tether__strbuf *b, const char *what)
     char *s = b->failed ? NULL : b->s;
     if (b->failed) {
         free(b->s);
-        tether__launch_say("out of memory building %s", what);
+        tether__say("tether", "out of memory building %s", what);
     }
     memset(b, 0, sizeof *b);
     return s;

@@ -1,10 +1,10 @@
-/* launcher/netcmd_text.h - reading what network commands print, as pure functions over the text:
+/* tools/netcmd_text.h - reading what network commands print, as pure functions over the text:
  * lines, and macOS's `networksetup -listallhardwareports` and `ifconfig`. Every platform compiles
  * and unit-tests them (tests/unit/test_netcmd_text.c); only running the commands is platform code.
  * `tether check` (check_net.c) and `tether config`'s probe (config_tool/macos.c) both read macOS
  * hosts through them. */
-#ifndef TETHER_LAUNCHER_NETCMD_TEXT_H
-#define TETHER_LAUNCHER_NETCMD_TEXT_H
+#ifndef TETHER_TOOLS_NETCMD_TEXT_H
+#define TETHER_TOOLS_NETCMD_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
-/* launcher/ssh_command.h - how the tether command runs its --ssh-command (launch, check, config):
+/* tools/ssh_command.h - how the tether command runs its --ssh-command (launch, check, config):
  * through /bin/sh, so the command may hold options and quotes ("ssh -F '/my dir/config'"), as
  * git's GIT_SSH_COMMAND may. */
-#ifndef TETHER_LAUNCHER_SSH_COMMAND_H
-#define TETHER_LAUNCHER_SSH_COMMAND_H
+#ifndef TETHER_TOOLS_SSH_COMMAND_H
+#define TETHER_TOOLS_SSH_COMMAND_H
 
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
-/* launcher/ssh_command.c - the argv that runs `<--ssh-command> host command` (ssh_command.h). */
+/* tools/ssh_command.c - the argv that runs `<--ssh-command> host command` (ssh_command.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "launcher/ssh_command.h"
+#include "tools/ssh_command.h"
 
 void tether__ssh_argv(char *argv[TETHER__SSH_ARGC], char *shell_cmd, size_t len,
                       const char *ssh_command, const char *host, const char *command)
