@@ -41,7 +41,7 @@ static const char launch_usage[] =
     "  -p, --starting-port P     listen ports count up from P across ranks, addresses and\n"
     "                            connections (as mlx.launch); default: free ports when every\n"
     "                            host is this machine, else 5000\n"
-    "  --connections-per-ip K    K listen addresses per rank (parallel ring links), default 1\n"
+    "  --connections-per-ip K    K listen addresses per rank (parallel links), default 1\n"
     "  --bind spread|none        spread: several ranks on one machine each get their own\n"
     "                            share of its CPUs (default; Linux, taskset over ssh); none:\n"
     "                            the system places them\n"

@@ -66,6 +66,14 @@ static int slot_of(const setup *s, int peer, int link, int outgoing)
     return ((p->rank < peer) == outgoing) ? link : lower_opens + link;
 }
 
+/* Link k to peer stays on address k (one link per cable): the ring's every link, anyone's to a
+ * peer with several links (the mesh's pairs with several cables); else a link tries the peer's
+ * addresses in turn. */
+static int pinned(const tether__net_plan *p, int peer)
+{
+    return p->pin_addrs || p->out_links[peer] > 1;
+}
+
 static conn *conn_add(setup *s)
 {
     for (int i = 0; i < s->nc; i++)
@@ -105,7 +113,7 @@ static void retry_later(setup *s, conn *c, const char *why)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
-    if (!s->p->pin_addrs)
+    if (!pinned(s->p, c->peer))
         c->cand = (c->cand + 1) % s->p->naddrs[c->peer];
     int backoff = BACKOFF_FIRST_MS << (c->tries < 7 ? c->tries : 7);
     c->tries++;
@@ -230,6 +238,20 @@ static int move_bytes(conn *c, int sending)
     return -1;
 }
 
+/* Outgoing: the acceptor refused our hello (its output says why). */
+static int refused(const setup *s, const conn *c, uint32_t status)
+{
+    if (status == TETHER__HS_BAD_LINK)
+        return tether__fail(TETHER_EPEER,
+                            "rank %d: %s refused our connection: %s (rank %d opens %d link%s to "
+                            "rank %d); see its output",
+                            s->p->rank, c->what, tether__hs_status_text(status), s->p->rank,
+                            s->p->out_links[c->peer], s->p->out_links[c->peer] == 1 ? "" : "s",
+                            c->peer);
+    return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
+                        s->p->rank, c->what, tether__hs_status_text(status));
+}
+
 /* Outgoing: the acceptor's challenge arrived. It must prove the token and agree with us; then we
  * prove it too, with our verdict. */
 static int check_challenge(setup *s, conn *c)
@@ -243,8 +265,7 @@ static int check_challenge(setup *s, conn *c)
         return TETHER_OK;
     }
     if (h.status != TETHER__HS_OK)
-        return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
-                            s->p->rank, c->what, tether__hs_status_text(h.status));
+        return refused(s, c, h.status);
     if (!tether__hs_verify(s->token, c->msgs, TETHER__HS_CHALLENGE))
         return tether__fail(TETHER_EPEER,
                             "rank %d: %s does not know this job's token: another job listens "
@@ -274,8 +295,7 @@ static int check_verdict(setup *s, conn *c)
         return TETHER_OK;
     }
     if (h.status != TETHER__HS_OK)
-        return tether__fail(TETHER_EPEER, "rank %d: %s refused our connection: %s; see its output",
-                            s->p->rank, c->what, tether__hs_status_text(h.status));
+        return refused(s, c, h.status);
     link_up(s, c);
     return TETHER_OK;
 }
@@ -345,8 +365,17 @@ static int check_proof(setup *s, conn *c)
     uint32_t verdict = tether__hello_check(&h, &s->mine, why, sizeof why);
     if (verdict == TETHER__HS_OK && !expected_link(s, &h)) {
         verdict = TETHER__HS_BAD_LINK;
-        snprintf(why, sizeof why, "rank %d link %d of %d, which this rank does not expect", h.rank,
-                 h.link, h.nlinks);
+        if (h.rank >= 0 && h.rank < s->p->size && h.rank != s->p->rank &&
+            h.nlinks != s->p->in_links[h.rank])
+            snprintf(why, sizeof why,
+                     "%d link%s from rank %d to rank %d, where rank %d counts %d (the two see "
+                     "different cables between them: check both hosts' addresses in the hostfile "
+                     "and their subnets)",
+                     h.nlinks, h.nlinks == 1 ? "" : "s", h.rank, s->p->rank, s->p->rank,
+                     s->p->in_links[h.rank]);
+        else
+            snprintf(why, sizeof why, "rank %d link %d of %d, which this rank does not expect",
+                     h.rank, h.link, h.nlinks);
     }
     if (verdict == TETHER__HS_OK && proof.status != TETHER__HS_OK)
         return tether__fail(TETHER_EPEER, "rank %d: rank %d (%s) in the same job refused us: %s",
@@ -610,7 +639,7 @@ static int plan_outgoing(setup *s)
             c->fd = -1;
             c->peer = peer;
             c->link = k;
-            c->cand = p->pin_addrs ? k % p->naddrs[peer] : 0;
+            c->cand = pinned(p, peer) ? k % p->naddrs[peer] : 0;
             c->pollix = -1;
             c->st = C_WAIT;
             c->at = 0;

@@ -1,8 +1,9 @@
 /* backends/net/setup.h - forming the TCP links of a world, every connect and accept at once.
  *
  * A plan says, per peer, how many links this rank opens to it (trying its addresses in order) and
- * how many it accepts from it. The mesh opens one link to every higher rank and accepts one from
- * every lower rank; the ring opens K links to its right neighbour and accepts K from its left.
+ * how many it accepts from it. The mesh opens one link per cable they share (at least one) to
+ * every higher rank and accepts as many from every lower rank; the ring opens K links to its right
+ * neighbour and accepts K from its left.
  * Every link starts with the hello of handshake.h. Strays (garbage, another job's token, silence
  * for 2 s) are logged and dropped; the set-up goes on. */
 #ifndef TETHER_NET_SETUP_H
@@ -26,7 +27,8 @@ typedef struct tether__net_plan {
     int *in_links;         /* per peer: links this rank accepts from it */
     int *naddrs;           /* per peer: addresses to connect to, preferred first */
     int pin_addrs;         /* link k goes to address k (mod naddrs) and stays there: one link per
-                              cable (ring); else every link tries the addresses in turn */
+                              cable (ring); else so only to peers with several links (the mesh's
+                              cables), and a single link tries the addresses in turn */
     tether_hostaddr **addrs;
     const char *announce_host; /* NULL, or an address to send in every hello (bootstrap) */
     int announce_port;

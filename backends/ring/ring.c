@@ -35,21 +35,11 @@ static int ring_configured(const tether_config *cfg, char *why, size_t why_len)
     return 0;
 }
 
-/* 1 if own, an address of this rank, and theirs are on one cable: in the subnet of the interface
- * holding own. Loopback addresses (127.0.0.x standing in for cables) all reach each other; they
- * need no interface of their own, so both ends must treat them alike. */
-static int on_cable(const char *own, const char *theirs)
-{
-    if (!strncmp(own, "127.", 4) && !strncmp(theirs, "127.", 4))
-        return 1;
-    return tether__net_same_subnet(own, theirs);
-}
-
 /* 1 if address a of this rank is on a cable to some address of rank peer. */
 static int towards(const tether__tcp_world *w, const char *a, int peer)
 {
     for (int i = 0; i < w->table.naddrs[peer]; i++)
-        if (on_cable(a, w->table.addrs[peer][i].host))
+        if (tether__tcp_on_cable(a, w->table.addrs[peer][i].host))
             return 1;
     return 0;
 }
@@ -58,7 +48,7 @@ static int towards(const tether__tcp_world *w, const char *a, int peer)
 static int reaches(const tether__tcp_world *w, const char *b)
 {
     for (int i = 0; i < w->table.naddrs[w->rank]; i++)
-        if (on_cable(w->table.addrs[w->rank][i].host, b))
+        if (tether__tcp_on_cable(w->table.addrs[w->rank][i].host, b))
             return 1;
     return 0;
 }

@@ -82,23 +82,64 @@ int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, te
     return TETHER_OK;
 }
 
-/* 1 if addr is in the subnet of one of this rank's own addresses. */
+int tether__tcp_on_cable(const char *own, const char *theirs)
+{
+    if (!strncmp(own, "127.", 4) && !strncmp(theirs, "127.", 4))
+        return 1;
+    return tether__net_same_subnet(own, theirs);
+}
+
+/* 1 if addr is on a cable to one of this rank's own addresses. */
 static int near(const tether__tcp_world *w, const char *addr)
 {
     for (int i = 0; i < w->table.naddrs[w->rank]; i++)
-        if (tether__net_same_subnet(w->table.addrs[w->rank][i].host, addr))
+        if (tether__tcp_on_cable(w->table.addrs[w->rank][i].host, addr))
             return 1;
     return 0;
 }
 
-int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int peer,
-                            int near_first)
+int tether__tcp_world_cables(const tether_config *cfg, const tether__tcp_world *w, int peer,
+                             int *far)
+{
+    const tether_hostaddr *mine = w->table.addrs[w->rank], *theirs = w->table.addrs[peer];
+    int nt = w->table.naddrs[peer], k = 0;
+    unsigned char *used = calloc((size_t)(nt ? nt : 1), 1);
+    if (!used)
+        return tether__fail(TETHER_ENOMEM, "out of memory matching the cables to rank %d", peer);
+    /* Each own address takes the first free address of the peer on its cable: where the cables
+     * are subnets (each address on one), as where all are loopback, this pairs as many as can be,
+     * so both ends count the same. */
+    for (int i = 0; i < w->table.naddrs[w->rank]; i++)
+        for (int j = 0; j < nt; j++)
+            if (!used[j] && tether__addr_allowed(cfg, theirs[j].host) &&
+                tether__tcp_on_cable(mine[i].host, theirs[j].host)) {
+                used[j] = 1;
+                if (far)
+                    far[k] = j;
+                k++;
+                break;
+            }
+    free(used);
+    return k;
+}
+
+int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int peer, int cables)
 {
     const tether_hostaddr *all = w->table.addrs[peer];
-    for (int pass = 0; pass < (near_first ? 2 : 1); pass++)
+    if (cables > 1) { /* link k to the far end of cable k, and only there */
+        int *far = malloc((size_t)cables * sizeof *far);
+        if (!far)
+            return tether__fail(TETHER_ENOMEM, "out of memory for the cables to rank %d", peer);
+        int n = tether__tcp_world_cables(cfg, w, peer, far), rc = TETHER_OK;
+        for (int k = 0; k < cables && k < n && rc == TETHER_OK; k++)
+            rc = tether__net_plan_add_addr(&w->plan, peer, &all[far[k]]);
+        free(far);
+        return rc;
+    }
+    for (int pass = 0; pass < (cables ? 2 : 1); pass++)
         for (int i = 0; i < w->table.naddrs[peer]; i++)
             if (tether__addr_allowed(cfg, all[i].host) &&
-                (!near_first || near(w, all[i].host) == (pass == 0)))
+                (!cables || near(w, all[i].host) == (pass == 0)))
                 TRY(tether__net_plan_add_addr(&w->plan, peer, &all[i]));
     if (w->plan.naddrs[peer] == 0 && w->plan.out_links[peer] > 0)
         return tether__fail(TETHER_ECONFIG,

@@ -22,11 +22,24 @@ typedef struct tether__tcp_world {
  * comes from the hostfile's contents (token.h). ECONFIG names the file and field. */
 int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, tether__tcp_world *w);
 
-/* Add peer's allowed addresses to the plan, those in the subnet of one of ours first when
- * near_first (mesh: pick the cable), else in hostfile order (ring: link k goes to address k).
- * ECONFIG when the plan opens links to peer but none is allowed. */
-int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int peer,
-                            int near_first);
+/* 1 if own, an address of this rank, and theirs are on one cable: in the subnet of the interface
+ * holding own. Loopback addresses (127.x standing in for cables) all reach each other; they need no
+ * interface of their own, so both ends must treat them alike. */
+int tether__tcp_on_cable(const char *own, const char *theirs);
+
+/* The cables between this rank and peer: pairs of an address of each (peer's allowed by
+ * TETHER_IFACE_PRIORITY) on one cable, no address in two pairs. Both ends count the same where
+ * each address is on one cable (a subnet each, or all loopback). far, when not NULL, gets the index
+ * of peer's address of each pair, in the order of this rank's addresses. ENOMEM only. */
+int tether__tcp_world_cables(const tether_config *cfg, const tether__tcp_world *w, int peer,
+                             int *far);
+
+/* Add peer's allowed addresses to the plan. cables 0: all, in hostfile order (ring: link k goes to
+ * address k); 1: all, those on a cable to one of ours first (mesh: pick the cable); K > 1: the
+ * far ends of the K cables to it (tether__tcp_world_cables), link k's k-th, so each link is pinned
+ * to its own cable (mesh with several cables per pair). ECONFIG when the plan opens links to peer
+ * but none is allowed. */
+int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int peer, int cables);
 
 /* Run the plan and make the engine over its links (backend names it in messages). */
 int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether__tcp_ep **out);

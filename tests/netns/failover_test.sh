@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/netns/failover_test.sh CASE NETNS_SCRIPT RANK_BIN - a ring whose pairs have 2 links (bench/netns
-# -k 2), one link of one pair faulted while the ranks loop float32 all-reduces
+# tests/netns/failover_test.sh CASE NETNS_SCRIPT RANK_BIN - a ring or mesh whose pairs have 2 links
+# (bench/netns -k 2), one link of one pair faulted while the ranks loop float32 all-reduces
 # (tests/campaign/campaign_rank: every element of every call checked); 77 = skipped.
 #   ring2_down  2 hosts, links of 100 Mbit/s, 16 MiB, link 1 of pair 0-1 down 4 s in (the cable
 #               pulled)
@@ -21,6 +21,11 @@
 #               through link 2, in order. Correct data and both lines (3 links to 1: no bound).
 #   ring2_last  2 hosts, both links of the pair down 2 s in: no path left, so rank 0 fails within
 #               5 s of the fault (TETHER_TIMEOUT at its default), with an error naming the peer.
+# The mesh, whose pairs get one link per cable they share (backends/mesh/mesh.c), the same way:
+#   mesh2_down  as ring2_down, over the mesh backend
+#   mesh3_down  3 hosts, every pair 2 links of 200 Mbit/s, 32 MiB, link 0 of pair 0-1 down 4 s in
+#               (the link the one-link mesh of before used: there the job failed)
+#   mesh2_last  as ring2_last, over the mesh backend
 set -uo pipefail
 case_=$1 netns=$2 rank=$3
 
@@ -36,11 +41,11 @@ trap 'rm -f "$log"' EXIT
 run() {
   local n=$1 rate=$2 bytes=$3 run_ms=$4
   shift 4
-  local k=${LINKS:-2}
+  local k=${LINKS:-2} topo=${TOPO:-ring}
   local faults=()
   for f in "$@"; do faults+=(--fault "$f"); done
-  "$netns" -n "$n" -t ring -k "$k" -r "$rate" --timeout 120 "${faults[@]}" --env CAMPAIGN_RUN_MS="$run_ms" \
-    --env CAMPAIGN_TIMES=1 -- "$rank" ring all_reduce float32 "$bytes" 0 1 >"$log" 2>&1
+  "$netns" -n "$n" -t "$topo" -k "$k" -r "$rate" --timeout 120 "${faults[@]}" --env CAMPAIGN_RUN_MS="$run_ms" \
+    --env CAMPAIGN_TIMES=1 -- "$rank" "$topo" all_reduce float32 "$bytes" 0 1 >"$log" 2>&1
 }
 
 # check_calls FAULT_S: the bound on the calls' times above (CALL <it> <start ms> <ms> lines)
@@ -74,6 +79,8 @@ case "$case_" in
   ring2_loss) run 2 100mbit 16777216 12000 4:loss:0-1/0; rc=$? fault=4 ;;
   ring2_flap) run 2 100mbit 16777216 12000 4:flap:0-1/1:2; rc=$? fault=4 ;;
   ring4_down) run 4 200mbit 67108864 15000 5:down:0-1/1; rc=$? fault=5 ;;
+  mesh2_down) TOPO=mesh run 2 100mbit 16777216 12000 4:down:0-1/1; rc=$? fault=4 ;;
+  mesh3_down) TOPO=mesh run 3 200mbit 33554432 12000 4:down:0-1/0; rc=$? fault=4 ;;
   ring2_k3)
     LINKS=3 run 2 100mbit 16777216 11000 3:down:0-1/1 6:loss:0-1/0
     rc=$?
@@ -85,8 +92,8 @@ case "$case_" in
     echo "PASS: netns.failover.$case_"
     exit 0
     ;;
-  ring2_last)
-    run 2 200mbit 16777216 30000 2:down:0-1/0 2:down:0-1/1
+  ring2_last | mesh2_last)
+    TOPO=${case_%2_last} run 2 200mbit 16777216 30000 2:down:0-1/0 2:down:0-1/1
     rc=$?
     grep -v '^CALL' "$log"
     [ $rc -ne 0 ] || { echo "FAIL: the ranks went on with no link left between them"; exit 1; }
