@@ -8,12 +8,12 @@
  * (below) that every rank on the way passes on one at a time, on link 0; or leave, the notice of a
  * closing ring rank (route.c); or heartbeat, a header alone on link 0 (on every link of a pair
  * with several) that says the sender is alive (heartbeat.c); or ack, failover and tunnel, the
- * bookkeeping of a pair's links, and switch, a lane back on a socket of its own (backends/tcp/engine_lane.c).
- * Messages of at least TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in
- * link order, so K parallel links share the bytes; smaller ones go whole on link 0. Both sides
- * derive the stripes from the length in the header, so a link's byte stream always parses, and each
- * link carries its frames in send order, so matching per link keeps the order of messages between a
- * pair. Everything here is pure (no sockets), for unit tests. */
+ * bookkeeping of a pair's links, and switch, a lane back on a socket of its own
+ * (backends/tcp/engine_lane.c). Messages of at least TETHER__STRIPE_MIN bytes are cut into one
+ * contiguous stripe per link, in link order, so K parallel links share the bytes; smaller ones go
+ * whole on link 0. Both sides derive the stripes from the length in the header, so a link's byte
+ * stream always parses, and each link carries its frames in send order, so matching per link keeps
+ * the order of messages between a pair. Everything here is pure (no sockets), for unit tests. */
 #ifndef TETHER_NET_FRAME_H
 #define TETHER_NET_FRAME_H
 

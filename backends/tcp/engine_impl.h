@@ -164,7 +164,7 @@ typedef struct tether__link {
     int switching;     /* LANE_WAIT: it left the tunnel, its switch frame went out */
     int peer_switched; /* the peer's switch frame came, at peer_switch_pos */
     uint64_t peer_switch_pos;
-    unsigned backs;                /* times it came back */
+    unsigned backs;                 /* times it came back */
     uint64_t back_sent, back_recvd; /* bytes_sent and bytes_recvd when it last came back */
 } tether__link;
 

@@ -432,7 +432,8 @@ static int finish_switch(tether__tcp_ep *ep, tether__link *l, uint64_t pos)
     l->back_recvd = l->bytes_recvd;
     socket_text(ep, l, where, sizeof where);
     tether__net_clock_text(at, sizeof at);
-    fprintf(stderr, "tether: rank %d: link %d to rank %d (%s) is back at %s; carrying over it again\n",
+    fprintf(stderr,
+            "tether: rank %d: link %d to rank %d (%s) is back at %s; carrying over it again\n",
             ep->rank, l->index, l->peer, where, at);
     l->rx_acked = l->rx_pos - 1; /* acks that went through the tunnel may be lost: say it again */
     tether__tcp_lane_ack(ep, l);
@@ -449,7 +450,7 @@ static int start_switch(tether__tcp_ep *ep, tether__link *l)
 {
     tether__link *c = carrier_for(ep, l);
     if (l->lane != TETHER__LANE_TUNNEL || l->switching || !c)
-        return TETHER_OK; /* no live lane to say it on: the socket waits */
+        return TETHER_OK;       /* no live lane to say it on: the socket waits */
     shutdown(l->fd, SHUT_RDWR); /* wakes a thread asleep in poll() on it */
     close(l->fd);
     close(l->pump);
