@@ -6,11 +6,12 @@
  * both halves call and which queue and fail through them. The other files only call down into
  * them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats (engine_beat.c);
  * waiting and the progress thread's handler (engine_wait.c); opening (engine_open.c) and closing
- * (engine_close.c). The helpers the engine calls (cma.h, route.h, backends/net/) never include
- * this header and never call the engine: they return what to do. Routed messages (route.h) move
- * a chunk at a time: a rank on the way holds the chunks it has read and not yet written
- * (tether__fwd, bounded by TETHER__PASS_MAX per onward link), the destination joins them into one
- * message (RX_CHUNK, joining). */
+ * (engine_close.c); the thread that dials lanes that left again (engine_rejoin.c), which hands a
+ * new socket to engine_lane.c and is woken through ep->lane_out. The helpers the engine calls
+ * (cma.h, route.h, backends/net/) never include this header and never call the engine: they return
+ * what to do. Routed messages (route.h) move a chunk at a time: a rank on the way holds the chunks
+ * it has read and not yet written (tether__fwd, bounded by TETHER__PASS_MAX per onward link), the
+ * destination joins them into one message (RX_CHUNK, joining). */
 #ifndef TETHER_TCP_ENGINE_IMPL_H
 #define TETHER_TCP_ENGINE_IMPL_H
 
