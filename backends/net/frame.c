@@ -42,6 +42,7 @@ int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__fra
     case TETHER__FRAME_ACK:
     case TETHER__FRAME_FAILOVER:
     case TETHER__FRAME_TUNNEL:
+    case TETHER__FRAME_SWITCH:
         return 0;
     }
     return -1;

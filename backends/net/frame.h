@@ -8,12 +8,12 @@
  * (below) that every rank on the way passes on one at a time, on link 0; or leave, the notice of a
  * closing ring rank (route.c); or heartbeat, a header alone on link 0 (on every link of a pair
  * with several) that says the sender is alive (heartbeat.c); or ack, failover and tunnel, the
- * bookkeeping of a pair's links (backends/tcp/engine_lane.c).
- * Messages of at least TETHER__STRIPE_MIN bytes are cut into one contiguous stripe per link, in
- * link order, so K parallel links share the bytes; smaller ones go whole on link 0. Both sides
- * derive the stripes from the length in the header, so a link's byte stream always parses, and each
- * link carries its frames in send order, so matching per link keeps the order of messages between a
- * pair. Everything here is pure (no sockets), for unit tests. */
+ * bookkeeping of a pair's links, and switch, a lane back on a socket of its own
+ * (backends/tcp/engine_lane.c). Messages of at least TETHER__STRIPE_MIN bytes are cut into one
+ * contiguous stripe per link, in link order, so K parallel links share the bytes; smaller ones go
+ * whole on link 0. Both sides derive the stripes from the length in the header, so a link's byte
+ * stream always parses, and each link carries its frames in send order, so matching per link keeps
+ * the order of messages between a pair. Everything here is pure (no sockets), for unit tests. */
 #ifndef TETHER_NET_FRAME_H
 #define TETHER_NET_FRAME_H
 
@@ -47,6 +47,9 @@
 #define TETHER__FRAME_ACK 0x5446440Cu
 #define TETHER__FRAME_FAILOVER 0x5446440Du
 #define TETHER__FRAME_TUNNEL 0x5446440Eu
+/* switch: lane `code` has a socket again, and the sender consumed len bytes of it through the
+ * tunnel (a header alone): from that position the lane's stream goes on its socket. */
+#define TETHER__FRAME_SWITCH 0x5446440Fu
 static inline int tether__frame_is_cma(uint32_t type)
 {
     return type >= TETHER__FRAME_CMA_OFFER &&

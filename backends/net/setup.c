@@ -99,6 +99,7 @@ static void link_up(setup *s, conn *c)
     else
         s->missing--;
     *fd = c->fd;
+    s->out->dialed[c->peer][slot] = (unsigned char)c->outgoing;
     c->fd = -1;
     c->st = C_DONE;
     TLOG_INFO("link %d with rank %d: %s %s", slot, c->peer,
@@ -600,15 +601,17 @@ static int alloc_result(const tether__net_plan *p, tether__net_links *l)
     l->timeout_ms = p->timeout_ms;
     l->nlinks = calloc((size_t)p->size, sizeof *l->nlinks);
     l->fds = calloc((size_t)p->size, sizeof *l->fds);
+    l->dialed = calloc((size_t)p->size, sizeof *l->dialed);
     l->addr = calloc((size_t)p->size, sizeof *l->addr);
     l->announced = calloc((size_t)p->size, sizeof *l->announced);
-    if (!l->nlinks || !l->fds || !l->addr || !l->announced)
+    if (!l->nlinks || !l->fds || !l->dialed || !l->addr || !l->announced)
         return tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", p->size);
     for (int peer = 0; peer < p->size; peer++) {
         int n = peer == p->rank ? 0 : p->out_links[peer] + p->in_links[peer];
         l->nlinks[peer] = n;
         l->fds[peer] = malloc((size_t)(n ? n : 1) * sizeof **l->fds);
-        if (!l->fds[peer])
+        l->dialed[peer] = calloc((size_t)(n ? n : 1), 1);
+        if (!l->fds[peer] || !l->dialed[peer])
             return tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", p->size);
         for (int k = 0; k < n; k++)
             l->fds[peer][k] = -1;
@@ -631,6 +634,8 @@ static int plan_outgoing(setup *s)
             return tether__fail(TETHER_ECONFIG, "rank %d: no address to connect to rank %d",
                                 p->rank, peer);
         for (int k = 0; peer != p->rank && k < p->out_links[peer]; k++) {
+            if (p->redial && !(p->redial[peer] >> k & 1))
+                continue;
             conn *c = conn_add(s);
             if (!c)
                 return tether__fail(TETHER_ENOMEM, "out of memory planning %d links", p->size);
@@ -646,6 +651,8 @@ static int plan_outgoing(setup *s)
             snprintf(c->what, sizeof c->what, "rank %d (%s)", peer, s->out->addr[peer]);
         }
     }
+    if (p->redial) /* a rejoin: any one link will do */
+        s->missing = 1;
     return TETHER_OK;
 }
 
@@ -738,8 +745,11 @@ void tether__net_links_free(tether__net_links *l)
             if (l->fds[peer][k] >= 0)
                 close(l->fds[peer][k]);
         free(l->fds[peer]);
+        if (l->dialed)
+            free(l->dialed[peer]);
     }
     free(l->fds);
+    free(l->dialed);
     free(l->nlinks);
     free(l->addr);
     free(l->announced);

@@ -34,6 +34,10 @@ typedef struct tether__net_plan {
     int announce_port;
     const char *backend;              /* sent in every hello; NULL in the bootstrap */
     char settings[TETHER_AGREED_MAX]; /* tether__config_agreed: sent in every hello */
+    /* A rejoin (backends/tcp/engine_rejoin.c): NULL for a set-up; else per peer a mask of the
+     * links this rank opens (bit k: its k-th) that are dialled again, the others not, and the
+     * set-up ends once any one link of the plan, dialled or accepted, is up. */
+    const uint64_t *redial;
 } tether__net_plan;
 
 /* A plan for rank of size ranks with no links yet, the token, timeout and settings from cfg. */
@@ -50,6 +54,7 @@ typedef struct tether__net_links {
     int size;
     int *nlinks;                     /* per peer */
     int **fds;                       /* per peer, per link: connected, tuned, non-blocking */
+    unsigned char **dialed;          /* per peer, per link: 1 if this rank opened it */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer: its address, for messages */
     tether_hostaddr *announced;      /* per peer: the address it announced (bootstrap) */
     int timeout_ms; /* the plan's: how long the engine waits for its peers' first frames */

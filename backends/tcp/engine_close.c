@@ -9,9 +9,17 @@ static void log_link_bytes(const tether__tcp_ep *ep)
 {
     for (int i = 0; i < ep->nflat; i++) {
         const tether__link *l = ep->flat[i];
-        TLOG_INFO("link %d with rank %d (%s): sent %llu bytes, received %llu", l->index, l->peer,
-                  ep->addr[l->peer], (unsigned long long)l->bytes_sent,
-                  (unsigned long long)l->bytes_recvd);
+        if (l->backs)
+            TLOG_INFO("link %d with rank %d (%s): sent %llu bytes, received %llu; back %u "
+                      "time%s, since then sent %llu bytes, received %llu",
+                      l->index, l->peer, ep->addr[l->peer], (unsigned long long)l->bytes_sent,
+                      (unsigned long long)l->bytes_recvd, l->backs, l->backs == 1 ? "" : "s",
+                      (unsigned long long)(l->bytes_sent - l->back_sent),
+                      (unsigned long long)(l->bytes_recvd - l->back_recvd));
+        else
+            TLOG_INFO("link %d with rank %d (%s): sent %llu bytes, received %llu", l->index,
+                      l->peer, ep->addr[l->peer], (unsigned long long)l->bytes_sent,
+                      (unsigned long long)l->bytes_recvd);
     }
 }
 
@@ -21,6 +29,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
         return;
     tether__heartbeat_stop(ep->beat); /* first: it queues frames, and the bye must be the last */
     ep->beat = NULL;
+    tether__tcp_rejoin_stop(ep); /* nothing comes back any more */
     tether__tcp_progress_stop(ep, 0);
     pthread_mutex_lock(&ep->mu);
     log_link_bytes(ep);

@@ -6,11 +6,12 @@
  * both halves call and which queue and fail through them. The other files only call down into
  * them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats (engine_beat.c);
  * waiting and the progress thread's handler (engine_wait.c); opening (engine_open.c) and closing
- * (engine_close.c). The helpers the engine calls (cma.h, route.h, backends/net/) never include
- * this header and never call the engine: they return what to do. Routed messages (route.h) move
- * a chunk at a time: a rank on the way holds the chunks it has read and not yet written
- * (tether__fwd, bounded by TETHER__PASS_MAX per onward link), the destination joins them into one
- * message (RX_CHUNK, joining). */
+ * (engine_close.c); the thread that dials lanes that left again (engine_rejoin.c), which hands a
+ * new socket to engine_lane.c and is woken through ep->lane_out. The helpers the engine calls
+ * (cma.h, route.h, backends/net/) never include this header and never call the engine: they return
+ * what to do. Routed messages (route.h) move a chunk at a time: a rank on the way holds the chunks
+ * it has read and not yet written (tether__fwd, bounded by TETHER__PASS_MAX per onward link), the
+ * destination joins them into one message (RX_CHUNK, joining). */
 #ifndef TETHER_TCP_ENGINE_IMPL_H
 #define TETHER_TCP_ENGINE_IMPL_H
 
@@ -158,6 +159,14 @@ typedef struct tether__link {
     uint64_t tunnel_queued; /* carrier: payload bytes of tunnel frames queued, unwritten */
     uint64_t seen_bytes;    /* bytes arrived on the socket, when the heartbeats last looked */
     int64_t seen_at;        /* when that count last changed */
+    /* A lane that comes back (engine_lane.c, engine_rejoin.c). */
+    int dialed;        /* this rank opened it at set-up: it dials it again */
+    int newfd;         /* a new socket for it, not yet switched to; -1 none */
+    int switching;     /* LANE_WAIT: it left the tunnel, its switch frame went out */
+    int peer_switched; /* the peer's switch frame came, at peer_switch_pos */
+    uint64_t peer_switch_pos;
+    unsigned backs;                 /* times it came back */
+    uint64_t back_sent, back_recvd; /* bytes_sent and bytes_recvd when it last came back */
 } tether__link;
 
 /* A posted send or receive: one part per link of its peer. */
@@ -225,6 +234,11 @@ struct tether__tcp_ep {
     tether_passed_seen seen;     /* when the kept messages were last looked at */
     uint64_t recvs;              /* receives posted so far */
     int beat_ms;                 /* TETHER_HEARTBEAT; 0: no heartbeats */
+    /* Lanes that come back (engine_rejoin.c), NULL on endpoints without pairs of several links.
+     * lane_out: a lane left (engine_lane.c calls it, with ep->mu held, so that its thread dials or
+     * accepts again); a pointer, not a call, as stand_in. */
+    struct tether__tcp_rejoin *rejoin;
+    void (*lane_out)(tether__tcp_ep *ep);
 };
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent
@@ -355,6 +369,15 @@ int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxms
 int tether__tcp_lane_move(tether__tcp_ep *ep, tether__link *l);
 /* The heartbeats' look: a lane silent while another of its pair carries is taken out. */
 void tether__tcp_lane_watch(tether__tcp_ep *ep, int64_t now_ms);
+/* A new socket fd for lane l, dialled or accepted again (engine_rejoin.c): l switches back to it
+ * (a lane still direct is taken out first), its stream moving from the tunnel to fd at the
+ * position the peer's switch frame names. fd is l's from now on. */
+void tether__tcp_lane_back(tether__tcp_ep *ep, tether__link *l, int fd);
+
+/* ---- engine_rejoin.c ---- */
+
+/* Stop the rejoin thread, without ep->mu held (close). */
+void tether__tcp_rejoin_stop(tether__tcp_ep *ep);
 
 /* ---- engine_wait.c: waiting, and the progress thread's handler ---- */
 

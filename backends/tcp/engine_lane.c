@@ -22,7 +22,15 @@
  * engine reads as it read the socket, its parser going on where it stopped. The engine's send and
  * receive paths do not change; one stderr line per side says which link left, when and why. The
  * job fails as before when no lane to the peer is left (the peer silent: TETHER_ETIMEDOUT within
- * TETHER_HEARTBEATS_MISSED periods). A lane taken out stays tunnelled until the endpoint closes.
+ * TETHER_HEARTBEATS_MISSED periods).
+ *
+ * A lane taken out comes back (engine_rejoin.c): the side that opened it at set-up dials it again,
+ * about once a second, the other accepts, with the hello of set-up. Each side, holding the new
+ * socket, stops reading the tunnel (what comes through it later is dropped) and says on a live
+ * lane how far it consumed (a switch frame); once it has the peer's too, it replays its stream
+ * from there on the new socket, as a failover does through the socketpair, so no byte is lost or
+ * doubled and the tunnel's bytes before the switch come first. One stderr line per side says it.
+ * A lane back that fails again is taken out again.
  *
  * Pairs with one link never come here: their frames finish when written, as before. */
 #include <errno.h>
@@ -126,6 +134,9 @@ void tether__tcp_lane_clear(tether__link *l)
     free(l->in);
     l->in = NULL;
     l->inlen = l->incap = 0;
+    if (l->nlinks > 1 && l->newfd >= 0)
+        close(l->newfd);
+    l->newfd = -1;
 }
 
 /* Unlink from l's queue the frames outside its stream (heartbeats, acks): they were for a socket
@@ -248,6 +259,8 @@ int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why)
     queue_header(ep, c, &f);
     if (ep->loop)
         tether__loop_kick(ep->loop); /* its poll set changed */
+    if (ep->lane_out)
+        ep->lane_out(ep); /* dial or accept it again */
     return 0;
 }
 
@@ -352,6 +365,8 @@ void tether__tcp_lane_consumed(tether__tcp_ep *ep, tether__link *l)
     }
 }
 
+static int start_switch(tether__tcp_ep *ep, tether__link *l);
+
 /* The peer took lane idx out and consumed pos bytes of it: take it out here too if this side has
  * not, then replay from pos through the socketpair. */
 static int failed_over(tether__tcp_ep *ep, tether__link *c, int idx, uint64_t pos)
@@ -390,7 +405,106 @@ static int failed_over(tether__tcp_ep *ep, tether__link *c, int idx, uint64_t po
     tether__tcp_lane_ack(ep, l);
     if (ep->loop)
         tether__loop_kick(ep->loop);
-    return tether__tcp_lane_move(ep, l);
+    TRY(tether__tcp_lane_move(ep, l));
+    if (l->newfd >= 0) /* it came back before the peer's failover did */
+        return start_switch(ep, l);
+    return TETHER_OK;
+}
+
+/* ---- a lane that comes back ---- */
+
+/* Both sides switched: l's stream goes on its new socket from pos, which the peer consumed. */
+static int finish_switch(tether__tcp_ep *ep, tether__link *l, uint64_t pos)
+{
+    char at[32], where[2 * TETHER__ADDR_TEXT + 8];
+    TRY(acked(ep, l, pos));
+    if (tether__tcp_lane_rewind(l, pos) < 0)
+        return tether__tcp_protocol_error(ep, l, "a switch from a position never sent");
+    l->fd = l->newfd;
+    l->newfd = -1;
+    l->lane = TETHER__LANE_DIRECT;
+    l->switching = l->peer_switched = 0;
+    l->rlen = 0;
+    l->held = l->hangup = 0;
+    l->seen_at = 0; /* the silence watch starts over */
+    l->backs++;
+    l->back_sent = l->bytes_sent;
+    l->back_recvd = l->bytes_recvd;
+    socket_text(ep, l, where, sizeof where);
+    tether__net_clock_text(at, sizeof at);
+    fprintf(stderr,
+            "tether: rank %d: link %d to rank %d (%s) is back at %s; carrying over it again\n",
+            ep->rank, l->index, l->peer, where, at);
+    l->rx_acked = l->rx_pos - 1; /* acks that went through the tunnel may be lost: say it again */
+    tether__tcp_lane_ack(ep, l);
+    if (l->txhead && tether__tcp_tx_flush(ep, l) == 0)
+        tether__tcp_kick_for_room(ep, l);
+    if (ep->loop)
+        tether__loop_kick(ep->loop); /* its poll set changed */
+    return ep->err;
+}
+
+/* Tunnelled lane l has a new socket: leave the tunnel (what is in it now the peer's replay
+ * brings again), tell the peer how far this side consumed, and switch once the peer has too. */
+static int start_switch(tether__tcp_ep *ep, tether__link *l)
+{
+    tether__link *c = carrier_for(ep, l);
+    if (l->lane != TETHER__LANE_TUNNEL || l->switching || !c)
+        return TETHER_OK;       /* no live lane to say it on: the socket waits */
+    shutdown(l->fd, SHUT_RDWR); /* wakes a thread asleep in poll() on it */
+    close(l->fd);
+    close(l->pump);
+    l->fd = l->pump = -1;
+    free(l->in);
+    l->in = NULL;
+    l->inlen = l->incap = 0;
+    l->rlen = 0;
+    l->held = l->hangup = 0;
+    drop_uncounted(l);
+    l->lane = TETHER__LANE_WAIT;
+    l->switching = 1;
+    tether__frame f = {.type = TETHER__FRAME_SWITCH, .code = l->index, .len = l->rx_pos};
+    queue_header(ep, c, &f);
+    if (ep->loop)
+        tether__loop_kick(ep->loop);
+    if (l->peer_switched)
+        return finish_switch(ep, l, l->peer_switch_pos);
+    return TETHER_OK;
+}
+
+/* The peer's switch frame for lane idx came on c: it consumed pos bytes of it. */
+static int switched(tether__tcp_ep *ep, tether__link *c, int idx, uint64_t pos)
+{
+    if (idx == c->index)
+        return tether__tcp_protocol_error(ep, c, "a switch of the lane it came on");
+    tether__link *l = &ep->links[c->peer][idx];
+    if (l->lane == TETHER__LANE_DIRECT || l->peer_switched)
+        return tether__tcp_protocol_error(ep, c, "a switch of a lane not taken out");
+    l->peer_switched = 1;
+    l->peer_switch_pos = pos;
+    if (l->switching)
+        return finish_switch(ep, l, pos);
+    if (l->newfd >= 0)
+        return start_switch(ep, l);
+    return TETHER_OK; /* the new socket comes here soon (its thread hands it over) */
+}
+
+void tether__tcp_lane_back(tether__tcp_ep *ep, tether__link *l, int fd)
+{
+    if (ep->err || l->nlinks < 2 || l->eof || l->bye) {
+        close(fd);
+        return;
+    }
+    if (l->lane == TETHER__LANE_DIRECT &&
+        tether__tcp_lane_down(ep, l, "its peer connected it again") < 0) {
+        close(fd);
+        return;
+    }
+    if (l->newfd >= 0) /* an earlier try the peer gave up */
+        close(l->newfd);
+    l->newfd = fd;
+    if (l->lane == TETHER__LANE_TUNNEL)
+        start_switch(ep, l);
 }
 
 int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
@@ -403,6 +517,8 @@ int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__fr
         return acked(ep, &ep->links[l->peer][idx], f->len);
     case TETHER__FRAME_FAILOVER:
         return failed_over(ep, l, idx, f->len);
+    case TETHER__FRAME_SWITCH:
+        return switched(ep, l, idx, f->len);
     default: /* TETHER__FRAME_TUNNEL */
         if (f->len == 0 || f->len > TETHER__TUNNEL_CHUNK || idx == l->index)
             return tether__tcp_protocol_error(ep, l, "a malformed tunnel frame");
@@ -419,6 +535,11 @@ int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxms
 {
     tether__link *t = &ep->links[l->peer][l->tunnel_of];
     size_t done = 0; /* straight into the socketpair when nothing waits before it */
+    if (t->switching || t->lane == TETHER__LANE_DIRECT) { /* sent before the peer's switch frame:
+                                                             it sends them again on the socket */
+        tether__rxcache_put(&ep->rxcache, m);
+        return TETHER_OK;
+    }
     if (t->inlen == 0 && t->lane == TETHER__LANE_TUNNEL) {
         ssize_t n = send(t->pump, m->buf, (size_t)m->len, MSG_DONTWAIT | TETHER__SEND_FLAGS);
         done = n > 0 ? (size_t)n : 0;

@@ -25,6 +25,7 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
         ep->links[p] = calloc((size_t)(k ? k : 1), sizeof **ep->links);
         if (!ep->links[p])
             return tether__fail(TETHER_ENOMEM, "out of memory for the links to rank %d", p);
+        ep->links[p][0].newfd = -1; /* a queue-only link's, when k is 0 */
         for (int i = 0; i < k; i++) {
             tether__link *l = &ep->links[p][i];
             l->peer = p;
@@ -32,6 +33,8 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
             l->nlinks = k;
             l->fd = links->fds[p][i];
             links->fds[p][i] = -1;
+            l->dialed = links->dialed[p][i];
+            l->newfd = -1;
             int local = tether__net_same_host(l->fd);
             ep->one_host &= local;
             size_t seg = tether__net_segment(l->fd);

@@ -345,7 +345,8 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         return rx_leave(ep, l, f);
     if ((f->type == TETHER__FRAME_HEARTBEAT && f->len == 0) /* its bytes were the news */)
         return TETHER_OK;
-    if (f->type == TETHER__FRAME_ACK || f->type == TETHER__FRAME_FAILOVER)
+    if (f->type == TETHER__FRAME_ACK || f->type == TETHER__FRAME_FAILOVER ||
+        f->type == TETHER__FRAME_SWITCH)
         return tether__tcp_lane_frame(ep, l, f);
     if (f->type == TETHER__FRAME_ABORT || f->type == TETHER__FRAME_HEARTBEAT) {
         TRY(start_own(ep, l, f));

@@ -6,8 +6,13 @@
 #               pulled)
 #   ring2_loss  the same, link 0 silent instead (netem loss 100 %: the socket stays up; link 0 also
 #               carries the heartbeats' records)
-#   ring2_flap  the same, link 1 down 4 s in and up 2 s later
+#   ring2_flap  the same, link 1 down 4 s in and up 2 s later: the link also comes back (rank 0
+#               says so), and carries bytes again (the TETHER_VERBOSE stats at close)
+#   ring2_flap2 the same, link 1 down 4 s in and 9 s in, up 2 s later each time: back twice
+#               (correct data, the lines and the stats; no bound on the calls' times)
 #   ring4_down  4 hosts, links of 200 Mbit/s, 64 MiB, link 1 of pair 0-1 down 5 s in
+#   ring4_flap  the same, 10 s in (the first call, which warms up, took up to 7 s on a loaded
+#               machine) and up again 2 s later: it comes back and carries again
 # The links are shaped so that the network, not the CPU, sets the pace: on this project's shared
 # 2-core test machine (load 5 to 9 from other jobs) a call now and then waits half a second for a
 # core, which at higher rates was more than the 3x margin.
@@ -42,9 +47,11 @@ run() {
   local n=$1 rate=$2 bytes=$3 run_ms=$4
   shift 4
   local k=${LINKS:-2} topo=${TOPO:-ring}
-  local faults=()
+  local faults=() verbose=()
   for f in "$@"; do faults+=(--fault "$f"); done
-  "$netns" -n "$n" -t "$topo" -k "$k" -r "$rate" --timeout 120 "${faults[@]}" --env CAMPAIGN_RUN_MS="$run_ms" \
+  [ -n "${VERBOSE:-}" ] && verbose=(--env TETHER_VERBOSE=1) # the links' stats at close
+  "$netns" -n "$n" -t "$topo" -k "$k" -r "$rate" --timeout 120 "${faults[@]}" "${verbose[@]}" \
+    --env CAMPAIGN_RUN_MS="$run_ms" \
     --env CAMPAIGN_TIMES=1 -- "$rank" "$topo" all_reduce float32 "$bytes" 0 1 >"$log" 2>&1
 }
 
@@ -77,10 +84,15 @@ check_calls() {
 case "$case_" in
   ring2_down) run 2 100mbit 16777216 12000 4:down:0-1/1; rc=$? fault=4 ;;
   ring2_loss) run 2 100mbit 16777216 12000 4:loss:0-1/0; rc=$? fault=4 ;;
-  ring2_flap) run 2 100mbit 16777216 12000 4:flap:0-1/1:2; rc=$? fault=4 ;;
+  ring2_flap) VERBOSE=1 run 2 100mbit 16777216 12000 4:flap:0-1/1:2; rc=$? fault=4 backs=1 ;;
+  ring2_flap2)
+    VERBOSE=1 run 2 100mbit 16777216 16000 4:flap:0-1/1:2 9:flap:0-1/1:2
+    rc=$? fault= backs=2
+    ;;
   ring4_down) run 4 200mbit 67108864 15000 5:down:0-1/1; rc=$? fault=5 ;;
   mesh2_down) TOPO=mesh run 2 100mbit 16777216 12000 4:down:0-1/1; rc=$? fault=4 ;;
   mesh3_down) TOPO=mesh run 3 200mbit 33554432 12000 4:down:0-1/0; rc=$? fault=4 ;;
+  ring4_flap) VERBOSE=1 run 4 200mbit 67108864 20000 10:flap:0-1/1:2; rc=$? fault=10 backs=1 ;;
   ring2_k3)
     LINKS=3 run 2 100mbit 16777216 11000 3:down:0-1/1 6:loss:0-1/0
     rc=$?
@@ -114,5 +126,11 @@ grep -v '^CALL' "$log"
 grep -q '^OK$' "$log" || { echo "FAIL: rank 0 did not finish with correct data"; exit 1; }
 grep -q '^tether: rank 0: link [01] to rank 1 (.*) left at .*; its traffic goes through link' "$log" ||
   { echo "FAIL: rank 0 did not say that the link left"; exit 1; }
-check_calls "$fault" || exit 1
+if [ -n "${backs:-}" ]; then # the link came back, that many times, and carried again
+  n=$(grep -c '^tether: rank 0: link 1 to rank 1 (.*) is back at .*; carrying over it again$' "$log")
+  [ "$n" -eq "$backs" ] || { echo "FAIL: rank 0 said $n times that link 1 is back, not $backs"; exit 1; }
+  grep -q "link 1 with rank 1 (.*): sent .*; back $backs times\?, since then sent [1-9][0-9]* bytes, received [1-9]" "$log" ||
+    { echo "FAIL: the stats do not show link 1 back $backs time(s) and carrying since"; exit 1; }
+fi
+[ -z "$fault" ] || check_calls "$fault" || exit 1
 echo "PASS: netns.failover.$case_"
