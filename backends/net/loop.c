@@ -40,7 +40,7 @@ static _Thread_local struct {
 #define COND_CLOCK CLOCK_MONOTONIC
 #endif
 
-static int cond_init(pthread_cond_t *cv)
+int tether__loop_cond_init(pthread_cond_t *cv)
 {
     pthread_condattr_t attr;
     int e = pthread_condattr_init(&attr);
@@ -159,7 +159,7 @@ int tether__loop_start(const tether__loop_handler *h, pthread_mutex_t *mu, const
         free(lp);
         return rc;
     }
-    if ((rc = cond_init(&lp->moved)) < 0) {
+    if ((rc = tether__loop_cond_init(&lp->moved)) < 0) {
         close(lp->wake[0]);
         close(lp->wake[1]);
         free(lp->pfd);

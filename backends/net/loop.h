@@ -81,5 +81,8 @@ int tether__loop_missed(const tether__loop *lp);
  * the time ran out. For waits on a condition of the endpoint's own, checked between sleeps. */
 int tether__loop_sleep(tether__loop *lp, const struct timespec *until);
 struct timespec tether__loop_deadline(int64_t ms);
+/* A condition variable whose timed waits take tether__loop_deadline's times (its clock is the
+ * monotonic one where the system lets it be chosen). TETHER_ENOMEM when it cannot be made. */
+int tether__loop_cond_init(pthread_cond_t *cv);
 
 #endif

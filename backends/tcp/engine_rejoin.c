@@ -116,15 +116,7 @@ static void *run(void *arg)
             continue;
         }
         while (!r->stop && tether__net_now_ms() < end) { /* a second between tries */
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            int64_t ms = end - tether__net_now_ms();
-            ts.tv_sec += ms / 1000;
-            ts.tv_nsec += (ms % 1000) * 1000000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
+            struct timespec ts = tether__loop_deadline(end - tether__net_now_ms());
             pthread_cond_timedwait(&r->cv, &r->mu, &ts);
         }
     }
@@ -158,11 +150,11 @@ int tether__tcp_rejoin_start(tether__tcp_ep *ep, tether__tcp_world *w)
         free(redial);
         return tether__fail(TETHER_ENOMEM, "out of memory for the rejoin of %d ranks", ep->size);
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    if (tether__loop_cond_init(&r->cv) < 0) {
+        free(r);
+        free(redial);
+        return TETHER_ENOMEM;
+    }
     pthread_mutex_init(&r->mu, NULL);
     r->redial = redial;
     /* the plan and the listeners are the endpoint's from now on: the world frees neither */
