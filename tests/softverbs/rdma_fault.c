@@ -88,10 +88,10 @@ enum { SAW_ERROR = 0, FINISHED = 1, SETUP_FAILED = 2, WRONG_DATA = 3, SLOW = 4 }
     "mlx5_5:127.0.0.6"
 
 #define BIG_COUNT (8 << 20) /* floats: 32 MiB */
-#define DOWN_AT_S 2.0
-#define DOWN_AT_TEXT "2"
-#define BACK_AT_S 4.0
-#define BACK_AT_TEXT "4"
+#define DOWN_AT_S 3.0
+#define DOWN_AT_TEXT "3"
+#define BACK_AT_S 5.0
+#define BACK_AT_TEXT "5"
 /* A silent cable is taken out after about half a second (backends/rdma/silence.c), and may be
  * tried again once and cost that again: the calls this hits are that much slower. */
 #define SILENT_SLACK_S 1.5
