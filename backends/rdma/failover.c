@@ -4,11 +4,15 @@
  * A link goes down when one of its work requests fails (a QP error: the port went down, RC retries
  * ran out), when it stops carrying without a word (UC: silence.c), or when the peer says so on the
  * side channel (SIDE_DOWN, reliable: both sides agree; it carries the reason, for the peer's line).
- * Each side stops taking frames from it at once and tells the other how many it took in order
- * (rx_seq), so that number is final. A link whose peer has other links keeps its data frames until
- * acknowledged, on RC too (tether__rdma_keeps): once both sides have spoken, every frame from the
- * peer's count on is still in its send slot and goes again, in order, on the first live link,
- * followed by what the dead link's queue still holds, then new parts for its lane. Each frame
+ * Each side stops taking frames from it at once, drops those it took but has not handled (frames
+ * passing through that wait for room onward: kept in the dead link's receive slots they would be
+ * frames beyond what the carrier's credits allow, and with every slot of a ring full, a ring
+ * waiting on itself), and tells the other how many it handled in order, so that number is final.
+ * A link whose peer has other links keeps its data frames until the peer has taken and handled
+ * them, on RC too (tether__rdma_keeps, tether__rdma_free_kept): once both sides have spoken, every
+ * frame from the peer's count on is still in its send slot and goes again, in order, on the first
+ * live link, followed by what the dead link's queue still holds, then new parts for its lane. Each
+ * frame
  * carries its part's lane (HDR_LANE), so the receiver matches it on that lane whichever link
  * brings it; a lane's frames all go on one live link, which keeps their order. A live link takes
  * turns between its own frames and its dead siblings' (tether__rdma_orphan). When the last link to
@@ -27,13 +31,15 @@ static int fail_over(rdma_ep *ep, rdma_link *l)
     rdma_link *c;
     if (!l->down || !l->peer_down || l->failed_over)
         return TETHER_OK;
-    if ((int32_t)(l->peer_rx - l->win.acked) < 0 || (int32_t)(l->tx_seq - l->peer_rx) < 0)
+    if ((int32_t)(l->peer_rx - l->win.freed) < 0 || (int32_t)(l->tx_seq - l->peer_rx) < 0)
         return tether__rdma_break(ep, TETHER_ENET,
-                                  "rdma: rank %d says it took %u frames on %s, but %u were sent "
-                                  "and %u acknowledged: is it running a different tether version?",
-                                  l->peer, l->peer_rx, l->dev->name, l->tx_seq, l->win.acked);
-    for (; l->win.acked != l->peer_rx; l->win.acked++) /* taken after their last acknowledgement */
-        tether__rdma_slot_unref(l, l->win.kept[l->win.acked % DATA_SLOTS].slot);
+                                  "rdma: rank %d says it handled %u frames on %s, but %u were "
+                                  "sent and it had handled %u: is it running a different tether "
+                                  "version?",
+                                  l->peer, l->peer_rx, l->dev->name, l->tx_seq, l->win.freed);
+    for (; l->win.freed != l->peer_rx; l->win.freed++) /* handled since it last told us */
+        tether__rdma_slot_unref(l, l->win.kept[l->win.freed % DATA_SLOTS].slot);
+    l->win.acked = l->peer_rx; /* those after it it dropped: they go again */
     l->win.rewinding = l->win.probing = 0;
     l->refeed = l->peer_rx;
     l->failed_over = 1;
@@ -44,7 +50,7 @@ static int fail_over(rdma_ep *ep, rdma_link *l)
 int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
 {
     rdma_link *c;
-    uint32_t head[2] = {(uint32_t)l->lane, l->rx_seq};
+    uint32_t head[2];
     unsigned char said[sizeof head + SIDE_DOWN_WHY_MAX];
     size_t n = strlen(why) < SIDE_DOWN_WHY_MAX ? strlen(why) : SIDE_DOWN_WHY_MAX;
     char at[32];
@@ -55,9 +61,17 @@ int tether__rdma_link_down(rdma_ep *ep, rdma_link *l, const char *why)
     if (l->down && l->rejoin != REJOIN_CONNECTED)
         return TETHER_OK;
     l->down = 1;
-    tether__rdma_fence(ep, l); /* what it took comes before what its lane brings elsewhere */
+    /* what it took but has not handled is dropped: the peer sends it again on the carrier */
+    l->rx_seq -= (uint32_t)l->nheld;
+    l->taken_n -= (uint64_t)l->nheld;
+    if (l->fence > l->taken_n) /* a fence from its rejoin (io.c) waits for none of them */
+        l->fence = l->taken_n;
+    l->held_head = l->nheld = 0;
+    head[0] = (uint32_t)l->lane;
+    head[1] = l->rx_seq;
     l->rejoin = REJOIN_NONE;
     l->have_peer_info = l->peer_rejoined = 0;
+    tether__rdma_repay(ep, l, 1); /* its frames go again elsewhere, within that link's credits */
     tether__rdma_rejoin_later(ep, l);
     c = tether__rdma_carrier(ep, l);
     if (!c)

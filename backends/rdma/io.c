@@ -108,10 +108,13 @@ static void sendq_append(rdma_link *l, rdma_part *pt)
 }
 
 /* Credits l's own frames leave unused: OWN_SPARE on a link that may carry frames passing through
- * (ring mode from 4 ranks, first cable), so they always find one (rdma_impl.h). */
-static int own_spare(const rdma_ep *ep, const rdma_link *l)
+ * (ring mode from 4 ranks: the first cable, or the one carrying its work while it is out), so they
+ * always find one (rdma_impl.h). */
+static int own_spare(rdma_ep *ep, rdma_link *l)
 {
-    return ep->ring && ep->size > 3 && l->lane == 0 ? OWN_SPARE : 0;
+    return ep->ring && ep->size > 3 && tether__rdma_carrier(ep, &ep->peers[l->peer].link[0]) == l
+               ? OWN_SPARE
+               : 0;
 }
 
 /* A control frame (credits, acknowledgements, a NACK) if the peer has a receive kept for it.
@@ -730,12 +733,12 @@ static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned 
     return TETHER_OK;
 }
 
-/* Whether l's next held frame must wait: it came after the peer's fence (a lane moved between
- * links), and a sibling still holds frames taken before it. A frame of a lane can be taken on a
- * dead link before it left and its next on the live one that carries the lane since (or on the
- * carrier before the cable came back, and its next on the cable): each link's frames are handled in
- * order, but a frame held back (passing through, no room onward) would let the other link's
- * overtake it, out of its message's order. */
+/* Whether l's next held frame must wait: it came after the peer's fence (a lane moved back to a
+ * cable that came back), and a sibling still holds frames taken before it. A frame of a lane can
+ * be taken on the carrier before the cable came back, and its next on the cable: each link's frames
+ * are handled in order, but a frame held back (passing through, no room onward) would let the other
+ * link's overtake it, out of its message's order. (A cable that leaves holds no such frame: those
+ * it took but had not handled are dropped and come again on the carrier, failover.c.) */
 static int fenced(rdma_ep *ep, const rdma_link *l)
 {
     rdma_peer *pe = &ep->peers[l->peer];
@@ -792,8 +795,8 @@ static int data_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
 }
 
 /* What every frame's header tells, even a dropped one's (the counts only grow): the credits and
- * control receives the peer has freed. */
-static void credits_in(rdma_link *l, const rdma_hdr *h)
+ * control receives the peer has freed, and with them the kept frames it has handled. */
+static void credits_in(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 {
     int32_t freed = (int32_t)(h->credits - l->peer_released);
     uint32_t seen = h->ctrl_seen - l->ctrl_acked;
@@ -801,6 +804,8 @@ static void credits_in(rdma_link *l, const rdma_hdr *h)
         l->credits += freed;
         l->peer_released = h->credits;
         tether__rdma_fed(l);
+        tether__rdma_free_kept(ep, l);
+        tether__rdma_repay(ep, l, 0);
     }
     if ((int32_t)seen > 0) {
         l->ctrl_acked = h->ctrl_seen;
@@ -818,7 +823,7 @@ static int frame_in(rdma_ep *ep, rdma_link *l, int slot, uint32_t byte_len)
     if (h.type != FRAME_DATA && h.type != FRAME_CREDIT)
         return protocol_error(ep, l, "unknown frame type");
     l->frames_in++; /* the cable carries (silence.c) */
-    credits_in(l, &h);
+    credits_in(ep, l, &h);
     TRY(tether__rdma_acked(ep, l, &h));
     if (h.type == FRAME_CREDIT) {
         l->ctrl_seen++;

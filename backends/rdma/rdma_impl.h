@@ -35,9 +35,14 @@
  * not seen by the peer within the resend timeout is counted lost, so its receive is free again.
  *
  * Cables (failover.c, rejoin.c): a link whose peer has other links keeps its data frames until
- * acknowledged on RC too. When it fails (a QP error, or the peer's word on the side channel) both
- * sides say how many frames they took on it, and what the other did not take goes again on the
- * first live link to that peer, followed by the dead link's queue; frames carry their part's lane
+ * acknowledged on RC too, and on every link a kept frame stays until the peer has also handled it
+ * (its credit came back), not only taken it. When a link fails (a QP error, or the peer's word on
+ * the side channel) both sides drop the frames they took on it but have not handled (a frame
+ * passing through that waits for room onward) and say how many they handled; what the other did
+ * not handle goes again on the first live link to that peer, followed by the dead link's queue.
+ * A frame held in a dead link's receive slot would be one more than the credits of the link that
+ * carries its lane now allow: a ring whose slots all hold frames that wait for the next rank's,
+ * with none free, could form (it did, at N = 8 with a cable down and the ring busy); frames carry their part's lane
  * (HDR_LANE), so they are matched on it whichever link brings them. A device that comes back gets
  * a fresh QP pair, exchanged on the side channel, and its link carries its lane again.
  *
@@ -161,8 +166,9 @@ typedef struct rdma_kept {
 
 /* UC retransmission state of a link (retransmit.c). */
 typedef struct rdma_window {
-    rdma_kept kept[DATA_SLOTS]; /* frames acked .. tx_seq - 1, by number % DATA_SLOTS */
+    rdma_kept kept[DATA_SLOTS]; /* frames freed .. tx_seq - 1, by number % DATA_SLOTS */
     uint32_t acked;             /* our data frames the peer has taken in order, in all */
+    uint32_t freed;             /* of those, the ones it has handled too: no longer kept */
     uint32_t rewind;            /* the next frame to send again, while rewinding */
     int rewinding;              /* frames rewind .. tx_seq - 1 go again, in order */
     int probing;                /* frame probe went again alone after a timeout, */
@@ -230,6 +236,13 @@ typedef struct rdma_link {
     int starved, credit_probes;
     int64_t starved_us;
     int leaves;
+    /* Back (rejoin.c): its lane's frames the carrier took there were not all handled yet (some
+     * wait for room onward, and the peer takes this link's only after them): this link holds owed
+     * of its credits back until the carrier's peer_released passes owed_mark (the carrier's
+     * tx_seq then), so the lane never has more frames waiting at the peer than one link's
+     * credits, as a ring's flow control needs (io.c: OWN_SPARE). */
+    int owed, owed_lane;
+    uint32_t owed_mark;
     /* Rendezvous (RC, one link to the peer), by id. Sender: rv_out, messages announced until their
      * WRITE completes; go_due, ids whose CTS came (WRITE and FIN to post). Receiver: rv_in,
      * receives given to the peer's WRITE until its FIN; rv_unexp, announcements no receive took
@@ -449,6 +462,9 @@ void tether__rdma_rv_drop(rdma_ep *ep);
 void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int len);
 /* What a frame from the peer says of ours: acknowledgements, and a NACK's resend. */
 int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h);
+/* Kept frames the peer has both taken (acknowledged) and handled (its credits counted them)
+ * leave their send slots; called as either count grows. */
+void tether__rdma_free_kept(rdma_ep *ep, rdma_link *l);
 /* A data frame whose number is not the next one's: dropped (its slot reposted); a gap is NACKed. */
 int tether__rdma_out_of_order(rdma_ep *ep, rdma_link *l, int slot, const rdma_hdr *h);
 /* A data frame taken or dropped: a probe is answered with a NACK at once. */
@@ -469,6 +485,9 @@ int64_t tether__rdma_ack_due(const rdma_ep *ep, const rdma_link *l, int64_t now_
 int64_t tether__rdma_credit_due(const rdma_ep *ep, const rdma_link *l, int64_t now_us);
 void tether__rdma_starve(const rdma_ep *ep, rdma_link *l, int64_t now_us);
 void tether__rdma_fed(rdma_link *l);
+/* Carrier c's peer has handled more of its frames: siblings back since get the credits they
+ * held back for them (rdma_link.owed); all of them when c itself leaves (gone: 1). */
+void tether__rdma_repay(rdma_ep *ep, rdma_link *c, int gone);
 /* Send slots of l whose frames are still on their way: on RC a frame kept only for a failover is
  * delivered once its send completed (closing does not wait for its acknowledgement). */
 int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l);

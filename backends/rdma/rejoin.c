@@ -8,7 +8,11 @@
  * again once the peer's QP is at RTS too, and every frame of the lane that a sibling carried has
  * been acknowledged (the sibling has nothing unacknowledged, and no part of the lane is half
  * framed), so the lane's frames cannot arrive out of order: looked at when a send begins too,
- * before the sibling takes the new parts. The old QP's completions still queued
+ * before the sibling takes the new parts. Those frames may not all be handled yet (passing
+ * through, they wait for room onward, and the peer takes the link's frames only after them), so
+ * the link holds as many of its credits back until they are (rdma_link.owed): the lane never has
+ * more frames waiting at the peer than one link's credits, which a ring's flow control counts on.
+ * The old QP's completions still queued
  * are told apart by the generation in their ids (io.c wr_id). A link that left with its port
  * up (silence.c, or RC retries that ran out) is tried again only after a back-off, and leaves
  * again if still dead. */
@@ -58,6 +62,7 @@ static void reset(rdma_link *l)
     memset(l->slot_refs, 0, sizeof l->slot_refs);
     memset(&l->win, 0, sizeof l->win);
     l->held_head = l->nheld = 0;
+    l->owed = 0;
     l->fresh = 1;    /* io.c: its first frame fences its lane */
     l->heard_us = 0; /* silence.c: heard from the next look on */
 }
@@ -117,6 +122,10 @@ int tether__rdma_revive(rdma_ep *ep, rdma_link *l)
         c->win.acked != c->tx_seq)
         return TETHER_OK;
     l->down = l->failed_over = 0;
+    l->owed = (int)(c->tx_seq - c->peer_released); /* taken there, not all handled yet */
+    l->owed_lane = c->lane;
+    l->owed_mark = c->tx_seq;
+    l->credits -= l->owed;
     l->rejoin = REJOIN_NONE;
     l->have_peer_info = l->peer_rejoined = 0;
     l->rejoins++;
@@ -126,6 +135,24 @@ int tether__rdma_revive(rdma_ep *ep, rdma_link *l)
     fprintf(stderr, "tether: rank %d: cable %s to rank %d is back at %s; carrying over it again\n",
             ep->rank, l->dev->name, l->peer, at);
     return ep->push(ep, l);
+}
+
+void tether__rdma_repay(rdma_ep *ep, rdma_link *c, int gone)
+{
+    rdma_peer *pe = &ep->peers[c->peer];
+    for (int k = 0; k < pe->nlinks; k++) {
+        rdma_link *l = &pe->link[k];
+        int32_t left = gone ? 0 : (int32_t)(l->owed_mark - c->peer_released);
+        if (l == c || !l->owed || l->owed_lane != c->lane)
+            continue;
+        if (left < 0)
+            left = 0;
+        if (l->owed > left) {
+            l->credits += l->owed - left;
+            l->owed = left;
+            tether__rdma_fed(l);
+        }
+    }
 }
 
 int tether__rdma_rejoin_tick(rdma_ep *ep, int64_t now_us)

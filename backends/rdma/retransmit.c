@@ -71,6 +71,18 @@ void tether__rdma_keep(rdma_ep *ep, rdma_link *l, uint32_t seq, int slot, int le
     l->slot_refs[slot - RECV_SLOTS]++;
 }
 
+void tether__rdma_free_kept(rdma_ep *ep, rdma_link *l)
+{
+    rdma_window *w = &l->win;
+    /* the older of the two counts: a frame taken but held back (passing through, no room onward)
+     * is still the sender's to send again if the cable dies (failover.c) */
+    uint32_t upto = (int32_t)(l->peer_released - w->acked) < 0 ? l->peer_released : w->acked;
+    if (!tether__rdma_keeps(ep, l))
+        return;
+    for (; (int32_t)(upto - w->freed) > 0; w->freed++)
+        tether__rdma_slot_unref(l, kept(l, w->freed)->slot);
+}
+
 /* A NACK for frame from: go back to it, unless a resend is under way (it covers the gap), that
  * frame is a probe still on its way (the NACK is about its older copy), or the NACK answers a
  * probe (answer) and from went after it: then nothing was lost, the acknowledgement was late. */
@@ -107,10 +119,10 @@ int tether__rdma_acked(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
             int64_t rtt = now - k->sent_us;
             w->srtt_us = w->srtt_us ? (7 * w->srtt_us + rtt) / 8 : rtt;
         }
-        tether__rdma_slot_unref(l, k->slot);
         w->backoff = 0;
         w->probing = 0;
     }
+    tether__rdma_free_kept(ep, l);
     if (w->rewinding && (int32_t)(w->rewind - w->acked) < 0)
         w->rewind = w->acked;
     if ((h->flags & HDR_NACK) && h->ack == w->acked)
@@ -253,7 +265,7 @@ int tether__rdma_sending(const rdma_ep *ep, const rdma_link *l)
     int busy = SEND_SLOTS - l->nfree_send;
     if (ep->uc || !tether__rdma_keeps(ep, l))
         return busy;
-    for (uint32_t s = l->win.acked; s != l->tx_seq; s++) /* kept, and its send completed */
+    for (uint32_t s = l->win.freed; s != l->tx_seq; s++) /* kept, and its send completed */
         busy -= l->slot_refs[l->win.kept[s % DATA_SLOTS].slot - RECV_SLOTS] == 1;
     return busy;
 }
@@ -262,7 +274,8 @@ void tether__rdma_forget(rdma_ep *ep, rdma_link *l)
 {
     if (!tether__rdma_keeps(ep, l))
         return;
-    for (; l->win.acked != l->tx_seq; l->win.acked++)
-        tether__rdma_slot_unref(l, kept(l, l->win.acked)->slot);
+    for (; l->win.freed != l->tx_seq; l->win.freed++)
+        tether__rdma_slot_unref(l, kept(l, l->win.freed)->slot);
+    l->win.acked = l->tx_seq;
     l->win.rewinding = l->win.probing = 0;
 }
