@@ -42,9 +42,10 @@
  * not handle goes again on the first live link to that peer, followed by the dead link's queue.
  * A frame held in a dead link's receive slot would be one more than the credits of the link that
  * carries its lane now allow: a ring whose slots all hold frames that wait for the next rank's,
- * with none free, could form (it did, at N = 8 with a cable down and the ring busy); frames carry their part's lane
- * (HDR_LANE), so they are matched on it whichever link brings them. A device that comes back gets
- * a fresh QP pair, exchanged on the side channel, and its link carries its lane again.
+ * with none free, could form (it did, at N = 8 with a cable down and the ring busy); frames carry
+ * their part's lane (HDR_LANE), so they are matched on it whichever link brings them. A device that
+ * comes back gets a fresh QP pair, exchanged on the side channel, and its link carries its lane
+ * again.
  *
  * Passing frames (ring mode): a link carries one own message of its rank at a time, but frames
  * passing through go out between them, as soon as the onward link has a credit, so a frame is
@@ -52,7 +53,8 @@
  * since each origin's frames keep their order on every link). Ranks that all pass traffic the same
  * way round while sending their own (n >= 5) could still fill every receive slot of the cycle
  * with frames that wait for the next one; so a rank's own frames on a link that may carry passing
- * ones need two credits and leave one (OWN_SPARE), and passing frames need one: the slots of the
+ * ones (the first cable, or the one carrying its work while it is out) need two credits and leave
+ * one (OWN_SPARE), and passing frames need one: the slots of the
  * cycle never all fill, some passing frame can always move, and no rank holds more than its
  * receive slots (bubble flow control, as in ring networks on chips). A rank holding frames back
  * returns its reposted slots' credits at once, so that a free slot is never hidden upstream. */

@@ -569,9 +569,9 @@ static int routed_late(void)
  * through rank 1, behind the first on the same link) and 64 MiB as 2048 messages of 32 KiB to its
  * other neighbour rank 3, while the receivers are busy outside tether for 1.5 s, with heartbeats
  * every 0.5 s (rank 0 waits inside its calls all along; 0.2 s, whose silence limit is 0.6 s, failed
- * once in CI when a loaded host starved rank 3's threads that long). The progress threads read every link as
- * bytes come, for the routed frames; the late messages must still wait mostly in the sockets
- * (TETHER__UNEXPECTED_EAGER), not be held whole, and arrive intact. */
+ * once in CI when a loaded host starved rank 3's threads that long). The progress threads read
+ * every link as bytes come, for the routed frames; the late messages must still wait mostly in the
+ * sockets (TETHER__UNEXPECTED_EAGER), not be held whole, and arrive intact. */
 #define LATE_BIG ((64u << 20) + 5)
 #define LATE_SMALL (32u << 10)
 #define LATE_SMALLS 2048
