@@ -52,7 +52,24 @@ def _numbers_from_mpi_launcher(environ=os.environ):
 
 
 def _free_port():
-    """A TCP port free on this host now (rank 0 listens on it moments later)."""
+    """A TCP port free on this host now (rank 0 listens on it moments later): one below the
+    kernel's range for outgoing connections, so that none of them takes it in between (a port the
+    kernel hands out, bind(0)'s, was taken so once in CI: "address already in use")."""
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass  # not Linux: its default range starts higher still (macOS: 49152)
+    pick = secrets.SystemRandom()
+    for _ in range(100):
+        port = pick.randrange(10000, max(low, 10001))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("", 0))
         return s.getsockname()[1]
