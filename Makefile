@@ -43,13 +43,15 @@ tsan:
 
 # The portable build: Linux compiles and runs the code macOS runs (core/platform.h). Its suite is the
 # whole suite less the tests of the Linux-only paths, which it names first, less docs.commands
-# (the docs' shell blocks test the docs, not the platform code; the default build's suite runs them)
-# and less the long tests no platform code changes (label default-only, tests/CMakeLists.txt).
+# (the docs' shell blocks test the docs, not the platform code; the default build's suite runs them),
+# less the long tests no platform code changes (label default-only, tests/CMakeLists.txt), and less
+# the torch binding's and MPI plugin's suites (their own builds; what they call is tested here).
 portable:
 	$(MAKE) build BUILD=build-portable CMAKE_FLAGS="-DTETHER_PORTABLE=ON"
 	@echo "portable build: the tests of the Linux-only paths are left out:"
 	@ctest --test-dir build-portable -N -L linux-only | sed -n 's/^ *Test *#[0-9]*: /  /p'
-	ctest --test-dir build-portable --output-on-failure -j $(JOBS) --timeout 300 -LE 'linux-only|docs|default-only'
+	ctest --test-dir build-portable --output-on-failure -j $(JOBS) --timeout 300 -LE 'linux-only|docs|default-only' \
+		-E '^(torch|mpi)\.'
 
 # Cross-build everything for macOS (arm64 and x86_64) and check what comes out (Linux only).
 cross-macos:

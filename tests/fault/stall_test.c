@@ -1,5 +1,6 @@
 /* tests/fault/stall_test.c - live ranks that never meet in one call, and ranks that wait for a
- * busy one. Run by `tether launch -n N --backend B` with the default heartbeat of 1 s.
+ * busy one. Run by `tether launch -n N --backend B`; the
+ * bounds below count heartbeats of TETHER_HEARTBEAT (1 s by default; CI's TSan phase sets 2).
  *
  * Ranks that wait on each other (every one alive, answering heartbeats, which must never pass for
  * the waiting call's progress):
@@ -33,12 +34,19 @@
 #include "tether.h"
 
 #define TIMEOUT_S 5.0   /* TETHER_TIMEOUT, where the test's registration sets it */
-#define HEARTBEAT_S 1.0 /* TETHER_HEARTBEAT's default */
 #define SLACK_S 1.0     /* for a loaded machine */
 #define IDLE_S 150      /* idle_bcast: rank 0's time outside tether */
 
 static const char *const usage =
     "usage: stall_test reduce_recv|create_order|sub_parent|recv2|recv3|poll3|swallow|idle_bcast\n";
+
+/* TETHER_HEARTBEAT as the library reads it: seconds, 1 when unset */
+static double heartbeat_s(void)
+{
+    const char *v = getenv("TETHER_HEARTBEAT");
+    double s = v ? strtod(v, NULL) : 0;
+    return s > 0 ? s : 1.0;
+}
 
 static double now_s(void)
 {
@@ -122,20 +130,20 @@ static const char *judge(const char *mode, int rank, int rc, const char *why, do
             return rc == TETHER_EINVAL ? NULL : "TETHER_EINVAL from its own NULL buffer";
         if (rc != TETHER_EPEER || !strstr(why, "rank 1 failed") || !strstr(why, "TETHER_EINVAL"))
             return "TETHER_EPEER naming rank 1 and its TETHER_EINVAL";
-        return took <= 5 * HEARTBEAT_S + SLACK_S ? NULL : "the failure within 5 heartbeats";
+        return took <= 5 * heartbeat_s() + SLACK_S ? NULL : "the failure within 5 heartbeats";
     }
     if (deadlock_off) { /* the timeout alone, or a peer's report of its own */
         int timed_out =
             rc == TETHER_ETIMEDOUT || (rc == TETHER_EPEER && strstr(why, "TETHER_TIMEOUT") != NULL);
         if (!timed_out)
             return "TETHER_ETIMEDOUT (TETHER_DEADLOCK=0)";
-        return took <= TIMEOUT_S + 2 * HEARTBEAT_S + SLACK_S
+        return took <= TIMEOUT_S + 2 * heartbeat_s() + SLACK_S
                    ? NULL
                    : "the timeout within 5 s + 2 heartbeats";
     }
     if (rc != TETHER_EDEADLOCK || !strstr(why, "deadlock: rank "))
         return "TETHER_EDEADLOCK naming the cycle";
-    return took <= 5 * HEARTBEAT_S + SLACK_S ? NULL : "the deadlock within 5 heartbeats";
+    return took <= 5 * heartbeat_s() + SLACK_S ? NULL : "the deadlock within 5 heartbeats";
 }
 
 /* idle_bcast: rank 0 busy outside tether for IDLE_S, the others in the broadcast meanwhile. */
@@ -169,7 +177,7 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[1];
     signal(SIGALRM, watchdog);
-    alarm(!strcmp(mode, "idle_bcast") ? IDLE_S + 60 : 30);
+    alarm(!strcmp(mode, "idle_bcast") ? IDLE_S + 60 : 30 + (unsigned)(10 * heartbeat_s()));
     tether_group *g = NULL;
     int rc = tether_init(NULL, 1, &g);
     if (rc || (rc = tether_barrier(g))) {
@@ -193,7 +201,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: expected %s, got %s after %.2f s\n", rank, expected,
                 tether_err_name(rc), took);
     /* leave only once the peers failed too: a normal close would fail them with EPEER at once */
-    double left = TIMEOUT_S + 2 * HEARTBEAT_S + SLACK_S - took;
+    double left = TIMEOUT_S + 2 * heartbeat_s() + SLACK_S - took;
     if (left > 0)
         usleep((useconds_t)(left * 1e6));
     tether_group_free(g);
