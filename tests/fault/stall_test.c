@@ -33,9 +33,9 @@
 
 #include "tether.h"
 
-#define TIMEOUT_S 5.0   /* TETHER_TIMEOUT, where the test's registration sets it */
-#define SLACK_S 1.0     /* for a loaded machine */
-#define IDLE_S 150      /* idle_bcast: rank 0's time outside tether */
+#define TIMEOUT_S 5.0 /* TETHER_TIMEOUT, where the test's registration sets it */
+#define SLACK_S 1.0   /* for a loaded machine */
+#define IDLE_S 150    /* idle_bcast: rank 0's time outside tether */
 
 static const char *const usage =
     "usage: stall_test reduce_recv|create_order|sub_parent|recv2|recv3|poll3|swallow|idle_bcast\n";
