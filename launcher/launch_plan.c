@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "backends/net/port.h"
 #include "core/random.h"
 #include "launch.h"
 #include "tether.h"
@@ -28,33 +29,27 @@ static int make_token(char *hex)
     return 0;
 }
 
-/* Bind port 0 on host (this machine) to learn a free port; the socket stays open in *fd so the
- * next pick cannot get the same port. */
+/* A free port on host (this machine), listened on in *fd until the whole job is planned
+ * (backends/net/port.h says how it is drawn). */
 static int pick_free_port(tether_hostaddr *a, int *fd)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE},
                     *ai = NULL;
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    int gai = getaddrinfo(a->host, "0", &hints, &ai);
+    int gai = getaddrinfo(a->host, "0", &hints, &ai), port;
     if (gai != 0) {
         tether__launch_say("cannot pick a free port on %s: %s", a->host, gai_strerror(gai));
         return -1;
     }
-    /* FD_CLOEXEC set apart (POSIX; macOS has no SOCK_CLOEXEC): the launcher has one thread. */
-    *fd = socket(ai->ai_family, SOCK_STREAM, 0);
-    if (*fd < 0 || fcntl(*fd, F_SETFD, FD_CLOEXEC) != 0 ||
-        bind(*fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
-        getsockname(*fd, (struct sockaddr *)&ss, &len) != 0) {
+    port = tether__net_free_port(ai->ai_addr, ai->ai_addrlen, fd);
+    freeaddrinfo(ai);
+    if (port < 0) {
+        *fd = -1;
         tether__launch_say("cannot pick a free port on %s: %s", a->host, strerror(errno));
-        freeaddrinfo(ai);
         return -1;
     }
-    a->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-                                            : ((struct sockaddr_in6 *)&ss)->sin6_port);
-    freeaddrinfo(ai);
+    a->port = port;
     return 0;
 }
 

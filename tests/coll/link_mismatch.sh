@@ -6,11 +6,7 @@ set -uo pipefail
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-read -r p0 p1 p2 p3 < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(4)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
+read -r p0 p1 p2 p3 < <(python3 "$(dirname "$0")/../support/free_ports.py" 4)
 echo "[[\"127.0.0.1:$p0\",\"127.0.0.2:$p1\"],[\"127.0.0.1:$p2\",\"127.0.0.2:$p3\"]]" >"$dir/h0"
 echo "[[\"127.0.0.1:$p0\"],[\"127.0.0.1:$p2\",\"127.0.0.2:$p3\"]]" >"$dir/h1"
 export TETHER_JOB_TOKEN=link-mismatch TETHER_BACKEND=mesh TETHER_TIMEOUT=20

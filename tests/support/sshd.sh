@@ -14,8 +14,7 @@ mkdir -p "$S" && chmod 700 "$S"
 ssh-keygen -q -t ed25519 -N '' -f "$S/host_key" || exit 1
 ssh-keygen -q -t ed25519 -N '' -f "$S/user_key" || exit 1
 cp "$S/user_key.pub" "$S/authorized_keys"
-# A free port: bind 0 and read it back (the kernel will not hand it out again at once).
-SSH_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+SSH_PORT=$(python3 "$(dirname "${BASH_SOURCE[0]}")/free_ports.py")
 cat >"$S/sshd_config" <<CFG
 Port $SSH_PORT
 ListenAddress 127.0.0.1

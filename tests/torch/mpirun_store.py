@@ -6,14 +6,14 @@ backend.
 Usage: mpirun_store.py LAUNCHER [ARGS...]   (the whole command line, mpirun first)
 """
 import os
-import socket
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_ports import free_ports  # noqa: E402
 
 
 def main():
-    with socket.socket() as s:  # a free port for torch's store
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_ports(1)[0]  # for torch's store
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     os.execvp(sys.argv[1], sys.argv[1:])
 

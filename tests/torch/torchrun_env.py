@@ -4,18 +4,18 @@ hostfile) and run ARGS in each; exit 0 only if every rank does. Tests the store 
 Usage: torchrun_env.py N ARGS...
 """
 import os
-import socket
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_ports import free_ports  # noqa: E402
 
 TIMEOUT_S = 240
 
 
 def main():
     n, args = int(sys.argv[1]), sys.argv[2:]
-    with socket.socket() as s:  # a free port for torch's store
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_ports(1)[0]  # for torch's store
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_") or k in (
         "TETHER_TIMEOUT", "TETHER_TEST_NRANKS")}
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n))

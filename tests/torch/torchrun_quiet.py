@@ -10,9 +10,11 @@ Usage: torchrun_quiet.py N
 """
 import os
 import re
-import socket
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_ports import free_ports  # noqa: E402
 
 TIMEOUT_S = 240
 
@@ -35,9 +37,7 @@ def worker():
 
 def main():
     n = int(sys.argv[1])
-    with socket.socket() as s:  # a free port for torch's store
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_ports(1)[0]  # for torch's store
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TETHER_") or k == "TETHER_TIMEOUT"}
     env["OMP_NUM_THREADS"] = "1"  # else torchrun itself warns that it sets it
