@@ -118,11 +118,15 @@ static int own_spare(rdma_ep *ep, rdma_link *l)
 }
 
 /* A control frame (credits, acknowledgements, a NACK) if the peer has a receive kept for it.
- * now_us: the time on UC (one clock read per progress: test() spins on it). */
+ * now_us: the time on UC (one clock read per progress: test() spins on it). Not after the peer's
+ * last bye; after its first, a ring rank still passes on others' frames, and needs the credits
+ * for them: withheld, a closing rank with nothing more of its own to send back stalled the ranks
+ * whose messages went through it (the campaign's seed 809496612, rdma-rc-ring all_to_all). */
 static int send_control(rdma_ep *ep, rdma_link *l, int64_t now_us, uint32_t flags)
 {
     rdma_hdr h;
-    if (l->nfree_send == 0 || ep->peers[l->peer].bye || !tether__rdma_ctrl_room(ep, l, now_us))
+    if (l->nfree_send == 0 || ep->peers[l->peer].bye_final ||
+        !tether__rdma_ctrl_room(ep, l, now_us))
         return TETHER_OK;
     h = header(l, FRAME_CREDIT, NULL, 0);
     h.flags |= flags;

@@ -577,6 +577,9 @@ static void settle(rdma_ep *ep, int (*done)(rdma_ep *), const char *what)
         if (ep->loop) {
             struct timespec until = tether__loop_deadline(50);
             tether__loop_sleep(ep->loop, &until);
+            int moved = 0;
+            if (ep->keeps && !ep->beat) /* the heartbeat's tick (heartbeat.c) has stopped: the */
+                tether__rdma_poll_cqs(ep, &moved); /* acknowledgements owed go from here */
         } else {
             int moved = 0;
             if (tether__rdma_arm(ep, &moved) == TETHER_OK && !moved)

@@ -1,11 +1,11 @@
 /* tests/ring/test_ring.c - the ring backend between forked ranks on loopback (127.0.0.x addresses
  * standing in for cables): striping over every link, MLX hostfiles, forwarding while the ranks on
  * the way are busy elsewhere, length checks across forwarding, one message over 2 GiB, routed
- * messages passed on without being held whole (memory, crossing streams, late receives, and the
- * rate over shaped links in bench/netns).
+ * messages passed on without being held whole (memory, crossing streams, a rank on the way that
+ * closes, late receives, and the rate over shaped links in bench/netns).
  * Usage: ring_test stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|
- *        routed_stall|routed_cross|routed_cycle|routed_late|late_receive
- *        ring_test routed_memory|routed_stall|routed_cross|routed_cycle rdma
+ *        routed_stall|routed_cross|routed_cycle|routed_closing|routed_late|late_receive
+ *        ring_test routed_memory|routed_stall|routed_cross|routed_cycle|routed_closing rdma
  * With "rdma" the routed cases run over the RDMA backend in ring mode instead, over the verbs
  * emulator and ring device matrix that the environment names (tests/softverbs sets it). */
 #include <arpa/inet.h>
@@ -473,6 +473,32 @@ static int routed_memory(int stall_ms)
     return run_ranks(4, routed_world(4), routed_memory_body);
 }
 
+/* routed_closing: 4 ranks, 16 MiB from rank 0 to rank 2 through rank 1, which frees its group at
+ * once: closing, it still passes the message on, and rank 2, which sends nothing back, must still
+ * return it the credits (RDMA) for that (a closing ring rank once got none: the campaign's seed
+ * 809496612 stalled so). Rank 3 leaves at once too. */
+#define CLOSING_BYTES (16u << 20)
+
+static int routed_closing_body(const rank_ctx *ctx)
+{
+    tether_group *g = ring_init();
+    int me = ctx->rank;
+    if (me == 0 || me == 2) {
+        unsigned char *buf = malloc(CLOSING_BYTES);
+        CHECK(buf != NULL, "malloc");
+        if (me == 0) {
+            harness_fill(buf, CLOSING_BYTES, 13);
+            CHECK_OK(tether_send(g, buf, CLOSING_BYTES, TETHER_UINT8, 2));
+        } else {
+            CHECK_OK(tether_recv(g, buf, CLOSING_BYTES, TETHER_UINT8, 0));
+            CHECK(harness_verify(buf, CLOSING_BYTES, 13) == 0, "routed message corrupted");
+        }
+        free(buf);
+    }
+    tether_group_free(g);
+    return 0;
+}
+
 /* routed_cross: 4 ranks, 0 <-> 2 and 1 <-> 3 all at once (ranks 1 and 2 pass streams both ways
  * while sending and receiving their own), each message sent twice (order kept per pair).
  * routed_cycle: 5 ranks, each sending to the rank 2 ahead and receiving from the one 2 behind, so
@@ -642,8 +668,8 @@ static int late_receive(void)
 
 #define USAGE                                                                                      \
     "stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|routed_stall|"           \
-    "routed_cross|routed_cycle|routed_late|late_receive|peer_address\n"                            \
-    "       ring_test routed_memory|routed_stall|routed_cross|routed_cycle rdma"
+    "routed_cross|routed_cycle|routed_closing|routed_late|late_receive|peer_address\n"             \
+    "       ring_test routed_memory|routed_stall|routed_cross|routed_cycle|routed_closing rdma"
 
 int main(int argc, char **argv)
 {
@@ -680,6 +706,8 @@ int main(int argc, char **argv)
         return routed_cross(5);
     if (!strcmp(t, "routed_late"))
         return routed_late();
+    if (!strcmp(t, "routed_closing"))
+        return run_ranks(4, routed_world(4), routed_closing_body);
     if (!strcmp(t, "late_receive"))
         return late_receive();
     fprintf(stderr, "usage: %s " USAGE "\n", argv[0]);
