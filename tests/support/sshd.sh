@@ -14,7 +14,8 @@ mkdir -p "$S" && chmod 700 "$S"
 ssh-keygen -q -t ed25519 -N '' -f "$S/host_key" || exit 1
 ssh-keygen -q -t ed25519 -N '' -f "$S/user_key" || exit 1
 cp "$S/user_key.pub" "$S/authorized_keys"
-SSH_PORT=$(python3 "$(dirname "${BASH_SOURCE[0]}")/free_ports.py")
+# sourced, by sh too (no BASH_SOURCE): its callers sit one folder below tests/, beside support/
+SSH_PORT=$(python3 "$(dirname "$0")/../support/free_ports.py")
 cat >"$S/sshd_config" <<CFG
 Port $SSH_PORT
 ListenAddress 127.0.0.1
