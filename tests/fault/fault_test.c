@@ -578,8 +578,7 @@ int main(int argc, char **argv)
             setenv("TETHER_RANK", rs, 1);
             setenv("TETHER_SIZE", ns, 1);
             setenv("TETHER_HOSTFILE", path, 1);
-            /* this run's own token: a rank of a test beside it that drew the same port is refused
-             */
+            /* this run's own token: a rank of a run beside it on the same port is refused */
             char token[32];
             snprintf(token, sizeof token, "fault-test-%d", (int)getppid());
             setenv("TETHER_JOB_TOKEN", token, 1);
