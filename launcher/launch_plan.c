@@ -1,10 +1,7 @@
 /* launcher/launch_plan.c - plan one job: listen addresses and ports, job token, private temp dir
  * holding the per-rank hostfile; and removing it all afterwards. */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
