@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# tests/fault/idle_bcast.sh - stall_test's idle_bcast (ranks 1 and 2 wait 150 s in a broadcast while
+# tests/fault/idle_bcast.sh - stall_test's idle_bcast (ranks 1 and 2 wait 40 s in a broadcast while
 # rank 0 is busy outside tether, then get its data) on several backends at once: the runs are
-# sleeps, so one test slot holds them all instead of one 150 s slot each.
+# sleeps, so one test slot holds them all instead of one 40 s slot each.
 # Usage: idle_bcast.sh TETHER STALL_TEST BACKEND[:VAR=VALUE|...] ...
 #   e.g. idle_bcast.sh tether stall_test mesh ring "rdma:TETHER_IBVERBS_LIB=/x.so|TETHER_IBV_DEVICES=/d.json"
 set -u
