@@ -3,7 +3,13 @@ it) over one backend, each test's outcome written as JSON; or, with --compare, o
 one after the other, asserting that every test that passes on gloo passes on tether, except the
 exclusions written in dist_suite_exclusions.txt (each with its reason; docs/torch.md lists them).
 
-    dist_suite.py --compare [--world-size 2] [--gates-as-gloo] [-k SUBSTRING]...
+    dist_suite.py --compare [--world-size 2] [--gates-as-gloo] [--gloo-from FILE] [-k SUBSTRING]...
+    dist_suite.py --backend gloo [--world-size 2] --save FILE [-k SUBSTRING]...
+
+--save writes the backend's outcomes to FILE; --gloo-from takes gloo's outcomes from such a file
+instead of running gloo again (ctest: torch.suite2_gloo runs gloo once for torch.suite2 and
+torch.suite2_gates; gloo's run is the same with or without --gates-as-gloo, its gates being
+gloo's own).
 
 --gates-as-gloo evaluates the suite's backend-name gates (decorators that skip a test unless the
 backend is named gloo, nccl, ...) as for gloo, while the tests run on the backend under test: the
@@ -128,13 +134,33 @@ def main():
     p.add_argument("--gates-as-gloo", action="store_true")
     p.add_argument("-k", action="append", default=[], help="run tests whose name holds this")
     p.add_argument("--timeout", type=int, default=3600, help="seconds per backend")
+    p.add_argument("--save", metavar="FILE", help="write the outcomes (without --compare)")
+    p.add_argument("--gloo-from", metavar="FILE", help="gloo's outcomes, from --save")
     args = p.parse_args()
     if args.worker:
         return worker(args.worker, args.k)
     if not args.compare:
-        run_backend(args.backend, args, args.k)
+        if args.save and os.path.exists(args.save):
+            os.remove(args.save)  # no stale outcomes if this run fails
+        found = run_backend(args.backend, args, args.k)
+        if args.save:
+            with open(args.save + ".tmp", "w") as f:
+                json.dump({"backend": args.backend, "world_size": args.world_size,
+                           "k": args.k, "outcomes": found}, f, indent=0, sort_keys=True)
+            os.replace(args.save + ".tmp", args.save)
         return
-    gloo = run_backend("gloo", args, args.k)
+    if args.gloo_from:
+        with open(args.gloo_from) as f:
+            saved = json.load(f)
+        if [saved["backend"], saved["world_size"], saved["k"]] != ["gloo", args.world_size, args.k]:
+            sys.exit(f"dist_suite: {args.gloo_from} holds {saved['backend']} at world size "
+                     f"{saved['world_size']} with -k {saved['k']}, not gloo at "
+                     f"{args.world_size} with -k {args.k}")
+        gloo = saved["outcomes"]
+        print(f"dist_suite: gloo: {sum(v == 'passed' for v in gloo.values())} passed "
+              f"(from {args.gloo_from})", flush=True)
+    else:
+        gloo = run_backend("gloo", args, args.k)
     tether = run_backend("tether", args, args.k)
     excluded = exclusions()
     # Without --gates-as-gloo, a test the suite skips for tether by its backend-name gates cannot

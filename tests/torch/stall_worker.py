@@ -23,7 +23,7 @@ import torch.distributed as dist
 
 import tether_torch  # noqa: F401
 
-SWALLOW_S = 20
+SWALLOW_S = 7  # stall_test.py's LIMIT_S and 2 s: the others raised by then, or failed
 WATCHDOG_S = 30  # a rank still waiting then is stuck: end it with its stack
 
 
