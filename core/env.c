@@ -60,6 +60,12 @@ const tether_env_var tether__env_table[] = {
      "Linux: bytes from which a message between ranks of one host is read from the sender's "
      "memory (process_vm_readv) instead of the socket; 0 turns it off",
      TETHER_READ_LIB},
+    {"TETHER_SHM", "", "1",
+     "1: ranks of one host with one link between them (ring, mesh) move their frames through "
+     "shared-memory rings, the socket left for doorbells and failures; 0: through the socket",
+     TETHER_READ_LIB},
+    {"TETHER_SHM_RING", "", "262144",
+     "bytes per direction of each such pair's ring, a power of two from 4096", TETHER_READ_LIB},
     {"TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "", "RDMA device matrix file (N x N)",
      TETHER_READ_LIB},
     {"TETHER_RDMA_QP", "", "uc on macOS, rc on Linux", "RDMA queue pair type: uc or rc",

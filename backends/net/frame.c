@@ -43,6 +43,8 @@ int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__fra
     case TETHER__FRAME_FAILOVER:
     case TETHER__FRAME_TUNNEL:
     case TETHER__FRAME_SWITCH:
+    case TETHER__FRAME_SHM_OFFER:
+    case TETHER__FRAME_SHM_ON:
         return 0;
     }
     return -1;

@@ -50,6 +50,12 @@
 /* switch: lane `code` has a socket again, and the sender consumed len bytes of it through the
  * tunnel (a header alone): from that position the lane's stream goes on its socket. */
 #define TETHER__FRAME_SWITCH 0x5446440Fu
+/* Shared-memory rings between ranks of one host (backends/tcp/engine_shm.c), headers alone on a
+ * pair's only link. offer, from the lower rank: len names its segment (0: none offered), code is
+ * log2 of its bytes per direction. on: code 1, the sender's frames go on in the ring from here
+ * (the higher rank's also accepts the offer); code 0, the offer is declined. */
+#define TETHER__FRAME_SHM_OFFER 0x54464410u
+#define TETHER__FRAME_SHM_ON 0x54464411u
 static inline int tether__frame_is_cma(uint32_t type)
 {
     return type >= TETHER__FRAME_CMA_OFFER &&

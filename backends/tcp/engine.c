@@ -163,6 +163,8 @@ static int gather(const tether__tcp_ep *ep, const tether__link *l, struct iovec 
             iov[n++] = (struct iovec){(void *)(t->payload + done), (size_t)left};
             *total += left;
         }
+        if (t->shm_switch) /* the frames behind it go into the ring (engine_shm.c) */
+            break;
     }
     return n;
 }
@@ -190,6 +192,8 @@ static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
             l->pass_extra = 0; /* caught up: stalls grant again from nothing */
         if (t == l->ack)
             l->ack = NULL;
+        if (t->shm_switch)
+            tether__tcp_shm_switched(l);
         if (l->nlinks > 1 && !t->beat && !t->ack) /* kept until the peer acknowledges it */
             tether__tcp_lane_keep(ep, l, t);
         else if (t->req)
@@ -226,12 +230,15 @@ static int write_queue(tether__tcp_ep *ep, tether__link *l)
     while (l->txhead) {
         uint64_t total;
         int niov = gather(ep, l, iov, &total);
-        ssize_t n = send_gathered(l->fd, iov, niov, total);
+        ssize_t n = l->shm_tx ? (ssize_t)tether__tcp_shm_send(l, iov, niov)
+                              : send_gathered(l->fd, iov, niov, total);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : errno;
         }
+        if (n == 0 && l->shm_tx) /* the ring is full */
+            return 0;
         l->bytes_sent += (uint64_t)n;
         if (l->passing && n > 0) /* the onward link of chunks passing through moves */
             l->passing_at = tether__net_now_ms();
@@ -498,7 +505,9 @@ static int abort_waiting(const tether__link *l)
         return 0; /* inside a frame: the abort, if one came, is behind it */
     if (l->rlen >= TETHER__FRAME_SIZE)
         next = l->rbuf;
-    else if (recv(l->fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof hdr)
+    else if (l->shm_rx
+                 ? !tether__shm_peek(l->shm, hdr, sizeof hdr)
+                 : recv(l->fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof hdr)
         return 0;
     return tether__frame_decode(next, &f) == 0 && f.type == TETHER__FRAME_ABORT;
 }
@@ -681,9 +690,8 @@ uint64_t tether__tcp_moved(tether_ep *tep)
     pthread_mutex_lock(&ep->mu);
     for (int i = 0; i < ep->nflat; i++) {
         const tether__link *l = ep->flat[i];
-        size_t in = 0, out = 0;
-        if (l->fd >= 0)
-            tether__net_queued(l->fd, &in, &out);
+        size_t in, out;
+        tether__tcp_queued(l, &in, &out);
         uint64_t rest = l->cur && l->rx != TETHER__RX_BEAT ? tether__tcp_payload_left(l)
                                                            : 0; /* in the socket: no header */
         total += in < rest ? in : rest;

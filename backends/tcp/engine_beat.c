@@ -39,9 +39,8 @@ static int arrived(void *arg, int p, uint64_t *bytes)
     *bytes = 0;
     for (int i = 0; i < ep->nlinks[p]; i++) {
         const tether__link *l = &ep->links[p][i];
-        size_t in = 0, out = 0;
-        if (l->fd >= 0 && !l->eof)
-            tether__net_queued(l->fd, &in, &out);
+        size_t in, out;
+        tether__tcp_queued(l, &in, &out);
         *bytes += l->bytes_recvd + in;
     }
     return ep->nlinks[p] > 0; /* routed peers are watched by their own neighbours */

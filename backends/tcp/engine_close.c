@@ -43,6 +43,9 @@ void tether__tcp_close(tether__tcp_ep *ep)
         tether__tcp_rx_clear(ep, l);
         if (l->fd >= 0)
             close(l->fd);
+        if (l->shm) /* the peer's mapping stays until it closes too */
+            tether__shm_close(l->shm);
+        free(l->shm);
         free(l->rbuf);
     }
     while (ep->live)

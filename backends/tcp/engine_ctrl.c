@@ -70,8 +70,12 @@ static void flush_ctrl(tether__tcp_ep *ep, int ms)
         tether__link *l = ep->flat[i];
         while (l->txhead && tether__tcp_tx_flush(ep, l) == 0 && l->txhead) {
             int64_t left = deadline - tether__net_now_ms();
-            struct pollfd p = {.fd = l->fd, .events = POLLOUT};
+            struct pollfd p = {.fd = l->fd, .events = tether__tcp_shm_events(l, 0)};
             if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+                break;
+            if (l->shm_rx && (p.revents & POLLIN))
+                tether__tcp_shm_bells(l); /* room came, or the peer's end */
+            if (l->sock_eof)
                 break;
         }
     }

@@ -25,6 +25,7 @@
 #include "core/heartbeat.h"
 #include "engine.h"
 #include "route.h"
+#include "shm_ring.h"
 
 /* Bytes read ahead per link: a header and a small payload (often several) per recv; a header
  * alone where the receive posted first brings at least this much (engine_rx.c). */
@@ -89,6 +90,7 @@ typedef struct tether__txmsg {
     int tunnel;             /* a tunnel frame: counted in its link's tunnel_queued */
     int copy;               /* kept: the copy of a request's frame, counted in its link's copies */
     uint64_t end;           /* kept (engine_lane.c): the lane's position after its last byte */
+    int shm_switch;         /* the last frame on the socket: the link's next go in its ring */
     tether__cma_send cma;   /* a descriptor frame (cma.h): what it carries */
 } tether__txmsg;
 
@@ -139,6 +141,16 @@ typedef struct tether__link {
      * never counted here, so they never pass for a call's progress. */
     uint64_t payload_sent, payload_recvd;
     tether__cma_link cma; /* cross-memory attach (cma.h): the memory path's, not ours */
+    /* The pair's shared-memory rings (engine_shm.c), on a pair's only link between ranks of one
+     * host; NULL on every other. Each direction moves from the socket to its ring at the sender's
+     * switch frame (shm_tx: ours went out, shm_rx: the peer's came); from then on the socket
+     * carries only doorbells, and its end is the peer's. */
+    tether__shm *shm;
+    int shm_due; /* the offer (higher rank) or its answer (lower rank) has not come yet */
+    int shm_tx, shm_rx;
+    int shm_bell; /* a doorbell is owed to the peer once our switch frame is out */
+    int shm_drop; /* the switch frame came: what follows it in rbuf are doorbells */
+    int sock_eof; /* shm_rx: the socket ended (the peer closed or died) */
     /* The lane's stream (engine_lane.c), on pairs with several links only: every frame but
      * heartbeats and acks, as bytes written (tx_pos) and consumed by the parser (rx_pos). */
     uint64_t tx_pos, rx_pos;
@@ -208,6 +220,7 @@ struct tether__tcp_ep {
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
     uint64_t cma_min; /* TETHER_TCP_CMA_MIN: 0 = off */
+    uint64_t shm_cap; /* TETHER_SHM_RING, bytes per direction of a pair's rings: 0 = off */
     int one_host;  /* every socket link joins two processes of this host (tether__net_same_host) */
     size_t packet; /* payload bytes one segment carries on every socket link (0: unknown) */
     int err;       /* sticky status, 0 while healthy */
@@ -373,6 +386,39 @@ void tether__tcp_lane_watch(tether__tcp_ep *ep, int64_t now_ms);
  * (a lane still direct is taken out first), its stream moving from the tunnel to fd at the
  * position the peer's switch frame names. fd is l's from now on. */
 void tether__tcp_lane_back(tether__tcp_ep *ep, tether__link *l, int fd);
+
+/* ---- engine_shm.c: the rings of pairs on one host, caller holds ep->mu ----
+ * It calls nothing of the engine's halves: it says what to send or report, as cma.h does. */
+
+/* At creation: the lower rank of every pair with one link offers a segment (an empty offer where
+ * the peer is on another host or the rings are off), and both sides wait for the exchange. 1 when
+ * f is an offer to send on l. */
+int tether__tcp_shm_offer(tether__tcp_ep *ep, tether__link *l, tether__frame *f);
+/* What an offer or switch frame that arrived on l asks of the engine. */
+typedef enum {
+    TETHER__SHM_NOTHING,
+    TETHER__SHM_SWITCH,  /* queue our switch frame (code 1): our frames go on in the ring */
+    TETHER__SHM_DECLINE, /* queue a declining answer (code 0) */
+    TETHER__SHM_BAD,     /* the peer broke the exchange: a protocol error, *bad says what */
+} tether__shm_step;
+tether__shm_step tether__tcp_shm_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,
+                                       const char **bad);
+/* Write iov into l's ring (l->shm_tx): the bytes taken, ringing the peer if it sleeps. */
+size_t tether__tcp_shm_send(tether__link *l, const struct iovec *iov, int n);
+/* Read up to want bytes of l's ring (l->shm_rx): as recv() answers, 0 once the ring is empty and
+ * the socket ended; -1 with errno EAGAIN when empty, EPROTO when the peer's indices are corrupt. */
+long tether__tcp_shm_recv(tether__link *l, void *dst, size_t want);
+/* Our switch frame went out: the doorbell owed meanwhile, if any. */
+void tether__tcp_shm_switched(tether__link *l);
+/* Read the doorbells on l's socket (l->shm_rx), noting its end in l->sock_eof. */
+void tether__tcp_shm_bells(tether__link *l);
+/* The poll() events of a ring's directions: input (in: a receive wants bytes, or they are not
+ * held) and room (frames wait). A direction with bytes or room already asks POLLOUT, which a
+ * socket always has, so that poll() returns at once. */
+short tether__tcp_shm_events(const tether__link *l, int in);
+/* Bytes waiting to be read on l, and bytes written on it the peer has not read: the socket's or
+ * the ring's, per direction. */
+void tether__tcp_queued(const tether__link *l, size_t *in, size_t *out);
 
 /* ---- engine_rejoin.c ---- */
 

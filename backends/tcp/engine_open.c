@@ -86,7 +86,8 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
     if (!ep->links || !ep->nlinks || !ep->flat || !ep->addr)
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
     else if ((rc = take_links(ep, links, local_sndbuf)) == TETHER_OK &&
-             (rc = tether__cma_min(&ep->cma_min)) == 0)
+             (rc = tether__cma_min(&ep->cma_min)) == 0 &&
+             (rc = tether__shm_config(&ep->shm_cap)) == 0)
         rc = tether__tcp_negotiate(ep, links->timeout_ms);
     if (rc < 0) {
         ep->err = rc; /* never formed: no bye to anyone */

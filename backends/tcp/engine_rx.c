@@ -335,6 +335,25 @@ static int rx_memory(tether__tcp_ep *ep, tether__link *l, const tether__frame *f
     return TETHER_OK;
 }
 
+/* A shared-ring offer or switch frame (engine_shm.c): answer it, or switch our side too. */
+static int rx_shm(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    const char *bad;
+    tether__shm_step step = tether__tcp_shm_frame(ep, l, f, &bad);
+    if (step == TETHER__SHM_BAD)
+        return tether__tcp_protocol_error(ep, l, bad);
+    if (step == TETHER__SHM_NOTHING)
+        return TETHER_OK;
+    tether__txmsg *t = calloc(1, sizeof *t);
+    if (!t)
+        return tether__tcp_break(ep, TETHER_ENOMEM, "out of memory for a frame to rank %d",
+                                 l->peer);
+    tether__frame on = {.type = TETHER__FRAME_SHM_ON, .code = step == TETHER__SHM_SWITCH};
+    tether__frame_encode(&on, t->hdr);
+    t->shm_switch = step == TETHER__SHM_SWITCH; /* the last frame on the socket */
+    return tether__tcp_tx_queue(ep, l, t);
+}
+
 /* A header arrived: find its receive or keep it as unexpected. */
 static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
@@ -348,6 +367,8 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     if (f->type == TETHER__FRAME_ACK || f->type == TETHER__FRAME_FAILOVER ||
         f->type == TETHER__FRAME_SWITCH)
         return tether__tcp_lane_frame(ep, l, f);
+    if (f->type == TETHER__FRAME_SHM_OFFER || f->type == TETHER__FRAME_SHM_ON)
+        return rx_shm(ep, l, f);
     if (f->type == TETHER__FRAME_ABORT || f->type == TETHER__FRAME_HEARTBEAT) {
         TRY(start_own(ep, l, f));
     } else if (f->type == TETHER__FRAME_ROUTED || f->type == TETHER__FRAME_ROUTED_MORE) {
@@ -385,7 +406,8 @@ static int header_first(const tether__tcp_ep *ep, const tether__link *l)
 static int wants_input(const tether__link *l)
 {
     return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma) ||
-           l->awaiting || l->carrier; /* acks, and other lanes' tunnels (engine_lane.c) */
+           l->awaiting || l->carrier ||
+           l->shm_due; /* acks, and other lanes' tunnels (engine_lane.c) */
 }
 
 /* A message l's peer sends, kept while it arrives, outgrew this rank's memory. */
@@ -441,6 +463,11 @@ static int parse(tether__tcp_ep *ep, tether__link *l, int all)
         if (f.type != TETHER__FRAME_HEARTBEAT && f.type != TETHER__FRAME_ACK)
             l->rx_pos += TETHER__FRAME_SIZE; /* the lane's stream (engine_lane.c) */
         TRY(rx_start(ep, l, &f));
+        if (l->shm_drop) { /* the peer's switch frame: the rest are doorbells (engine_shm.c) */
+            l->shm_drop = 0;
+            pos = l->rlen;
+            break;
+        }
         if (l->nlinks > 1 && l->cur && l->rx != TETHER__RX_BEAT &&
             tether__tcp_payload_left(l) > TETHER__LANE_COPY_MAX)
             l->ack_due = l->rx_pos + tether__tcp_payload_left(l); /* its sender waits for it */
@@ -491,7 +518,8 @@ static int peer_closed(tether__tcp_ep *ep, tether__link *l, const char *how)
 /* What poll() watches on l: input when in, room when frames wait, and (Linux) the peer's exit. */
 static short events(const tether__link *l, int in)
 {
-    short ev = (short)((in ? POLLIN : 0) | (l->txhead ? POLLOUT : 0));
+    short ev = l->shm ? tether__tcp_shm_events(l, in)
+                      : (short)((in ? POLLIN : 0) | (l->txhead ? POLLOUT : 0));
 #ifdef POLLRDHUP
     ev |= POLLRDHUP;
 #endif
@@ -505,6 +533,13 @@ short tether__tcp_poll_events(const tether__link *l)
 
 int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
 {
+    if (l->shm_rx) { /* the socket holds doorbells, or its end */
+        tether__tcp_shm_bells(l);
+        if (l->sock_eof || wants_input(l))
+            return tether__tcp_read(ep, l, l->sock_eof);
+        l->held = tether__shm_unread(l->shm) > 0;
+        return TETHER_OK;
+    }
     if (revents & HANGUP_EVENTS)
         return tether__tcp_read(ep, l, 1); /* what is left, then the end of the stream */
     if (!(revents & POLLIN) || wants_input(l))
@@ -578,6 +613,12 @@ short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l)
 
 void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents)
 {
+    if (l->shm_rx && revents) {
+        tether__tcp_shm_bells(l);
+        l->hangup |= l->sock_eof;
+        tether__tcp_read(ep, l, 1);
+        return;
+    }
     if (revents & HANGUP_EVENTS)
         l->hangup = 1;
     if (revents & (POLLIN | HANGUP_EVENTS))
@@ -615,7 +656,7 @@ static int read_socket(tether__tcp_ep *ep, tether__link *l, int all)
         }
         if (want > room)
             want = (size_t)room;
-        ssize_t n = recv(l->fd, dst, want, 0);
+        ssize_t n = l->shm_rx ? tether__tcp_shm_recv(l, dst, want) : recv(l->fd, dst, want, 0);
         if ((n == 0 || (n < 0 && errno == ECONNRESET)) && l->bye) {
             l->eof = 1; /* after its bye, the peer's close is expected */
             return TETHER_OK;
@@ -630,6 +671,8 @@ static int read_socket(tether__tcp_ep *ep, tether__link *l, int all)
             if (errno == EINTR)
                 continue;
             int e = errno;
+            if (e == EPROTO && l->shm_rx)
+                return tether__tcp_protocol_error(ep, l, "the shared ring's indices");
             if (e == ECONNRESET)
                 return peer_closed(ep, l, " (reset)");
             if (tether__tcp_lane_down(ep, l, strerror(e)) == 0)

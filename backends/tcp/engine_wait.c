@@ -25,7 +25,8 @@ void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd)
 {
     for (int i = 0; i < ep->nflat && !ep->err; i++) {
         tether__link *l = ep->flat[i];
-        if ((pfd[i].revents & POLLOUT) && l->txhead && tether__tcp_flush(ep, l) < 0)
+        short room = l->shm_tx ? POLLIN | POLLOUT : POLLOUT; /* a ring's room rings a doorbell */
+        if ((pfd[i].revents & room) && l->txhead && tether__tcp_flush(ep, l) < 0)
             return;
         if (ep->loop)
             tether__tcp_loop_input(ep, l, pfd[i].revents);
@@ -221,7 +222,13 @@ void tether__tcp_progress_stop(tether__tcp_ep *ep, int linger_ms)
     pthread_mutex_unlock(&ep->mu);
 }
 
-/* ---- opening: the memory path's offers (cma.h) ---- */
+/* ---- opening: the offers of the memory path (cma.h) and the rings (engine_shm.c) ---- */
+
+/* Whether link 0 of a peer still waits for the memory path's offer or answer, or the rings'. */
+static int negotiating(const tether__link *l)
+{
+    return tether__cma_negotiating(&l->cma) || l->shm_due;
+}
 
 /* Wait at most ms for the links still negotiating, and move their frames. Only those: a frame of
  * another peer that has finished (its first collective, or an abort of it) is no business of
@@ -233,8 +240,8 @@ static int negotiate_step(tether__tcp_ep *ep, struct pollfd *pfd, tether__link *
     pthread_mutex_lock(&ep->mu);
     for (int peer = 0; peer < ep->size; peer++) {
         tether__link *l = ep->nlinks[peer] > 0 ? &ep->links[peer][0] : NULL;
-        if (l && tether__cma_negotiating(&l->cma)) {
-            pfd[n] = (struct pollfd){.fd = l->fd, .events = POLLIN | (l->txhead ? POLLOUT : 0)};
+        if (l && negotiating(l)) {
+            pfd[n] = (struct pollfd){.fd = l->fd, .events = tether__tcp_poll_events(l)};
             ls[n++] = l;
         }
     }
@@ -243,10 +250,11 @@ static int negotiate_step(tether__tcp_ep *ep, struct pollfd *pfd, tether__link *
         return tether__fail(TETHER_ENET, "poll() on %d links: %s", n, strerror(errno));
     pthread_mutex_lock(&ep->mu);
     for (int i = 0; i < n && !ep->err; i++) {
-        if ((pfd[i].revents & POLLOUT) && ls[i]->txhead)
+        short room = ls[i]->shm_tx ? POLLIN | POLLOUT : POLLOUT;
+        if ((pfd[i].revents & room) && ls[i]->txhead)
             tether__tcp_flush(ep, ls[i]);
-        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
-            tether__tcp_read(ep, ls[i], 0);
+        if (pfd[i].revents && !ep->err)
+            tether__tcp_input_ready(ep, ls[i], pfd[i].revents);
     }
     int rc = ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
@@ -257,7 +265,7 @@ static int negotiate_step(tether__tcp_ep *ep, struct pollfd *pfd, tether__link *
 static int first_negotiating(const tether__tcp_ep *ep)
 {
     for (int peer = 0; peer < ep->size; peer++)
-        if (ep->nlinks[peer] > 0 && tether__cma_negotiating(&ep->links[peer][0].cma))
+        if (ep->nlinks[peer] > 0 && negotiating(&ep->links[peer][0]))
             return peer;
     return -1;
 }
@@ -275,6 +283,9 @@ int tether__tcp_negotiate(tether__tcp_ep *ep, int timeout_ms)
         tether__cma_todo t = {.fail = TETHER__CMA_OK};
         tether__cma_offer(&l->cma, ep->cma_min && tether__net_same_host(l->fd), &t);
         rc = tether__tcp_apply(ep, l, &t);
+        tether__frame offer;
+        if (rc == TETHER_OK && tether__tcp_shm_offer(ep, l, &offer))
+            rc = tether__tcp_tx_owned(ep, l, &offer, NULL, 0);
     }
     if (rc < 0) /* the break recorded why; the caller reports it */
         rc = tether__tcp_sticky(ep);

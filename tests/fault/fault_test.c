@@ -25,7 +25,8 @@
  * quarter period and scheduling slack).
  *
  * idle: the victim stays away, busy outside tether, for 10 heartbeats before joining; every rank
- * must complete the all-reduce with the right sum.
+ * must complete the all-reduce with the right sum, and the others must sleep while they wait
+ * (little CPU used: no spinning on a shared ring or socket).
  *
  * leave: the last rank closes and exits normally while the others, split off without it, stay
  * away for 10 heartbeats (their heartbeats to it now fail) and then all-reduce: that must work.
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +63,15 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds this process (every thread) has used. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static void write_hostfile(const char *path, int n, int broken)
@@ -457,11 +468,20 @@ static int rank_main(const char *mode, const char *backend)
             buf[i] = 1.0f;
         if (rank == VICTIM)
             usleep((useconds_t)(10 * BEAT_S * 1e6)); /* busy elsewhere: only heartbeats answer */
-        double t0 = now_s();
+        double t0 = now_s(), c0 = cpu_s();
         rc = tether_all_reduce(g, buf, buf, count, TETHER_FLOAT32, TETHER_SUM);
-        printf("rank %d: %s after %.2f s in the all-reduce\n", rank, tether_err_name(rc),
-               now_s() - t0);
+        double waited = now_s() - t0, used = cpu_s() - c0;
+        printf("rank %d: %s after %.2f s in the all-reduce, %.3f s of CPU\n", rank,
+               tether_err_name(rc), waited, used);
         int wrong = rc || buf[0] != (float)size || buf[count - 1] != (float)size;
+        /* a rank that waits sleeps: its heartbeats and the 32 MiB sum cost 2-4 % of the wait
+         * here (0.06 s of CPU in a 10 s wait at the default heartbeat: docs/tuning.md); a
+         * spinning one burns a core. 20 % leaves room for sanitizers and a loaded machine */
+        if (rank != VICTIM && waited > 5 * BEAT_S && used > 0.2 * waited) {
+            fprintf(stderr, "rank %d: %.3f s of CPU while waiting %.2f s: it does not sleep\n",
+                    rank, used, waited);
+            wrong = 1;
+        }
         if (wrong)
             fprintf(stderr, "rank %d: %s (%s), sum %g\n", rank, tether_err_name(rc),
                     tether_last_error(), buf[0]);

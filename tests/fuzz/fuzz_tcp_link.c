@@ -109,7 +109,8 @@ static void send_frame(int fd, uint32_t type)
     send_all(fd, b, sizeof b);
 }
 
-/* Rank 0's proper connection: the handshake, the empty cross-memory offer and its answer. */
+/* Rank 0's proper connection: the handshake, the empty cross-memory offer and its answer, the
+ * empty shared-ring offer. */
 static int join_as_rank0(void)
 {
     int fd = connect_rank1();
@@ -119,6 +120,7 @@ static int join_as_rank0(void)
     if (tether_test_handshake(fd, &hs) == TETHER__HS_OK) {
         send_frame(fd, TETHER__FRAME_CMA_OFFER);
         send_frame(fd, TETHER__FRAME_CMA_ANSWER);
+        send_frame(fd, TETHER__FRAME_SHM_OFFER);
     }
     return fd;
 }

@@ -217,6 +217,7 @@ void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int
 
 int harness_fake_peer(int port, int rank, int size, const char *token)
 {
+    CHECK(rank == 0, "the fake peer offers the shared ring, as the lower rank: rank 0 only");
     tether_test_hs hs = {.rank = rank, .size = size, .token = token};
     int fd = harness_connect(port);
     int status = tether_test_handshake(fd, &hs);
@@ -224,5 +225,6 @@ int harness_fake_peer(int port, int rank, int size, const char *token)
     tether_tag none = {0};
     harness_send_frame(fd, TETHER__FRAME_CMA_OFFER, none, 0, 0);  /* empty: not on this host */
     harness_send_frame(fd, TETHER__FRAME_CMA_ANSWER, none, 0, 0); /* no to the rank's offer */
+    harness_send_frame(fd, TETHER__FRAME_SHM_OFFER, none, 0, 0);  /* empty: no shared ring */
     return fd;
 }

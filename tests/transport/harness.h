@@ -71,9 +71,10 @@ int harness_recv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag)
 /* A loopback connection to port, retried for 5 s while nothing listens there yet. */
 int harness_connect(int port);
 
-/* Join the rank listening on port as rank `rank` of size (token: the job's): connect, pass the
- * hello, send the empty cross-memory offer and the answer to the rank's own (backends/tcp/cma.h),
- * so that its endpoint forms and reads whatever comes next as frames. Returns the socket. */
+/* Join the rank listening on port as rank `rank` (0: the lower of a pair) of size (token: the
+ * job's): connect, pass the hello, send the empty cross-memory offer and the answer to the rank's
+ * own (backends/tcp/cma.h) and an empty shared-ring offer (backends/tcp/engine_shm.c), so that its
+ * endpoint forms and reads whatever comes next as frames. Returns the socket. */
 int harness_fake_peer(int port, int rank, int size, const char *token);
 
 /* Send a frame header (backends/net/frame.h) on fd; write len bytes of payload (fails the process

@@ -1,0 +1,234 @@
+/* backends/tcp/shm_ring.c - two single-producer, single-consumer byte rings in one shared mapping
+ * (the protocol: shm_ring.h). */
+#include "shm_ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/errors.h"
+
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
+               "the rings' indices are shared between processes: they must be lock-free");
+
+#define LINE 64 /* the writer's and the reader's words on cache lines of their own */
+
+struct tether__shm_ring {
+    _Alignas(LINE) _Atomic uint64_t head; /* bytes written: the writer's */
+    _Atomic int asleep;                   /* the reader sleeps until bytes come */
+    _Alignas(LINE) _Atomic uint64_t tail; /* bytes consumed: the reader's */
+    _Atomic int wants_room;               /* the writer sleeps until room comes */
+    _Alignas(LINE) unsigned char data[];
+};
+
+static size_t ring_bytes(uint64_t cap)
+{
+    return sizeof(struct tether__shm_ring) + (size_t)cap;
+}
+
+int tether__shm_config(uint64_t *cap)
+{
+    long on, bytes;
+    TRY(tether__env_long("TETHER_SHM", 1, 0, 1, &on));
+    TRY(tether__env_long("TETHER_SHM_RING", TETHER__SHM_RING_DEFAULT, 4096, 1L << 30, &bytes));
+    if (bytes & (bytes - 1))
+        return tether__fail(TETHER_ECONFIG, "TETHER_SHM_RING=%ld: expected a power of two", bytes);
+    *cap = on ? (uint64_t)bytes : 0;
+    return TETHER_OK;
+}
+
+static int map(tether__shm *s, int fd, uint64_t cap, char *why, size_t whylen)
+{
+    s->maplen = 2 * ring_bytes(cap);
+    s->map = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s->map == MAP_FAILED) {
+        s->map = NULL;
+        snprintf(why, whylen, "mmap of %zu bytes: %s", s->maplen, strerror(errno));
+        return -1;
+    }
+    s->cap = cap;
+    return 0;
+}
+
+/* The lower rank writes ring 0 and reads ring 1; the higher rank the other way round. */
+static void sides(tether__shm *s, int creator)
+{
+    struct tether__shm_ring *r0 = s->map;
+    struct tether__shm_ring *r1 = (void *)((unsigned char *)s->map + ring_bytes(s->cap));
+    s->tx = creator ? r0 : r1;
+    s->rx = creator ? r1 : r0;
+}
+
+static void name_of(uint64_t id, char name[TETHER__SHM_NAME_MAX])
+{
+    snprintf(name, TETHER__SHM_NAME_MAX, "/tth%016llx", (unsigned long long)id);
+}
+
+int tether__shm_create(tether__shm *s, uint64_t cap, uint64_t *id, char *why, size_t whylen)
+{
+    static _Atomic unsigned serial;
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 8; tries++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned word = (unsigned)ts.tv_nsec ^ (unsigned)atomic_fetch_add(&serial, 1) * 2654435761u;
+        *id = (uint64_t)(unsigned)getpid() << 32 | word | 1; /* never 0: no offer */
+        name_of(*id, s->name);
+        fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        snprintf(why, whylen, "shm_open(%s): %s", s->name, strerror(errno));
+        s->name[0] = '\0';
+        return -1;
+    }
+    int rc = -1;
+    if (ftruncate(fd, (off_t)(2 * ring_bytes(cap))) < 0)
+        snprintf(why, whylen, "ftruncate of %s to %zu bytes: %s", s->name, 2 * ring_bytes(cap),
+                 strerror(errno));
+    else
+        rc = map(s, fd, cap, why, whylen);
+    close(fd);
+    if (rc < 0) {
+        tether__shm_unname(s);
+        return -1;
+    }
+    memset(s->map, 0, sizeof(struct tether__shm_ring)); /* fresh pages are zero; be sure */
+    sides(s, 1);
+    return 0;
+}
+
+int tether__shm_attach(tether__shm *s, uint64_t id, uint64_t cap, char *why, size_t whylen)
+{
+    char name[TETHER__SHM_NAME_MAX];
+    name_of(id, name);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) {
+        snprintf(why, whylen, "shm_open(%s): %s", name, strerror(errno));
+        return -1;
+    }
+    shm_unlink(name); /* mapped or not, nobody else needs the name */
+    struct stat st;
+    int rc = -1;
+    if (fstat(fd, &st) < 0)
+        snprintf(why, whylen, "fstat of %s: %s", name, strerror(errno));
+    else if ((uint64_t)st.st_size < 2 * ring_bytes(cap)) /* macOS rounds up to a page */
+        snprintf(why, whylen, "%s holds %lld bytes, not the %zu offered", name,
+                 (long long)st.st_size, 2 * ring_bytes(cap));
+    else
+        rc = map(s, fd, cap, why, whylen);
+    close(fd);
+    if (rc == 0)
+        sides(s, 0);
+    return rc;
+}
+
+void tether__shm_unname(tether__shm *s)
+{
+    if (s->name[0])
+        shm_unlink(s->name);
+    s->name[0] = '\0';
+}
+
+void tether__shm_close(tether__shm *s)
+{
+    tether__shm_unname(s);
+    if (s->map)
+        munmap(s->map, s->maplen);
+    s->map = NULL;
+    s->tx = s->rx = NULL;
+}
+
+size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ring)
+{
+    struct tether__shm_ring *r = s->tx;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t room = s->cap - (head - tail), done = 0;
+    for (int i = 0; i < n && room > done; i++) {
+        const unsigned char *p = iov[i].iov_base;
+        uint64_t len = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
+        uint64_t at = (head + done) & (s->cap - 1);
+        uint64_t first = len < s->cap - at ? len : s->cap - at;
+        memcpy(r->data + at, p, (size_t)first);
+        memcpy(r->data, p + first, (size_t)(len - first));
+        done += len;
+    }
+    *ring = 0;
+    if (done) {
+        atomic_store_explicit(&r->head, head + done, memory_order_seq_cst);
+        *ring = atomic_load_explicit(&r->asleep, memory_order_seq_cst) &&
+                atomic_exchange_explicit(&r->asleep, 0, memory_order_seq_cst);
+    }
+    return (size_t)done;
+}
+
+long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring)
+{
+    struct tether__shm_ring *r = s->rx;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    *ring = 0;
+    if (head - tail > s->cap)
+        return -1;
+    uint64_t len = head - tail < want ? head - tail : want;
+    if (!len)
+        return 0;
+    uint64_t at = tail & (s->cap - 1);
+    uint64_t first = len < s->cap - at ? len : s->cap - at;
+    memcpy(dst, r->data + at, (size_t)first);
+    memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
+    atomic_store_explicit(&r->tail, tail + len, memory_order_seq_cst);
+    *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
+            atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
+    return (long)len;
+}
+
+int tether__shm_peek(const tether__shm *s, void *dst, size_t n)
+{
+    struct tether__shm_ring *r = s->rx;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    if (head - tail > s->cap || head - tail < n)
+        return 0;
+    uint64_t at = tail & (s->cap - 1);
+    uint64_t first = n < s->cap - at ? n : s->cap - at;
+    memcpy(dst, r->data + at, (size_t)first);
+    memcpy((unsigned char *)dst + first, r->data, (size_t)(n - first));
+    return 1;
+}
+
+uint64_t tether__shm_unread(const tether__shm *s)
+{
+    return atomic_load_explicit(&s->rx->head, memory_order_acquire) -
+           atomic_load_explicit(&s->rx->tail, memory_order_relaxed);
+}
+
+uint64_t tether__shm_unconsumed(const tether__shm *s)
+{
+    return atomic_load_explicit(&s->tx->head, memory_order_relaxed) -
+           atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+}
+
+int tether__shm_arm_read(tether__shm *s)
+{
+    atomic_store_explicit(&s->rx->asleep, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&s->rx->head, memory_order_seq_cst) !=
+           atomic_load_explicit(&s->rx->tail, memory_order_relaxed);
+}
+
+int tether__shm_arm_room(tether__shm *s)
+{
+    atomic_store_explicit(&s->tx->wants_room, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&s->tx->head, memory_order_relaxed) -
+               atomic_load_explicit(&s->tx->tail, memory_order_seq_cst) <
+           s->cap;
+}

@@ -1,0 +1,80 @@
+/* backends/tcp/shm_ring.h - a byte stream in shared memory between two processes of one host: two
+ * lock-free single-producer, single-consumer rings (one per direction) in one shared mapping.
+ *
+ * Between ranks of one host every byte through a socket costs two system calls and two kernel
+ * copies, and a small message a wake-up on each side: several microseconds that Open MPI's vader
+ * and NCCL's SHM transport do not pay. A ring costs a copy in and a copy out, in user space. The
+ * engine (engine_shm.c) keeps its socket beside the ring for what memory cannot say: that the peer
+ * died (the socket's end), and to wake a peer asleep in poll() (a doorbell byte, sent only when the
+ * peer said it sleeps). So every wait still sleeps in one poll() over sockets, on Linux and macOS.
+ *
+ * Sleeping without a lost wake-up: the reader sets its ring's `asleep` flag, then looks once more
+ * for bytes; the writer publishes its bytes, then looks at the flag (both sequentially consistent),
+ * so either the reader sees the bytes or the writer sees the flag and rings. A writer that finds no
+ * room does the same with the `wants_room` flag, which the reader looks at after consuming.
+ *
+ * The segment is named (POSIX shm_open, which macOS has too) for the instant between its creation
+ * by the lower rank and its mapping by the higher one, who removes the name at once; the creator
+ * removes it too once answered, so a crash leaves at most one name behind for that instant. The
+ * bytes a peer wrote are checked like a socket's: indices that do not add up are a broken stream.
+ * Nothing here knows the engine or frames; every call is made with the endpoint's mutex held. */
+#ifndef TETHER_TCP_SHM_RING_H
+#define TETHER_TCP_SHM_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+/* "/tth" + 16 hex digits (the segment's id: the creator's pid and a varying word), and its NUL:
+ * within macOS's 31. */
+#define TETHER__SHM_NAME_MAX 24
+/* Default bytes per direction (TETHER_SHM_RING). Messages from TETHER_TCP_CMA_MIN (256 KiB) are
+ * read from the sender's memory on Linux and only their descriptors pass here. */
+#define TETHER__SHM_RING_DEFAULT (256L << 10)
+
+struct tether__shm_ring; /* one direction, in the shared mapping */
+
+/* One process's side of a pair's segment. */
+typedef struct tether__shm {
+    void *map;
+    size_t maplen;
+    struct tether__shm_ring *tx, *rx;
+    uint64_t cap;                    /* bytes per direction, a power of two */
+    char name[TETHER__SHM_NAME_MAX]; /* while named: the creator removes it once answered */
+} tether__shm;
+
+/* TETHER_SHM (0 turns the rings off) and TETHER_SHM_RING (bytes per direction): *cap 0 when off. */
+int tether__shm_config(uint64_t *cap);
+
+/* The lower rank: create and map a segment of cap bytes per direction; *id names it (never 0).
+ * 0, or -1 with why (the caller then offers nothing, and the pair stays on its socket). */
+int tether__shm_create(tether__shm *s, uint64_t cap, uint64_t *id, char *why, size_t whylen);
+/* The higher rank: map the segment the peer's id names, of cap bytes per direction, and remove
+ * its name. 0, or -1 with why. */
+int tether__shm_attach(tether__shm *s, uint64_t id, uint64_t cap, char *why, size_t whylen);
+/* Remove the name if it is still there (the creator, answered or closing). */
+void tether__shm_unname(tether__shm *s);
+/* Unmap (the peer's side stays mapped until it unmaps too). */
+void tether__shm_close(tether__shm *s);
+
+/* Copy up to total bytes of iov[0..n) into the tx ring; the bytes copied. *ring is set when the
+ * peer sleeps waiting for bytes: send it a doorbell. */
+size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ring);
+/* Copy up to want bytes out of the rx ring into dst: the bytes copied, or -1 when the peer's
+ * indices are corrupt. *ring is set when the peer sleeps waiting for room: send it a doorbell. */
+long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring);
+/* Copy the next n bytes of the rx ring into dst without consuming them: 1, or 0 if fewer wait. */
+int tether__shm_peek(const tether__shm *s, void *dst, size_t n);
+/* Bytes waiting in the rx ring, and bytes of the tx ring the peer has not consumed yet. */
+uint64_t tether__shm_unread(const tether__shm *s);
+uint64_t tether__shm_unconsumed(const tether__shm *s);
+
+/* Before sleeping in poll(): ask the peer for a doorbell on new bytes (read) or on room (room).
+ * Returns 1 when there is no need to sleep: bytes wait unread (as poll() says of a socket that
+ * holds some), or room is there already. A request stays until the peer answers it: a waker that
+ * finds none armed then costs the peer no system call, and one left armed costs it one doorbell,
+ * never a lost wake-up of another thread asleep on the same link. */
+int tether__shm_arm_read(tether__shm *s);
+int tether__shm_arm_room(tether__shm *s);
+
+#endif

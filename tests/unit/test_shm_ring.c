@@ -1,0 +1,196 @@
+/* tests/unit/test_shm_ring.c - the shared-memory rings of pairs on one host (shm_ring.h): both
+ * sides mapped in this process, as two ranks map them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backends/tcp/shm_ring.h"
+
+#define CAP 4096
+
+typedef struct {
+    tether__shm a, b; /* a made it (the lower rank), b mapped it */
+} pair;
+
+static int setup(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    char why[256];
+    uint64_t id;
+    assert_int_equal(tether__shm_create(&p->a, CAP, &id, why, sizeof why), 0);
+    assert_true(id != 0);
+    assert_int_equal(tether__shm_attach(&p->b, id, CAP, why, sizeof why), 0);
+    *state = p;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    pair *p = *state;
+    tether__shm_close(&p->a);
+    tether__shm_close(&p->b);
+    free(p);
+    return 0;
+}
+
+static size_t put(tether__shm *s, const void *buf, size_t n, int *ring)
+{
+    struct iovec v = {(void *)buf, n};
+    return tether__shm_write(s, &v, 1, ring);
+}
+
+/* Messages of every length up to twice the ring, each direction, wrapping round many times:
+ * every byte comes out as it went in, in order. */
+static void test_stream_wraps(void **state)
+{
+    pair *p = *state;
+    unsigned char *out = malloc(3 * CAP), *in = malloc(3 * CAP);
+    unsigned seed = 7;
+    for (int dir = 0; dir < 2; dir++) {
+        tether__shm *w = dir ? &p->b : &p->a, *r = dir ? &p->a : &p->b;
+        for (size_t len = 1; len <= 2 * CAP; len += 97) {
+            for (size_t i = 0; i < len; i++)
+                out[i] = (unsigned char)(seed = seed * 1103515245u + 12345u) >> 16;
+            size_t sent = 0, got = 0;
+            int ring;
+            while (got < len) {
+                struct iovec v[2] = {
+                    {out + sent, (len - sent) / 2},
+                    {out + sent + (len - sent) / 2, len - sent - (len - sent) / 2}};
+                sent += tether__shm_write(w, v, 2, &ring);
+                long k = tether__shm_read(r, in + got, 1 + (got % 3000), &ring);
+                assert_true(k >= 0);
+                got += (size_t)k;
+            }
+            assert_int_equal(sent, len);
+            assert_memory_equal(in, out, len);
+            assert_true(tether__shm_unread(r) == 0);
+        }
+    }
+    free(out);
+    free(in);
+}
+
+/* A reader that says it sleeps is rung by the next write, once; a writer out of room is rung by
+ * the next read, once; a side with bytes or room waiting is told not to sleep. */
+static void test_doorbells(void **state)
+{
+    pair *p = *state;
+    unsigned char buf[CAP];
+    memset(buf, 1, sizeof buf);
+    int ring = -1;
+    assert_int_equal(tether__shm_arm_read(&p->b), 0); /* nothing there: sleep */
+    assert_int_equal(put(&p->a, buf, 10, &ring), 10);
+    assert_int_equal(ring, 1);
+    assert_int_equal(put(&p->a, buf, 10, &ring), 10);
+    assert_int_equal(ring, 0);                        /* answered already */
+    assert_int_equal(tether__shm_arm_read(&p->b), 1); /* 20 bytes wait: no sleep */
+    assert_int_equal(tether__shm_read(&p->b, buf, sizeof buf, &ring), 20);
+    assert_int_equal(ring, 0);
+
+    assert_int_equal(put(&p->a, buf, CAP, &ring), CAP); /* full (and rings: b armed above) */
+    assert_int_equal(put(&p->a, buf, 1, &ring), 0);
+    assert_true(tether__shm_unconsumed(&p->a) == CAP);
+    assert_int_equal(tether__shm_arm_room(&p->a), 0); /* no room: sleep */
+    assert_int_equal(tether__shm_read(&p->b, buf, 1, &ring), 1);
+    assert_int_equal(ring, 1);
+    assert_int_equal(tether__shm_read(&p->b, buf, 1, &ring), 1);
+    assert_int_equal(ring, 0);
+    assert_int_equal(tether__shm_arm_room(&p->a), 1); /* room now */
+}
+
+/* Peeking shows the next bytes without taking them. */
+static void test_peek(void **state)
+{
+    pair *p = *state;
+    unsigned char hdr[32], got[32];
+    int ring;
+    for (int i = 0; i < 32; i++)
+        hdr[i] = (unsigned char)i;
+    assert_int_equal(tether__shm_peek(&p->a, got, sizeof got), 0);
+    assert_int_equal(put(&p->b, hdr, 20, &ring), 20);
+    assert_int_equal(tether__shm_peek(&p->a, got, sizeof got), 0); /* not all there yet */
+    assert_int_equal(put(&p->b, hdr + 20, 12, &ring), 12);
+    assert_int_equal(tether__shm_peek(&p->a, got, sizeof got), 1);
+    assert_memory_equal(got, hdr, sizeof hdr);
+    assert_true(tether__shm_unread(&p->a) == 32);
+}
+
+/* A peer whose indices do not add up (more unread than the ring holds) is a broken stream, not a
+ * read past the ring. */
+static void test_corrupt_indices(void **state)
+{
+    pair *p = *state;
+    unsigned char buf[64];
+    int ring;
+    /* the maker's ring of the first half is the mapper's rx; its head is the first word */
+    *(volatile uint64_t *)p->a.map = 5 * CAP;
+    assert_int_equal(tether__shm_read(&p->b, buf, sizeof buf, &ring), -1);
+    assert_int_equal(tether__shm_peek(&p->b, buf, 8), 0);
+}
+
+/* The name lives only until the peer maps it: a crash afterwards leaves nothing in /dev/shm. */
+static void test_name_removed(void **state)
+{
+    (void)state;
+    tether__shm a = {0}, b = {0}, c = {0};
+    char why[256], name[TETHER__SHM_NAME_MAX];
+    uint64_t id;
+    assert_int_equal(tether__shm_create(&a, CAP, &id, why, sizeof why), 0);
+    memcpy(name, a.name, sizeof name);
+    int fd = shm_open(name, O_RDWR, 0600);
+    assert_true(fd >= 0); /* named while unanswered */
+    close(fd);
+    assert_int_equal(tether__shm_attach(&b, id, 2 * CAP, why, sizeof why), -1); /* too small */
+    assert_non_null(strstr(why, "not the"));
+    assert_int_equal(tether__shm_attach(&c, id, CAP, why, sizeof why), -1); /* name gone */
+    assert_non_null(strstr(why, "shm_open"));
+    assert_true(shm_open(name, O_RDWR, 0600) < 0 && errno == ENOENT);
+    tether__shm_close(&a);
+}
+
+/* TETHER_SHM and TETHER_SHM_RING. */
+static void test_config(void **state)
+{
+    (void)state;
+    uint64_t cap;
+    unsetenv("TETHER_SHM");
+    unsetenv("TETHER_SHM_RING");
+    assert_int_equal(tether__shm_config(&cap), 0);
+    assert_true(cap == TETHER__SHM_RING_DEFAULT);
+    setenv("TETHER_SHM_RING", "65536", 1);
+    assert_int_equal(tether__shm_config(&cap), 0);
+    assert_true(cap == 65536);
+    setenv("TETHER_SHM_RING", "65537", 1);
+    assert_true(tether__shm_config(&cap) < 0);
+    setenv("TETHER_SHM_RING", "65536", 1);
+    setenv("TETHER_SHM", "0", 1);
+    assert_int_equal(tether__shm_config(&cap), 0);
+    assert_true(cap == 0);
+    setenv("TETHER_SHM", "2", 1);
+    assert_true(tether__shm_config(&cap) < 0);
+    unsetenv("TETHER_SHM");
+    unsetenv("TETHER_SHM_RING");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_stream_wraps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_doorbells, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peek, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_indices, setup, teardown),
+        cmocka_unit_test(test_name_removed),
+        cmocka_unit_test(test_config),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
