@@ -213,10 +213,15 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
         if (budget < 0)
             budget = tether__spin_budget(&spin, w->cfg.spin_us);
         if (now - spin_from < (probe.t ? w->cfg.spin_us : budget)) {
-            /* a reply is often microseconds away; yield so ranks sharing a core run */
+            /* a reply is often microseconds away; yield so ranks sharing a core run, but not in
+             * the first TETHER_SPIN_HOT_US, where the reply of a peer on another core (through
+             * shared memory: a fraction of a microsecond) would wait for the system call */
             if (waited == FRESH)
                 waited = SPUN;
-            sched_yield();
+            if (now - spin_from < TETHER_SPIN_HOT_US)
+                tether__cpu_relax();
+            else
+                sched_yield();
             continue;
         }
         if (waited == SPUN && streaming(w, &probe, now)) {

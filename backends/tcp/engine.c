@@ -540,7 +540,8 @@ int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tet
     if ((tag.seq & TETHER_TAG_P2P) && (rc = read_peer_abort(ep, peer)) < 0)
         return end(ep, r, rc, out);
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
-    int cma = tether__cma_use(&ep->links[peer][0].cma, ep->cma_min, len);
+    int cma = tether__cma_use(&ep->links[peer][0].cma,
+                              tether__tcp_cma_min_of(ep, &ep->links[peer][0]), len);
     for (int k = 0; k < ep->nlinks[peer] && rc == TETHER_OK; k++) {
         tether__link *l = &ep->links[peer][k];
         tether__txmsg *t = &r->part[k].tx;

@@ -219,8 +219,9 @@ struct tether__tcp_ep {
     int nspare;
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
-    uint64_t cma_min; /* TETHER_TCP_CMA_MIN: 0 = off */
-    uint64_t shm_cap; /* TETHER_SHM_RING, bytes per direction of a pair's rings: 0 = off */
+    uint64_t cma_min;     /* TETHER_TCP_CMA_MIN: 0 = off */
+    uint64_t shm_cap;     /* TETHER_SHM_RING, bytes per direction of a pair's rings: 0 = off */
+    uint64_t shm_cma_min; /* TETHER_TCP_CMA_MIN on pairs with rings (tether__tcp_cma_min_of) */
     int one_host;  /* every socket link joins two processes of this host (tether__net_same_host) */
     size_t packet; /* payload bytes one segment carries on every socket link (0: unknown) */
     int err;       /* sticky status, 0 while healthy */
@@ -259,6 +260,16 @@ struct tether__tcp_ep {
 static inline int tether__tcp_tail_fits(const tether__txmsg *t)
 {
     return TETHER__FRAME_SIZE + t->len - t->sent <= TETHER__TAIL_MAX;
+}
+
+/* Messages from this size go to the peer whose link 0 is l0 as descriptors (cma.h): the
+ * endpoint's TETHER_TCP_CMA_MIN, or where the pair has rings and the variable is unset,
+ * TETHER__SHM_CMA_MIN: two copies through the ring beat a read of the sender's memory up to a
+ * few MiB. Each sender picks alone; a receiver takes either. */
+#define TETHER__SHM_CMA_MIN ((uint64_t)4 << 20)
+static inline uint64_t tether__tcp_cma_min_of(const tether__tcp_ep *ep, const tether__link *l0)
+{
+    return l0->shm_tx ? ep->shm_cma_min : ep->cma_min;
 }
 
 /* 1 on an endpoint's progress thread (engine_wait.c), 0 on the program's threads. */
@@ -413,8 +424,8 @@ void tether__tcp_shm_switched(tether__link *l);
 /* Read the doorbells on l's socket (l->shm_rx), noting its end in l->sock_eof. */
 void tether__tcp_shm_bells(tether__link *l);
 /* The poll() events of a ring's directions: input (in: a receive wants bytes, or they are not
- * held) and room (frames wait). A direction with bytes or room already asks POLLOUT, which a
- * socket always has, so that poll() returns at once. */
+ * held; the socket's end always) and room (frames wait). A direction with bytes or room already
+ * asks POLLOUT, which a socket always has, so that poll() returns at once. */
 short tether__tcp_shm_events(const tether__link *l, int in);
 /* Bytes waiting to be read on l, and bytes written on it the peer has not read: the socket's or
  * the ring's, per direction. */

@@ -87,8 +87,12 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the %s endpoint", backend);
     else if ((rc = take_links(ep, links, local_sndbuf)) == TETHER_OK &&
              (rc = tether__cma_min(&ep->cma_min)) == 0 &&
-             (rc = tether__shm_config(&ep->shm_cap)) == 0)
+             (rc = tether__shm_config(ep->size, &ep->shm_cap)) == 0) {
+        ep->shm_cma_min = tether__env("TETHER_TCP_CMA_MIN", NULL) || !ep->cma_min
+                              ? ep->cma_min
+                              : TETHER__SHM_CMA_MIN;
         rc = tether__tcp_negotiate(ep, links->timeout_ms);
+    }
     if (rc < 0) {
         ep->err = rc; /* never formed: no bye to anyone */
         tether__tcp_close(ep);

@@ -399,15 +399,17 @@ static int header_first(const tether__tcp_ep *ep, const tether__link *l)
     const tether__rxmsg *next = l->posted.head;
     if (l->rlen >= TETHER__FRAME_SIZE || !next || next->len - next->got < TETHER__RBUF_SIZE)
         return 0;
-    return !(ep->links[l->peer][0].cma.read && ep->cma_min && next->msglen >= ep->cma_min);
+    const tether__link *l0 = &ep->links[l->peer][0];
+    uint64_t min = l0->shm_rx ? ep->shm_cma_min : ep->cma_min; /* as the peer picks, most likely */
+    return !(l0->cma.read && min && next->msglen >= min);
 }
 
 /* Whether a receive wants l's bytes: the rule of tether__tcp_read's all = 0. */
 static int wants_input(const tether__link *l)
 {
     return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma) ||
-           l->awaiting || l->carrier ||
-           l->shm_due; /* acks, and other lanes' tunnels (engine_lane.c) */
+           l->awaiting || l->carrier || /* acks, and other lanes' tunnels (engine_lane.c) */
+           l->shm_due || (l->shm && !l->shm_rx); /* the rings' exchange (engine_shm.c) */
 }
 
 /* A message l's peer sends, kept while it arrives, outgrew this rank's memory. */

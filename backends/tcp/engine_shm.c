@@ -179,11 +179,9 @@ void tether__tcp_shm_bells(tether__link *l)
 
 short tether__tcp_shm_events(const tether__link *l, int in)
 {
-    short ev = 0;
-    if (in)
-        ev |= POLLIN; /* doorbells, and the socket's end */
-    if (in && l->shm_rx && tether__shm_arm_read(l->shm))
-        ev |= POLLOUT;
+    short ev = in ? POLLIN : 0;
+    if (l->shm_rx) /* the socket holds doorbells only: its end shows even while bytes are held */
+        ev = POLLIN | (in && tether__shm_arm_read(l->shm) ? POLLOUT : 0);
     if (l->txhead && !l->shm_tx)
         ev |= POLLOUT;
     if (l->txhead && l->shm_tx)

@@ -33,11 +33,22 @@ static size_t ring_bytes(uint64_t cap)
     return sizeof(struct tether__shm_ring) + (size_t)cap;
 }
 
-int tether__shm_config(uint64_t *cap)
+uint64_t tether__shm_ring_default(int size)
+{
+    uint64_t fit = (uint64_t)TETHER__SHM_RINGS_TOTAL / ((uint64_t)size * (uint64_t)size), cap = 1;
+    while (cap * 2 <= fit)
+        cap *= 2;
+    return cap > TETHER__SHM_RING_MAX   ? TETHER__SHM_RING_MAX
+           : cap < TETHER__SHM_RING_MIN ? TETHER__SHM_RING_MIN
+                                        : cap;
+}
+
+int tether__shm_config(int size, uint64_t *cap)
 {
     long on, bytes;
     TRY(tether__env_long("TETHER_SHM", 1, 0, 1, &on));
-    TRY(tether__env_long("TETHER_SHM_RING", TETHER__SHM_RING_DEFAULT, 4096, 1L << 30, &bytes));
+    TRY(tether__env_long("TETHER_SHM_RING", (long)tether__shm_ring_default(size), 4096, 1L << 30,
+                         &bytes));
     if (bytes & (bytes - 1))
         return tether__fail(TETHER_ECONFIG, "TETHER_SHM_RING=%ld: expected a power of two", bytes);
     *cap = on ? (uint64_t)bytes : 0;

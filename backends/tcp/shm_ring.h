@@ -28,9 +28,15 @@
 /* "/tth" + 16 hex digits (the segment's id: the creator's pid and a varying word), and its NUL:
  * within macOS's 31. */
 #define TETHER__SHM_NAME_MAX 24
-/* Default bytes per direction (TETHER_SHM_RING). Messages from TETHER_TCP_CMA_MIN (256 KiB) are
- * read from the sender's memory on Linux and only their descriptors pass here. */
-#define TETHER__SHM_RING_DEFAULT (256L << 10)
+/* Default bytes per direction (TETHER_SHM_RING): 1 MiB up to 8 ranks, less beyond so that a job
+ * of many ranks on one host maps at most about 64 MiB of rings in all, at least 64 KiB each. Two
+ * copies through a ring of 1 MiB beat process_vm_readv up to a few MiB in this VM (2-rank
+ * all-reduce, 1 MiB: 120 us against 240, 4 MiB: 500 against 860); larger rings were slower
+ * (their bytes no longer stay in cache), smaller ones slower from 1 MiB
+ * (measured: docs/perf/notes.md, backends/tcp/shm_ring.h). */
+#define TETHER__SHM_RING_MAX (1L << 20)
+#define TETHER__SHM_RING_MIN (64L << 10)
+#define TETHER__SHM_RINGS_TOTAL (64L << 20)
 
 struct tether__shm_ring; /* one direction, in the shared mapping */
 
@@ -43,8 +49,11 @@ typedef struct tether__shm {
     char name[TETHER__SHM_NAME_MAX]; /* while named: the creator removes it once answered */
 } tether__shm;
 
-/* TETHER_SHM (0 turns the rings off) and TETHER_SHM_RING (bytes per direction): *cap 0 when off. */
-int tether__shm_config(uint64_t *cap);
+/* TETHER_SHM (0 turns the rings off) and TETHER_SHM_RING (bytes per direction; its default for a
+ * job of size ranks): *cap 0 when off. */
+int tether__shm_config(int size, uint64_t *cap);
+/* The default ring of a job of size ranks. */
+uint64_t tether__shm_ring_default(int size);
 
 /* The lower rank: create and map a segment of cap bytes per direction; *id names it (never 0).
  * 0, or -1 with why (the caller then offers nothing, and the pair stays on its socket). */

@@ -604,8 +604,11 @@ int main(int argc, char **argv)
         return harness_run(2, env, signature_body);
     if (!strcmp(t, "peer_exit"))
         return harness_run(3, env, peer_exit_body);
-    if (!strcmp(t, "cma_withdraw"))
-        return harness_run(2, env, cma_withdraw_body);
+    if (!strcmp(t, "cma_withdraw")) { /* set: between ranks with rings it starts at 4 MiB */
+        static const char *cma_env[] = {"TETHER_JOB_TOKEN=fault-test", "TETHER_TIMEOUT=20",
+                                        "TETHER_TCP_CMA_MIN=262144", NULL};
+        return harness_run(2, cma_env, cma_withdraw_body);
+    }
     if (!strcmp(t, "abort"))
         return harness_run(3, env, abort_body);
     if (!strcmp(t, "strays"))

@@ -165,19 +165,22 @@ static void test_config(void **state)
     uint64_t cap;
     unsetenv("TETHER_SHM");
     unsetenv("TETHER_SHM_RING");
-    assert_int_equal(tether__shm_config(&cap), 0);
-    assert_true(cap == TETHER__SHM_RING_DEFAULT);
+    assert_int_equal(tether__shm_config(4, &cap), 0);
+    assert_true(cap == 1 << 20);
+    assert_int_equal(tether__shm_config(16, &cap), 0);
+    assert_true(cap == 256 << 10); /* 64 MiB / 256 pairs' worth */
+    assert_true(tether__shm_ring_default(1000) == 64 << 10);
     setenv("TETHER_SHM_RING", "65536", 1);
-    assert_int_equal(tether__shm_config(&cap), 0);
+    assert_int_equal(tether__shm_config(4, &cap), 0);
     assert_true(cap == 65536);
     setenv("TETHER_SHM_RING", "65537", 1);
-    assert_true(tether__shm_config(&cap) < 0);
+    assert_true(tether__shm_config(4, &cap) < 0);
     setenv("TETHER_SHM_RING", "65536", 1);
     setenv("TETHER_SHM", "0", 1);
-    assert_int_equal(tether__shm_config(&cap), 0);
+    assert_int_equal(tether__shm_config(4, &cap), 0);
     assert_true(cap == 0);
     setenv("TETHER_SHM", "2", 1);
-    assert_true(tether__shm_config(&cap) < 0);
+    assert_true(tether__shm_config(4, &cap) < 0);
     unsetenv("TETHER_SHM");
     unsetenv("TETHER_SHM_RING");
 }
