@@ -26,6 +26,8 @@ KEPT_SECTIONS = (
     ("ring_mesh.md", "Ring against mesh (bench/ring_mesh, issue 23)", "measured with bench/ring_mesh"),
     ("peers_interleaved.md", "Mesh against the TCP peers, taking turns (bench/peers_interleaved, issue 23)",
      "measured with bench/peers_interleaved"),
+    ("one_host.md", "One host against Open MPI's shared memory, taking turns (bench/peers_interleaved "
+     "--one-host, issue 40)", "measured with bench/peers_interleaved --one-host"),
     ("ddp.md", "DDP training (bench/ddp, issue 9)", "measured with bench/ddp"),
     ("analysis.md", "Causes and profile notes", "written by hand from profiles"),
 )
@@ -354,8 +356,8 @@ def main():
       "Cells are `time µs / busbw GB/s` with the nccl-tests bus factors (all-reduce 2(N−1)/N; "
       "all-gather, reduce-scatter, all-to-all (N−1)/N; broadcast 1). *Best TCP peer* excludes "
       "`mpi-vader` (shared memory, a different physical path, shown for reference). Every tether "
-      "column goes through its sockets (`TETHER_TCP_CMA_MIN=0`) except `tether-mesh-cma`, which reads "
-      "the peers' memory as tether does by default on one Linux host; it is compared with `mpi-vader` "
+      "column goes through its sockets (`TETHER_TCP_CMA_MIN=0 TETHER_SHM=0`) except `tether-mesh-cma`, which takes "
+      "tether's default path on one host (shared rings, and the peers' memory from 4 MiB on Linux); it is compared with `mpi-vader` "
       "only, in a line under each table. Ratios above 1 "
       "favour tether for busbw, below 1 for time. The busbw plots leave the memory paths (`mpi-vader`, `tether-mesh-cma`) out (their scale "
       "would flatten the TCP lines); the time plots keep them, dashed.",

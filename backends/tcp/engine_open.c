@@ -55,6 +55,20 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
     return TETHER_OK;
 }
 
+/* Some peer has no link of its own: the ring of 4 or more ranks, whose messages to it pass
+ * through neighbours (tether__tcp_ep_route). Such an endpoint keeps its sockets: its progress
+ * thread and its calls read every link eagerly (routed frames must pass on), so a neighbour that
+ * writes faster than this rank consumes is held back only by what a socket buffers; through a
+ * ring, a broadcast root ran 22,823 calls ahead of a descheduled neighbour, whose receives then
+ * searched that many kept messages each (bench -c all, N = 4, under load). */
+static int routed(const tether__tcp_ep *ep)
+{
+    for (int p = 0; p < ep->size; p++)
+        if (p != ep->rank && ep->nlinks[p] == 0)
+            return 1;
+    return 0;
+}
+
 int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backend,
                           tether__tcp_ep **out)
 {
@@ -88,6 +102,8 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
     else if ((rc = take_links(ep, links, local_sndbuf)) == TETHER_OK &&
              (rc = tether__cma_min(&ep->cma_min)) == 0 &&
              (rc = tether__shm_config(ep->size, &ep->shm_cap)) == 0) {
+        if (routed(ep))
+            ep->shm_cap = 0;
         ep->shm_cma_min = tether__env("TETHER_TCP_CMA_MIN", NULL) || !ep->cma_min
                               ? ep->cma_min
                               : TETHER__SHM_CMA_MIN;
