@@ -61,7 +61,8 @@ const tether_env_var tether__env_table[] = {
      "memory (process_vm_readv) instead of the socket; 0 turns it off",
      TETHER_READ_LIB},
     {"TETHER_SHM", "", "1",
-     "1: ranks of one host with one link between them (ring, mesh) move their frames through "
+     "1: ranks of one host with one link between them (mesh; ring up to 3 ranks) move their frames "
+     "through "
      "shared-memory rings, the socket left for doorbells and failures; 0: through the socket",
      TETHER_READ_LIB},
     {"TETHER_SHM_RING", "", "262144",
