@@ -30,6 +30,10 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 LogLevel ERROR
+# bash, the login shell, sources ~/.bashrc for every command run over ssh when SHLVL is below 2 on
+# entry (Debian's SSH_SOURCE_BASHRC); a developer's .bashrc (pyenv init here: 0.6 s idle, 3 s
+# loaded) would then cost every session of the tests. The sessions' commands need nothing of it.
+SetEnv SHLVL=1
 CFG
 : >"$S/config"
 for i in 1 2 3; do
