@@ -96,6 +96,15 @@ void tether__ws_free(tether_waitstate *ws)
     free(ws);
 }
 
+/* src into dst of size bytes, cut to fit: every call and every wait stores its name here, and
+ * snprintf's "%s" was an eighth of an 8-byte all-reduce's instructions. */
+static void copy_text(char *dst, size_t size, const char *src)
+{
+    size_t n = strnlen(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 void tether__ws_wait_begin(tether_waitstate *ws, uint32_t group, uint32_t seq, const char *name,
                            int peer, int tag, const int *members, int n)
 {
@@ -110,7 +119,7 @@ void tether__ws_wait_begin(tether_waitstate *ws, uint32_t group, uint32_t seq, c
     ws->mine.tag = tag;
     ws->mine.err = 0;
     ws->mine.text[0] = '\0';
-    snprintf(ws->mine.name, sizeof ws->mine.name, "%s", name);
+    copy_text(ws->mine.name, sizeof ws->mine.name, name);
     if (peer == TETHER__WS_ANY) {
         ws->any++;
         for (int i = 0; i < n; i++)
@@ -151,8 +160,8 @@ void tether__ws_call_end(tether_waitstate *ws, uint32_t group, const char *name,
         ws->mine.group = group;
         ws->mine.err = rc;
         ws->mine.peer = ws->mine.tag = -1;
-        snprintf(ws->mine.name, sizeof ws->mine.name, "%s", name);
-        snprintf(ws->mine.text, sizeof ws->mine.text, "%s", rc < 0 ? text : "");
+        copy_text(ws->mine.name, sizeof ws->mine.name, name);
+        copy_text(ws->mine.text, sizeof ws->mine.text, rc < 0 ? text : "");
     }
     pthread_mutex_unlock(&ws->mu);
 }
