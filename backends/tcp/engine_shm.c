@@ -127,7 +127,8 @@ tether__shm_step tether__tcp_shm_frame(tether__tcp_ep *ep, tether__link *l, cons
     }
     l->shm_rx = 1;
     l->shm_drop = 1; /* what follows on the socket are doorbells */
-    TLOG_INFO("rank %d: rank %d's frames come through shared memory now", ep->rank, l->peer);
+    TLOG_INFO("rank %d: rank %d's frames come through shared memory now (a ring of %llu bytes)",
+              ep->rank, l->peer, (unsigned long long)l->shm->cap);
     return next;
 }
 
