@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "argcheck.h"
 #include "group.h"
 
 static tether_group *group_alloc(tether_world *w, int rank, int size)

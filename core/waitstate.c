@@ -15,7 +15,7 @@
 
 #include "clock.h"
 #include "errors.h"
-#include "transport.h"
+#include "tag.h"
 #include "wire.h"
 
 #define MAGIC 0x5754u /* "TW" */
