@@ -73,7 +73,7 @@ typedef enum {
     TETHER_READ_PYTHON, /* the Python package (python/tether) and the torch extension's build */
     TETHER_READ_CONFIG, /* `tether config`'s probe of each host */
     /* from here on only developers meet them: `tether check` lists them only when set */
-    TETHER_READ_SCRIPTS, /* build and benchmark scripts (scripts/, cmake/, bench/) */
+    TETHER_READ_SCRIPTS, /* build scripts and the lab's rigs (scripts/, cmake/, lab/) */
     TETHER_READ_TESTS,   /* the test suite (tests/, python/tests) */
     TETHER_READ_COUNT
 } tether_env_reader;

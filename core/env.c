@@ -100,7 +100,7 @@ const tether_env_var tether__env_table[] = {
      TETHER_READ_PYTHON},
     {"TETHER_SYSFS_ROOT", "", "/sys", "sysfs tree a host's probe reads (test fixtures)",
      TETHER_READ_CONFIG},
-    {"TETHER_BENCH_CMD", "", "tether bench", "bench command of bench/compare and compare_driver",
+    {"TETHER_BENCH_CMD", "", "tether bench", "bench command of lab/compare and compare_driver",
      TETHER_READ_SCRIPTS},
     {"TETHER_ZIG", "", "", "zig binary of the macOS cross build", TETHER_READ_SCRIPTS},
     {"TETHER_MACOS_ARCH", "", "", "aarch64 or x86_64: target of the macOS cross build",

@@ -202,7 +202,7 @@ static inline double canon_f64(double r) /* here the masks kept the float64 loop
 /* fselect_##tag: x > y ? x : y is exactly maxps/maxpd (and x < y ? x : y minps/minpd), which
  * give their second operand on ties; taking both orders and combining their bits costs two more
  * instructions than one max, where a compare for ties and a blend cost four and kept the float32
- * kernels at half the speed (bench/kernels, 256 KiB). The NaN check is one unordered compare. */
+ * kernels at half the speed (lab/kernels, 256 KiB). The NaN check is one unordered compare. */
 #define FSELECT_FN(tag, F, U, NAN_BITS)                                                            \
     static inline F fselect_##tag(F a, F b, int max)                                               \
     {                                                                                              \

@@ -2,7 +2,7 @@
  * systems have no per-socket choice, and TETHER_TCP_CONGESTION is an error there).
  *
  * TETHER_TCP_CONGESTION, when set, names it for every connection: e.g. cubic where the default is
- * BBR, whose rate estimate a token-bucket shaper misleads (bench/netns). Unset, connections between
+ * BBR, whose rate estimate a token-bucket shaper misleads (lab/netns). Unset, connections between
  * processes of one host run Reno and the others the system's default. Loopback loses nothing, so
  * there a congestion control only costs: BBR, a common default, models the path on every ACK and
  * paces the sender with timers. Reno does least, and any process may choose it (the kernel never

@@ -23,7 +23,7 @@ Loss is drawn on every rdma backend, UC too (tether resends lost UC frames: back
 retransmit.c); CAMPAIGN_UC_LOSS=0 keeps UC loss-free. Cable deaths (CAMPAIGN_CABLES): a cable dies or flaps mid-run, in 3 runs in 10 of the backends
 with two cables per pair: rdma with 2 devices per pair, one device down for good or for 0.5-2 s
 (SOFTVERBS_DEVICE_DOWN); ring-k2 and mesh-a2 as 2 hosts in network namespaces joined by 2 veth
-links (bench/netns, needs root), one taken down for good or flapped.
+links (lab/netns, needs root), one taken down for good or flapped.
   CAMPAIGN_CABLES=survived  (the default) every backend that fails over (rdma, ring-k2, mesh-a2: the
                             mesh opens one link per cable a pair shares): such a run must pass
                             like any other
@@ -63,7 +63,7 @@ def cables_drawn(backend):
     return backend.startswith("rdma") or netns_here()
 
 
-NETNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../bench/netns")
+NETNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../lab/netns")
 _netns_here = []
 
 
@@ -107,7 +107,7 @@ def draw(seed, args):
     if rng.random() < args.kill_prob:
         run["kill"] = {"rank": rng.randrange(run["n"]), "ms": rng.randint(20, 2000)}
     if run["cable"] and not rdma:
-        run["kill"] = None  # bench/netns stops both ranks at the first failure: nothing to judge
+        run["kill"] = None  # lab/netns stops both ranks at the first failure: nothing to judge
     return run
 
 
@@ -216,7 +216,7 @@ def last_line(path):
 
 
 def run_netns(run, args):
-    """A TCP cable run: 2 hosts in namespaces, 2 links, link 1 down or flapped (bench/netns, which
+    """A TCP cable run: 2 hosts in namespaces, 2 links, link 1 down or flapped (lab/netns, which
     stops both ranks at the first failure: no kill is judged here)."""
     work = tempfile.mkdtemp(prefix="campaign-")
     kind, c = run["backend"].split("-")[0], run["cable"]
@@ -240,7 +240,7 @@ def run_netns(run, args):
     if rc == 77:
         why = text.strip().splitlines()[-1]
         return "failed", what + ": no network namespaces here", why, work, None
-    # campaign_rank's own line ("FAILED <call> <error> at ..."), of whichever rank bench/netns shows
+    # campaign_rank's own line ("FAILED <call> <error> at ..."), of whichever rank lab/netns shows
     errs = [l.strip() for l in text.splitlines() if l.strip().startswith("FAILED ")]
     err = errs[0].split()[2] if errs and len(errs[0].split()) > 2 else "exit %d" % rc
     return "failed", "%s: %s" % (what, err), errs[0] if errs else "exit %d" % rc, work, None

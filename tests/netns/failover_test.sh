@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/netns/failover_test.sh CASE NETNS_SCRIPT RANK_BIN - a ring or mesh whose pairs have 2 links
-# (bench/netns -k 2), one link of one pair faulted while the ranks loop float32 all-reduces
+# (lab/netns -k 2), one link of one pair faulted while the ranks loop float32 all-reduces
 # (tests/campaign/campaign_rank: every element of every call checked); 77 = skipped.
 #   ring2_down  2 hosts, links of 100 Mbit/s, 16 MiB, link 1 of pair 0-1 down 4 s in (the cable
 #               pulled)

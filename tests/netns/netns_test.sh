@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/netns/netns_test.sh CASE NETNS_SCRIPT TETHER_BIN - one bench/netns scenario; 77 = skipped.
+# tests/netns/netns_test.sh CASE NETNS_SCRIPT TETHER_BIN - one lab/netns scenario; 77 = skipped.
 #   mesh3    3 hosts, full mesh at 1 Gbit/s: `tether bench -c all --check` at small sizes passes,
 #            and a 4 MiB all-reduce takes the direct algorithm (hosts apart: every cable busy; on
 #            one host the same call takes the ring, test select.one_host.n3)
@@ -8,7 +8,7 @@
 #   ring4_routed  4 hosts, ring of 1 Gbit/s links: 32 MiB sends from rank 0 to rank 2, passed on
 #            by ranks 1 and 3, arrive intact, and the ranks on the way stay under 24 MiB of memory
 #            (whole process: chunks pass on, the message is never held whole). Its rate is a
-#            benchmark figure (bench/ring_mesh), not checked here.
+#            benchmark figure (lab/ring_mesh), not checked here.
 #   slow     2 hosts at 4 Mbit/s, TETHER_TIMEOUT=1: a 1 MiB broadcast takes about 2 s per call and
 #            still succeeds, since data keeps moving (a timeout means no request finished *and* no
 #            byte moved)
@@ -85,7 +85,7 @@ case "$case_" in
     ;;
   shaping)
     command -v iperf3 >/dev/null || { echo "SKIP: iperf3 is not installed"; exit 77; }
-    out=$("$netns" -n 2 -r 100mbit links) || { echo "FAIL: bench/netns links: $out"; exit 1; }
+    out=$("$netns" -n 2 -r 100mbit links) || { echo "FAIL: lab/netns links: $out"; exit 1; }
     echo "$out"
     mbit=$(echo "$out" | awk '/Mbits/ {print int($(NF-1))}')
     [ -n "$mbit" ] && [ "$mbit" -ge 80 ] && [ "$mbit" -le 105 ] ||

@@ -2,7 +2,7 @@
  * standing in for cables): striping over every link, MLX hostfiles, forwarding while the ranks on
  * the way are busy elsewhere, length checks across forwarding, one message over 2 GiB, routed
  * messages passed on without being held whole (memory, crossing streams, a rank on the way that
- * closes, late receives, and the rate over shaped links in bench/netns).
+ * closes, late receives, and the rate over shaped links in lab/netns).
  * Usage: ring_test stripes|mlx_hostfile|forward_idle|forward_mismatch|big|routed_memory|
  *        routed_stall|routed_cross|routed_cycle|routed_closing|routed_late|late_receive
  *        ring_test routed_memory|routed_stall|routed_cross|routed_cycle|routed_closing rdma

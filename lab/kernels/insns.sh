@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
-# bench/kernels/insns.sh - instructions per element of the arm64 reduction kernels, portable and
+# lab/kernels/insns.sh - instructions per element of the arm64 reduction kernels, portable and
 # NEON sets, counted under qemu-aarch64 (no arm64 machine needed; counts, not time: qemu says
 # nothing of an Apple core's speed). Each figure is (instructions at 2N - at N) / N elements, less
 # the same for the set-up alone (filling the inputs), with qemu logging every executed instruction
 # (-singlestep -d exec,nochain).
-# usage: bench/kernels/insns.sh [BUILD_DIR]   (default: build-aarch64, from scripts/cross-aarch64.sh)
+# usage: lab/kernels/insns.sh [BUILD_DIR]   (default: build-aarch64, from scripts/cross-aarch64.sh)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=${1:-$src/build-aarch64}
-[ -f "$build/libtether.a" ] || {
-    echo "insns.sh: $build/libtether.a not found: run scripts/cross-aarch64.sh first" >&2
+out=$build/lab/lab_insns # lab/CMakeLists.txt
+[ -x "$out" ] || {
+    echo "insns.sh: $out not found: run scripts/cross-aarch64.sh first" >&2
     exit 1
 }
-out=$build/bench-insns
-aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$src" -I"$src/include" \
-    -o "$out" "$here/insns.c" "$build/libtether.a" -ljansson -lpthread -ldl -lm
 n=4096
 # qemu's CPU: max has FEAT_FP16 and FEAT_BF16 (the neon+fp16+bf16 set), neoverse-n1 FEAT_FP16 only
 # (neon+fp16), cortex-a72 neither (neon)

@@ -1,5 +1,5 @@
-/* bench/kernels/insns.c - one reduction kernel call over n elements, for counting the instructions
- * it executes under an emulator (bench/kernels/insns.sh runs it under qemu-aarch64 at two lengths
+/* lab/kernels/insns.c - one reduction kernel call over n elements, for counting the instructions
+ * it executes under an emulator (lab/kernels/insns.sh runs it under qemu-aarch64 at two lengths
  * and divides the difference by the difference of lengths: instructions per element, start-up
  * and tail excluded).
  * usage: insns portable|fast KERNEL DTYPE OP N

@@ -1,6 +1,6 @@
-"""bench/ddp/comm_cost.py - what DDP's gradient synchronisation costs per step, tether vs gloo.
+"""lab/ddp/comm_cost.py - what DDP's gradient synchronisation costs per step, tether vs gloo.
 
-    PYTHONPATH=build/torch-ext build/tether launch -n 2 -- /usr/bin/python3 bench/ddp/comm_cost.py
+    PYTHONPATH=build/torch-ext build/tether launch -n 2 -- /usr/bin/python3 lab/ddp/comm_cost.py
 
 Where compute dominates (a 23 M-parameter decoder on a few CPU cores), samples/s hides the
 backend; this measures it directly: per step, the time of a training step with gradient

@@ -1,6 +1,6 @@
-"""bench/ddp - DDP training throughput of a small decoder-only transformer: tether vs gloo.
+"""lab/ddp - DDP training throughput of a small decoder-only transformer: tether vs gloo.
 
-    PYTHONPATH=build/torch-ext /usr/bin/python3 bench/ddp/bench_ddp.py --tether build/tether
+    PYTHONPATH=build/torch-ext /usr/bin/python3 lab/ddp/bench_ddp.py --tether build/tether
 
 runs every configuration through `tether launch -n N` (N = 1, 2, 4 by default) and prints one
 table: samples/s over all ranks and the speed-up over N = 1 of the same backend, as mccl's README

@@ -1,11 +1,10 @@
-/* bench/kernels/kernels.c - reduction-kernel microbenchmark: tether__reduce per dtype and op, the
+/* lab/kernels/kernels.c - reduction-kernel microbenchmark: tether__reduce per dtype and op, the
  * bf16 wire kernels and memcpy, each as GB/s and elements/s, all in one run of one process.
  * The kernels are the set the library picks for this CPU ("avx2" on x86-64 with AVX2 and F16C), or
  * the portable C set with --portable: the header line says which.
  *
- * Built by bench/kernels/build.sh against the static library of a build dir (it needs the internal
- * core/reduce.h, so it is not part of the `tether` command). Single thread, like the collectives'
- * reduction step.
+ * Built as lab_kernels with the tree (lab/CMakeLists.txt; it needs the internal core/reduce.h, so
+ * it is not part of the `tether` command). Single thread, like the collectives' reduction step.
  *
  * Words: S is the destination buffer's size in bytes. A kernel's "GB/s" is S per second (what
  * anchors' membw reports): memcpy reads S and writes S, a reduction reads 2S and writes S. "Gel/s"

@@ -1,4 +1,4 @@
-/* bench/placement/probe.c - how far apart the host has put this VM's first two CPUs right now, and
+/* lab/placement/probe.c - how far apart the host has put this VM's first two CPUs right now, and
  * what that does to a bare loopback TCP exchange. No tether code: it is the yardstick tether's own
  * figures are read against.
  *
@@ -16,9 +16,11 @@
  *   non-blocking reads: the fewest system calls an exchange can make; median of 4 samples).
  *   `probe 0` prints only the round trip, in ns, for scripts.
  */
+#ifndef _GNU_SOURCE /* the tree's build defines it */
 #define _GNU_SOURCE
+#endif
 #ifndef __linux__
-#error "bench/placement/probe.c is Linux only: it pins threads and processes to CPUs"
+#error "lab/placement/probe.c is Linux only: it pins threads and processes to CPUs"
 #endif
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,12 +1,11 @@
-/* bench/drivers/mpi_overhead.c - what the mpi backend costs over calling MPI directly, measured in
+/* lab/drivers/mpi_overhead.c - what the mpi backend costs over calling MPI directly, measured in
  * one process: the same collective on a duplicate of MPI_COMM_WORLD, raw and through tether
  * (backends/mpi), in alternating blocks, so both see the same MPI, thread level, network and load.
  * Prints per size the median block of each (mean over ranks) and their ratio and difference.
- * Built with the MPI's compiler wrapper against libtether (docs/mpi.md):
+ * Built as lab_mpi_overhead with the tree where Open MPI's development files are
+ * (lab/CMakeLists.txt; docs/mpi.md):
  *
- *   mpicc -O2 -I include bench/drivers/mpi_overhead.c -L build -ltether -Wl,-rpath,$PWD/build \
- *         -o build/mpi_overhead
- *   mpirun -n 2 build/mpi_overhead allreduce|allgather|broadcast
+ *   mpirun -n 2 build/lab/lab_mpi_overhead allreduce|allgather|broadcast
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
-/* bench/drivers/compare_mpi.c - Open MPI's reduce-scatter and all-to-all, the peer figures the
- * anchors lack. Built and run by bench/compare with mpicc (kept out of bench/, whose .c files make
- * the tether command). Same protocol as the anchors' drivers (../shared/anchors/src/bench_common.h,
- * not copied): sizes 4, 8, 16, 64 ... x4 up to ANCHOR_MAXBYTES, verify once, calibrate with
- * doubling batches until one lasts ANCHOR_CAL_S, then 5 blocks of ~ANCHOR_TARGET_S in total; a
- * block's time is the mean over ranks, time = median block. Sizes follow nccl-tests: reduce_scatter
- * = the input (N blocks), all_to_all = the whole send buffer. Prints the driver-contract lines:
- * coll nranks size_bytes time_us algbw_GBps busbw_GBps */
+/* lab/drivers/compare_mpi.c - Open MPI's reduce-scatter and all-to-all, the peer figures the
+ * anchors lack. Built as lab_compare_mpi (lab/CMakeLists.txt) and run by lab/compare. Same protocol
+ * as the anchors' drivers (../shared/anchors/src/bench_common.h, not copied): sizes 4, 8, 16, 64
+ * ... x4 up to ANCHOR_MAXBYTES, verify once, calibrate with doubling batches until one lasts
+ * ANCHOR_CAL_S, then 5 blocks of ~ANCHOR_TARGET_S in total; a block's time is the mean over ranks,
+ * time = median block. Sizes follow nccl-tests: reduce_scatter = the input (N blocks), all_to_all =
+ * the whole send buffer. Prints the driver-contract lines: coll nranks size_bytes time_us
+ * algbw_GBps busbw_GBps */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
