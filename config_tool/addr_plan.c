@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_tool/addr_plan.h"
+#include "config_tool/config_say.h"
 #include "config_tool/config_tool.h"
+#include "config_tool/probe_fields.h"
 
 #define CT_BLOCK_MASK 0xfffffffcu /* /30: network, two hosts, broadcast */
 

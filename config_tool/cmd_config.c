@@ -7,10 +7,19 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "config_tool/addr_plan.h"
+#include "config_tool/config_say.h"
 #include "config_tool/config_tool.h"
+#include "config_tool/host_setup.h"
+#include "config_tool/probe_parse.h"
+#include "config_tool/probe_script.h"
+#include "config_tool/results.h"
+#include "config_tool/ssh_run.h"
+#include "config_tool/topology.h"
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/registry.h"
+#include "hostfile/hostfile.h"
 #include "tools/ssh_command.h"
 
 #define CT_DEFAULT_SSH "ssh -o BatchMode=yes -o ConnectTimeout=5"

@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "config_tool/config_tool.h"
+#include "config_tool/config_say.h"
 #include "core/errors.h"
+#include "hostfile/hostfile.h"
 
 typedef enum { FORM_GUESS, FORM_LAUNCH, FORM_RANKS, FORM_DEVICES } form;
 

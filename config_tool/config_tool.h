@@ -1,21 +1,20 @@
 /* config_tool/config_tool.h - `tether config`: what each part knows about the hosts and the cables.
  *
- * Flow: options -> probe every host over ssh at once (probe_script.c, ssh_run.c) -> parse each
- * host's answer (probe_parse.c, then macos.c or linux_sysfs.c) -> match ports into cables and
- * look for a mesh and a ring (topology.c) -> pick the backend (topology.c) -> give every cable a
- * /30 (addr_plan.c) -> commands per host, run with --auto-setup (host_setup.c) -> the hostfile, DOT
- * or summary (results.c). Words: a port is one Thunderbolt port of a host (a macOS bus or a Linux
- * thunderbolt-net interface); a cable links a port of one host to a port of another.
+ * Flow: options -> probe every host over ssh at once (probe_script.h, ssh_run.h) -> parse each
+ * host's answer (probe_parse.h, then macos.h or linux_sysfs.h, over probe_fields.h) -> match ports
+ * into cables and look for a mesh and a ring (topology.h) -> pick the backend (topology.h) -> give
+ * every cable a /30 (addr_plan.h) -> commands per host, run with --auto-setup (host_setup.h) -> the
+ * hostfile, DOT or summary (results.h); messages and exit statuses: config_say.h. Each header is
+ * named after the file that implements it. Words: a port is one Thunderbolt port of a host (a
+ * macOS bus or a Linux thunderbolt-net interface); a cable links a port of one host to a port of
+ * another.
  */
 #ifndef TETHER_CONFIG_TOOL_H
 #define TETHER_CONFIG_TOOL_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "hostfile/hostfile.h"
-#include "tools/netcmd_text.h" /* tether__next_line, and the macOS ports and ifconfig text */
-#include "tools/say.h"
 
 #define CT_MAX_HOSTS 64
 #define CT_MAX_PORTS 16   /* Thunderbolt ports per host */
@@ -26,10 +25,6 @@
 #define CT_MAX_CABLES 256
 #define CT_UUID_MAX 64
 #define CT_IF_MAX 32
-
-/* Status of the command: 0 done, 1 failed (hosts, topology, setup), 2 bad command line. */
-#define CT_EXIT_FAILED 1
-#define CT_EXIT_USAGE 2
 
 typedef enum { CT_OS_UNKNOWN, CT_OS_MACOS, CT_OS_LINUX } ct_os;
 
@@ -149,96 +144,5 @@ typedef struct ct_run {
     char backend_why[512];
     ct_cable_addr plan[CT_MAX_CABLES];
 } ct_run;
-
-/* ---- messages: "tether config: ..." on stderr (tools/say.h); ct_verbose only with --verbose ----
- */
-#define ct_say(...) tether__say("tether config", __VA_ARGS__)
-#define ct_verbose(o, ...)                                                                         \
-    do {                                                                                           \
-        if ((o)->verbose)                                                                          \
-            tether__say("tether config", __VA_ARGS__);                                             \
-    } while (0)
-
-/* ---- probing ---- */
-/* The shell command line the remote host runs (wrapped for sh, whatever the login shell). */
-const char *ct_probe_command(void);
-
-/* One ssh session's result. */
-typedef struct ct_session {
-    char *out;  /* stdout, NUL-terminated (malloc'd) */
-    char *err;  /* stderr */
-    int status; /* exit status; -1 when it timed out or could not start */
-    int timed_out;
-} ct_session;
-
-/* Run `SSH_COMMAND HOST COMMAND` for every host at once, each for at most timeout_s seconds.
- * commands[i] is what hosts[i] runs. Fills sessions[i]; returns 0, or -1 if nothing could start. */
-int ct_ssh_run_all(const char *ssh_command, const char *const *hosts, const char *const *commands,
-                   int n, int timeout_s, ct_session *sessions);
-void ct_session_free(ct_session *s);
-/* A one-line reason for a failed session ("ssh: connect to host x: Connection refused"). */
-void ct_session_error(const ct_session *s, int timeout_s, char *buf, size_t len);
-
-/* Parse a probe's output into h (h->name set). 0, or -1 with h->error set. */
-int ct_probe_parse(ct_host *h, const char *out);
-
-/* Sections of the probe output, by name (NULL when absent). */
-typedef struct ct_section {
-    const char *name, *arg; /* "@@tether NAME ARG" */
-    const char *text;
-    size_t len;
-} ct_section;
-
-int ct_parse_macos(ct_host *h, const ct_section *secs, int nsecs);
-/* A destination as macOS's netstat -rn prints it, host being whether its flags have H: the
- * address without its trailing zero octets, and no mask when it is the address's class mask
- * (netstat.tproj/route.c, netname and domask): "10.8/16" is 10.8.0.0/16, "192.168.50"
- * 192.168.50.0/24, "127" 127.0.0.0/8, "224.0.0/4" 224.0.0.0/4; "10.1&0xffff00ff" has a
- * non-contiguous mask. 0, or -1 when s is none of these. */
-int ct_parse_bsd_dest(const char *s, int host, uint32_t *net, uint32_t *mask);
-int ct_parse_linux(ct_host *h, const ct_section *secs, int nsecs);
-const ct_section *ct_section_find(const ct_section *secs, int nsecs, const char *name);
-
-/* Shared text helpers. */
-int ct_parse_ipv4(const char *s, uint32_t *out);        /* 0 or -1 */
-void ct_format_ipv4(uint32_t a, char *buf, size_t len); /* buf >= 16 */
-int ct_mask_bits(uint32_t mask);
-uint32_t ct_prefix_mask(int bits);                    /* 24 -> 0xffffff00 */
-double ct_parse_gbps(const char *s);                  /* "80 Gb/s" -> 80; 0 when none */
-ct_iface *ct_iface_get(ct_host *h, const char *name); /* found or added; NULL when full */
-int ct_add_net(ct_net *nets, int *n, int max, const char *iface, uint32_t addr, uint32_t mask);
-
-/* ---- topology and backend (topology.c) ---- */
-void ct_topology_build(ct_run *run);
-/* Choose run->backend (and say why) from the options, the hosts and the topology. 0 or -1 with a
- * message printed. */
-int ct_backend_choose(ct_run *run);
-const char *ct_backend_name(ct_backend b);
-/* The chosen backend as the hostfile names it (--format): MLX's names where mlx.launch has the
- * backend (ring; rdma as jaccl on a full mesh, jaccl-ring on a ring), which tether reads the same,
- * and "mesh" otherwise (--format mlx chose a ring instead); --format tether: tether's names. */
-const char *ct_hostfile_backend(const ct_run *run);
-/* "a -> b -> c -> a (3 of 4 hosts)", or "none". */
-void ct_ring_text(const ct_run *run, char *buf, size_t len);
-
-/* ---- addresses (addr_plan.c) ---- */
-int ct_plan_addresses(ct_run *run);
-int ct_parse_cidr(const char *s, uint32_t *net, uint32_t *mask);
-
-/* ---- setup commands (host_setup.c) ---- */
-/* The commands host h needs (each run with sudo), one per line into buf; returns the count. */
-int ct_setup_commands(const ct_run *run, int h, char *buf, size_t len);
-/* --auto-setup: run the commands, then ping every used cable. 0 or -1 (printed why). */
-int ct_auto_setup(ct_run *run);
-
-/* ---- output (results.c) ---- */
-/* The launcher hostfile for the chosen backend, in rank order. */
-int ct_build_hostfile(const ct_run *run, tether_launch_hosts *out);
-void ct_print_dot(const ct_run *run);
-void ct_print_summary(const ct_run *run, int with_commands);
-/* The setup commands per host, each prefixed with sudo (or "none" when all is set up). */
-void ct_print_commands(const ct_run *run);
-/* Rank order of the hosts for the chosen backend: ring order for ring, else as given. */
-int ct_rank_order(const ct_run *run, int *order);
 
 #endif

@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_tool/config_say.h"
 #include "config_tool/config_tool.h"
+#include "config_tool/host_setup.h"
+#include "config_tool/probe_fields.h"
+#include "config_tool/ssh_run.h"
 
 #define CT_TB_MTU 65520 /* thunderbolt-net's largest MTU */
 #define CT_CMDS_MAX 8192

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "config_tool/config_tool.h"
+#include "config_tool/linux_sysfs.h"
+#include "config_tool/probe_fields.h"
+#include "tools/netcmd_text.h"
 
 #define CT_LINE_MAX 512
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config_tool/config_tool.h"
+#include "config_tool/probe_fields.h"
 
 int ct_parse_ipv4(const char *s, uint32_t *out)
 {

@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "config_tool/config_tool.h"
+#include "config_tool/linux_sysfs.h"
+#include "config_tool/macos.h"
+#include "config_tool/probe_fields.h"
+#include "config_tool/probe_parse.h"
 
 #define CT_MAX_SECTIONS 128
 #define CT_MARK "@@tether "

@@ -1,6 +1,6 @@
 /* config_tool/probe_script.c - the shell script each host runs once: everything the tool needs,
  * in sections marked "@@tether NAME [ARG]". Only read-only commands; nothing is changed. */
-#include "config_tool/config_tool.h"
+#include "config_tool/probe_script.h"
 
 /* Kept free of single quotes so it can be wrapped in '...' for sh -c. The remote login shell may
  * be zsh (the macOS default), so the script always runs under sh. Each marker starts on a fresh

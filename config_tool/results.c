@@ -4,7 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_tool/config_say.h"
 #include "config_tool/config_tool.h"
+#include "config_tool/host_setup.h"
+#include "config_tool/probe_fields.h"
+#include "config_tool/results.h"
+#include "config_tool/topology.h"
+#include "hostfile/hostfile.h"
 
 int ct_rank_order(const ct_run *run, int *order)
 {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config_tool/config_tool.h"
+#include "config_tool/ssh_run.h"
 #include "tools/ssh_command.h"
 
 #define CT_OUTPUT_MAX (16u << 20) /* a probe answers in kilobytes; stop a runaway remote */

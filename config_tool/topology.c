@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_tool/config_say.h"
 #include "config_tool/config_tool.h"
+#include "config_tool/topology.h"
 
 #define CT_SEARCH_BUDGET 2000000L /* DFS steps; enough for every cluster of Macs anyone cables */
 #define CT_TB5_GBPS 80.0          /* a Thunderbolt 5 link runs at 80 Gb/s or more */

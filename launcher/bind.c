@@ -16,8 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bind.h"
 #include "core/platform.h"
-#include "launch.h"
+#include "job.h"
+#include "launch_say.h"
+#include "tools/strbuf.h"
 
 #if TETHER_LINUX
 #include <sched.h>

@@ -14,8 +14,10 @@
 #include "core/registry.h"
 #include "core/size_arg.h"
 #include "core/transport.h"
+#include "launch_say.h"
 #include "tether.h"
 #include "tools/argv0.h"
+#include "tools/strbuf.h"
 
 #define RANK_MODE "--as-rank" /* internal: how the launched ranks are told what they are */
 #define DEFAULT_BYTES (256u << 20)

@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 #include "core/config.h"
-#include "launch.h"
+#include "core/log.h"
+#include "tools/strbuf.h"
 
 typedef struct tether__hostcheck_report {
     tether__strbuf text;     /* what this machine has, section by section */

@@ -13,6 +13,7 @@
 #include "core/registry.h"
 #include "core/transport.h"
 #include "tether.h"
+#include "tools/strbuf.h"
 
 /* Each backend in the table: the registry's answer (tether_init's), and for one not configured
  * whether it could run here all the same (its libraries are loaded to find out). */

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "launch_say.h"
 #include "tether.h"
+#include "tools/strbuf.h"
 
 #define REPORT_MAX (32 << 10) /* a machine's report, as gathered to rank 0 */
 #define LAT_WARMUP 5

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "core/platform.h"
 #include "tools/netcmd_text.h"
+#include "tools/strbuf.h"
 
 #define MAX_ADDRS 128
 

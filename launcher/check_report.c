@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "check.h"
+#include "tools/strbuf.h"
 
 void tether__hostcheck_problem(tether__hostcheck_report *r, const char *fmt, ...)
 {

@@ -24,8 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/platform.h"
-#include "launch.h"
+#include "exit_order.h"
+#include "spawn.h"
 
 #if TETHER_LINUX
 #include <sys/epoll.h>

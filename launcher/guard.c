@@ -19,7 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "core/log.h"
+#include "guard.h"
+#include "job.h"
+#include "launch_say.h"
+#include "signals.h"
+#include "ssh_helpers.h"
 
 /* Messages, one line each (atomic: under PIPE_BUF): "L <pgid>" a local group, "R <rank> <target>
  * <dir>" a remote rank's kill target and temp dir, "D" the job is over. */

@@ -1,4 +1,12 @@
-/* launcher/launch.c - `tether launch`: plan the job, start every rank, supervise, clean up. */
+/* launcher/launch.c - `tether launch`: plan the job, start every rank, supervise, clean up.
+ *
+ * Flow: parse options (launch_args.h) -> plan the job (job.h: hosts, ports, token, the per-rank
+ * hostfile in a private temp dir) -> the guard is forked, to kill the ranks if the launcher dies
+ * (guard.h) -> a spawner (spawn.h: local, or ssh) starts each rank with its environment
+ * (launch_env.h) and three pipes -> the supervisor (supervise.h) polls the pipes, the launcher's
+ * stdin (stdin_bcast.h) and its signals (signals.h) until every rank is gone -> the plan is
+ * removed. Each part lives in its own file, with its own header; only the spawner knows whether a
+ * rank is local or remote. */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,7 +16,15 @@
 
 #include "cli/commands.h"
 #include "core/platform.h"
-#include "launch.h"
+#include "guard.h"
+#include "job.h"
+#include "launch_args.h"
+#include "launch_say.h"
+#include "signals.h"
+#include "spawn.h"
+#include "ssh_helpers.h"
+#include "stdin_bcast.h"
+#include "supervise.h"
 
 #if TETHER_LINUX
 #include <sys/prctl.h>

@@ -6,9 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bind.h"
 #include "core/config.h"
 #include "core/registry.h"
-#include "launch.h"
+#include "launch_args.h"
+#include "launch_env.h"
+#include "launch_say.h"
 #include "tools/ssh_command.h"
 
 static const char launch_usage[] =

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch.h"
+#include "core/log.h"
+#include "job.h"
+#include "launch_args.h"
+#include "launch_env.h"
+#include "launch_say.h"
 
 /* Append a copy of "NAME=value". 0, or -1 when out of memory. */
 static int env_add_kv(tether__envlist *e, const char *kv)

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch.h"
+#include "hostfile/hostfile.h"
+#include "job.h"
+#include "launch_say.h"
 #include "tether.h"
 
 /* The whole of a small file we just wrote, as a string. */

@@ -9,7 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "hostfile/hostfile.h"
+#include "job.h"
+#include "launch_args.h"
+#include "launch_say.h"
 #include "tether.h"
 
 /* 1 if text is an IP address assigned to one of this machine's interfaces. */

@@ -10,7 +10,10 @@
 
 #include "backends/net/port.h"
 #include "core/random.h"
-#include "launch.h"
+#include "hostfile/hostfile.h"
+#include "job.h"
+#include "launch_args.h"
+#include "launch_say.h"
 #include "tether.h"
 
 /* Random hex token: ranks of this job prove they know it on every connection. */

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "core/clock.h"
+#include "launch_say.h"
+#include "rank_output.h"
 
 #define READ_CHUNK 65536
 #define PREFIX_MAX 16 /* "[4095] " and then some */

@@ -3,7 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "launch.h"
+#include "bind.h"
+#include "job.h"
+#include "launch_env.h"
+#include "launch_say.h"
+#include "remote_script.h"
+#include "spawn.h"
+#include "tools/strbuf.h"
 
 /* echo 'tether launch: rank R on HOST: <msg>' >&2 */
 static void add_error(tether__strbuf *b, const tether__job *job, int rank, const char *msg)

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "launch_say.h"
+#include "signals.h"
 
 static const int caught[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static const int ignored[] = {SIGPIPE, SIGTTIN};

@@ -8,8 +8,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bind.h"
 #include "core/platform.h"
-#include "launch.h"
+#include "job.h"
+#include "launch_env.h"
+#include "launch_say.h"
+#include "rank_output.h"
+#include "signals.h"
+#include "spawn.h"
 
 /* One pipe, both ends close-on-exec (the child gets its end by dup2), ours non-blocking for
  * poll(). ours is 0 for the read end, 1 for the write end. */

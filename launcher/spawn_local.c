@@ -1,7 +1,10 @@
 /* launcher/spawn_local.c - the local rank spawner: the program itself, on this machine. */
 #include <signal.h>
 
-#include "launch.h"
+#include "bind.h"
+#include "job.h"
+#include "launch_env.h"
+#include "spawn.h"
 
 static int local_start(const tether__job *job, int rank, tether__rank_proc *p)
 {

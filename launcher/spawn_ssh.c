@@ -9,8 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "core/clock.h"
+#include "guard.h"
+#include "job.h"
+#include "remote_script.h"
+#include "spawn.h"
+#include "ssh_helpers.h"
 #include "tools/ssh_command.h"
+#include "tools/strbuf.h"
 
 static const char *ssh_command; /* the job's --ssh-command (set by ssh_start) */
 

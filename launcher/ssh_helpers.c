@@ -9,7 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "core/clock.h"
+#include "job.h"
+#include "launch_say.h"
+#include "signals.h"
+#include "spawn.h"
+#include "ssh_helpers.h"
 #include "tools/ssh_command.h"
 
 #define MAX_HELPERS 256 /* kill commands in flight; past that the oldest is given up */

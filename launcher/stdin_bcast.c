@@ -5,7 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "launch_say.h"
+#include "stdin_bcast.h"
 
 int tether__bcast_init(tether__bcast *b, int src, int n)
 {

@@ -11,7 +11,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "launch.h"
+#include "core/clock.h"
+#include "exit_order.h"
+#include "launch_say.h"
+#include "rank_output.h"
+#include "signals.h"
+#include "spawn.h"
+#include "stdin_bcast.h"
+#include "supervise.h"
 
 #define POLL_MAX_MS 1000     /* re-check children even if a SIGCHLD got lost */
 #define POLL_STOPPING_MS 100 /* while a stopped rank may empty silently (no wake-up comes) */

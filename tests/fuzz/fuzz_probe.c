@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config_tool/config_tool.h"
+#include "config_tool/probe_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,9 @@ tether command: cli/, launcher/, config_tool/, bench/, over tools/):
   - backends/tcp/engine_impl.h is included only by the engine's own files (tcp/engine*.c);
   - the headers form no include cycle;
   - tools/ (what the subcommands share: say, argv0, strings, ssh, network command text) includes
-    and calls none of them, and launcher/ and config_tool/ include and call nothing of each other.
+    and calls none of them, and launcher/ and config_tool/ include and call nothing of each other;
+  - a header of launcher/ or config_tool/ (one per concern) includes only headers it uses: a name
+    each declares (a macro, type, struct, enum constant, function or variable) appears in it.
 Call graph (from nm: which object defines a symbol another one uses):
   - backends/net/ calls no backend;
   - between the files of one folder (core/, core/algo/, hostfile/, each folder of backends/, and
@@ -91,6 +93,43 @@ for f, incs in sorted(includes.items()):
     for inc in incs:
         if (top_of(f), top_of(inc)) in SIDEWAYS:
             fail(f"{f} includes {inc}: tools/ is beneath the subcommands, which share only it")
+
+
+# A header of launcher/ or config_tool/ includes only what it uses (one header per concern).
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+DECLARED = [
+    re.compile(r"^\s*#\s*define\s+(\w+)", re.M),  # macros
+    re.compile(r"\b(?:struct|union|enum)\s+(\w+)"),  # tags
+    re.compile(r"}\s*(\w+)\s*;"),  # typedef struct {...} name;
+    re.compile(r"\btypedef\b[^;{}()]*?\b(\w+)\s*;"),  # typedef T name;
+    re.compile(r"\btypedef\b[^;]*?\(\s*\*\s*(\w+)\s*\)\s*\("),  # typedef R (*name)(...);
+    re.compile(r"^(?!typedef\b)[A-Za-z_][^#;{}()=]*?\b(\w+)\s*\(", re.M),  # functions
+    re.compile(r"^extern\b[^;(]*?\b(\w+)\s*;", re.M),  # variables
+]
+ENUM_BODY = re.compile(r"\benum\b[^{;]*{([^}]*)}")
+C_WORDS = set("""char short int long float double signed unsigned void const volatile static inline
+extern typedef struct union enum if else while for do switch return sizeof""".split())
+
+
+def declared(path):
+    with open(os.path.join(SRC, path), encoding="utf-8") as fh:
+        text = COMMENT.sub(" ", fh.read())
+    names = {m for rx in DECLARED for m in rx.findall(text)}
+    for body in ENUM_BODY.findall(text):
+        names |= set(re.findall(r"(?:^|,)\s*([A-Za-z_]\w*)", body))
+    guard = re.search(r"^\s*#\s*ifndef\s+(\w+)", text, re.M)  # the include guard declares nothing
+    return names - {guard.group(1) if guard else None} - C_WORDS
+
+
+for f, incs in sorted(includes.items()):
+    if top_of(f) not in ("launcher", "config_tool") or not f.endswith(".h"):
+        continue
+    with open(os.path.join(SRC, f), encoding="utf-8") as fh:
+        body = INCLUDE.sub(" ", COMMENT.sub(" ", fh.read()))
+    words = set(re.findall(r"\w+", body))
+    for inc in incs:
+        if not words & declared(inc):
+            fail(f"{f} includes {inc} and uses nothing it declares")
 
 
 def cycles(graph):

@@ -13,7 +13,11 @@
 
 #include <cmocka.h>
 
+#include "config_tool/addr_plan.h"
 #include "config_tool/config_tool.h"
+#include "config_tool/macos.h"
+#include "config_tool/probe_fields.h"
+#include "config_tool/probe_parse.h"
 #include "tests/unit/test_data.h"
 
 static void destinations(void **state)
