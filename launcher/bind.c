@@ -19,21 +19,13 @@
 #include "bind.h"
 #include "core/platform.h"
 #include "job.h"
+#include "launch_args.h"
 #include "launch_say.h"
 #include "tools/strbuf.h"
 
 #if TETHER_LINUX
 #include <sched.h>
 #endif
-
-int tether__bind_parse(const char *text)
-{
-    if (!strcmp(text, "spread"))
-        return TETHER__BIND_SPREAD;
-    if (!strcmp(text, "none"))
-        return TETHER__BIND_NONE;
-    return -1;
-}
 
 /* Local rank `local` of nlocal on ncpus CPUs: its share (the rule above). */
 static void share_of(int local, int nlocal, int ncpus, tether__cpu_share *out)

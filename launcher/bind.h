@@ -5,15 +5,10 @@
 #include "job.h"
 #include "tools/strbuf.h"
 
-enum { TETHER__BIND_SPREAD, TETHER__BIND_NONE };
-
 /* A rank's CPUs: [first, first + count) of the launcher's allowed CPUs, in order. */
 typedef struct tether__cpu_share {
     int first, count;
 } tether__cpu_share;
-
-/* --bind's value: TETHER__BIND_SPREAD for "spread", TETHER__BIND_NONE for "none", else -1. */
-int tether__bind_parse(const char *text);
 
 /* Rank r's CPUs when --bind spread binds it (a rank started on this machine, with others here):
  * 1 and *out set (said with --verbose), else 0. */

@@ -1,16 +1,15 @@
 /* launcher/launch_args.c - the `tether launch` command line: options into a tether__launch_opts. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "bind.h"
 #include "core/config.h"
 #include "core/registry.h"
 #include "launch_args.h"
-#include "launch_env.h"
 #include "launch_say.h"
 #include "tools/ssh_command.h"
 
@@ -347,4 +346,21 @@ int tether__launch_parse(int argc, char **argv, tether__launch_opts *o)
         return usage_error("-n N is required without hosts: how many ranks to start");
     o->cmd = argv + i;
     return is_python_script(o->cmd[0]) ? python_command(o, o->cmd) : 0;
+}
+
+int tether__bind_parse(const char *text)
+{
+    if (!strcmp(text, "spread"))
+        return TETHER__BIND_SPREAD;
+    if (!strcmp(text, "none"))
+        return TETHER__BIND_NONE;
+    return -1;
+}
+
+int tether__env_name_ok(const char *kv)
+{
+    size_t n = strcspn(kv, "=");
+    if (n == 0 || kv[n] != '=' || (kv[0] >= '0' && kv[0] <= '9'))
+        return 0;
+    return strspn(kv, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
 }

@@ -5,6 +5,8 @@
 
 #define TETHER_LAUNCH_MAX_RANKS 4096
 
+enum { TETHER__BIND_SPREAD, TETHER__BIND_NONE }; /* --bind's values (bind.c binds) */
+
 typedef struct tether__launch_opts {
     int nranks;              /* -n: local ranks, or ranks per host; 0 when not given */
     const char *hosts;       /* --hosts h1,h2; NULL when not given */
@@ -33,5 +35,11 @@ typedef struct tether__launch_opts {
 int tether__launch_parse(int argc, char **argv, tether__launch_opts *o);
 /* The Python a .py PROGRAM runs with: --python, else "python3". */
 const char *tether__launch_python(const tether__launch_opts *o);
+
+/* --bind's value: TETHER__BIND_SPREAD for "spread", TETHER__BIND_NONE for "none", else -1. */
+int tether__bind_parse(const char *text);
+/* 1 if kv is NAME=VALUE with NAME a shell variable name (letters, digits, '_', no leading digit):
+ * --env takes nothing else, as remote ranks get `export NAME=...`. */
+int tether__env_name_ok(const char *kv);
 
 #endif

@@ -42,14 +42,6 @@ static int env_add(tether__envlist *e, const char *name, const char *fmt, ...)
     return env_add_kv(e, kv);
 }
 
-int tether__env_name_ok(const char *kv)
-{
-    size_t n = strcspn(kv, "=");
-    if (n == 0 || kv[n] != '=' || (kv[0] >= '0' && kv[0] <= '9'))
-        return 0;
-    return strspn(kv, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
-}
-
 int tether__rank_env(const tether__job *job, int rank, int files, tether__envlist *out)
 {
     const tether__launch_opts *o = job->opts;

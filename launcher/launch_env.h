@@ -14,8 +14,5 @@ typedef struct tether__envlist {
  * 1 to add each job file's variable with its local path (a remote rank sets those itself). */
 int tether__rank_env(const tether__job *job, int rank, int files, tether__envlist *out);
 void tether__envlist_free(tether__envlist *e);
-/* 1 if kv is NAME=VALUE with NAME a shell variable name (letters, digits, '_', no leading digit):
- * remote ranks get `export NAME=...`, so nothing else may pass. */
-int tether__env_name_ok(const char *kv);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "bind.h"
 #include "job.h"
+#include "launch_args.h"
 #include "launch_env.h"
 #include "launch_say.h"
 #include "remote_script.h"
