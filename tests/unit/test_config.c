@@ -378,6 +378,83 @@ static void docs_name_every_variable(void **state)
         }
 }
 
+/* The cells of docs/env.md's row for name (its first table: variable, also read, default, values,
+ * meaning), backticks dropped, into cells; 0 when there is no such row. */
+static int docs_row(const char *text, const char *name, char cells[5][1024])
+{
+    char start[128];
+    snprintf(start, sizeof start, "\n| `%s` |", name);
+    const char *p = strstr(text, start);
+    if (!p)
+        return 0;
+    p += 2; /* past the newline and the first bar */
+    for (int c = 0; c < 5; c++) {
+        size_t o = 0;
+        while (*p == ' ')
+            p++;
+        for (; *p && *p != '|' && *p != '\n'; p++)
+            if (*p != '`' && o < 1023)
+                cells[c][o++] = *p;
+        while (o && cells[c][o - 1] == ' ')
+            o--;
+        cells[c][o] = '\0';
+        if (*p != '|')
+            return 0;
+        p++;
+    }
+    return 1;
+}
+
+/* Each digit run of want is in got: a computed default's numbers are the page's. */
+static int numbers_in(const char *want, const char *got)
+{
+    for (const char *p = want; *p;) {
+        size_t skip = strcspn(p, "0123456789"), len = strspn(p + skip, "0123456789");
+        char n[32];
+        if (!len)
+            return 1;
+        snprintf(n, sizeof n, "%.*s", (int)len, p + skip);
+        if (!strstr(got, n))
+            return 0;
+        p += skip + len;
+    }
+    return 1;
+}
+
+/* docs/env.md's other names, default and values of each setting are its row's, so a default
+ * changed in one place and not the other fails here. A computed default (the row says how, in
+ * words) must be described with the row's numbers; a text one must be quoted; a number must be the
+ * row's exactly. */
+static void docs_match_the_rows(void **state)
+{
+    (void)state;
+    const char *text = env_md();
+    for (int id = 0; id < TETHER__P_COUNT; id++) {
+        const tether__param_row *r = &tether__params[id];
+        char cells[5][1024], def[256], range[256], also[256] = "";
+        assert_non_null(r->name);
+        if (!docs_row(text, r->name, cells))
+            fail_msg("docs/env.md has no row | `%s` | ... of five cells", r->name);
+        for (int i = 0; i < TETHER__PARAM_ALIASES && r->aliases[i]; i++)
+            snprintf(also + strlen(also), sizeof also - strlen(also), "%s%s", i ? ", " : "",
+                     r->aliases[i]);
+        if (strcmp(cells[1], also) != 0)
+            fail_msg("%s: docs/env.md says also read \"%s\", the row \"%s\"", r->name, cells[1],
+                     also);
+        tether__param_default_text(r, def, sizeof def);
+        int same = r->computed   ? cells[2][0] && numbers_in(def, cells[2])
+                   : r->def_text ? (def[0] ? strstr(cells[2], def) != NULL : !cells[2][0])
+                                 : strcmp(cells[2], def) == 0;
+        if (!same)
+            fail_msg("%s: docs/env.md's default \"%s\" is not the row's \"%s\"", r->name, cells[2],
+                     def);
+        tether__param_range_text(r, range, sizeof range);
+        if (strcmp(cells[3], range) != 0)
+            fail_msg("%s: docs/env.md's values \"%s\" are not the row's \"%s\"", r->name, cells[3],
+                     range);
+    }
+}
+
 /* Settings are read through the accessor, by the table's rows: a value, an alias, the default,
  * and a change of the environment seen at the next read. */
 static void accessor_reads_the_rows(void **state)
@@ -444,6 +521,7 @@ int main(void)
         cmocka_unit_test_setup(half_mlx_job, clean_env),
         cmocka_unit_test_setup(not_a_job, clean_env),
         cmocka_unit_test(docs_name_every_variable),
+        cmocka_unit_test(docs_match_the_rows),
         cmocka_unit_test_setup(accessor_reads_the_rows, clean_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
