@@ -25,6 +25,12 @@
 
 #define NAMES (1 + TETHER__PARAM_ALIASES)
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 /* Where the environment was when this thread last looked. */
 typedef struct env_mark {
     char **env;       /* the array */
@@ -37,7 +43,8 @@ typedef struct env_mark {
 /* One setting as this thread last read it. */
 typedef struct slot {
     unsigned epoch;           /* the mark's epoch then; 0: never read */
-    long at[NAMES];           /* the entry each name was found at; -1 absent */
+    int found;                /* how many of its names the environment has */
+    long at[NAMES];           /* the entry of each found, by index */
     const char *entry[NAMES]; /* and that entry */
     int rc;                   /* 1 set, 0 unset, -1 malformed */
     int from;                 /* the name the value came from: 0 the row's, k alias k - 1 */
@@ -45,8 +52,14 @@ typedef struct slot {
     long value;
 } slot;
 
-static _Thread_local env_mark mark;
-static _Thread_local slot slots[TETHER__P_COUNT];
+/* This thread's: one thread-local object, so a read computes one thread-local address (in a
+ * shared library each is a call). */
+typedef struct cache {
+    env_mark mark;
+    slot slots[TETHER__P_COUNT];
+} cache;
+
+static _Thread_local cache tls;
 static atomic_uint reloads;
 
 void tether__params_reload(void)
@@ -70,23 +83,27 @@ int tether__plain_decimal(const char *v, int fraction)
     return *p == '\0';
 }
 
-/* The environment as this thread last saw it: 1 if unchanged, else the mark taken again. */
-static int env_unchanged(void)
+/* 1 if the environment is as this thread last saw it: a few loads. */
+static inline int env_same(const env_mark *m)
 {
     char **e = tether__environ;
-    unsigned r = atomic_load_explicit(&reloads, memory_order_relaxed);
-    if (mark.epoch && e == mark.env && r == mark.reloads &&
-        (!e || ((!mark.count || e[mark.count - 1] == mark.last) && !e[mark.count])))
-        return 1;
+    return m->epoch && e == m->env &&
+           atomic_load_explicit(&reloads, memory_order_relaxed) == m->reloads &&
+           (!e || ((!m->count || e[m->count - 1] == m->last) && !e[m->count]));
+}
+
+/* The mark taken again, under a new epoch. */
+static void remark(env_mark *m)
+{
+    char **e = tether__environ;
     size_t n = 0;
     while (e && e[n])
         n++;
-    mark = (env_mark){.env = e,
-                      .count = n,
-                      .last = n ? e[n - 1] : NULL,
-                      .reloads = r,
-                      .epoch = mark.epoch + 1 ? mark.epoch + 1 : 1};
-    return 0;
+    *m = (env_mark){.env = e,
+                    .count = n,
+                    .last = n ? e[n - 1] : NULL,
+                    .reloads = atomic_load_explicit(&reloads, memory_order_relaxed),
+                    .epoch = m->epoch + 1 ? m->epoch + 1 : 1};
 }
 
 /* The row's i-th name the accessor reads (its own, then each alias); NULL past the last, "" for
@@ -97,12 +114,12 @@ static const char *name_at(const tether__param_row *r, int i)
     return n && strchr(n, ':') ? "" : n;
 }
 
-static int slot_fresh(const slot *s)
+static int slot_fresh(const env_mark *m, const slot *s)
 {
-    if (s->epoch != mark.epoch)
+    if (s->epoch != m->epoch)
         return 0;
-    for (int i = 0; i < NAMES; i++)
-        if (s->at[i] >= 0 && mark.env[s->at[i]] != s->entry[i])
+    for (int i = 0; i < s->found; i++)
+        if (m->env[s->at[i]] != s->entry[i])
             return 0;
     return 1;
 }
@@ -144,33 +161,33 @@ static int parse(const tether__param_row *r, const char *v, long *out)
 
 /* Find the row's names in the environment (the first entry of each, as getenv would) and take
  * the value of the first set, not empty. */
-static void read_slot(const tether__param_row *r, slot *s)
+static void read_slot(const env_mark *m, const tether__param_row *r, slot *s)
 {
     size_t len[NAMES];
-    const char *names[NAMES];
+    const char *names[NAMES], *value[NAMES] = {NULL};
     for (int i = 0; i < NAMES; i++) {
         names[i] = name_at(r, i);
         len[i] = names[i] ? strlen(names[i]) : 0;
-        s->at[i] = -1;
-        s->entry[i] = NULL;
     }
-    for (size_t k = 0; k < mark.count; k++) {
-        const char *e = mark.env[k];
+    s->found = 0;
+    for (size_t k = 0; k < m->count; k++) {
+        const char *e = m->env[k];
         for (int i = 0; i < NAMES; i++)
-            if (len[i] && s->at[i] < 0 && e[0] == names[i][0] &&
-                strncmp(e, names[i], len[i]) == 0 && e[len[i]] == '=') {
-                s->at[i] = (long)k;
-                s->entry[i] = e;
+            if (len[i] && !value[i] && e[0] == names[i][0] && strncmp(e, names[i], len[i]) == 0 &&
+                e[len[i]] == '=') {
+                value[i] = e + len[i] + 1;
+                s->at[s->found] = (long)k;
+                s->entry[s->found++] = e;
             }
     }
-    s->epoch = mark.epoch;
+    s->epoch = m->epoch;
     s->text = NULL;
     s->from = 0;
     s->rc = 0;
     s->value = r->def;
     for (int i = 0; i < NAMES; i++)
-        if (s->at[i] >= 0 && s->entry[i][len[i] + 1]) {
-            s->text = s->entry[i] + len[i] + 1;
+        if (value[i] && *value[i]) {
+            s->text = value[i];
             s->from = i;
             s->rc = parse(r, s->text, &s->value) < 0 ? -1 : 1;
             if (s->rc < 0)
@@ -179,17 +196,28 @@ static void read_slot(const tether__param_row *r, slot *s)
         }
 }
 
-static const slot *lookup(tether__param id)
+/* The slow path, out of line: the environment looked at again where it changed, the setting
+ * read. */
+NOINLINE static int peek_slow(cache *c, tether__param id, long *value, const char **text)
 {
-    slot *s = &slots[id];
-    if (!env_unchanged() || !slot_fresh(s))
-        read_slot(&tether__params[id], s);
-    return s;
+    slot *s = &c->slots[id];
+    if (!env_same(&c->mark))
+        remark(&c->mark);
+    read_slot(&c->mark, &tether__params[id], s);
+    *value = s->value;
+    *text = s->text;
+    return s->rc;
 }
 
+/* The fast path, written out here rather than in a helper and leaving by a tail call otherwise, so
+ * that it stays a few loads and compares while the environment and the setting's entries are
+ * unchanged. */
 int tether__param_peek(tether__param id, long *value, const char **text)
 {
-    const slot *s = lookup(id);
+    cache *c = &tls;
+    const slot *s = &c->slots[id];
+    if (!env_same(&c->mark) || !slot_fresh(&c->mark, s))
+        return peek_slow(c, id, value, text);
     *value = s->value;
     *text = s->text;
     return s->rc;
@@ -197,11 +225,16 @@ int tether__param_peek(tether__param id, long *value, const char **text)
 
 long tether__param_quiet(tether__param id)
 {
-    return lookup(id)->value;
+    long value;
+    const char *text;
+    tether__param_peek(id, &value, &text);
+    return value;
 }
 
 const char *tether__param_from(tether__param id)
 {
-    const slot *s = lookup(id);
-    return s->text ? name_at(&tether__params[id], s->from) : NULL;
+    long value;
+    const char *text;
+    tether__param_peek(id, &value, &text);
+    return text ? name_at(&tether__params[id], tls.slots[id].from) : NULL;
 }

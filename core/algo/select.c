@@ -63,10 +63,18 @@ int tether__algo_parse(const char *s)
 
 /* The algorithm settings, through the parameter table's accessor: parsed again only when the
  * environment changed since this thread last read them (core/params.c), so a call pays a few
- * loads; a malformed one is TETHER_ECONFIG naming it, for the call that uses it. */
+ * loads; the quiet read first, and the one that records TETHER_ECONFIG naming the setting only for
+ * a malformed one, for the call that uses it. */
+static int setting(tether__param id, long *v)
+{
+    const char *text;
+    int rc = tether__param_peek(id, v, &text);
+    return rc < 0 ? tether__param_long(id, v) : rc;
+}
+
 static int forced_algo(long *algo)
 {
-    return tether__param_long(TETHER__P_ALLREDUCE_ALGO, algo);
+    return setting(TETHER__P_ALLREDUCE_ALGO, algo);
 }
 
 /* 1 and the bytes in *below where TETHER_TREE_BELOW is set, 0 where each collective keeps its
@@ -74,7 +82,7 @@ static int forced_algo(long *algo)
 static int tree_below(size_t *below)
 {
     long v;
-    int rc = tether__param_long(TETHER__P_TREE_BELOW, &v);
+    int rc = setting(TETHER__P_TREE_BELOW, &v);
     *below = (size_t)v;
     return rc;
 }
