@@ -1,8 +1,11 @@
-/* core/config.h - the TETHER_* environment, read once into a tether_config for the backends. */
+/* core/config.h - the settings tether_init needs, read through the parameter table (core/params.h)
+ * into a tether_config for the backends. */
 #ifndef TETHER_CORE_CONFIG_H
 #define TETHER_CORE_CONFIG_H
 
 #include <stddef.h>
+
+#include "params.h"
 
 #define TETHER_TOKEN_MAX 128
 #define TETHER_AGREED_MAX 96
@@ -45,48 +48,5 @@ void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX]
 
 /* 1 if addr (dotted IPv4 or a host name) passes TETHER_IFACE_PRIORITY (always 1 without it). */
 int tether__addr_allowed(const tether_config *cfg, const char *addr);
-
-/* Environment lookups with fallbacks and validation: every read of a TETHER_* variable in libtether
- * goes through here (or tether__env_long), and only names in the table below are read (another is
- * a bug: a warning, and NULL). name is the TETHER_ name; fallbacks is a NULL-terminated list of
- * other names tried in order, or NULL for the names the table lists for it (MLX's and mccl's).
- * An empty value counts as unset. Returns the value or NULL. */
-const char *tether__env(const char *name, const char *const *fallbacks);
-/* The same with the table's fallbacks, from set to the name of the variable the value came from
- * (for messages about it). */
-const char *tether__env_from(const char *name, char from[64]);
-
-/* 1 if v is a number in plain decimal: an optional '-', digits and, where fraction is set, a '.'
- * and more digits. Every numeric variable is checked with it before strtol/strtoull/strtod, which
- * would also take leading spaces, a '+', hexadecimal ("0x10" as 16) and, strtod, exponents, "inf"
- * and "nan": a setting written so is a mistake to report, not a number to guess at. */
-int tether__plain_decimal(const char *v, int fraction);
-
-/* Integer variable in [min, max] (plain decimal); def when unset. TETHER_ECONFIG naming it when
- * malformed. */
-int tether__env_long(const char *name, long def, long min, long max, long *out);
-
-/* Who reads a variable of the table. libtether's are read through tether__env only; the others
- * are listed so that every TETHER_* name in the tree is in one table (tests/docs/env_names.py). */
-typedef enum {
-    TETHER_READ_LIB,    /* libtether, whatever program loads it */
-    TETHER_READ_PYTHON, /* the Python package (python/tether) and the torch extension's build */
-    TETHER_READ_CONFIG, /* `tether config`'s probe of each host */
-    /* from here on only developers meet them: `tether check` lists them only when set */
-    TETHER_READ_SCRIPTS, /* build scripts and the lab's rigs (scripts/, cmake/, lab/) */
-    TETHER_READ_TESTS,   /* the test suite (tests/, python/tests) */
-    TETHER_READ_COUNT
-} tether_env_reader;
-extern const char *const tether__env_reader_names[TETHER_READ_COUNT];
-
-/* One row of the table of every TETHER_* variable (core/env.c), for docs and `tether check`. */
-typedef struct tether_env_var {
-    const char *name;
-    const char *fallbacks; /* other names read when unset, e.g. "MLX_RANK, RANK" */
-    const char *def;       /* default, as text */
-    const char *meaning;
-    tether_env_reader reader;
-} tether_env_var;
-extern const tether_env_var tether__env_table[];
 
 #endif

@@ -20,7 +20,7 @@ static const char *const shown[] = {
 
 static int is_set(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = tether__env_raw(name);
     return v && *v;
 }
 
@@ -43,7 +43,7 @@ int tether__config_job_check(const tether_config *cfg)
         if (is_set(shown[i])) {
             size_t used = strlen(set);
             snprintf(set + used, sizeof set - used, "%s%s=%s", used ? ", " : "", shown[i],
-                     getenv(shown[i]));
+                     tether__env_raw(shown[i]));
         }
     const char *hint = is_set("MASTER_ADDR") && !is_set("MASTER_PORT")   ? " (MASTER_PORT is unset)"
                        : is_set("MASTER_PORT") && !is_set("MASTER_ADDR") ? " (MASTER_ADDR is unset)"

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "log.h"
+#include "params.h"
 
 static atomic_int level = -1; /* -1: not read from TETHER_VERBOSE yet */
 static char identity[64] = "tether";
@@ -19,10 +19,8 @@ int tether__log_level(void)
 {
     int l = atomic_load_explicit(&level, memory_order_relaxed);
     if (l < 0) {
-        const char *v = tether__env("TETHER_VERBOSE", NULL);
-        l = (v && *v) ? atoi(v) : 0; /* malformed values are reported by config.c */
-        if (l < 0)
-            l = 0;
+        /* quiet: tether__fail logs, and a malformed value is reported by tether__config_load */
+        l = (int)tether__param_quiet(TETHER__P_VERBOSE);
         atomic_store(&level, l);
     }
     return l;

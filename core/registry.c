@@ -158,8 +158,9 @@ static const char *mlx_preference(const tether_config *cfg)
 {
     if (cfg->ibv_devices && cfg->coordinator)
         return "rdma";
-    static const char *const only_tether[] = {NULL}; /* not MLX_HOSTFILE, its fallback */
-    if (cfg->hostfile && !tether__env("TETHER_HOSTFILE", only_tether))
+    const char *from = tether__param_from(TETHER__P_HOSTFILE);
+    if (cfg->hostfile && from &&
+        strcmp(from, tether__params[TETHER__P_HOSTFILE].name)) /* an alias */
         return "ring";
     return NULL;
 }
@@ -227,8 +228,9 @@ int tether_init(const char *backend, int strict, tether_group **out)
     if (!(backend = tether__backend_canonical(given)))
         return tether__fail(TETHER_EINVAL, "tether_init: unknown backend \"%s\"; expected %s",
                             given, tether__backend_names());
-    const char *env = tether__env("TETHER_BACKEND", NULL);
-    if (strcmp(backend, "any") == 0 && env) {
+    const char *env;
+    int set = tether__param_text(TETHER__P_BACKEND, &env);
+    if (strcmp(backend, "any") == 0 && set > 0) {
         if (!(backend = tether__backend_canonical(env)))
             return tether__fail(TETHER_ECONFIG, "TETHER_BACKEND=\"%s\": expected %s", env,
                                 tether__backend_names());

@@ -45,25 +45,40 @@ static void check_backends(tether__hostcheck_report *r, const tether_config *cfg
     tether__sb_add(&r->text, "  singleton  usable\n");
 }
 
-/* The TETHER_* table with the value in force for each; the variables of the build scripts and the
- * tests only where set. A variable not read by libtether says who reads it. */
+/* One row: the value in force (libtether's settings as the accessor reads them, so an alias set
+ * shows, named), else the row's default; those of the build scripts and the tests only where set.
+ * A variable not read by libtether says who reads it. */
+static void check_row(tether__hostcheck_report *r, const tether__param_row *v, const char *val,
+                      const char *from)
+{
+    char who[64] = "", def[256], alias[80] = "";
+    if (v->reader >= TETHER__READ_SCRIPTS && !(val && *val))
+        return;
+    if (v->reader != TETHER__READ_LIB)
+        snprintf(who, sizeof who, "  [%s]", tether__param_reader_names[v->reader]);
+    if (from && strcmp(from, v->name) != 0)
+        snprintf(alias, sizeof alias, " (from %s)", from);
+    tether__param_default_text(v, def, sizeof def);
+    if (val && *val)
+        tether__sb_addf(&r->text, "  %-23s %s%s%s\n", v->name, val, alias, who);
+    else if (def[0])
+        tether__sb_addf(&r->text, "  %-23s %s (default)%s\n", v->name, def, who);
+    else
+        tether__sb_addf(&r->text, "  %-23s (unset)%s\n", v->name, who);
+}
+
+/* The parameter table (core/env.c), printed from its rows. */
 static void check_env(tether__hostcheck_report *r)
 {
     tether__sb_add(&r->text, "environment:\n");
-    for (const tether_env_var *v = tether__env_table; v->name; v++) {
-        const char *val = getenv(v->name);
-        char who[64] = "";
-        if (v->reader >= TETHER_READ_SCRIPTS && !(val && *val))
-            continue;
-        if (v->reader != TETHER_READ_LIB)
-            snprintf(who, sizeof who, "  [%s]", tether__env_reader_names[v->reader]);
-        if (val && *val)
-            tether__sb_addf(&r->text, "  %-23s %s%s\n", v->name, val, who);
-        else if (v->def[0])
-            tether__sb_addf(&r->text, "  %-23s %s (default)%s\n", v->name, v->def, who);
-        else
-            tether__sb_addf(&r->text, "  %-23s (unset)%s\n", v->name, who);
+    for (int id = 0; id < TETHER__P_COUNT; id++) {
+        const char *from = tether__param_from((tether__param)id), *val = NULL;
+        if (from) /* malformed too: shown as it is, tether__config_load reported it */
+            tether__param_text((tether__param)id, &val);
+        check_row(r, &tether__params[id], val, from);
     }
+    for (const tether__param_row *v = tether__params_other; v->name; v++)
+        check_row(r, v, tether__env_raw(v->name), NULL);
 }
 
 void tether__hostcheck_local(tether__hostcheck_report *r)

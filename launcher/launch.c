@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "core/params.h"
 #include "core/platform.h"
 #include "guard.h"
 #include "job.h"
@@ -100,7 +101,7 @@ static int run_job(const tether__launch_opts *o, int sigfd)
 /* --print-python: the Python .py programs run with, as a path where PATH finds it here. */
 static int print_python(const tether__launch_opts *o)
 {
-    const char *py = tether__launch_python(o), *path = getenv("PATH");
+    const char *py = tether__launch_python(o), *path = tether__env_raw("PATH");
     char full[PATH_MAX];
     for (const char *p = strchr(py, '/') ? "" : path; p && *p;) {
         size_t len = strcspn(p, ":");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backends/net/port.h"
+#include "core/params.h"
 #include "core/random.h"
 #include "hostfile/hostfile.h"
 #include "job.h"
@@ -147,7 +148,7 @@ oom:
 
 static int make_tmpdir(tether__job *job)
 {
-    const char *base = getenv("TMPDIR");
+    const char *base = tether__env_raw("TMPDIR");
     if (!base || !*base)
         base = "/tmp";
     if (snprintf(job->tmpdir, sizeof job->tmpdir, "%s/tether-launch-XXXXXX", base) >=

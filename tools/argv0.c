@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/params.h"
 #include "tools/argv0.h"
 
 const char *tether__argv0 = "tether";
@@ -12,7 +13,7 @@ const char *tether__argv0 = "tether";
 const char *tether__self_path(char *buf, size_t len)
 {
     char cand[PATH_MAX], abs[PATH_MAX];
-    const char *path = getenv("PATH");
+    const char *path = tether__env_raw("PATH");
     if (strchr(tether__argv0, '/')) {
         if (realpath(tether__argv0, abs) && snprintf(buf, len, "%s", abs) < (int)len)
             return buf;

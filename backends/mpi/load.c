@@ -34,8 +34,8 @@ static char loaded_path[PLUGIN_PATH_MAX];
 /* The flavours to try, the launcher's own first. */
 static void flavours(const char **first, const char **second)
 {
-    int hydra =
-        !getenv("OMPI_COMM_WORLD_SIZE") && (getenv("PMI_SIZE") || getenv("MPI_LOCALNRANKS"));
+    int hydra = !tether__env_raw("OMPI_COMM_WORLD_SIZE") &&
+                (tether__env_raw("PMI_SIZE") || tether__env_raw("MPI_LOCALNRANKS"));
     *first = hydra ? "mpich" : "openmpi";
     *second = hydra ? "openmpi" : "mpich";
 }
@@ -110,7 +110,8 @@ static const tether_mpi_plugin *search(char *path, char *why, size_t why_len)
 
 const tether_mpi_plugin *tether__mpi_plugin_load(const char **path, char *why, size_t why_len)
 {
-    const char *named = tether__env("TETHER_MPI_PLUGIN", NULL);
+    const char *named;
+    tether__param_text(TETHER__P_MPI_PLUGIN, &named);
     char tried[PLUGIN_PATH_MAX * 2] = "";
     pthread_mutex_lock(&lock);
     if (!loaded) {

@@ -33,7 +33,7 @@ static int mpi_configured(const tether_config *cfg, char *why, size_t why_len)
 {
     (void)cfg;
     for (int i = 0; launcher_vars[i]; i++)
-        if (getenv(launcher_vars[i]))
+        if (tether__env_raw(launcher_vars[i]))
             return 1;
     snprintf(why, why_len,
              "not started by an MPI launcher (mpirun, mpiexec, srun): none of "
@@ -59,7 +59,7 @@ static int mpi_usable(char *why, size_t why_len)
 static long launcher_size(const char **var)
 {
     for (int i = 0; i < 2; i++) {
-        const char *v = getenv(launcher_vars[i]);
+        const char *v = tether__env_raw(launcher_vars[i]);
         if (v) {
             *var = launcher_vars[i];
             return strtol(v, NULL, 10);
@@ -82,8 +82,8 @@ static int mpi_open(const tether_config *cfg, tether_ep **out, int *rank, int *s
 {
     (void)cfg;
     char why[1024], err[1024];
-    long check = 0;
-    TRY(tether__env_long("TETHER_MPI_CHECK", 0, 0, 1, &check));
+    long check;
+    TRY(tether__param_long(TETHER__P_MPI_CHECK, &check));
     const char *path;
     const tether_mpi_plugin *plugin = tether__mpi_plugin_load(&path, why, sizeof why);
     if (!plugin)

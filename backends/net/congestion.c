@@ -38,7 +38,8 @@
 
 int tether__net_congestion_open(int fd, int one_host, const char *what)
 {
-    const char *cc = tether__env("TETHER_TCP_CONGESTION", NULL);
+    const char *cc;
+    tether__param_text(TETHER__P_TCP_CONGESTION, &cc); /* any text: the kernel judges it */
 #if CONGESTION_PER_SOCKET
     if (!cc && one_host) {
         if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, ONE_HOST_CONGESTION,
@@ -90,7 +91,7 @@ void tether__net_congestion_linked(int fd, int one_host, const char *what)
     socklen_t len = sizeof now - 1;
     if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, now, &len) < 0)
         return;
-    if (!one_host && !tether__env("TETHER_TCP_CONGESTION", NULL) &&
+    if (!one_host && !tether__param_from(TETHER__P_TCP_CONGESTION) &&
         !strcmp(now, ONE_HOST_CONGESTION)) /* accepted from another host: the system's */
         system_default(want, sizeof want);
     if (want[0] && strcmp(want, now) != 0) {

@@ -416,7 +416,7 @@ int tether__rdma_cm_open(const tether_config *cfg, rdma_ep *ep, int64_t deadline
 int tether__rdma_cm_usable(char *why, size_t why_len)
 {
     tether__rdmacm lib;
-    if (tether__env("TETHER_IBV_DEVICES", NULL))
+    if (tether__param_from(TETHER__P_IBV_DEVICES))
         return 1; /* the matrix names the devices: no connection manager */
     if (tether__rdmacm_load(&lib, why, why_len))
         return 0;

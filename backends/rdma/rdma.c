@@ -54,7 +54,9 @@ static int cm_wanted(const tether_config *cfg)
     (void)cfg;
     return 0; /* no rdma_cm */
 #else
-    const char *b = tether__backend_canonical(tether__env("TETHER_BACKEND", NULL));
+    const char *env;
+    tether__param_text(TETHER__P_BACKEND, &env);
+    const char *b = tether__backend_canonical(env);
     return cfg->hostfile && b && !strcmp(b, "rdma");
 #endif
 }
@@ -89,25 +91,24 @@ static int rdma_usable(char *why, size_t why_len)
 
 static int qp_type_from_env(rdma_ep *ep)
 {
-    const char *v = tether__env("TETHER_RDMA_QP", NULL);
+    long qp; /* the row's words: 0 uc, 1 rc */
+    int set;
+    TRY(set = tether__param_long(TETHER__P_RDMA_QP, &qp));
 #if defined(__APPLE__)
-    ep->uc = 1; /* Thunderbolt RDMA offers UC only */
+    ep->uc = 1; /* the row's computed default: Thunderbolt RDMA offers UC only */
 #else
     ep->uc = 0;
 #endif
-    if (!v || !*v)
-        return TETHER_OK;
-    if (strcmp(v, "uc") && strcmp(v, "rc"))
-        return tether__fail(TETHER_ECONFIG, "TETHER_RDMA_QP=\"%s\": expected uc or rc", v);
-    ep->uc = !strcmp(v, "uc");
+    if (set)
+        ep->uc = qp == 0;
     return TETHER_OK;
 }
 
 /* TETHER_RDMA_RESEND_MS: a fixed wait for a UC frame's acknowledgement; 0: from the round trip. */
 static int resend_from_env(rdma_ep *ep)
 {
-    long ms = 0;
-    TRY(tether__env_long("TETHER_RDMA_RESEND_MS", 0, 0, 60000, &ms));
+    long ms;
+    TRY(tether__param_long(TETHER__P_RDMA_RESEND_MS, &ms));
     ep->resend_us = (int64_t)ms * 1000;
     return TETHER_OK;
 }
@@ -116,8 +117,8 @@ static int resend_from_env(rdma_ep *ep)
  * (io.c's rendezvous); 0: never. */
 static int write_min_from_env(rdma_ep *ep)
 {
-    long min = 256 << 10;
-    TRY(tether__env_long("TETHER_RDMA_WRITE_MIN", min, 0, 1L << 30, &min));
+    long min;
+    TRY(tether__param_long(TETHER__P_RDMA_WRITE_MIN, &min));
     ep->write_min = (uint64_t)min;
     return TETHER_OK;
 }

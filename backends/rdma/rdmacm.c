@@ -32,9 +32,10 @@ static const tether__dl_sym symbols[] = {
 
 int tether__rdmacm_load(tether__rdmacm *cm, char *why, size_t why_len)
 {
-    const char *path = tether__env("TETHER_RDMACM_LIB", NULL);
+    const char *path; /* the row's default when unset */
+    tether__param_text(TETHER__P_RDMACM_LIB, &path);
     memset(cm, 0, sizeof *cm);
-    snprintf(cm->path, sizeof cm->path, "%s", path && *path ? path : "librdmacm.so.1");
+    snprintf(cm->path, sizeof cm->path, "%s", path);
     return tether__dl_table(cm->path, &cm->lib, cm, symbols, sizeof symbols / sizeof symbols[0],
                             "without a device matrix (TETHER_IBV_DEVICES) RDMA connects through "
                             "librdmacm (rdma-core's librdmacm1), TETHER_RDMACM_LIB names another "

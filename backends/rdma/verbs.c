@@ -7,12 +7,6 @@
 
 #include "core/config.h"
 
-#if defined(__APPLE__)
-#define DEFAULT_LIB "librdma.dylib"
-#else
-#define DEFAULT_LIB "libibverbs.so.1"
-#endif
-
 #define SYM(field, name) TETHER_DL_SYM(tether__ibv, field, name)
 static const tether__dl_sym symbols[] = {
     SYM(get_device_list, "ibv_get_device_list"),
@@ -64,9 +58,10 @@ int tether__dl_table(const char *path, void **lib, void *table, const tether__dl
 
 int tether__ibv_load(tether__ibv *v, char *why, size_t why_len)
 {
-    const char *path = tether__env("TETHER_IBVERBS_LIB", NULL);
+    const char *path; /* the row's default when unset */
+    tether__param_text(TETHER__P_IBVERBS_LIB, &path);
     memset(v, 0, sizeof *v);
-    snprintf(v->path, sizeof v->path, "%s", path && *path ? path : DEFAULT_LIB);
+    snprintf(v->path, sizeof v->path, "%s", path);
     return tether__dl_table(v->path, &v->lib, v, symbols, sizeof symbols / sizeof symbols[0],
                             "RDMA needs libibverbs (Linux) or macOS 26.2+, TETHER_IBVERBS_LIB "
                             "names another file",

@@ -20,8 +20,6 @@
 #include <sys/random.h>
 #endif
 
-#define CMA_MIN_DEFAULT 262144L /* below it, the read notice costs more than the copy saves */
-
 /* Bumped when an endpoint withdraws descriptors its peers may still read (cma.h). */
 static _Atomic uint64_t withdraw_epoch = 1;
 
@@ -42,7 +40,7 @@ int tether__cma_min(uint64_t *out)
 {
     long v;
 #if TETHER_LINUX
-    TRY(tether__env_long("TETHER_TCP_CMA_MIN", CMA_MIN_DEFAULT, 0, 1L << 40, &v));
+    TRY(tether__param_long(TETHER__P_TCP_CMA_MIN, &v));
 #else
     v = 0; /* no process_vm_readv: every message goes through the socket */
 #endif

@@ -8,10 +8,6 @@
 #include "backends/net/socket.h"
 #include "engine_impl.h"
 
-#define MAX_IO_DEFAULT                                                                             \
-    (1L << 30) /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)                     \
-                */
-
 /* Links between processes of one host get the smaller send buffer tether__net_local_sndbuf_default
  * explains and a receive window as large (local_sndbuf bytes; 0 leaves both as they are). */
 static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_sndbuf)
@@ -73,10 +69,11 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
                           tether__tcp_ep **out)
 {
     long max_io, local_sndbuf;
-    int total = 0, rc;
-    TRY(tether__env_long("TETHER_TCP_MAX_IO", MAX_IO_DEFAULT, 64, MAX_IO_DEFAULT, &max_io));
-    TRY(tether__env_long("TETHER_TCP_LOCAL_SNDBUF", tether__net_local_sndbuf_default(), 0, 1L << 30,
-                         &local_sndbuf));
+    int total = 0, rc, set;
+    TRY(tether__param_long(TETHER__P_TCP_MAX_IO, &max_io));
+    TRY(set = tether__param_long(TETHER__P_TCP_LOCAL_SNDBUF, &local_sndbuf));
+    if (!set) /* the row's default is computed here */
+        local_sndbuf = tether__net_local_sndbuf_default();
     if (local_sndbuf > 0 && local_sndbuf < TETHER__NET_LOCAL_SNDBUF_MIN)
         return tether__fail(TETHER_ECONFIG,
                             "TETHER_TCP_LOCAL_SNDBUF=%ld: expected 0 (the system's) or at least "
@@ -104,7 +101,7 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
              (rc = tether__shm_config(ep->size, &ep->shm_cap)) == 0) {
         if (routed(ep))
             ep->shm_cap = 0;
-        ep->shm_cma_min = tether__env("TETHER_TCP_CMA_MIN", NULL) || !ep->cma_min
+        ep->shm_cma_min = tether__param_from(TETHER__P_TCP_CMA_MIN) || !ep->cma_min
                               ? ep->cma_min
                               : TETHER__SHM_CMA_MIN;
         rc = tether__tcp_negotiate(ep, links->timeout_ms);

@@ -46,9 +46,11 @@ uint64_t tether__shm_ring_default(int size)
 int tether__shm_config(int size, uint64_t *cap)
 {
     long on, bytes;
-    TRY(tether__env_long("TETHER_SHM", 1, 0, 1, &on));
-    TRY(tether__env_long("TETHER_SHM_RING", (long)tether__shm_ring_default(size), 4096, 1L << 30,
-                         &bytes));
+    int set;
+    TRY(tether__param_long(TETHER__P_SHM, &on));
+    TRY(set = tether__param_long(TETHER__P_SHM_RING, &bytes));
+    if (!set) /* the row's default is computed here */
+        bytes = (long)tether__shm_ring_default(size);
     if (bytes & (bytes - 1))
         return tether__fail(TETHER_ECONFIG, "TETHER_SHM_RING=%ld: expected a power of two", bytes);
     *cap = on ? (uint64_t)bytes : 0;

@@ -1,7 +1,8 @@
 /* core/algo/select.c - which algorithm runs a collective: TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW,
  * the group size and the transport's links. The only place a choice is made (coll.c asks once per
- * call, before numbering it); the settings are read on every call and parsed and validated when
- * their text changes, so a malformed one fails the call that uses it before anything is sent.
+ * call, before numbering it); the settings are read on every call through the parameter table's
+ * accessor, which parses and validates them again only when the environment changed
+ * (core/params.c), so a malformed one fails the call that uses it before anything is sent.
  *
  * Small messages where only ring neighbours are linked (a transport without TETHER_CAP_DIRECT, 3 or
  * more ranks: the ring backend from 4 ranks, RDMA's ring mode): the neighbour algorithms
@@ -33,25 +34,21 @@
  * TETHER_TREE_BELOW the neighbour algorithm or the tree, the chain above. barrier: neighbour where
  * only neighbours are linked, else dissemination. The choice goes into the call signature, so ranks
  * whose settings differ get TETHER_EMISMATCH. */
-#include <errno.h>
-#include <stdint.h> /* SIZE_MAX */
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/algo/algo.h"
 #include "core/algo/select.h"
-#include "core/platform.h"
+#include "core/errors.h"
+#include "core/params.h"
 
-static const char *const algo_names[TETHER_ALGO_COUNT] = {
-    [TETHER_ALGO_AUTO] = "auto",     [TETHER_ALGO_RING] = "ring",
-    [TETHER_ALGO_TREE] = "tree",     [TETHER_ALGO_BUTTERFLY] = "butterfly",
-    [TETHER_ALGO_DIRECT] = "direct", [TETHER_ALGO_NEIGHBOR] = "neighbor",
-};
-
+/* The names are the TETHER_ALLREDUCE_ALGO row's words, in tether_algo's order (core/env.c). */
 const char *tether__algo_name(tether_algo a)
 {
-    return ((int)a >= 0 && a < TETHER_ALGO_COUNT) ? algo_names[a] : "?";
+    return ((int)a >= 0 && a < TETHER_ALGO_COUNT)
+               ? tether__params[TETHER__P_ALLREDUCE_ALGO].words[a]
+               : "?";
 }
 
 int tether__algo_parse(const char *s)
@@ -59,162 +56,43 @@ int tether__algo_parse(const char *s)
     if (!s || !*s)
         return TETHER_ALGO_AUTO;
     for (int a = 0; a < TETHER_ALGO_COUNT; a++)
-        if (strcmp(s, algo_names[a]) == 0)
+        if (strcmp(s, tether__algo_name((tether_algo)a)) == 0)
             return a;
     return -1;
 }
 
-/* TETHER_TREE_BELOW's text as a byte count in *out: 1 when set, 0 when empty (unset: each
- * collective's default), -1 when malformed (docs/env.md: TETHER_ECONFIG, never the default in its
- * place). */
-static int parse_tree_below(const char *v, size_t *out)
+/* The algorithm settings, through the parameter table's accessor: parsed again only when the
+ * environment changed since this thread last read them (core/params.c), so a call pays a few
+ * loads; the quiet read first, and the one that records TETHER_ECONFIG naming the setting only for
+ * a malformed one, for the call that uses it. */
+static int setting(tether__param id, long *v)
 {
-    *out = 0;
-    if (!*v)
-        return 0;
-    errno = 0;
-    unsigned long long x = strtoull(v, NULL, 10);
-    if (!tether__plain_decimal(v, 0) || v[0] == '-' || errno || x > SIZE_MAX)
-        return -1;
-    *out = (size_t)x;
-    return 1;
+    const char *text;
+    int rc = tether__param_peek(id, v, &text);
+    return rc < 0 ? tether__param_long(id, v) : rc;
 }
 
-/* s past prefix p (of len bytes), or NULL when s does not start with it. */
-static const char *after(const char *s, const char *p, size_t len)
+static int forced_algo(long *algo)
 {
-    return s[0] == p[0] && strncmp(s, p, len) == 0 ? s + len
-                                                   : NULL; /* one compare for most names */
-}
-#define AFTER(s, p) after((s), (p), sizeof(p) - 1)
-
-/* Where the settings' entries were in the environment when last read, so that a call can tell in
- * a few loads that nothing they depend on changed: setenv and putenv give a changed variable a new
- * entry string, add a new one at the end, and unsetenv closes the gap, so the array, its length,
- * its last entry and the settings' own entries all unchanged mean unchanged settings. Walking the
- * whole array instead (a hash of its pointers) was a tenth of a small all-reduce's instructions,
- * and the scan of every entry's text a fifth before that. (A string given to putenv and then
- * changed in place keeps its entry: such a change shows once the environment changes otherwise.)
- */
-enum { NAME_ALGO, NAME_BELOW, NAME_MCCL_ALGO, NAME_MCCL_BELOW, NAMES };
-typedef struct env_mark {
-    char **env;       /* the array read */
-    size_t count;     /* its entries */
-    const char *last; /* its last entry */
-    long at[NAMES];   /* the entry each name was read from; -1 absent */
-    const char *entry[NAMES];
-} env_mark;
-
-static int env_unchanged(const env_mark *m)
-{
-    char **e = tether__environ;
-    if (e != m->env || !e)
-        return e == m->env;
-    if ((m->count && e[m->count - 1] != m->last) || e[m->count])
-        return 0;
-    for (int k = 0; k < NAMES; k++)
-        if (m->at[k] >= 0 && e[m->at[k]] != m->entry[k])
-            return 0;
-    return 1;
+    return setting(TETHER__P_ALLREDUCE_ALGO, algo);
 }
 
-/* The algorithm settings' text, in one pass over the environment, finding what getenv would (the
- * first entry of each name; mccl's names when tether's are unset or empty): two getenv calls were
- * a fifth of a small all-reduce's instructions (docs/tuning.md). "" when unset. *m says where they
- * were. */
-static void settings_text(const char **algo, const char **below, env_mark *m)
+/* 1 and the bytes in *below where TETHER_TREE_BELOW is set, 0 where each collective keeps its
+ * own threshold, or TETHER_ECONFIG. */
+static int tree_below(size_t *below)
 {
-    static const char *const names[NAMES] = {
-        "ALLREDUCE_ALGO=", "TREE_BELOW=", "ALLREDUCE_ALGO=", "TREE_BELOW="};
-    const char *v[NAMES] = {NULL, NULL, NULL, NULL};
-    char **env = tether__environ, **e = env;
-    *m = (env_mark){.env = env, .at = {-1, -1, -1, -1}};
-    for (; e && *e; e++) {
-        const char *rest = AFTER(*e, "TETHER_");
-        int k = 0;
-        if (!rest && (rest = AFTER(*e, "MCCL_")) != NULL)
-            k = NAME_MCCL_ALGO;
-        for (int end = k + 2; rest && k < end; k++)
-            if (!v[k] && (v[k] = after(rest, names[k], strlen(names[k]))) != NULL) {
-                m->at[k] = e - env;
-                m->entry[k] = *e;
-                break;
-            }
-    }
-    m->count = env ? (size_t)(e - env) : 0;
-    m->last = m->count ? env[m->count - 1] : NULL;
-    *algo = v[NAME_ALGO] && *v[NAME_ALGO] ? v[NAME_ALGO]
-            : v[NAME_MCCL_ALGO]           ? v[NAME_MCCL_ALGO]
-                                          : "";
-    *below = v[NAME_BELOW] && *v[NAME_BELOW] ? v[NAME_BELOW]
-             : v[NAME_MCCL_BELOW]            ? v[NAME_MCCL_BELOW]
-                                             : "";
-}
-
-/* The settings parsed from their text; parsed again only when the text changes. */
-typedef struct algo_settings {
-    char algo_text[32], below_text[32]; /* what they were parsed from; "" unset */
-    int algo;                           /* tether_algo; -1 malformed */
-    int below_set;                      /* 1 set, 0 unset (each collective's default), -1 bad */
-    size_t below;
-} algo_settings;
-
-/* 1 if text is what buf holds (text too long for buf never is: it is parsed every time). */
-static int same_text(const char buf[32], const char *text)
-{
-    return strlen(text) < 32 && strcmp(buf, text) == 0;
-}
-
-/* This thread's settings as the environment has them now (each thread keeps its own copy, so
- * threads on sibling groups never share one). */
-static const algo_settings *settings(void)
-{
-    static _Thread_local algo_settings cur = {.algo_text = "\x01"}; /* matches no text at first */
-    static _Thread_local env_mark mark;
-    if (cur.algo_text[0] != 1 && env_unchanged(&mark))
-        return &cur;
-    const char *algo, *below;
-    settings_text(&algo, &below, &mark);
-    if (same_text(cur.algo_text, algo) && same_text(cur.below_text, below))
-        return &cur;
-    snprintf(cur.algo_text, sizeof cur.algo_text, "%s", algo);
-    snprintf(cur.below_text, sizeof cur.below_text, "%s", below);
-    cur.algo = tether__algo_parse(algo);
-    cur.below_set = parse_tree_below(below, &cur.below);
-    return &cur;
-}
-
-/* TETHER_ECONFIG naming the variable and what it accepts, when a setting the call uses is
- * malformed. */
-static int bad_algo(void)
-{
-    const char *v, *unused;
-    env_mark m;
-    settings_text(&v, &unused, &m);
-    return tether__fail(
-        TETHER_ECONFIG,
-        "TETHER_ALLREDUCE_ALGO=\"%s\": expected auto, ring, tree, butterfly, direct or neighbor "
-        "(or unset)",
-        v);
-}
-
-static int bad_below(void)
-{
-    const char *unused, *v;
-    env_mark m;
-    settings_text(&unused, &v, &m);
-    return tether__fail(
-        TETHER_ECONFIG,
-        "TETHER_TREE_BELOW=\"%s\": expected a number of bytes (0 or more, or unset)", v);
+    long v;
+    int rc = setting(TETHER__P_TREE_BELOW, &v);
+    *below = (size_t)v;
+    return rc;
 }
 
 int tether__algo_settings_check(void)
 {
-    const algo_settings *s = settings();
-    if (s->algo < 0)
-        return bad_algo();
-    if (s->below_set < 0)
-        return bad_below();
+    long algo;
+    size_t below;
+    TRY(forced_algo(&algo));
+    TRY(tree_below(&below));
     return TETHER_OK;
 }
 
@@ -348,32 +226,31 @@ static tether_algo log_choice(const tether_coll *c, tether_algo a)
     return a;
 }
 
-/* The algorithm of c on g under settings s, or TETHER_ECONFIG (recorded) when a setting c uses is
- * malformed. */
-static int choose(const tether_group *g, const tether_coll *c, const algo_settings *s)
+/* The algorithm of c on g under the settings in force, or TETHER_ECONFIG (recorded) when a setting
+ * c uses is malformed. */
+static int choose(const tether_group *g, const tether_coll *c)
 {
-    size_t bytes = c->count * c->esize;
+    size_t bytes = c->count * c->esize, below;
+    long algo;
+    int set;
     switch (c->kind) {
     case TETHER_COLL_ALL_REDUCE:
-        if (s->algo < 0)
-            return bad_algo();
-        if (s->algo != TETHER_ALGO_AUTO)
-            return s->algo;
-        if (s->below_set < 0)
-            return bad_below();
-        if (!s->below_set && allreduce_packet_band(g, c))
+        TRY(forced_algo(&algo));
+        if (algo != TETHER_ALGO_AUTO)
+            return (int)algo;
+        TRY(set = tree_below(&below));
+        if (!set && allreduce_packet_band(g, c))
             return TETHER_ALGO_BUTTERFLY;
-        return allreduce_auto(g, bytes, s->below_set ? s->below : allreduce_tree_below(g, bytes));
+        return allreduce_auto(g, bytes, set ? below : allreduce_tree_below(g, bytes));
     case TETHER_COLL_ALL_GATHER:
         return gather_auto(g, bytes * (size_t)g->size);
     case TETHER_COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
     case TETHER_COLL_BROADCAST:
-        if (s->below_set < 0)
-            return bad_below();
-        if (!s->below_set)
+        TRY(set = tree_below(&below));
+        if (!set)
             return bcast_auto(g, bytes);
-        return bytes < s->below ? small_algo(g, caps_of(g)) : TETHER_ALGO_RING;
+        return bytes < below ? small_algo(g, caps_of(g)) : TETHER_ALGO_RING;
     case TETHER_COLL_ALL_TO_ALL:
         return TETHER_ALGO_DIRECT;
     case TETHER_COLL_BARRIER:
@@ -387,7 +264,7 @@ static int choose(const tether_group *g, const tether_coll *c, const algo_settin
 
 int tether__algo_choose(const tether_group *g, tether_coll *c)
 {
-    int a = choose(g, c, settings());
+    int a = choose(g, c);
     if (a < 0)
         return a;
     c->algo = log_choice(c, (tether_algo)a);

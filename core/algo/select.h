@@ -5,7 +5,7 @@
 #include "core/coll.h"
 
 /* The one place a call's algorithm is chosen (core/algo/select.c): from TETHER_ALLREDUCE_ALGO,
- * TETHER_TREE_BELOW (parsed again only when their text changed since this thread's last call),
+ * TETHER_TREE_BELOW (parsed again only when the environment changed since this thread's last read),
  * the size and the transport's caps, into c->algo. A malformed setting the call uses is
  * TETHER_ECONFIG naming the variable and the values it accepts, before anything is sent. */
 int tether__algo_choose(const tether_group *g, tether_coll *c);

@@ -11,6 +11,7 @@
 
 #include "core/algo/algo.h"
 #include "core/algo/select.h"
+#include "core/params.h"
 
 static unsigned fake_caps;
 static size_t fake_packet;
@@ -51,6 +52,15 @@ static void test_names(void **state)
     assert_int_equal(tether__algo_parse(""), TETHER_ALGO_AUTO);
     assert_int_equal(tether__algo_parse("Ring"), -1);
     assert_int_equal(tether__algo_parse("rings"), -1);
+    /* the names are TETHER_ALLREDUCE_ALGO's row's words, which must follow tether_algo */
+    static const char *const names[TETHER_ALGO_COUNT] = {
+        [TETHER_ALGO_AUTO] = "auto",     [TETHER_ALGO_RING] = "ring",
+        [TETHER_ALGO_TREE] = "tree",     [TETHER_ALGO_BUTTERFLY] = "butterfly",
+        [TETHER_ALGO_DIRECT] = "direct", [TETHER_ALGO_NEIGHBOR] = "neighbor",
+    };
+    for (int a = 0; a < TETHER_ALGO_COUNT; a++)
+        assert_string_equal(tether__algo_name((tether_algo)a), names[a]);
+    assert_null(tether__params[TETHER__P_ALLREDUCE_ALGO].words[TETHER_ALGO_COUNT]);
 }
 
 static void test_auto_policy(void **state)

@@ -1,5 +1,6 @@
 /* tests/unit/test_config.c - reading TETHER_* variables: fallbacks, defaults, malformed values, the
  * interface filter, and docs/env.md naming every variable of the table. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -336,48 +337,170 @@ static void not_a_job(void **state)
     expect_half_configuration((const char *const[]){"rank 2 in a job of size 1", NULL});
 }
 
-/* docs/env.md must name every variable tether reads. */
-static void docs_name_every_variable(void **state)
+/* docs/env.md, read whole. */
+static const char *env_md(void)
 {
-    (void)state;
+    static char text[1 << 16];
     const char *src = getenv("TETHER_SOURCE_DIR");
     assert_non_null(src);
     char path[4096];
     snprintf(path, sizeof path, "%s/docs/env.md", src);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
-    static char text[1 << 16];
     size_t n = fread(text, 1, sizeof text - 1, f);
     text[n] = '\0';
     fclose(f);
-    for (const tether_env_var *v = tether__env_table; v->name; v++) {
-        char quoted[128];
-        snprintf(quoted, sizeof quoted, "`%s`", v->name);
-        if (!strstr(text, quoted))
-            fail_msg("docs/env.md does not document %s", v->name);
-        for (const char *p = v->fallbacks; *p;) { /* and every other name it is read by */
-            size_t len = strcspn(p, ", :");
-            snprintf(quoted, sizeof quoted, "`%.*s`", (int)len, p);
-            if (len && !strstr(text, quoted))
-                fail_msg("docs/env.md does not name %s, read for %s", quoted, v->name);
-            p += len + strspn(p + len, ", :");
+    assert_true(n < sizeof text - 1);
+    return text;
+}
+
+/* docs/env.md must name every variable tether reads, and every other name it is read by. */
+static void docs_name_every_variable(void **state)
+{
+    (void)state;
+    const char *text = env_md();
+    const tether__param_row *tables[] = {tether__params, tether__params_other};
+    int counts[] = {TETHER__P_COUNT, INT_MAX};
+    for (int t = 0; t < 2; t++)
+        for (const tether__param_row *v = tables[t]; v - tables[t] < counts[t] && v->name; v++) {
+            char quoted[128];
+            snprintf(quoted, sizeof quoted, "`%s`", v->name);
+            if (!strstr(text, quoted))
+                fail_msg("docs/env.md does not document %s", v->name);
+            for (int i = 0; i < TETHER__PARAM_ALIASES && v->aliases[i]; i++)
+                for (const char *p = v->aliases[i]; *p;) { /* "A:B" is two names */
+                    size_t len = strcspn(p, ":");
+                    snprintf(quoted, sizeof quoted, "`%.*s`", (int)len, p);
+                    if (!strstr(text, quoted))
+                        fail_msg("docs/env.md does not name %s, read for %s", quoted, v->name);
+                    p += len + (p[len] == ':');
+                }
         }
+}
+
+/* The cells of docs/env.md's row for name (its first table: variable, also read, default, values,
+ * meaning), backticks dropped, into cells; 0 when there is no such row. */
+static int docs_row(const char *text, const char *name, char cells[5][1024])
+{
+    char start[128];
+    snprintf(start, sizeof start, "\n| `%s` |", name);
+    const char *p = strstr(text, start);
+    if (!p)
+        return 0;
+    p += 2; /* past the newline and the first bar */
+    for (int c = 0; c < 5; c++) {
+        size_t o = 0;
+        while (*p == ' ')
+            p++;
+        for (; *p && *p != '|' && *p != '\n'; p++)
+            if (*p != '`' && o < 1023)
+                cells[c][o++] = *p;
+        while (o && cells[c][o - 1] == ' ')
+            o--;
+        cells[c][o] = '\0';
+        if (*p != '|')
+            return 0;
+        p++;
+    }
+    return 1;
+}
+
+/* Each digit run of want is in got: a computed default's numbers are the page's. */
+static int numbers_in(const char *want, const char *got)
+{
+    for (const char *p = want; *p;) {
+        size_t skip = strcspn(p, "0123456789"), len = strspn(p + skip, "0123456789");
+        char n[32];
+        if (!len)
+            return 1;
+        snprintf(n, sizeof n, "%.*s", (int)len, p + skip);
+        if (!strstr(got, n))
+            return 0;
+        p += skip + len;
+    }
+    return 1;
+}
+
+/* docs/env.md's other names, default and values of each setting are its row's, so a default
+ * changed in one place and not the other fails here. A computed default (the row says how, in
+ * words) must be described with the row's numbers; a text one must be quoted; a number must be the
+ * row's exactly. */
+static void docs_match_the_rows(void **state)
+{
+    (void)state;
+    const char *text = env_md();
+    for (int id = 0; id < TETHER__P_COUNT; id++) {
+        const tether__param_row *r = &tether__params[id];
+        char cells[5][1024], def[256], range[256], also[256] = "";
+        assert_non_null(r->name);
+        if (!docs_row(text, r->name, cells))
+            fail_msg("docs/env.md has no row | `%s` | ... of five cells", r->name);
+        for (int i = 0; i < TETHER__PARAM_ALIASES && r->aliases[i]; i++)
+            snprintf(also + strlen(also), sizeof also - strlen(also), "%s%s", i ? ", " : "",
+                     r->aliases[i]);
+        if (strcmp(cells[1], also) != 0)
+            fail_msg("%s: docs/env.md says also read \"%s\", the row \"%s\"", r->name, cells[1],
+                     also);
+        tether__param_default_text(r, def, sizeof def);
+        int same = r->computed   ? cells[2][0] && numbers_in(def, cells[2])
+                   : r->def_text ? (def[0] ? strstr(cells[2], def) != NULL : !cells[2][0])
+                                 : strcmp(cells[2], def) == 0;
+        if (!same)
+            fail_msg("%s: docs/env.md's default \"%s\" is not the row's \"%s\"", r->name, cells[2],
+                     def);
+        tether__param_range_text(r, range, sizeof range);
+        if (strcmp(cells[3], range) != 0)
+            fail_msg("%s: docs/env.md's values \"%s\" are not the row's \"%s\"", r->name, cells[3],
+                     range);
     }
 }
 
-/* libtether reads only the table's variables: another name is not read at all. (Spelled in two
- * pieces so tests/docs/env_names.py does not take it for a variable of the tree.) */
-static void reads_only_the_table(void **state)
+/* Settings are read through the accessor, by the table's rows: a value, an alias, the default,
+ * and a change of the environment seen at the next read. */
+static void accessor_reads_the_rows(void **state)
 {
     (void)state;
-    static const char *const name = "TETHER_"
-                                    "NOT_IN_THE_TABLE";
-    setenv(name, "1", 1);
-    assert_null(tether__env(name, NULL));
-    unsetenv(name);
-    setenv("TETHER_TCP_LOCAL_SNDBUF", "131072", 1); /* once a stray read, now a row */
-    assert_string_equal(tether__env("TETHER_TCP_LOCAL_SNDBUF", NULL), "131072");
+    long v;
+    const char *t;
+    assert_int_equal(tether__param_long(TETHER__P_TCP_LOCAL_SNDBUF, &v), 0); /* computed */
+    setenv("TETHER_TCP_LOCAL_SNDBUF", "131072", 1);
+    assert_int_equal(tether__param_long(TETHER__P_TCP_LOCAL_SNDBUF, &v), 1);
+    assert_int_equal(v, 131072);
+    setenv("TETHER_TCP_LOCAL_SNDBUF", "262144", 1); /* changed: seen */
+    assert_int_equal(tether__param_long(TETHER__P_TCP_LOCAL_SNDBUF, &v), 1);
+    assert_int_equal(v, 262144);
     unsetenv("TETHER_TCP_LOCAL_SNDBUF");
+    assert_int_equal(tether__param_long(TETHER__P_TCP_LOCAL_SNDBUF, &v), 0);
+    assert_int_equal(tether__param_long(TETHER__P_SPIN_US, &v), 0);
+    assert_int_equal(v, tether__params[TETHER__P_SPIN_US].def);
+    setenv("TETHER_SPIN_US", "", 1); /* empty: unset */
+    assert_int_equal(tether__param_long(TETHER__P_SPIN_US, &v), 0);
+    setenv("TETHER_SPIN_US", "1000001", 1);
+    tether__clear_error(); /* the first error is the one kept */
+    assert_int_equal(tether__param_long(TETHER__P_SPIN_US, &v), TETHER_ECONFIG);
+    assert_non_null(
+        strstr(tether_last_error(),
+               "TETHER_SPIN_US=\"1000001\": expected a whole number from 0 to 1000000"));
+    assert_int_equal(tether__param_quiet(TETHER__P_SPIN_US), tether__params[TETHER__P_SPIN_US].def);
+    unsetenv("TETHER_SPIN_US");
+    setenv("MLX_RING_VERBOSE", "2", 1); /* an alias, named as the source */
+    assert_int_equal(tether__param_long(TETHER__P_VERBOSE, &v), 1);
+    assert_int_equal(v, 2);
+    assert_string_equal(tether__param_from(TETHER__P_VERBOSE), "MLX_RING_VERBOSE");
+    setenv("TETHER_VERBOSE", "1", 1); /* the tether name wins */
+    assert_int_equal(tether__param_long(TETHER__P_VERBOSE, &v), 1);
+    assert_int_equal(v, 1);
+    unsetenv("TETHER_VERBOSE");
+    unsetenv("MLX_RING_VERBOSE");
+    assert_null(tether__param_from(TETHER__P_VERBOSE));
+    assert_int_equal(tether__param_text(TETHER__P_BACKEND, &t), 0); /* a text default */
+    assert_string_equal(t, "any");
+    assert_int_equal(tether__param_text(TETHER__P_JOB_TOKEN, &t), 0); /* computed: none here */
+    assert_null(t);
+    setenv("TETHER_HEARTBEAT", "0.2", 1); /* seconds, given in milliseconds */
+    assert_int_equal(tether__param_long(TETHER__P_HEARTBEAT, &v), 1);
+    assert_int_equal(v, 200);
+    unsetenv("TETHER_HEARTBEAT");
 }
 
 int main(void)
@@ -398,7 +521,8 @@ int main(void)
         cmocka_unit_test_setup(half_mlx_job, clean_env),
         cmocka_unit_test_setup(not_a_job, clean_env),
         cmocka_unit_test(docs_name_every_variable),
-        cmocka_unit_test_setup(reads_only_the_table, clean_env),
+        cmocka_unit_test(docs_match_the_rows),
+        cmocka_unit_test_setup(accessor_reads_the_rows, clean_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
