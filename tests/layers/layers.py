@@ -9,7 +9,8 @@ tether command: cli/, launcher/, config_tool/, bench/, over tools/):
   - no backend includes another backend's private header (*_impl.h), and rdma/ and tcp/ include
     nothing of each other (RDMA builds on net/ only);
   - backends/tcp/engine_impl.h is included only by the engine's own files (tcp/engine*.c);
-  - the headers form no include cycle;
+  - the headers form no include cycle, nor do the modules of a folder (a .c with its .h; x_impl.h,
+    the private header of x's files, counts as x's);
   - tools/ (what the subcommands share: say, argv0, strings, ssh, network command text) includes
     and calls none of them, and launcher/ and config_tool/ include and call nothing of each other;
   - a header of launcher/ or config_tool/ (one per concern) includes only headers it uses: a name
@@ -166,6 +167,23 @@ def cycles(graph):
 
 for comp in cycles(includes):
     fail("include cycle: " + " -> ".join(comp))
+
+
+# Within a folder, a .c and its .h are one module (x_impl.h, the private header of x's files,
+# counts as x's), and the modules include no circle either: a.c including b.h while b.c includes
+# a.h is a knot the header graph alone does not show.
+def module(path):
+    stem = os.path.splitext(path)[0]
+    return stem[: -len("_impl")] if stem.endswith("_impl") else stem
+
+
+modules = {}
+for f, incs in includes.items():
+    modules.setdefault(module(f), set()).update(
+        module(i) for i in incs if os.path.dirname(i) == os.path.dirname(f) and module(i) != module(f))
+for comp in cycles(modules):
+    fail("include circle between the modules of " + os.path.dirname(comp[0]) + "/: "
+         + " -> ".join(os.path.basename(m) for m in comp))
 
 # ---- call graph ----
 with open(OBJLIST, encoding="utf-8") as fh:
