@@ -7,6 +7,7 @@
 
 #include "backends/net/socket.h"
 #include "engine_impl.h"
+#include "engine_wait.h"
 
 #define MAX_IO_DEFAULT                                                                             \
     (1L << 30) /* below every platform's per-call limit (Linux: 2 GiB - 4 KiB)                     \
