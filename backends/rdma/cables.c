@@ -3,6 +3,7 @@
  * its dead siblings'; and the fence that keeps a lane's frames in order when it moves (io.c).
  * Questions about the state only: this file calls nothing of the backend, so the data path, the
  * resends, failover and rejoin all ask it without a call cycle. */
+#include "cables.h"
 #include "rdma_impl.h"
 
 int tether__rdma_keeps(const rdma_ep *ep, const rdma_link *l)

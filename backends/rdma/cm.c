@@ -21,10 +21,15 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "cables.h"
 #include "cm.h"
+#include "device.h"
 #include "hostfile/hostfile.h"
+#include "qp.h"
 #include "rdma_impl.h"
 #include "rdmacm.h"
+#include "side.h"
+#include "state.h"
 
 #define HELLO_MAGIC 0x54434d31u /* "TCM1" */
 #define RETRIES 7               /* the NIC's retries and RNR retries, as a matrix link's (qp.c) */

@@ -2,6 +2,7 @@
  * (macOS, whose RDMA has no connection manager; Linux without librdmacm-dev): links come from the
  * device matrix only. CMakeLists.txt compiles this file instead of cm.c and rdmacm.c. */
 
+#include "cm.h"
 #include "rdma.h"
 #include "rdma_impl.h"
 

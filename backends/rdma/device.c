@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "device.h"
 #include "rdma_impl.h"
 
 static const char *port_state_text(enum ibv_port_state s)

@@ -23,7 +23,13 @@
 #include <time.h>
 
 #include "backends/net/socket.h"
+#include "cables.h"
+#include "failover.h"
+#include "post.h"
 #include "rdma_impl.h"
+#include "rejoin.h"
+#include "side.h"
+#include "state.h"
 
 /* Both sides have stopped l: the frames the peer did not take go again, from peer_rx on. */
 static int fail_over(rdma_ep *ep, rdma_link *l)

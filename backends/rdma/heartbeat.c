@@ -16,7 +16,11 @@
 
 #include "backends/net/liveness.h"
 #include "backends/net/socket.h"
+#include "heartbeat.h"
+#include "io.h"
 #include "rdma_impl.h"
+#include "side_read.h"
+#include "state.h"
 
 #ifdef MSG_NOSIGNAL
 #define BEAT_FLAGS (MSG_NOSIGNAL | MSG_DONTWAIT)

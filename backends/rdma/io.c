@@ -21,7 +21,19 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "cables.h"
+#include "device.h"
+#include "failover.h"
+#include "io.h"
+#include "post.h"
 #include "rdma_impl.h"
+#include "register.h"
+#include "rejoin.h"
+#include "retransmit.h"
+#include "route.h"
+#include "side_read.h"
+#include "silence.h"
+#include "state.h"
 
 #define POLL_BATCH 16
 #define ACK_RETRY_US 1000 /* an acknowledgement that found no room: look again (not spin) */

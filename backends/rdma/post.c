@@ -5,7 +5,10 @@
  * other back. */
 #include <string.h>
 
+#include "device.h"
+#include "post.h"
 #include "rdma_impl.h"
+#include "state.h"
 
 /* What a completion tells of its work request: the peer, then the link's QP generation (4 bits:
  * rejoin.c), the kind (4), the lane (8) and the slot (16). */

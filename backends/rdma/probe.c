@@ -1,6 +1,9 @@
 /* backends/rdma/probe.c - the transport's probe for any-source receives (core/p2p.c): has the next
  * message of a tag from a peer arrived, unclaimed? */
+#include "probe.h"
+#include "io.h"
 #include "rdma_impl.h"
+#include "state.h"
 
 int tether__rdma_probe(tether_ep *tep, int peer, tether_tag tag)
 {

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "post.h"
+#include "qp.h"
 #include "rdma_impl.h"
 
 /* Asked for first; a device without inline data (Apple's) refuses it and gets 0. */

@@ -21,10 +21,21 @@
 #include <unistd.h>
 
 #include "backends/net/socket.h"
+#include "cables.h"
+#include "cm.h"
 #include "core/registry.h"
+#include "device.h"
+#include "heartbeat.h"
 #include "hostfile/hostfile.h"
+#include "io.h"
+#include "probe.h"
+#include "qp.h"
 #include "rdma.h"
 #include "rdma_impl.h"
+#include "register.h"
+#include "ring_thread.h"
+#include "side.h"
+#include "state.h"
 
 /* close() waits for its frames to be acknowledged (ring mode: and for every other rank to close)
  * as long as something moves: CLOSE_IDLE_MS with no completion ends the wait, CLOSE_MAX_MS in all

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "rdma_impl.h"
+#include "register.h"
 
 int tether__rdma_reg(rdma_ep *ep, rdma_link *l, void *buf, size_t len, int access,
                      struct ibv_mr **mr)

@@ -20,7 +20,13 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "cables.h"
+#include "qp.h"
 #include "rdma_impl.h"
+#include "rejoin.h"
+#include "retransmit.h"
+#include "side.h"
+#include "state.h"
 
 #define REJOIN_CHECK_MS 100
 /* A cable that left with its port up (silent, or RC's retries ran out: nothing says it was pulled)

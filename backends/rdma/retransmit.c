@@ -17,7 +17,12 @@
  * goes before them. */
 #include <time.h>
 
+#include "cables.h"
+#include "device.h"
+#include "post.h"
 #include "rdma_impl.h"
+#include "retransmit.h"
+#include "state.h"
 
 #define RESEND_MIN_US 5000    /* the adaptive wait's floor: a descheduled peer is not a loss */
 #define RESEND_FIRST_US 20000 /* before the link's first round trip is measured */

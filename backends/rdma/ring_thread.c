@@ -13,7 +13,13 @@
  * cost two wake-ups in a row, the thread's and then the waiter's. */
 #include <string.h>
 
+#include "device.h"
+#include "io.h"
 #include "rdma_impl.h"
+#include "ring_thread.h"
+#include "side.h"
+#include "side_read.h"
+#include "state.h"
 
 /* Before each sleep: arm the channels (taking what completed meanwhile), and after a break tell
  * every peer now, not at its timeout. */

@@ -10,6 +10,7 @@
  * traffic of trees, barriers and split set-up, or point-to-point between distant ranks: the
  * bandwidth collectives talk to neighbours. This file only says which way: the data path (io.c)
  * passes messages on. */
+#include "route.h"
 #include "backends/net/hop.h"
 #include "rdma_impl.h"
 

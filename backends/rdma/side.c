@@ -19,6 +19,7 @@
 #include "backends/net/setup.h"
 #include "backends/net/socket.h"
 #include "rdma_impl.h"
+#include "side.h"
 
 #ifdef MSG_NOSIGNAL
 #define SEND_FLAGS (MSG_NOSIGNAL | MSG_DONTWAIT)

@@ -7,7 +7,12 @@
 #include <sys/socket.h>
 
 #include "backends/net/socket.h"
+#include "failover.h"
 #include "rdma_impl.h"
+#include "rejoin.h"
+#include "retransmit.h"
+#include "side_read.h"
+#include "state.h"
 
 /* One whole message at the start of side_buf: 1 (consumed), 0 (incomplete), or an error. A bye's
  * text is the frame count of each link. */

@@ -28,7 +28,11 @@
 #include <stdio.h>
 
 #include "core/config.h"
+#include "failover.h"
 #include "rdma_impl.h"
+#include "retransmit.h"
+#include "silence.h"
+#include "state.h"
 
 #define SILENT_PROBES 4
 #define SILENT_MIN_US 500000

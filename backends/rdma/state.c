@@ -6,6 +6,8 @@
 
 #include "backends/net/socket.h"
 #include "rdma_impl.h"
+#include "register.h"
+#include "state.h"
 
 int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...)
 {

@@ -14,7 +14,11 @@
 #include <sys/uio.h>
 
 #include "backends/net/socket.h"
+#include "engine_core.h"
 #include "engine_impl.h"
+#include "engine_lane.h"
+#include "engine_rx.h"
+#include "engine_shm.h"
 
 #define IOV_BATCH 64       /* frames gathered into one write */
 #define SEND_COPY_MAX 4096 /* pieces up to this many bytes are copied together for one send() */

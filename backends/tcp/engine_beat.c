@@ -30,7 +30,11 @@
 
 #include "backends/net/liveness.h"
 #include "backends/net/socket.h"
+#include "engine_core.h"
 #include "engine_impl.h"
+#include "engine_lane.h"
+#include "engine_rx.h"
+#include "engine_shm.h"
 
 /* Bytes arrived from peer p over all its links: read, or waiting in the socket. */
 static int arrived(void *arg, int p, uint64_t *bytes)

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include "backends/net/socket.h"
+#include "engine_core.h"
+#include "engine_ctrl.h"
 #include "engine_impl.h"
+#include "engine_shm.h"
 
 #define CTRL_FLUSH_MS 500 /* how long abort() and close() try to get their frame out */
 

@@ -1,17 +1,20 @@
-/* backends/tcp/engine_impl.h - the engine's private structures and the calls between its files.
+/* backends/tcp/engine_impl.h - the engine's private structures and inline helpers. Each file's
+ * calls are declared in a header named after it (engine_rx.h for engine_rx.c; engine.c's in
+ * engine_core.h, engine.h being the engine's face for mesh and ring), which includes this.
  *
- * Private to the engine's own files (engine*.c). Its two halves call each other: the send and
- * request side (engine.c) and the receive side (engine_rx.c), and with them the lanes of pairs
- * with several links (engine_lane.c: stream counts, acks, failover through a live link), which
- * both halves call and which queue and fail through them. The other files only call down into
- * them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats (engine_beat.c);
- * waiting and the progress thread's handler (engine_wait.c); opening (engine_open.c) and closing
- * (engine_close.c); the thread that dials lanes that left again (engine_rejoin.c), which hands a
- * new socket to engine_lane.c and is woken through ep->lane_out. The helpers the engine calls
- * (cma.h, route.h, backends/net/) never include this header and never call the engine: they return
- * what to do. Routed messages (route.h) move a chunk at a time: a rank on the way holds the chunks
- * it has read and not yet written (tether__fwd, bounded by TETHER__PASS_MAX per onward link), the
- * destination joins them into one message (RX_CHUNK, joining). */
+ * Private to the engine's own files (engine*.c), as those headers are. Its two halves call each
+ * other: the send and request side (engine.c) and the receive side (engine_rx.c), and with them the
+ * lanes of pairs with several links (engine_lane.c: stream counts, acks, failover through a live
+ * link), which both halves call and which queue and fail through them. The other files only call
+ * down into them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats
+ * (engine_beat.c); waiting and the progress thread's handler (engine_wait.c); opening
+ * (engine_open.c) and closing (engine_close.c); the thread that dials lanes that left again
+ * (engine_rejoin.c), which hands a new socket to engine_lane.c and is woken through ep->lane_out.
+ * The helpers the engine calls (cma.h, route.h, backends/net/) never include this header and never
+ * call the engine: they return what to do. Routed messages (route.h) move a chunk at a time: a rank
+ * on the way holds the chunks it has read and not yet written (tether__fwd, bounded by
+ * TETHER__PASS_MAX per onward link), the destination joins them into one message (RX_CHUNK,
+ * joining). */
 #ifndef TETHER_TCP_ENGINE_IMPL_H
 #define TETHER_TCP_ENGINE_IMPL_H
 
@@ -271,178 +274,5 @@ static inline uint64_t tether__tcp_cma_min_of(const tether__tcp_ep *ep, const te
 {
     return l0->shm_tx ? ep->shm_cma_min : ep->cma_min;
 }
-
-/* 1 on an endpoint's progress thread (engine_wait.c), 0 on the program's threads. */
-extern _Thread_local int tether__tcp_loop_thread;
-
-/* ---- engine.c: errors, the send side, requests ---- */
-
-/* Break ep (first failure wins): record code and the message, fail every request, forget every
- * queued frame so nothing touches a user buffer again (a half-sent one's tail is copied and kept,
- * so an abort frame can follow it). Returns code. Caller holds ep->mu. */
-int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
-
-/* EPEER for a message to or from a peer that closed normally. Caller holds ep->mu. */
-int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what);
-
-/* The sticky error, recorded for the calling thread's public call. */
-int tether__tcp_sticky(const tether__tcp_ep *ep);
-
-/* Write what l's socket takes of its queue; a failure breaks ep. Caller holds ep->mu. */
-int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l);
-/* The same without breaking ep: 0, or the errno (heartbeats and control frames). */
-int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l);
-
-/* Wake the progress thread to watch l's socket for room: its queue did not fit. Not while the
- * thread stands by (the program's threads flush it; the thread looks again within
- * TETHER__LOOP_STANDBY_MS): large sends fill the socket every time, and a wake-up each cost the
- * ring a fifth of its time at 4 MiB. Caller holds ep->mu. */
-void tether__tcp_kick_for_room(tether__tcp_ep *ep, const tether__link *l);
-/* Append t to l's queue, writing nothing. */
-void tether__tcp_tx_push(tether__link *l, tether__txmsg *t);
-/* Queue t on l (a chunk passing through before this rank's own frames not yet begun) and write
- * what the socket takes at once when l was idle. Caller holds ep->mu. */
-int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
-/* Queue a frame l owns (no request) with n payload bytes copied after it. */
-int tether__tcp_tx_owned(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,
-                         const void *payload, size_t n);
-/* Forget l's queued frames (request parts belong to their requests, the rest to l), and l's
- * heartbeat frames only. */
-void tether__tcp_tx_clear(tether__link *l);
-void tether__tcp_tx_forget(tether__txmsg *t);
-void tether__tcp_tx_drop_beats(tether__link *l);
-
-/* Forget the sends left in memory on every link; bump the epoch when there were any (cma.h). */
-void tether__tcp_cma_withdraw(tether__tcp_ep *ep);
-
-/* What the memory path (cma.h) returned, applied to l: a failure breaks ep. */
-int tether__tcp_apply(tether__tcp_ep *ep, tether__link *l, tether__cma_todo *t);
-/* Where the memory path's calls about l stand. */
-tether__cma_at tether__tcp_cma_at(tether__tcp_ep *ep, const tether__link *l);
-
-/* The link a message to or from peer travels on first. */
-tether__link *tether__tcp_hop(tether__tcp_ep *ep, int peer);
-
-/* Free a request (any thread's, caller holds ep->mu). */
-void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r);
-
-/* ---- engine_rx.c: the receive side, caller holds ep->mu ----
- * tether__tcp_read reads what l's socket holds. With all = 0 it stops once no receive is posted on
- * l and no frame is half read: bytes nobody asked for yet stay in the socket, where TCP's flow
- * control holds back the sender, and are read later straight into the receive that claims them.
- * Reading them at once instead meant a heap copy per frame, and a rank that kept draining the next
- * collective's frames before posting its own sends serialised the exchange (docs/perf/analysis.md).
- * all = 1 drains the socket: a hang-up must surface as the peer's error. An endpoint with a
- * progress thread always drains (the thread must pass routed frames on, and it sees only the
- * socket, not frames left in rbuf). */
-int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all);
-/* The poll events wait() asks of l, and what to do with what poll() said of it (caller holds
- * ep->mu). A link whose bytes nobody wants yet is still polled until input shows up on it, so that
- * a peer that exits is noticed while we wait on another; a peek then tells a closed connection
- * (read, to report it) from bytes that wait for their receive (held: not polled for input until
- * read; on Linux POLLRDHUP still reports the peer's exit meanwhile). */
-short tether__tcp_poll_events(const tether__link *l);
-int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents);
-/* The same for the progress thread, which reads every link but those held back (TETHER__PASS_MAX:
- * polled only for a hang-up, which is then read at once). */
-short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l);
-void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents);
-/* One part of r finished (a wait may return). */
-void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r);
-/* Payload bytes of the frame being read on l (l->cur) still to come. */
-uint64_t tether__tcp_payload_left(const tether__link *l);
-int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
-                          tether__rxmsg *part);
-void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l);
-int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag got_tag,
-                         uint64_t got_len, tether_tag want, uint64_t want_len);
-/* A stale message (core/passed.h) arrived (tag from l's peer) or is kept: EMISMATCH. */
-int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether_tag tag);
-/* Look again at the messages kept unexpected, once some call is over since the last look. */
-int tether__tcp_sweep_stale(tether__tcp_ep *ep);
-int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what);
-/* l's peer announced len bytes no receive claims, more than tether__rxcache_admits: ENET. */
-int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether_tag tag);
-
-/* ---- engine_ctrl.c ---- */
-
-/* Send every peer a bye (a normal close). Caller holds ep->mu. */
-void tether__tcp_say_bye(tether__tcp_ep *ep);
-
-/* ---- engine_lane.c: the lanes of pairs with several links, caller holds ep->mu ---- */
-
-/* l's frame t was written whole: keep it until the peer acknowledges it. */
-void tether__tcp_lane_keep(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
-/* The parser consumed bytes of l's stream: ack what asks for it. */
-void tether__tcp_lane_consumed(tether__tcp_ep *ep, tether__link *l);
-/* Queue an ack of l's position when it moved since the last (the heartbeats, once a period). */
-void tether__tcp_lane_ack(tether__tcp_ep *ep, tether__link *l);
-/* Forget what l kept (a break or close: requests fail, buffers are the program's again). */
-void tether__tcp_lane_clear(tether__link *l);
-/* l's connection failed (why): carry its stream through another lane of its pair. 0 when taken
- * out, -1 when no other lane is left (the caller fails as before). */
-int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why);
-/* Make l's stream start again at pos, which the peer consumed: what l kept, then its queue, the
- * first frame from where pos falls in it. -1 when pos is not in what l kept or queued. */
-int tether__tcp_lane_rewind(tether__link *l, uint64_t pos);
-/* An ack, failover or tunnel frame's header arrived on l. */
-int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);
-/* A tunnel frame's payload m arrived on l: feed it to its lane. */
-int tether__tcp_lane_tunnelled(tether__tcp_ep *ep, tether__link *l, tether__rxmsg *m);
-/* After l was written or read: move the tunnels it takes part in. */
-int tether__tcp_lane_move(tether__tcp_ep *ep, tether__link *l);
-/* The heartbeats' look: a lane silent while another of its pair carries is taken out. */
-void tether__tcp_lane_watch(tether__tcp_ep *ep, int64_t now_ms);
-/* A new socket fd for lane l, dialled or accepted again (engine_rejoin.c): l switches back to it
- * (a lane still direct is taken out first), its stream moving from the tunnel to fd at the
- * position the peer's switch frame names. fd is l's from now on. */
-void tether__tcp_lane_back(tether__tcp_ep *ep, tether__link *l, int fd);
-
-/* ---- engine_shm.c: the rings of pairs on one host, caller holds ep->mu ----
- * It calls nothing of the engine's halves: it says what to send or report, as cma.h does. */
-
-/* At creation: the lower rank of every pair with one link offers a segment (an empty offer where
- * the peer is on another host or the rings are off), and both sides wait for the exchange. 1 when
- * f is an offer to send on l. */
-int tether__tcp_shm_offer(tether__tcp_ep *ep, tether__link *l, tether__frame *f);
-/* What an offer or switch frame that arrived on l asks of the engine. */
-typedef enum {
-    TETHER__SHM_NOTHING,
-    TETHER__SHM_SWITCH,  /* queue our switch frame (code 1): our frames go on in the ring */
-    TETHER__SHM_DECLINE, /* queue a declining answer (code 0) */
-    TETHER__SHM_BAD,     /* the peer broke the exchange: a protocol error, *bad says what */
-} tether__shm_step;
-tether__shm_step tether__tcp_shm_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,
-                                       const char **bad);
-/* Write iov into l's ring (l->shm_tx): the bytes taken, ringing the peer if it sleeps. */
-size_t tether__tcp_shm_send(tether__link *l, const struct iovec *iov, int n);
-/* Read up to want bytes of l's ring (l->shm_rx): as recv() answers, 0 once the ring is empty and
- * the socket ended; -1 with errno EAGAIN when empty, EPROTO when the peer's indices are corrupt. */
-long tether__tcp_shm_recv(tether__link *l, void *dst, size_t want);
-/* Our switch frame went out: the doorbell owed meanwhile, if any. */
-void tether__tcp_shm_switched(tether__link *l);
-/* Read the doorbells on l's socket (l->shm_rx), noting its end in l->sock_eof. */
-void tether__tcp_shm_bells(tether__link *l);
-/* The poll() events of a ring's directions: input (in: a receive wants bytes, or they are not
- * held; the socket's end always) and room (frames wait). A direction with bytes or room already
- * asks POLLOUT, which a socket always has, so that poll() returns at once. */
-short tether__tcp_shm_events(const tether__link *l, int in);
-/* Bytes waiting to be read on l, and bytes written on it the peer has not read: the socket's or
- * the ring's, per direction. */
-void tether__tcp_queued(const tether__link *l, size_t *in, size_t *out);
-
-/* ---- engine_rejoin.c ---- */
-
-/* Stop the rejoin thread, without ep->mu held (close). */
-void tether__tcp_rejoin_stop(tether__tcp_ep *ep);
-
-/* ---- engine_wait.c: waiting, and the progress thread's handler ---- */
-
-/* After poll: move bytes on every socket link that is ready. Caller holds ep->mu. */
-void tether__tcp_progress_ready(tether__tcp_ep *ep, const struct pollfd *pfd);
-/* Exchange the memory path's offers with every peer, before any other thread knows ep. */
-int tether__tcp_negotiate(tether__tcp_ep *ep, int timeout_ms);
-/* Queue a leave notice of origin to neighbour to (route.h). Caller holds ep->mu. */
-int tether__tcp_queue_leave(tether__tcp_ep *ep, int to, int origin);
 
 #endif

@@ -43,7 +43,10 @@
 #include <unistd.h>
 
 #include "backends/net/socket.h"
+#include "engine_core.h"
 #include "engine_impl.h"
+#include "engine_lane.h"
+#include "engine_rx.h"
 
 /* The receiver acks at least every this many bytes consumed (what small frames' copies cost). */
 #define TETHER__LANE_ACK_EVERY ((uint64_t)1 << 20)

@@ -7,6 +7,7 @@
 
 #include "backends/net/socket.h"
 #include "engine_impl.h"
+#include "engine_wait.h"
 
 /* Links between processes of one host get the smaller send buffer tether__net_local_sndbuf_default
  * explains and a receive window as large (local_sndbuf bytes; 0 leaves both as they are). */

@@ -18,6 +18,8 @@
 
 #include "backends/net/socket.h"
 #include "engine_impl.h"
+#include "engine_lane.h"
+#include "engine_rejoin.h"
 #include "world.h"
 
 /* One try: how long the set-up waits for a link, and at least how long a try lasts. */

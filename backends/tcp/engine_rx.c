@@ -8,7 +8,11 @@
 #include <sys/socket.h>
 
 #include "backends/net/socket.h"
+#include "engine_core.h"
 #include "engine_impl.h"
+#include "engine_lane.h"
+#include "engine_rx.h"
+#include "engine_shm.h"
 
 /* Both sides of a disagreement, in the words of transport.h. */
 int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag got_tag,

@@ -23,6 +23,7 @@
 #include "backends/net/socket.h"
 #include "core/log.h"
 #include "engine_impl.h"
+#include "engine_shm.h"
 
 #define BELLS_READ 64 /* doorbell bytes read per recv */
 

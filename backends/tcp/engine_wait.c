@@ -17,7 +17,11 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "engine_core.h"
 #include "engine_impl.h"
+#include "engine_rx.h"
+#include "engine_shm.h"
+#include "engine_wait.h"
 
 #define POLL_STACK 64
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backends/rdma/rdma_impl.h"
+#include "backends/rdma/side_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,9 @@
 
 #include <cmocka.h>
 
+#include "backends/tcp/engine_core.h"
 #include "backends/tcp/engine_impl.h"
+#include "backends/tcp/engine_lane.h"
 
 /* A pair of two lanes to rank 1, as seen from rank 0. */
 typedef struct {
