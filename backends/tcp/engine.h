@@ -87,4 +87,10 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms);
  * EINVAL when peer or link does not exist. */
 int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sent, uint64_t *recvd);
 
+/* Keep the plan and listeners the world formed ep with for ep's lanes that come back
+ * (engine_rejoin.c), when some pair has several links: a thread dials or accepts them again; close
+ * stops it. They are ep's from then on: *plan is emptied, *nlisten and *listen_fds cleared. */
+int tether__tcp_rejoin_start(tether__tcp_ep *ep, tether__net_plan *plan, int *nlisten,
+                             int **listen_fds);
+
 #endif

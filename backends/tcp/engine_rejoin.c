@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "backends/net/socket.h"
+#include "engine.h"
 #include "engine_impl.h"
 #include "engine_lane.h"
 #include "engine_rejoin.h"
-#include "world.h"
 
 /* One try: how long the set-up waits for a link, and at least how long a try lasts. */
 #define REJOIN_TRY_MS 1000
@@ -138,7 +138,8 @@ static void rejoin_free(struct tether__tcp_rejoin *r)
     free(r);
 }
 
-int tether__tcp_rejoin_start(tether__tcp_ep *ep, tether__tcp_world *w)
+int tether__tcp_rejoin_start(tether__tcp_ep *ep, tether__net_plan *plan, int *nlisten,
+                             int **listen_fds)
 {
     int several = 0;
     for (int p = 0; p < ep->size; p++)
@@ -160,14 +161,14 @@ int tether__tcp_rejoin_start(tether__tcp_ep *ep, tether__tcp_world *w)
     pthread_mutex_init(&r->mu, NULL);
     r->redial = redial;
     /* the plan and the listeners are the endpoint's from now on: the world frees neither */
-    r->plan = w->plan;
-    memset(&w->plan, 0, sizeof w->plan);
+    r->plan = *plan;
+    memset(plan, 0, sizeof *plan);
     snprintf(r->token, sizeof r->token, "%s", r->plan.token ? r->plan.token : "");
     r->plan.token = r->token;
-    r->nlisten = w->nlisten;
-    r->listen_fds = w->listen_fds;
-    w->nlisten = 0;
-    w->listen_fds = NULL;
+    r->nlisten = *nlisten;
+    r->listen_fds = *listen_fds;
+    *nlisten = 0;
+    *listen_fds = NULL;
     r->plan.nlisten = r->nlisten;
     r->plan.listen_fds = r->listen_fds;
     pthread_mutex_lock(&ep->mu);

@@ -155,8 +155,9 @@ int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether_
     TRY(tether__net_setup(&w->plan, &links));
     int rc = tether__tcp_ep_create(&links, w->rank, backend, out);
     tether__net_links_free(&links);
-    if (rc == TETHER_OK && ((rc = tether__tcp_beat_start(*out, w->plan.heartbeat_ms)) < 0 ||
-                            (rc = tether__tcp_rejoin_start(*out, w)) < 0)) {
+    if (rc == TETHER_OK &&
+        ((rc = tether__tcp_beat_start(*out, w->plan.heartbeat_ms)) < 0 ||
+         (rc = tether__tcp_rejoin_start(*out, &w->plan, &w->nlisten, &w->listen_fds)) < 0)) {
         tether__tcp_abort((tether_ep *)*out, rc,
                           tether_last_error()); /* the peers formed their links */
         tether__tcp_close(*out);

@@ -44,10 +44,6 @@ int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int 
 /* Run the plan and make the engine over its links (backend names it in messages). */
 int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether__tcp_ep **out);
 
-/* Keep w's plan and listeners for ep's lanes that come back (engine_rejoin.c), when some pair has
- * several links: a thread dials or accepts them again; close stops it. w no longer owns them. */
-int tether__tcp_rejoin_start(tether__tcp_ep *ep, tether__tcp_world *w);
-
 /* Close the listeners and free the table and plan. */
 void tether__tcp_world_free(tether__tcp_world *w);
 
