@@ -6,12 +6,12 @@
 #include "backends/ring/ring.h"
 #include "core/transport.h"
 
-const tether_transport_ops *const tether_backends[] = {&tether_mpi_ops, &tether_rdma_ops,
-                                                       &tether_mesh_ops, &tether_ring_ops, NULL};
+const tether__transport_ops *const tether__backends[] = {
+    &tether__mpi_ops, &tether__rdma_ops, &tether__mesh_ops, &tether__ring_ops, NULL};
 
 /* MLX's names for its JACCL, which the rdma backend runs: "jaccl" its mesh of RDMA links, and
  * "jaccl-ring" its ring of them. */
-const tether_backend_alias tether_backend_aliases[] = {
+const tether__backend_alias tether__backend_aliases[] = {
     {"jaccl", "rdma"},
     {"jaccl-ring", "rdma"},
     {NULL, NULL},

@@ -74,7 +74,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                       .pair = {-1, -1}};
     optind = 1;
     int c;
-    char err[TETHER_SIZE_ERR_MAX];
+    char err[TETHER__SIZE_ERR_MAX];
     while ((c = getopt_long(argc, argv, "c:b:e:f:w:n:t:B:d:o:h", longs, NULL)) != -1) {
         switch (c) {
         case 'c':

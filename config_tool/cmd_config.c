@@ -58,7 +58,7 @@ static const char usage_text[] =
 static int add_host(ct_options *o, const char *name)
 {
     if (!name[0] || name[0] == '-' || strcspn(name, " \t\n") != strlen(name) ||
-        strlen(name) >= TETHER_HOST_MAX) {
+        strlen(name) >= TETHER__HOST_MAX) {
         ct_say("host \"%s\" is not a host name to ssh to", name);
         return -1;
     }
@@ -85,7 +85,7 @@ static int hosts_from_list(ct_options *o, char *list)
     return 0;
 }
 
-static int hosts_from_file(ct_options *o, const char *path, tether_launch_hosts *hf)
+static int hosts_from_file(ct_options *o, const char *path, tether__launch_hosts *hf)
 {
     tether__clear_error();
     if (tether__hostfile_load_launch(path, hf) < 0) {
@@ -127,7 +127,7 @@ static int parse_format(const char *s, ct_format *out)
 }
 
 /* Options that take a value; the flags are set in place. */
-static int option_value(ct_options *o, int c, char *arg, char **ssh, tether_launch_hosts *hf)
+static int option_value(ct_options *o, int c, char *arg, char **ssh, tether__launch_hosts *hf)
 {
     char *end;
 
@@ -204,7 +204,7 @@ static const struct option long_opts[] = {
 };
 
 /* 0: go on; 1: help printed; 2: bad usage (said why). */
-static int parse_options(int argc, char **argv, ct_options *o, char **ssh, tether_launch_hosts *hf)
+static int parse_options(int argc, char **argv, ct_options *o, char **ssh, tether__launch_hosts *hf)
 {
     static const char *const pools[CT_MAX_POOLS] = {CT_DEFAULT_POOL, CT_FALLBACK_POOL_1,
                                                     CT_FALLBACK_POOL_2};
@@ -311,7 +311,7 @@ static int probe_all(ct_run *run)
 /* The hostfile: written to --output (and read back, so it is known to load), or printed. */
 static int write_hostfile(const ct_run *run)
 {
-    tether_launch_hosts hf, back;
+    tether__launch_hosts hf, back;
     char *text = NULL;
     int rc;
 
@@ -366,7 +366,7 @@ static int configure(ct_run *run)
 
 int tether__cmd_config(int argc, char **argv)
 {
-    tether_launch_hosts hf = {0};
+    tether__launch_hosts hf = {0};
     ct_run *run = calloc(1, sizeof *run);
     char *ssh = NULL;
     int rc;

@@ -59,7 +59,7 @@ static form guess(const char *path)
 
 static int check_launch(const char *path)
 {
-    tether_launch_hosts h;
+    tether__launch_hosts h;
     int rdma = 0;
 
     if (tether__hostfile_load_launch(path, &h) < 0)
@@ -80,7 +80,7 @@ static int check_launch(const char *path)
 
 static int check_ranks(const char *path)
 {
-    tether_rank_hosts h;
+    tether__rank_hosts h;
     int total = 0;
 
     if (tether__hostfile_load_ranks(path, &h) < 0)
@@ -94,7 +94,7 @@ static int check_ranks(const char *path)
 
 static int check_devices(const char *path)
 {
-    tether_device_matrix m;
+    tether__device_matrix m;
     int cables = 0;
 
     if (tether__hostfile_load_devices(path, &m) < 0)

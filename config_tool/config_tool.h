@@ -54,7 +54,7 @@ typedef struct ct_iface {
 } ct_iface;
 
 typedef struct ct_host {
-    char name[TETHER_HOST_MAX]; /* what ssh is given */
+    char name[TETHER__HOST_MAX]; /* what ssh is given */
     int reachable;
     char error[512]; /* why the probe failed: the ssh error or the malformed part */
     ct_os os;
@@ -68,7 +68,7 @@ typedef struct ct_host {
     int naddrs;
     ct_net routes[CT_MAX_ROUTES];
     int nroutes;
-    char lan_ip[TETHER_HOST_MAX]; /* address of the default-route (or first non-TB) interface */
+    char lan_ip[TETHER__HOST_MAX]; /* address of the default-route (or first non-TB) interface */
     char rdma_devs[CT_MAX_PORTS][CT_IF_MAX]; /* ibv_devices */
     int nrdma_devs;
     int rdma_enabled; /* rdma_ctl status says enabled */

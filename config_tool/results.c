@@ -43,7 +43,7 @@ static int joins(const ct_cable *cb, int a, int b)
 /* ips of host h: ring - its addresses on the cables to its left neighbour (MLX's ring connects
  * to the right and accepts from the left); mesh - every cable address; rdma and ethernet - the
  * LAN address, which every host reaches (MLX puts the coordinator's there). */
-static int fill_ips(const ct_run *run, int h, int left, tether_launch_host *out)
+static int fill_ips(const ct_run *run, int h, int left, tether__launch_host *out)
 {
     char addr[16];
 
@@ -53,7 +53,7 @@ static int fill_ips(const ct_run *run, int h, int left, tether_launch_host *out)
         out->ips = calloc(1, sizeof *out->ips);
         if (!out->ips)
             return -1;
-        snprintf(out->ips[out->nips++], TETHER_HOST_MAX, "%s", run->hosts[h].lan_ip);
+        snprintf(out->ips[out->nips++], TETHER__HOST_MAX, "%s", run->hosts[h].lan_ip);
         return 0;
     }
     out->ips = calloc((size_t)run->topo.ncables + 1, sizeof *out->ips);
@@ -62,13 +62,13 @@ static int fill_ips(const ct_run *run, int h, int left, tether_launch_host *out)
     for (int c = 0; c < run->topo.ncables; c++)
         if ((run->backend != CT_BACKEND_RING || joins(&run->topo.cables[c], h, left)) &&
             cable_addr(run, c, h, addr, sizeof addr))
-            snprintf(out->ips[out->nips++], TETHER_HOST_MAX, "%s", addr);
+            snprintf(out->ips[out->nips++], TETHER__HOST_MAX, "%s", addr);
     return 0;
 }
 
 /* rdma[j]: the devices of every used cable from h to the host of rank j (none on the diagonal
  * or without a cable). */
-static int fill_rdma(const ct_run *run, int h, const int *order, tether_launch_host *out)
+static int fill_rdma(const ct_run *run, int h, const int *order, tether__launch_host *out)
 {
     int n = run->nhosts;
 
@@ -96,7 +96,7 @@ static int fill_rdma(const ct_run *run, int h, const int *order, tether_launch_h
     return 0;
 }
 
-static int fill_host(const ct_run *run, const int *order, int i, tether_launch_host *out)
+static int fill_host(const ct_run *run, const int *order, int i, tether__launch_host *out)
 {
     int n = run->nhosts, h = order[i];
 
@@ -106,7 +106,7 @@ static int fill_host(const ct_run *run, const int *order, int i, tether_launch_h
     return run->backend == CT_BACKEND_RDMA ? fill_rdma(run, h, order, out) : 0;
 }
 
-int ct_build_hostfile(const ct_run *run, tether_launch_hosts *out)
+int ct_build_hostfile(const ct_run *run, tether__launch_hosts *out)
 {
     int order[CT_MAX_HOSTS];
 

@@ -7,7 +7,7 @@
 #include "hostfile/hostfile.h"
 
 /* The launcher hostfile for the chosen backend, in rank order. */
-int ct_build_hostfile(const ct_run *run, tether_launch_hosts *out);
+int ct_build_hostfile(const ct_run *run, tether__launch_hosts *out);
 void ct_print_dot(const ct_run *run);
 void ct_print_summary(const ct_run *run, int with_commands);
 /* The setup commands per host, each prefixed with sudo (or "none" when all is set up). */

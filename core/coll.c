@@ -19,7 +19,7 @@
 #define FNV_OFFSET 14695981039346656037u
 #define FNV_PRIME 1099511628211u
 
-uint32_t tether__signature(const tether_coll *c)
+uint32_t tether__signature(const tether__coll *c)
 {
     uint64_t words[7] = {(uint64_t)c->kind,     (uint64_t)c->count,          (uint64_t)c->dt,
                          (uint64_t)c->op,       (uint64_t)(uint32_t)c->root, (uint64_t)c->algo,
@@ -41,7 +41,7 @@ uint32_t tether__signature(const tether_coll *c)
  * is past. This replaces a round of empty messages in every broadcast (docs/guide.md, "Mismatched
  * calls"). Point-to-point calls involve two ranks only and keep their own signature; a child group
  * starts its own chain (split is itself a collective of the parent). */
-static uint32_t chained_signature(tether_group *g, const tether_coll *c)
+static uint32_t chained_signature(tether_group *g, const tether__coll *c)
 {
     uint64_t h = ((uint64_t)g->chain ^ FNV_OFFSET) * FNV_PRIME;
     h = (h ^ tether__signature(c)) * FNV_PRIME;
@@ -50,21 +50,21 @@ static uint32_t chained_signature(tether_group *g, const tether_coll *c)
 }
 
 /* A group of size 1: the result is the input. */
-static int run_local(const tether_coll *c)
+static int run_local(const tether__coll *c)
 {
     size_t bytes = c->count * c->esize;
     switch (c->kind) {
-    case TETHER_COLL_ALL_REDUCE:
-    case TETHER_COLL_ALL_GATHER:
-    case TETHER_COLL_REDUCE_SCATTER:
-    case TETHER_COLL_ALL_TO_ALL:
+    case TETHER__COLL_ALL_REDUCE:
+    case TETHER__COLL_ALL_GATHER:
+    case TETHER__COLL_REDUCE_SCATTER:
+    case TETHER__COLL_ALL_TO_ALL:
         if (bytes && c->send != c->recv)
             memmove(c->recv, c->send, bytes);
         return TETHER_OK;
-    case TETHER_COLL_BROADCAST:
-    case TETHER_COLL_BARRIER:
-    case TETHER_COLL_SEND_RECV:
-    case TETHER_COLL_KIND_COUNT:
+    case TETHER__COLL_BROADCAST:
+    case TETHER__COLL_BARRIER:
+    case TETHER__COLL_SEND_RECV:
+    case TETHER__COLL_KIND_COUNT:
         return TETHER_OK;
     }
     return TETHER_OK;
@@ -72,9 +72,9 @@ static int run_local(const tether_coll *c)
 
 /* A backend with collectives of its own (MPI) runs the whole call; the signature goes along, for
  * a backend that can check that every rank made the same call. */
-int tether__run_in_backend(tether_group *g, const tether_coll *c, const char *name)
+int tether__run_in_backend(tether_group *g, const tether__coll *c, const char *name)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     g->cur_name = name;
     int rc = w->ops->run(w->ep, g->comm, c, tether__signature(c));
     if (rc < 0)
@@ -82,7 +82,7 @@ int tether__run_in_backend(tether_group *g, const tether_coll *c, const char *na
     return TETHER_OK;
 }
 
-static int collective(tether_group *g, tether_coll *c, const char *name)
+static int collective(tether_group *g, tether__coll *c, const char *name)
 {
     TRY(tether__group_check(g));
     c->esize = tether_dtype_size(c->dt);
@@ -91,10 +91,10 @@ static int collective(tether_group *g, tether_coll *c, const char *name)
     if (g->world->ops->run)
         return tether__run_in_backend(g, c, name);
     c->wire_bf16 =
-        c->kind == TETHER_COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
+        c->kind == TETHER__COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
     TRY(tether__algo_choose(g, c)); /* nothing numbered or sent yet: the group stays usable */
     g->cur_seq = g->seq;
-    g->seq = (g->seq + 1) & TETHER_TAG_SEQ_MASK;
+    g->seq = (g->seq + 1) & TETHER__TAG_SEQ_MASK;
     g->cur_sig = chained_signature(g, c);
     g->cur_name = name;
     g->cur_peer = TETHER__WS_GROUP;
@@ -131,7 +131,7 @@ static const void *own_block(const tether_group *g, const void *buf, size_t coun
 }
 
 /* send and recv overlap only in the layout's in-place form. */
-static int check_overlap(const tether_group *g, const tether_coll *c, const buffer_layout *l)
+static int check_overlap(const tether_group *g, const tether__coll *c, const buffer_layout *l)
 {
     static const char *const rules[] = {
         [IN_PLACE_NONE] = NULL,
@@ -151,7 +151,7 @@ static int check_overlap(const tether_group *g, const tether_coll *c, const buff
 /* A collective with send and recv buffers: after clearing the thread's error, the checks they all
  * share (count is the whole vector when neither buffer holds one block per rank; collectives
  * without an op pass TETHER_SUM, which every dtype has), then the call. */
-static int checked_collective(tether_group *g, tether_coll *c, const buffer_layout *l,
+static int checked_collective(tether_group *g, tether__coll *c, const buffer_layout *l,
                               const char *name)
 {
     const char *call = l->call;
@@ -163,14 +163,14 @@ static int checked_collective(tether_group *g, tether_coll *c, const buffer_layo
     TRY(tether__check_buf(call, "send", c->send, c->count));
     TRY(tether__check_buf(call, "recv", c->recv, c->count));
     TRY(tether__check_size(call, c->count, whole ? 1 : (size_t)g->size, tether_dtype_size(c->dt)));
-    if (c->kind == TETHER_COLL_ALL_TO_ALL && c->count && c->send == c->recv)
+    if (c->kind == TETHER__COLL_ALL_TO_ALL && c->count && c->send == c->recv)
         return tether__fail(TETHER_EINVAL, "tether_all_to_all: send and recv are the same buffer; "
                                            "all_to_all is not in place");
     TRY(check_overlap(g, c, l));
     return collective(g, c, name);
 }
 
-static int buffer_collective(tether_group *g, tether_coll *c, const buffer_layout *l,
+static int buffer_collective(tether_group *g, tether__coll *c, const buffer_layout *l,
                              const char *name)
 {
     return tether__call_end(g, name, checked_collective(g, c, l, name));
@@ -180,7 +180,7 @@ int tether_all_reduce(tether_group *g, const void *send, void *recv, size_t coun
                       tether_op op)
 {
     static const buffer_layout l = {"tether_all_reduce", 0, 0, IN_PLACE_SAME};
-    tether_coll c = {.kind = TETHER_COLL_ALL_REDUCE, .send = send, .recv = recv, .count = count};
+    tether__coll c = {.kind = TETHER__COLL_ALL_REDUCE, .send = send, .recv = recv, .count = count};
     c.dt = dt;
     c.op = op;
     return buffer_collective(g, &c, &l, "all_reduce");
@@ -190,7 +190,7 @@ int tether__all_gather_as(tether_group *g, const void *send, void *recv, size_t 
                           tether_dtype dt, const char *name)
 {
     static const buffer_layout l = {"tether_all_gather", 0, 1, IN_PLACE_OWN_RECV};
-    tether_coll c = {.kind = TETHER_COLL_ALL_GATHER, .send = send, .recv = recv, .count = count};
+    tether__coll c = {.kind = TETHER__COLL_ALL_GATHER, .send = send, .recv = recv, .count = count};
     c.dt = dt;
     return buffer_collective(g, &c, &l, name);
 }
@@ -204,7 +204,7 @@ int tether_reduce_scatter(tether_group *g, const void *send, void *recv, size_t 
                           tether_dtype dt, tether_op op)
 {
     static const buffer_layout l = {"tether_reduce_scatter", 1, 0, IN_PLACE_OWN_SEND};
-    tether_coll c = {.kind = TETHER_COLL_REDUCE_SCATTER, .send = send, .recv = recv};
+    tether__coll c = {.kind = TETHER__COLL_REDUCE_SCATTER, .send = send, .recv = recv};
     c.count = recv_count;
     c.dt = dt;
     c.op = op;
@@ -220,12 +220,12 @@ static int broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
     TRY(tether__check_buf(call, "buf", buf, count));
     TRY(tether__check_rank(call, "root", root, g->size, g->rank, 1));
     TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
-    tether_coll c = {.kind = TETHER_COLL_BROADCAST,
-                     .send = buf,
-                     .recv = buf,
-                     .count = count,
-                     .dt = dt,
-                     .root = root};
+    tether__coll c = {.kind = TETHER__COLL_BROADCAST,
+                      .send = buf,
+                      .recv = buf,
+                      .count = count,
+                      .dt = dt,
+                      .root = root};
     return collective(g, &c, "broadcast");
 }
 
@@ -238,7 +238,7 @@ int tether_all_to_all(tether_group *g, const void *send, void *recv, size_t coun
                       tether_dtype dt)
 {
     static const buffer_layout l = {"tether_all_to_all", 1, 1, IN_PLACE_NONE};
-    tether_coll c = {.kind = TETHER_COLL_ALL_TO_ALL, .send = send, .recv = recv};
+    tether__coll c = {.kind = TETHER__COLL_ALL_TO_ALL, .send = send, .recv = recv};
     c.count = count_per_peer;
     c.dt = dt;
     return buffer_collective(g, &c, &l, "all_to_all");
@@ -248,7 +248,7 @@ static int barrier(tether_group *g)
 {
     tether__clear_error();
     TRY(tether__check_group("tether_barrier", g));
-    tether_coll c = {.kind = TETHER_COLL_BARRIER, .dt = TETHER_UINT8};
+    tether__coll c = {.kind = TETHER__COLL_BARRIER, .dt = TETHER_UINT8};
     return collective(g, &c, "barrier");
 }
 

@@ -1,4 +1,4 @@
-/* core/config.c - reading the settings tether_init needs (core/params.h) into a tether_config. */
+/* core/config.c - reading the settings tether_init needs (core/params.h) into a tether__config. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,7 +7,7 @@
 #include "errors.h"
 #include "log.h"
 
-static int load_coordinator(tether_config *cfg)
+static int load_coordinator(tether__config *cfg)
 {
     TRY(tether__param_text(TETHER__P_COORDINATOR, &cfg->coordinator));
     if (cfg->coordinator)
@@ -21,18 +21,18 @@ static int load_coordinator(tether_config *cfg)
     return TETHER_OK;
 }
 
-static int load_prefixes(tether_config *cfg)
+static int load_prefixes(tether__config *cfg)
 {
     const char *v;
     TRY(tether__param_text(TETHER__P_IFACE_PRIORITY, &v));
     for (const char *p = v; p && *p;) {
         size_t len = strcspn(p, ",");
         if (len > 0) {
-            if (cfg->nprefixes == TETHER_MAX_PREFIXES || len >= sizeof cfg->prefixes[0])
+            if (cfg->nprefixes == TETHER__MAX_PREFIXES || len >= sizeof cfg->prefixes[0])
                 return tether__fail(TETHER_ECONFIG,
                                     "TETHER_IFACE_PRIORITY: at most %d prefixes of up to %zu "
                                     "characters each",
-                                    TETHER_MAX_PREFIXES, sizeof cfg->prefixes[0] - 1);
+                                    TETHER__MAX_PREFIXES, sizeof cfg->prefixes[0] - 1);
             memcpy(cfg->prefixes[cfg->nprefixes], p, len);
             cfg->prefixes[cfg->nprefixes++][len] = '\0';
         }
@@ -43,7 +43,7 @@ static int load_prefixes(tether_config *cfg)
     return TETHER_OK;
 }
 
-int tether__config_load(tether_config *cfg)
+int tether__config_load(tether__config *cfg)
 {
     long rank, size, timeout_s, heartbeat_ms, verbose, spin, deadlock, wire;
     const char *tok;
@@ -66,7 +66,7 @@ int tether__config_load(tether_config *cfg)
     /* unset: -1, which tether__world_open makes none where the backend sends heartbeats */
     TRY(tether__param_long(TETHER__P_TIMEOUT, &timeout_s));
     cfg->call_timeout_ms = timeout_s < 0 ? -1 : (int)(timeout_s * 1000);
-    cfg->timeout_ms = timeout_s > 0 ? cfg->call_timeout_ms : TETHER_DEFAULT_TIMEOUT_S * 1000;
+    cfg->timeout_ms = timeout_s > 0 ? cfg->call_timeout_ms : TETHER__DEFAULT_TIMEOUT_S * 1000;
     TRY(tether__param_long(TETHER__P_HEARTBEAT, &heartbeat_ms));
     cfg->heartbeat_ms = (int)heartbeat_ms;
     TRY(tether__param_long(TETHER__P_DEADLOCK, &deadlock));
@@ -80,17 +80,17 @@ int tether__config_load(tether_config *cfg)
     return tether__algo_settings_check();
 }
 
-void tether__config_agreed(const tether_config *cfg, char out[TETHER_AGREED_MAX])
+void tether__config_agreed(const tether__config *cfg, char out[TETHER__AGREED_MAX])
 {
     const char *algo, *below; /* checked by tether__config_load */
     tether__param_text(TETHER__P_ALLREDUCE_ALGO, &algo);
     tether__param_text(TETHER__P_TREE_BELOW, &below);
-    snprintf(out, TETHER_AGREED_MAX, "wire=%s algo=%.10s tree_below=%.24s heartbeat=%dms",
+    snprintf(out, TETHER__AGREED_MAX, "wire=%s algo=%.10s tree_below=%.24s heartbeat=%dms",
              cfg->wire_bf16 ? "bf16" : "fp32", algo ? algo : "auto", below ? below : "default",
              cfg->heartbeat_ms);
 }
 
-int tether__addr_allowed(const tether_config *cfg, const char *addr)
+int tether__addr_allowed(const tether__config *cfg, const char *addr)
 {
     if (cfg->nprefixes == 0)
         return 1;

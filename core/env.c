@@ -30,7 +30,7 @@
 #define COMPUTED(how) .computed = 1, .def_text = (how)
 #define STR_(x) #x
 #define STR(x) STR_(x)
-#define DEFAULT_TIMEOUT STR(TETHER_DEFAULT_TIMEOUT_S)
+#define DEFAULT_TIMEOUT STR(TETHER__DEFAULT_TIMEOUT_S)
 
 #if defined(__APPLE__)
 #define IBVERBS_LIB "librdma.dylib"
@@ -69,7 +69,7 @@ const tether__param_row tether__params[TETHER__P_COUNT] = {
                 "last call fails with TETHER_EPEER"),
     ROW(VERBOSE, ALSO("MLX_RING_VERBOSE"), LONG(0, 0, 9),
         .help = "1: connections and algorithm choices on stderr; 2: trace"),
-    /* the order of tether_algo (core/algo/algo.h): the word's index is the algorithm */
+    /* the order of tether__algo (core/algo/algo.h): the word's index is the algorithm */
     ROW(ALLREDUCE_ALGO, ALSO("MCCL_ALLREDUCE_ALGO"),
         WORDS(0, "auto", "ring", "tree", "butterfly", "direct", "neighbor"),
         .help = "all-reduce's algorithm; read at every call"),

@@ -6,12 +6,12 @@
 #include "errors.h"
 #include "log.h"
 
-static _Thread_local char last_msg[TETHER_ERRMSG_MAX];
+static _Thread_local char last_msg[TETHER__ERRMSG_MAX];
 static _Thread_local int have_msg;
 
 int tether__fail(int code, const char *fmt, ...)
 {
-    char msg[TETHER_ERRMSG_MAX];
+    char msg[TETHER__ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -46,11 +46,11 @@ const char *tether_last_error(void)
 const char *tether_strerror(int status)
 {
     switch (status) {
-#define TETHER_TEXT_(name, value, text)                                                            \
+#define TETHER__TEXT_(name, value, text)                                                           \
     case TETHER_##name:                                                                            \
         return text;
-        TETHER_STATUS_LIST(TETHER_TEXT_)
-#undef TETHER_TEXT_
+        TETHER_STATUS_LIST(TETHER__TEXT_)
+#undef TETHER__TEXT_
     }
     return "unknown status code";
 }
@@ -58,11 +58,11 @@ const char *tether_strerror(int status)
 const char *tether_err_name(int status)
 {
     switch (status) {
-#define TETHER_NAME_(name, value, text)                                                            \
+#define TETHER__NAME_(name, value, text)                                                           \
     case TETHER_##name:                                                                            \
         return "TETHER_" #name;
-        TETHER_STATUS_LIST(TETHER_NAME_)
-#undef TETHER_NAME_
+        TETHER_STATUS_LIST(TETHER__NAME_)
+#undef TETHER__NAME_
     }
     return "TETHER_E?";
 }

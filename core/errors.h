@@ -5,12 +5,12 @@
 #include "log.h"
 #include "tether.h"
 
-#define TETHER_ERRMSG_MAX 1024
+#define TETHER__ERRMSG_MAX 1024
 
 /* Record why the current public call fails and return code. The first failure of a call wins:
  * it is the deepest and most specific (curl's rule); later ones only go to the trace log.
  * Say who, what, the numbers, and what to check next. No trailing newline. */
-int tether__fail(int code, const char *fmt, ...) TETHER_PRINTF(2, 3);
+int tether__fail(int code, const char *fmt, ...) TETHER__PRINTF(2, 3);
 
 /* Start of every public call: forget the previous call's message. */
 void tether__clear_error(void);

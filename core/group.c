@@ -7,7 +7,7 @@
 
 #include "group.h"
 
-static tether_group *group_alloc(tether_world *w, int rank, int size)
+static tether_group *group_alloc(tether__world *w, int rank, int size)
 {
     tether_group *g = calloc(1, sizeof *g);
     if (!g)
@@ -36,9 +36,10 @@ const char *tether__rank_text(const tether_group *g, int r, char *buf, size_t n)
     return buf;
 }
 
-static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep, int rank, int size)
+static tether__world *world_alloc(const tether__transport_ops *ops, tether__ep *ep, int rank,
+                                  int size)
 {
-    tether_world *w = calloc(1, sizeof *w);
+    tether__world *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->ops = ops;
@@ -53,7 +54,7 @@ static tether_world *world_alloc(const tether_transport_ops *ops, tether_ep *ep,
     return w;
 }
 
-static void world_release(tether_world *w)
+static void world_release(tether__world *w)
 {
     pthread_mutex_lock(&w->lock);
     int last = --w->refs == 0;
@@ -70,10 +71,10 @@ static void world_release(tether_world *w)
 }
 
 /* A world of n ranks and the group that spans it. */
-static int world_group(const tether_transport_ops *ops, tether_ep *ep, const tether_config *cfg,
+static int world_group(const tether__transport_ops *ops, tether__ep *ep, const tether__config *cfg,
                        int rank, int size, tether_group **out)
 {
-    tether_world *w = world_alloc(ops, ep, rank, size);
+    tether__world *w = world_alloc(ops, ep, rank, size);
     tether_group *g = w ? group_alloc(w, rank, size) : NULL;
     if (!g) {
         free(w);
@@ -100,14 +101,14 @@ static int world_group(const tether_transport_ops *ops, tether_ep *ep, const tet
     return TETHER_OK;
 }
 
-int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
+int tether__world_open(const tether__transport_ops *ops, const tether__config *cfg,
                        tether_group **out)
 {
-    tether_ep *ep = NULL;
+    tether__ep *ep = NULL;
     int rank = -1, size = -1;
-    tether_config resolved = *cfg;
+    tether__config resolved = *cfg;
     if (resolved.call_timeout_ms < 0) /* unset: heartbeats bound a wait, else the default */
-        resolved.call_timeout_ms = ops->alive ? 0 : TETHER_DEFAULT_TIMEOUT_S * 1000;
+        resolved.call_timeout_ms = ops->alive ? 0 : TETHER__DEFAULT_TIMEOUT_S * 1000;
     cfg = &resolved;
     if (!ops->alive && cfg->call_timeout_ms == 0) /* every wait keeps a bound */
         return tether__fail(TETHER_ECONFIG,
@@ -149,12 +150,12 @@ const char *tether_group_backend(const tether_group *g)
 
 int tether__group_check(tether_group *g)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     if (!w->ops)
         return TETHER_OK;
     pthread_mutex_lock(&w->lock);
     int code = w->broken;
-    char msg[TETHER_ERRMSG_MAX];
+    char msg[TETHER__ERRMSG_MAX];
     if (code)
         memcpy(msg, w->broken_msg, sizeof msg);
     pthread_mutex_unlock(&w->lock);
@@ -172,7 +173,7 @@ int tether__call_end(tether_group *g, const char *name, int rc)
 
 int tether__group_break(tether_group *g, int code)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     int first = 0;
     pthread_mutex_lock(&w->lock);
     if (!w->broken) {
@@ -190,14 +191,14 @@ int tether__group_break(tether_group *g, int code)
 }
 
 /* A child that shares the parent's world: one more reference on it. */
-static void world_retain(tether_world *w)
+static void world_retain(tether__world *w)
 {
     pthread_mutex_lock(&w->lock);
     w->refs++;
     pthread_mutex_unlock(&w->lock);
 }
 
-tether_group *tether__group_child(tether_world *w, const int *world_ranks, int n, int myrank,
+tether_group *tether__group_child(tether__world *w, const int *world_ranks, int n, int myrank,
                                   uint32_t id)
 {
     tether_group *c = group_alloc(w, myrank, n);
@@ -215,7 +216,7 @@ void tether_group_free(tether_group *g)
      * child (its copy of the world is not freed: the lock may have been copied held). */
     if (!g || !tether__group_owned(g))
         return;
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     if (g->comm)
         w->ops->comm_free(w->ep, g->comm);
     tether__pool_clear(&g->scratch);

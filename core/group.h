@@ -14,57 +14,57 @@
 #include "waitstate.h"
 
 /* How many groups tether_group_create made with one list of ranks (key: its hash). */
-typedef struct tether_create_count {
+typedef struct tether__create_count {
     uint32_t key, count;
-} tether_create_count;
+} tether__create_count;
 
 /* One per process and world: the endpoint every group split from it shares. */
-typedef struct tether_world {
-    const tether_transport_ops *ops; /* NULL for the singleton */
-    tether_ep *ep;
+typedef struct tether__world {
+    const tether__transport_ops *ops; /* NULL for the singleton */
+    tether__ep *ep;
     int rank, size;
     int refs;   /* groups alive on it; the endpoint closes with the last */
     int broken; /* sticky error code of the world, 0 while healthy */
-    char broken_msg[TETHER_ERRMSG_MAX];
-    tether_create_count *creates; /* per list of ranks given to tether_group_create */
+    char broken_msg[TETHER__ERRMSG_MAX];
+    tether__create_count *creates; /* per list of ranks given to tether_group_create */
     size_t ncreates;
     pthread_mutex_t lock; /* guards refs, broken and creates */
-    tether_config cfg;
-    pid_t owner;           /* the process that formed it, for messages */
-    unsigned generation;   /* tether__forks when it was formed */
-    tether_waitstate *ws;  /* what the ranks are doing (heartbeats); NULL without verdicts */
-    tether_passed *passed; /* the calls this rank has passed, for the transport's stale
+    tether__config cfg;
+    pid_t owner;            /* the process that formed it, for messages */
+    unsigned generation;    /* tether__forks when it was formed */
+    tether__waitstate *ws;  /* what the ranks are doing (heartbeats); NULL without verdicts */
+    tether__passed *passed; /* the calls this rank has passed, for the transport's stale
                               messages; NULL where it does not judge them */
-} tether_world;
+} tether__world;
 
 /* Point-to-point messages sent to and received from one peer with one tag, for their tags. */
-typedef struct tether_p2p_count {
+typedef struct tether__p2p_count {
     int peer, tag;
     uint32_t sent, recvd;
-} tether_p2p_count;
+} tether__p2p_count;
 
 struct tether_group {
-    tether_world *world;
+    tether__world *world;
     int rank, size;
-    int *world_ranks;      /* group rank -> world rank */
-    void *comm;            /* the backend's handle for this group when it runs whole collectives
-                              (ops->run: an MPI communicator); NULL for the world and otherwise */
-    uint32_t id;           /* tag group id */
-    uint32_t seq;          /* the next collective's number (wraps at TETHER_TAG_SEQ_MASK) */
-    uint32_t chain;        /* the signatures of those collectives, mixed in order (core/coll.c) */
-    uint32_t nsplits;      /* splits issued so far (child ids depend on it) */
-    tether_p2p_count *p2p; /* per (peer, tag) used so far (core/p2p.c) */
+    int *world_ranks;       /* group rank -> world rank */
+    void *comm;             /* the backend's handle for this group when it runs whole collectives
+                               (ops->run: an MPI communicator); NULL for the world and otherwise */
+    uint32_t id;            /* tag group id */
+    uint32_t seq;           /* the next collective's number (wraps at TETHER__TAG_SEQ_MASK) */
+    uint32_t chain;         /* the signatures of those collectives, mixed in order (core/coll.c) */
+    uint32_t nsplits;       /* splits issued so far (child ids depend on it) */
+    tether__p2p_count *p2p; /* per (peer, tag) used so far (core/p2p.c) */
     size_t np2p, p2p_cap;
     int any_last; /* the peer an any-source receive took its last message from (round robin) */
     /* Its record in world->passed, from its first collective. */
-    tether_passed_group *passed;
+    tether__passed_group *passed;
     /* The collective running now; algorithms tag their messages with it. cur_sig is the call's
      * signature mixed into chain (a collective) or its own (point to point). */
     uint32_t cur_seq, cur_sig;
-    const char *cur_name;        /* "all_reduce", ... for messages */
-    int cur_peer, cur_tag;       /* its peer (world rank, or TETHER__WS_GROUP / _ANY) and p2p tag
-                                    (-1: none), for the heartbeats (core/waitstate.h) */
-    tether_scratch_pool scratch; /* blocks the algorithms reuse from call to call */
+    const char *cur_name;         /* "all_reduce", ... for messages */
+    int cur_peer, cur_tag;        /* its peer (world rank, or TETHER__WS_GROUP / _ANY) and p2p tag
+                                     (-1: none), for the heartbeats (core/waitstate.h) */
+    tether__scratch_pool scratch; /* blocks the algorithms reuse from call to call */
 };
 
 /* A group of size 1 over a world with no transport (tether_init's singleton). */
@@ -83,14 +83,14 @@ int tether__group_break(tether_group *g, int code);
 
 /* A child group of w's: its ranks are the world ranks world_ranks[0..n) in that order, this
  * process being its rank myrank, its id id; one more reference on w. NULL when out of memory. */
-tether_group *tether__group_child(tether_world *w, const int *world_ranks, int n, int myrank,
+tether_group *tether__group_child(tether__world *w, const int *world_ranks, int n, int myrank,
                                   uint32_t id);
 
 /* Form a world group over ops with cfg (rank/size/timeouts already loaded): ops->open, then the
  * group object. ops has its defaults filled (tether__backend_at, tether__transport_defaults) and
  * outlives the world. tether_init uses it for every backend; tests use it with tests/support's
  * in-process transport. */
-int tether__world_open(const tether_transport_ops *ops, const tether_config *cfg,
+int tether__world_open(const tether__transport_ops *ops, const tether__config *cfg,
                        tether_group **out);
 
 /* 1 in the process that formed g, 0 in a forked child of it. The child's copy of g must not touch
@@ -111,12 +111,12 @@ static inline int tether__world_rank(const tether_group *g, int r)
 /* How a message names rank r of g: "rank R" in the world group, and "rank R of group G (world rank
  * W)" in a split or created one, whose numbers are not the processes' (TETHER_RANK, the launcher's
  * output, the transport's messages all number the world). Written into buf; returns buf. Every
- * message of the core that names a rank of a group goes through it, most by TETHER_RANK_TEXT. */
-#define TETHER_RANK_TEXT_MAX 64
+ * message of the core that names a rank of a group goes through it, most by TETHER__RANK_TEXT. */
+#define TETHER__RANK_TEXT_MAX 64
 const char *tether__rank_text(const tether_group *g, int r, char *buf, size_t n);
 /* The same into a buffer that lives until the end of the enclosing block: for tether__fail's
  * arguments. */
-#define TETHER_RANK_TEXT(g, r)                                                                     \
-    tether__rank_text((g), (r), (char[TETHER_RANK_TEXT_MAX]){0}, TETHER_RANK_TEXT_MAX)
+#define TETHER__RANK_TEXT(g, r)                                                                    \
+    tether__rank_text((g), (r), (char[TETHER__RANK_TEXT_MAX]){0}, TETHER__RANK_TEXT_MAX)
 
 #endif

@@ -44,7 +44,7 @@ static int split_order(const void *a, const void *b)
 /* Split by the backend itself (ops->split: MPI_Comm_split), which also orders the members. */
 static int split_in_backend(tether_group *g, int color, int key, tether_group **out)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     TRY(tether__group_check(g));
     int *members = malloc(sizeof *members * (size_t)g->size), rank = -1, size = 0;
     void *comm = NULL;
@@ -134,7 +134,7 @@ int tether_group_split(tether_group *g, int color, int key, tether_group **out)
 
 /* The how-many-th call of tether_group_create with this list key this is on the world (0 first).
  * Counted on the world, under its lock: the parent may be in use on another thread. */
-static int create_number(tether_world *w, uint32_t key, uint32_t *number)
+static int create_number(tether__world *w, uint32_t key, uint32_t *number)
 {
     int rc = TETHER_OK;
     pthread_mutex_lock(&w->lock);
@@ -142,10 +142,10 @@ static int create_number(tether_world *w, uint32_t key, uint32_t *number)
     while (i < w->ncreates && w->creates[i].key != key)
         i++;
     if (i == w->ncreates) {
-        tether_create_count *grown = realloc(w->creates, (i + 1) * sizeof *grown);
+        tether__create_count *grown = realloc(w->creates, (i + 1) * sizeof *grown);
         if (grown) {
             w->creates = grown;
-            w->creates[w->ncreates++] = (tether_create_count){.key = key, .count = 0};
+            w->creates[w->ncreates++] = (tether__create_count){.key = key, .count = 0};
         } else {
             rc = TETHER_ENOMEM;
         }
@@ -192,7 +192,7 @@ static int create(tether_group *g, const int *ranks, int n, tether_group **out)
         return tether__fail(TETHER_EINVAL,
                             "%s: this rank (%s) is not in the list; only the "
                             "listed ranks call it",
-                            call, TETHER_RANK_TEXT(g, g->rank));
+                            call, TETHER__RANK_TEXT(g, g->rank));
     uint32_t head[2] = {g->id, (uint32_t)n}, key = hash_words(2166136261u, head, 2), number;
     key = hash_words(key, (const uint32_t *)ranks, (size_t)n);
     if (create_number(g->world, key, &number) != TETHER_OK)
@@ -214,7 +214,7 @@ static int create(tether_group *g, const int *ranks, int n, tether_group **out)
     for (int i = 0; rc == TETHER_OK && i < n; i++)
         if (keys[i] != key)
             rc = tether__fail(TETHER_EMISMATCH, "%s: %s passed another list of ranks", call,
-                              TETHER_RANK_TEXT(c, i));
+                              TETHER__RANK_TEXT(c, i));
     free(keys);
     if (rc != TETHER_OK) {
         tether_group_free(c);

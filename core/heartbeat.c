@@ -19,7 +19,7 @@
  * silence is timed from within a quarter period of its last bytes), the last to send too. */
 #define TICKS 4
 
-struct tether_heartbeat {
+struct tether__heartbeat {
     pthread_t thread;
     int wake[2]; /* a byte here stops the thread */
     int period_ms;
@@ -34,7 +34,7 @@ struct tether_heartbeat {
 
 static void *run(void *arg)
 {
-    tether_heartbeat *h = arg;
+    tether__heartbeat *h = arg;
     struct pollfd pfd = {.fd = h->wake[0], .events = POLLIN};
     for (unsigned tick = 1;; tick++) {
         int n = poll(&pfd, 1, h->period_ms / TICKS);
@@ -45,7 +45,7 @@ static void *run(void *arg)
     }
 }
 
-static void heartbeat_free(tether_heartbeat *h)
+static void heartbeat_free(tether__heartbeat *h)
 {
     free(h->seen);
     free(h->heard_ms);
@@ -53,12 +53,12 @@ static void heartbeat_free(tether_heartbeat *h)
 }
 
 int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx, int send), void *ctx,
-                            tether_heartbeat **out)
+                            tether__heartbeat **out)
 {
     *out = NULL;
     if (period_ms <= 0)
         return TETHER_OK;
-    tether_heartbeat *h = calloc(1, sizeof *h);
+    tether__heartbeat *h = calloc(1, sizeof *h);
     if (!h || !(h->seen = calloc((size_t)size, sizeof *h->seen)) ||
         !(h->heard_ms = calloc((size_t)size, sizeof *h->heard_ms))) {
         if (h)
@@ -91,7 +91,7 @@ int tether__heartbeat_start(int size, int period_ms, void (*beat)(void *ctx, int
     return TETHER_OK;
 }
 
-void tether__heartbeat_stop(tether_heartbeat *h)
+void tether__heartbeat_stop(tether__heartbeat *h)
 {
     if (!h)
         return;
@@ -103,7 +103,7 @@ void tether__heartbeat_stop(tether_heartbeat *h)
     heartbeat_free(h);
 }
 
-void tether__heartbeat_note(tether_heartbeat *h, int peer, uint64_t arrived, int64_t now_ms)
+void tether__heartbeat_note(tether__heartbeat *h, int peer, uint64_t arrived, int64_t now_ms)
 {
     if (arrived != h->seen[peer]) {
         h->seen[peer] = arrived;
@@ -111,7 +111,7 @@ void tether__heartbeat_note(tether_heartbeat *h, int peer, uint64_t arrived, int
     }
 }
 
-int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms)
+int tether__heartbeat_due(tether__heartbeat *h, int64_t now_ms)
 {
     if (!h || now_ms - h->looked_ms < h->period_ms / TICKS)
         return 0;
@@ -119,7 +119,7 @@ int tether__heartbeat_due(tether_heartbeat *h, int64_t now_ms)
     return 1;
 }
 
-int tether__heartbeat_stand_in(tether_heartbeat *h, int64_t now_ms)
+int tether__heartbeat_stand_in(tether__heartbeat *h, int64_t now_ms)
 {
     if (!h || now_ms - h->stood_ms < h->period_ms)
         return 0;
@@ -127,15 +127,15 @@ int tether__heartbeat_stand_in(tether_heartbeat *h, int64_t now_ms)
     return 1;
 }
 
-int tether__heartbeat_silent(const tether_heartbeat *h, int peer, const char *where, int64_t now_ms,
-                             char *why, size_t why_len)
+int tether__heartbeat_silent(const tether__heartbeat *h, int peer, const char *where,
+                             int64_t now_ms, char *why, size_t why_len)
 {
     int64_t silent = now_ms - h->heard_ms[peer];
-    if (silent <= (int64_t)TETHER_HEARTBEATS_MISSED * h->period_ms)
+    if (silent <= (int64_t)TETHER__HEARTBEATS_MISSED * h->period_ms)
         return 0;
     snprintf(why, why_len,
              "rank %d (%s) has sent nothing, not even a heartbeat, for %.1f s (%d heartbeats of "
              "TETHER_HEARTBEAT=%g s): it is stopped, hung or unreachable",
-             peer, where, (double)silent / 1000, TETHER_HEARTBEATS_MISSED, h->period_ms / 1000.0);
+             peer, where, (double)silent / 1000, TETHER__HEARTBEATS_MISSED, h->period_ms / 1000.0);
     return 1;
 }

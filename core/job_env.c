@@ -24,7 +24,7 @@ static int is_set(const char *name)
     return v && *v;
 }
 
-int tether__config_job_check(const tether_config *cfg)
+int tether__config_job_check(const tether__config *cfg)
 {
     if (cfg->hostfile || cfg->coordinator) /* the backends judge those */
         return TETHER_OK;

@@ -46,7 +46,7 @@ void tether__log(int lvl, const char *file, int line, const char *fmt, ...)
     va_end(ap);
     if (n > (int)sizeof buf - 64)
         n = (int)sizeof buf - 64;
-    if (lvl == TETHER_LOG_TRACE)
+    if (lvl == TETHER__LOG_TRACE)
         n += snprintf(buf + n, sizeof buf - (size_t)n, " (%s:%d)", file, line);
     else
         (void)file, (void)line;

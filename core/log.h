@@ -3,12 +3,12 @@
 #define TETHER_CORE_LOG_H
 
 #if defined(__GNUC__)
-#define TETHER_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define TETHER__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
-#define TETHER_PRINTF(a, b)
+#define TETHER__PRINTF(a, b)
 #endif
 
-enum { TETHER_LOG_WARN = 0, TETHER_LOG_INFO = 1, TETHER_LOG_TRACE = 2 };
+enum { TETHER__LOG_WARN = 0, TETHER__LOG_INFO = 1, TETHER__LOG_TRACE = 2 };
 
 /* Level from TETHER_VERBOSE: unset/0 -> WARN, 1 -> INFO, 2 -> TRACE. */
 int tether__log_level(void);
@@ -16,18 +16,18 @@ int tether__log_level(void);
 /* Who this process is, for the prefix; set once the world group has formed. */
 void tether__log_identity(int rank, int size, const char *backend);
 
-void tether__log(int level, const char *file, int line, const char *fmt, ...) TETHER_PRINTF(4, 5);
+void tether__log(int level, const char *file, int line, const char *fmt, ...) TETHER__PRINTF(4, 5);
 
-#define TLOG_WARN(...) tether__log(TETHER_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
+#define TLOG_WARN(...) tether__log(TETHER__LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
 #define TLOG_INFO(...)                                                                             \
     do {                                                                                           \
-        if (tether__log_level() >= TETHER_LOG_INFO)                                                \
-            tether__log(TETHER_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);                         \
+        if (tether__log_level() >= TETHER__LOG_INFO)                                               \
+            tether__log(TETHER__LOG_INFO, __FILE__, __LINE__, __VA_ARGS__);                        \
     } while (0)
 #define TLOG_TRACE(...)                                                                            \
     do {                                                                                           \
-        if (tether__log_level() >= TETHER_LOG_TRACE)                                               \
-            tether__log(TETHER_LOG_TRACE, __FILE__, __LINE__, __VA_ARGS__);                        \
+        if (tether__log_level() >= TETHER__LOG_TRACE)                                              \
+            tether__log(TETHER__LOG_TRACE, __FILE__, __LINE__, __VA_ARGS__);                       \
     } while (0)
 
 #endif

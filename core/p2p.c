@@ -1,6 +1,6 @@
 /* core/p2p.c - point to point: tagged, non-blocking requests, and the blocking send/recv on top.
  *
- * A message is tagged with the group, a per-(peer, tag) message number (seq, with TETHER_TAG_P2P
+ * A message is tagged with the group, a per-(peer, tag) message number (seq, with TETHER__TAG_P2P
  * set, so it never collides with a collective), the user's tag as the step, and a signature of
  * count and dtype. Numbering per tag is what lets messages of different tags between one pair be
  * received in any order, while those of one tag match in the order sent.
@@ -22,7 +22,7 @@
 
 struct tether_request {
     tether_group *g;
-    tether_req *r; /* the backend's; NULL while an any-source receive has claimed no message */
+    tether__req *r; /* the backend's; NULL while an any-source receive has claimed no message */
     uint32_t seq, sig;
     const char *name; /* "send", "recv" or "recv from any source", for messages */
     int peer;         /* group rank, or TETHER_ANY_SOURCE until a message is claimed */
@@ -40,21 +40,21 @@ static uint32_t *p2p_counter(tether_group *g, int peer, int tag, int sending)
             return sending ? &g->p2p[i].sent : &g->p2p[i].recvd;
     if (g->np2p == g->p2p_cap) {
         size_t cap = g->p2p_cap ? 2 * g->p2p_cap : 8;
-        tether_p2p_count *grown = realloc(g->p2p, cap * sizeof *grown);
+        tether__p2p_count *grown = realloc(g->p2p, cap * sizeof *grown);
         if (!grown)
             return NULL;
         g->p2p = grown;
         g->p2p_cap = cap;
     }
-    g->p2p[g->np2p] = (tether_p2p_count){.peer = peer, .tag = tag};
-    tether_p2p_count *c = &g->p2p[g->np2p++];
+    g->p2p[g->np2p] = (tether__p2p_count){.peer = peer, .tag = tag};
+    tether__p2p_count *c = &g->p2p[g->np2p++];
     return sending ? &c->sent : &c->recvd;
 }
 
 /* The tag seq of message number n of a (peer, tag). */
 static uint32_t p2p_seq(uint32_t n)
 {
-    return TETHER_TAG_P2P | (n & ~(TETHER_TAG_P2P | TETHER_TAG_CTRL));
+    return TETHER__TAG_P2P | (n & ~(TETHER__TAG_P2P | TETHER__TAG_CTRL));
 }
 
 /* The checks every point-to-point call makes before anything moves. */
@@ -112,11 +112,11 @@ static int nobody_left(tether_request *req)
     for (int p = 0; p < g->size && used < sizeof ranks; p++)
         if (p != g->rank)
             used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%s", used ? ", " : "",
-                                     TETHER_RANK_TEXT(g, p));
+                                     TETHER__RANK_TEXT(g, p));
     return tether__fail(TETHER_EPEER,
                         "%s in %s (tag %d): every rank that could send it closed normally (freed "
                         "its group or exited) with no such message left: %s",
-                        TETHER_RANK_TEXT(g, g->rank), req->name, req->tag, ranks);
+                        TETHER__RANK_TEXT(g, g->rank), req->name, req->tag, ranks);
 }
 
 /* An any-source receive without a message: claim the first that has arrived, looking at each
@@ -125,7 +125,7 @@ static int nobody_left(tether_request *req)
 static int claim(tether_request *req)
 {
     tether_group *g = req->g;
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     int gone = 0;
     for (int i = 1; i <= g->size; i++) {
         int peer = (g->any_last + i) % g->size;
@@ -135,7 +135,7 @@ static int claim(tether_request *req)
         if (!counter)
             return tether__fail(TETHER_ENOMEM, "%s: out of memory for a message counter",
                                 req->name);
-        tether_tag t = {
+        tether__tag t = {
             .group = g->id, .seq = p2p_seq(*counter), .step = (uint32_t)req->tag, .sig = req->sig};
         int rc = w->ops->probe(w->ep, tether__world_rank(g, peer), t);
         if (rc < 0)
@@ -171,7 +171,7 @@ static int checked_post(const char *call, tether_group *g, void *buf, size_t cou
     tether_request *req = calloc(1, sizeof *req);
     if (!req)
         return tether__fail(TETHER_ENOMEM, "%s: out of memory for a request", call);
-    tether_coll c = {.kind = TETHER_COLL_SEND_RECV, .count = count, .dt = dt};
+    tether__coll c = {.kind = TETHER__COLL_SEND_RECV, .count = count, .dt = dt};
     *req = (tether_request){.g = g,
                             .sig = tether__signature(&c),
                             .name = sending                     ? "send"
@@ -224,7 +224,7 @@ int tether_irecv_from(tether_group *g, void *buf, size_t count, tether_dtype dt,
 static int step(void *arg, int *progress)
 {
     tether_request *req = arg;
-    tether_world *w = req->g->world;
+    tether__world *w = req->g->world;
     if (!req->r) {
         int rc = claim(req);
         if (rc <= 0)
@@ -294,7 +294,7 @@ int tether_wait(tether_request *req)
 static int withdraw(tether_request *req)
 {
     tether_group *g = req->g;
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     uint32_t *counter = p2p_counter(g, req->peer, req->tag, 0);
     if (!counter)
         return tether__fail(TETHER_ENOMEM, "tether_cancel: out of memory for a message counter");
@@ -364,7 +364,7 @@ int tether_waitsome(tether_request **reqs, int n, int timeout_ms, int *completed
     const int64_t deadline = tether__now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     int rc, done_now, first = 0, began = 0, peer = 0;
     tether_request *waiting = NULL; /* whose call the heartbeats say this rank waits in */
-    tether_world *w = NULL;         /* waiting's, kept for the end: waiting may be freed by then */
+    tether__world *w = NULL;        /* waiting's, kept for the end: waiting may be freed by then */
     for (;;) {
         rc = test_round(reqs, n, &done_now, &first);
         if (completed)
@@ -402,16 +402,16 @@ static int blocking(const char *call, tether_group *g, void *buf, size_t count, 
 {
     if (g && runs_calls(g)) {
         TRY(check(call, g, buf, count, dt, peer, 0, sending));
-        tether_coll c = {.kind = TETHER_COLL_SEND_RECV,
-                         .count = count,
-                         .dt = dt,
-                         .esize = tether_dtype_size(dt),
-                         .send = buf,
-                         .recv = buf,
-                         .root =
-                             peer, /* not in the transports' signature: the ends name each other */
-                         .sending = sending,
-                         .source = source};
+        tether__coll c = {.kind = TETHER__COLL_SEND_RECV,
+                          .count = count,
+                          .dt = dt,
+                          .esize = tether_dtype_size(dt),
+                          .send = buf,
+                          .recv = buf,
+                          .root =
+                              peer, /* not in the transports' signature: the ends name each other */
+                          .sending = sending,
+                          .source = source};
         return tether__call_end(g, call, tether__run_in_backend(g, &c, sending ? "send" : "recv"));
     }
     tether_request *req;

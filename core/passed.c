@@ -7,32 +7,32 @@
 
 #include "passed.h"
 
-struct tether_passed_group {
-    tether_passed_group *next;
+struct tether__passed_group {
+    tether__passed_group *next;
     uint32_t id;
     _Atomic uint32_t seq; /* every call before it is over */
 };
 
-struct tether_passed {
+struct tether__passed {
     pthread_mutex_t lock; /* guards the list; a record's seq is atomic */
-    tether_passed_group *head;
+    tether__passed_group *head;
     _Atomic uint64_t moves; /* calls finished so far, on any group */
 };
 
-tether_passed *tether__passed_new(void)
+tether__passed *tether__passed_new(void)
 {
-    tether_passed *p = calloc(1, sizeof *p);
+    tether__passed *p = calloc(1, sizeof *p);
     if (p)
         pthread_mutex_init(&p->lock, NULL);
     return p;
 }
 
-void tether__passed_free(tether_passed *p)
+void tether__passed_free(tether__passed *p)
 {
     if (!p)
         return;
     while (p->head) {
-        tether_passed_group *r = p->head;
+        tether__passed_group *r = p->head;
         p->head = r->next;
         free(r);
     }
@@ -40,7 +40,7 @@ void tether__passed_free(tether_passed *p)
     free(p);
 }
 
-void tether__passed_set(tether_passed *p, tether_passed_group **rec, uint32_t id, uint32_t seq)
+void tether__passed_set(tether__passed *p, tether__passed_group **rec, uint32_t id, uint32_t seq)
 {
     if (!p)
         return;
@@ -57,12 +57,12 @@ void tether__passed_set(tether_passed *p, tether_passed_group **rec, uint32_t id
     }
 }
 
-void tether__passed_drop(tether_passed *p, tether_passed_group *rec)
+void tether__passed_drop(tether__passed *p, tether__passed_group *rec)
 {
     if (!p || !rec)
         return;
     pthread_mutex_lock(&p->lock);
-    for (tether_passed_group **pp = &p->head; *pp; pp = &(*pp)->next)
+    for (tether__passed_group **pp = &p->head; *pp; pp = &(*pp)->next)
         if (*pp == rec) {
             *pp = rec->next;
             break;
@@ -71,14 +71,14 @@ void tether__passed_drop(tether_passed *p, tether_passed_group *rec)
     free(rec);
 }
 
-int tether__passed_stale(tether_passed *p, tether_tag tag, int peer, char *why, size_t why_len)
+int tether__passed_stale(tether__passed *p, tether__tag tag, int peer, char *why, size_t why_len)
 {
-    if (!p || (tag.seq & (TETHER_TAG_P2P | TETHER_TAG_CTRL)))
+    if (!p || (tag.seq & (TETHER__TAG_P2P | TETHER__TAG_CTRL)))
         return 0;
     int found = 0;
     uint32_t seq = 0;
     pthread_mutex_lock(&p->lock);
-    for (const tether_passed_group *r = p->head; r; r = r->next)
+    for (const tether__passed_group *r = p->head; r; r = r->next)
         if (r->id == tag.group) {
             found++;
             seq = atomic_load_explicit(&r->seq, memory_order_acquire);
@@ -92,11 +92,11 @@ int tether__passed_stale(tether_passed *p, tether_tag tag, int peer, char *why, 
              "rank %d sent a message of call %u of group %08x that no call of this rank took "
              "(this rank has finished its calls up to %u of that group): the ranks disagree on an "
              "earlier collective (root, count, dtype or order)",
-             peer, tag.seq, tag.group, (seq - 1) & TETHER_TAG_SEQ_MASK);
+             peer, tag.seq, tag.group, (seq - 1) & TETHER__TAG_SEQ_MASK);
     return 1;
 }
 
-tether_passed_look tether__passed_look(tether_passed *p, tether_passed_seen *s, uint64_t recvs)
+tether__passed_action tether__passed_look(tether__passed *p, tether__passed_seen *s, uint64_t recvs)
 {
     if (!p)
         return TETHER__PASSED_NONE;

@@ -9,7 +9,7 @@
  * would pile up call after call, unseen, in a loop that only broadcasts; so the transport breaks
  * the endpoint with TETHER_EMISMATCH instead (core/transport.h, track), and its break frees them.
  * Only this rank's own progress judges: a message of call k that a slow receiver takes while its
- * sender is already in k + 1 is not stale. Point-to-point messages (TETHER_TAG_P2P) have counters
+ * sender is already in k + 1 is not stale. Point-to-point messages (TETHER__TAG_P2P) have counters
  * of their own and are never stale here; a child group has an id of its own and numbers its calls
  * from 0; a group this rank has made no call on yet (a child a peer formed first) judges nothing.
  */
@@ -21,23 +21,23 @@
 
 #include "transport.h"
 
-/* tether_passed, one per world, is declared in transport.h */
-typedef struct tether_passed_group tether_passed_group; /* one group's record in it */
+/* tether__passed, one per world, is declared in transport.h */
+typedef struct tether__passed_group tether__passed_group; /* one group's record in it */
 
 /* NULL when out of memory (then nothing is judged). */
-tether_passed *tether__passed_new(void);
-void tether__passed_free(tether_passed *p);
+tether__passed *tether__passed_new(void);
+void tether__passed_free(tether__passed *p);
 
 /* Group id has finished every collective call before seq (seqs wrap): called after each call that
  * succeeded. *rec is the group's record, made on its first call (left NULL when out of memory:
  * nothing is judged for the group). p may be NULL (a transport without track). */
-void tether__passed_set(tether_passed *p, tether_passed_group **rec, uint32_t id, uint32_t seq);
+void tether__passed_set(tether__passed *p, tether__passed_group **rec, uint32_t id, uint32_t seq);
 /* The group's record goes with the group (rec may be NULL). */
-void tether__passed_drop(tether_passed *p, tether_passed_group *rec);
+void tether__passed_drop(tether__passed *p, tether__passed_group *rec);
 
 /* 1 if tag, from world rank peer, is a collective message of a call this rank has passed; why
  * then says so, for the TETHER_EMISMATCH. Else 0 (p NULL too). Safe from any thread. */
-int tether__passed_stale(tether_passed *p, tether_tag tag, int peer, char *why, size_t why_len);
+int tether__passed_stale(tether__passed *p, tether__tag tag, int peer, char *why, size_t why_len);
 
 /* When a transport looks again at the messages it keeps: at a post, once some call is over since
  * the last look (not on every post). A rank that receives nothing (a broadcast's root, call after
@@ -46,17 +46,18 @@ int tether__passed_stale(tether_passed *p, tether_tag tag, int peer, char *why, 
  * while every call returns TETHER_OK. So after TETHER__PASSED_QUIET such calls in a row it reads
  * what waits first (one look in so many calls of a root, none for a rank that receives). */
 #define TETHER__PASSED_QUIET 3
-typedef struct tether_passed_seen {
+typedef struct tether__passed_seen {
     uint64_t moves; /* p's moves at the last look */
     uint64_t recvs; /* the transport's receives posted by then */
     int quiet;      /* looks in a row with no receive posted between them */
-} tether_passed_seen;
+} tether__passed_seen;
 typedef enum {
     TETHER__PASSED_NONE,  /* no call over since the last look */
     TETHER__PASSED_SWEEP, /* look at the kept messages (tether__rxq_stale) */
     TETHER__PASSED_DRAIN, /* read what waits unread, then look */
-} tether_passed_look;
+} tether__passed_action;
 /* What to do at a post, given the receives the transport has posted so far (updates *s). */
-tether_passed_look tether__passed_look(tether_passed *p, tether_passed_seen *s, uint64_t recvs);
+tether__passed_action tether__passed_look(tether__passed *p, tether__passed_seen *s,
+                                          uint64_t recvs);
 
 #endif

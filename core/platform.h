@@ -1,17 +1,17 @@
 /* core/platform.h - what POSIX leaves to each system, named once, so platform code stays small.
  *
- * TETHER_LINUX is 1 where the Linux-only fast paths are compiled in: the same-host memory path
+ * TETHER__LINUX is 1 where the Linux-only fast paths are compiled in: the same-host memory path
  * (process_vm_readv), Linux socket options, /proc and /sys readers, prctl. It is 0 on every other
  * system and in the portable build (cmake -DTETHER_PORTABLE=ON), which therefore compiles on Linux
  * the code macOS runs, and runs the whole suite over it. docs/architecture.md lists every place
- * that tests TETHER_LINUX or __APPLE__. */
+ * that tests TETHER__LINUX or __APPLE__. */
 #ifndef TETHER_CORE_PLATFORM_H
 #define TETHER_CORE_PLATFORM_H
 
 #if defined(__linux__) && !defined(TETHER_PORTABLE)
-#define TETHER_LINUX 1
+#define TETHER__LINUX 1
 #else
-#define TETHER_LINUX 0
+#define TETHER__LINUX 0
 #endif
 
 /* The process environment. A macOS shared library cannot refer to environ (only the main program

@@ -19,19 +19,19 @@ static int always_usable(char *why, size_t why_len)
     return 1;
 }
 
-static uint64_t never_moved(tether_ep *ep)
+static uint64_t never_moved(tether__ep *ep)
 {
     (void)ep;
     return 0;
 }
 
-static void nothing_to_free(tether_ep *ep, void *comm)
+static void nothing_to_free(tether__ep *ep, void *comm)
 {
     (void)ep;
     (void)comm;
 }
 
-void tether__transport_defaults(tether_transport_ops *ops)
+void tether__transport_defaults(tether__transport_ops *ops)
 {
     if (!ops->usable)
         ops->usable = always_usable;
@@ -42,7 +42,7 @@ void tether__transport_defaults(tether_transport_ops *ops)
 }
 
 /* The table with defaults, and the names tether_init takes, made from backends/table.c once. */
-static tether_transport_ops filled[MAX_BACKENDS];
+static tether__transport_ops filled[MAX_BACKENDS];
 static int nfilled;
 static char names_text[256];
 static pthread_once_t filled_once = PTHREAD_ONCE_INIT;
@@ -61,7 +61,7 @@ static void describe_names(void)
     for (int i = 0; i < nfilled; i++) {
         const char *sep = " (or ";
         names_add(", ", filled[i].name);
-        for (const tether_backend_alias *a = tether_backend_aliases; a->alias; a++)
+        for (const tether__backend_alias *a = tether__backend_aliases; a->alias; a++)
             if (strcmp(a->backend, filled[i].name) == 0) {
                 names_add(sep, a->alias);
                 sep = ", ";
@@ -74,14 +74,14 @@ static void describe_names(void)
 
 static void fill_table(void)
 {
-    for (; tether_backends[nfilled] && nfilled < MAX_BACKENDS; nfilled++) {
-        filled[nfilled] = *tether_backends[nfilled];
+    for (; tether__backends[nfilled] && nfilled < MAX_BACKENDS; nfilled++) {
+        filled[nfilled] = *tether__backends[nfilled];
         tether__transport_defaults(&filled[nfilled]);
     }
     describe_names();
 }
 
-const tether_transport_ops *tether__backend_at(int i)
+const tether__transport_ops *tether__backend_at(int i)
 {
     pthread_once(&filled_once, fill_table);
     return i >= 0 && i < nfilled ? &filled[i] : NULL;
@@ -93,9 +93,9 @@ const char *tether__backend_names(void)
     return names_text;
 }
 
-static const tether_transport_ops *find_backend(const char *name)
+static const tether__transport_ops *find_backend(const char *name)
 {
-    const tether_transport_ops *ops;
+    const tether__transport_ops *ops;
     for (int i = 0; (ops = tether__backend_at(i)); i++)
         if (strcmp(ops->name, name) == 0)
             return ops;
@@ -112,16 +112,16 @@ const char *tether__backend_canonical(const char *name)
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (strcmp(name, own[i]) == 0)
             return own[i];
-    for (const tether_backend_alias *a = tether_backend_aliases; a->alias; a++)
+    for (const tether__backend_alias *a = tether__backend_aliases; a->alias; a++)
         if (strcmp(a->alias, name) == 0) {
             name = a->backend;
             break;
         }
-    const tether_transport_ops *ops = find_backend(name);
+    const tether__transport_ops *ops = find_backend(name);
     return ops ? ops->name : NULL;
 }
 
-int tether__backend_ready(const tether_transport_ops *ops, const tether_config *cfg, char *why,
+int tether__backend_ready(const tether__transport_ops *ops, const tether__config *cfg, char *why,
                           size_t why_len)
 {
     if (!ops->configured(cfg, why, why_len))
@@ -130,10 +130,10 @@ int tether__backend_ready(const tether_transport_ops *ops, const tether_config *
 }
 
 /* One named backend. Not configured: strict -> EUNAVAIL, else the singleton. */
-static int init_named(const char *name, int strict, const tether_config *cfg, tether_group **out)
+static int init_named(const char *name, int strict, const tether__config *cfg, tether_group **out)
 {
     char why[512] = "";
-    const tether_transport_ops *ops = find_backend(name);
+    const tether__transport_ops *ops = find_backend(name);
     if (!ops)
         return tether__fail(TETHER_EUNAVAIL, "backend \"%s\" is not part of this build", name);
     int state = tether__backend_ready(ops, cfg, why, sizeof why);
@@ -154,7 +154,7 @@ static int init_named(const char *name, int strict, const tether_config *cfg, te
  * neighbours-only links are what an MLX ring hostfile describes (a full mesh may not even be
  * cabled). TETHER_HOSTFILE keeps the table's order: tether launch writes it and says the backend in
  * TETHER_BACKEND when its hostfile names one. NULL: the table's order. */
-static const char *mlx_preference(const tether_config *cfg)
+static const char *mlx_preference(const tether__config *cfg)
 {
     if (cfg->ibv_devices && cfg->coordinator)
         return "rdma";
@@ -170,13 +170,13 @@ static const char *mlx_preference(const tether_config *cfg)
  * nor a second try by the next backend (mesh and ring read the same hostfile: that took twice
  * TETHER_TIMEOUT and said it twice); only a backend that turns out unavailable (EUNAVAIL) hands
  * over to the next. */
-static int init_any(int strict, const tether_config *cfg, tether_group **out)
+static int init_any(int strict, const tether__config *cfg, tether_group **out)
 {
-    char lacks[2048] = "", failed[TETHER_ERRMSG_MAX] = "";
+    char lacks[2048] = "", failed[TETHER__ERRMSG_MAX] = "";
     int first_rc = 0, n = 0;
-    const tether_transport_ops *order[MAX_BACKENDS];
+    const tether__transport_ops *order[MAX_BACKENDS];
     const char *first = mlx_preference(cfg);
-    const tether_transport_ops *ops;
+    const tether__transport_ops *ops;
     for (int i = 0; (ops = tether__backend_at(i)); i++)
         if (first && strcmp(ops->name, first) == 0)
             order[n++] = ops;
@@ -219,7 +219,7 @@ static int init_any(int strict, const tether_config *cfg, tether_group **out)
 
 int tether_init(const char *backend, int strict, tether_group **out)
 {
-    tether_config cfg;
+    tether__config cfg;
     tether__clear_error();
     if (!out)
         return tether__fail(TETHER_EINVAL, "tether_init: out is NULL");
@@ -245,7 +245,7 @@ int tether_init(const char *backend, int strict, tether_group **out)
 
 int tether_is_available(const char *backend)
 {
-    tether_config cfg;
+    tether__config cfg;
     char why[1024];
     tether__clear_error();
     if (!backend)
@@ -260,7 +260,7 @@ int tether_is_available(const char *backend)
         return 1;
     if (tether__config_load(&cfg) != TETHER_OK)
         return 0;
-    const tether_transport_ops *ops;
+    const tether__transport_ops *ops;
     for (int i = 0; (ops = tether__backend_at(i)); i++)
         if (strcmp(backend, "any") == 0 || strcmp(backend, ops->name) == 0) {
             if (tether__backend_ready(ops, &cfg, why, sizeof why) > 0)

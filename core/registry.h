@@ -22,16 +22,16 @@ const char *tether__backend_names(void);
  * chooses another way of working (core's algorithms, core's split, no heartbeats) or says a feature
  * is missing (no any-source receives), tested where it matters.
  * The registry hands out only such copies; a test's own transport is filled with this too. */
-void tether__transport_defaults(tether_transport_ops *ops);
+void tether__transport_defaults(tether__transport_ops *ops);
 
-/* Backend i of tether_backends with its defaults filled; NULL past the end. */
-const tether_transport_ops *tether__backend_at(int i);
+/* Backend i of tether__backends with its defaults filled; NULL past the end. */
+const tether__transport_ops *tether__backend_at(int i);
 
 /* How ready backend ops (from tether__backend_at) is: 1 when cfg configures it and it can run here,
  * 0 when cfg does not configure it, -1 when it does but the backend cannot run here (its library
  * does not load); why says why not, or what usable() found. The configuration is asked first, so a
  * backend nobody configured loads nothing (the MPI plugin only under mpirun). */
-int tether__backend_ready(const tether_transport_ops *ops, const tether_config *cfg, char *why,
+int tether__backend_ready(const tether__transport_ops *ops, const tether__config *cfg, char *why,
                           size_t why_len);
 
 #endif

@@ -3,12 +3,12 @@
 
 #include "scratch.h"
 
-void *tether__pool_get(tether_scratch_pool *pool, size_t bytes)
+void *tether__pool_get(tether__scratch_pool *pool, size_t bytes)
 {
     int fit = -1, spare = -1; /* the smallest free block that fits; a free slot to refill */
     if (bytes == 0)
         bytes = 1;
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++) {
+    for (int i = 0; i < TETHER__SCRATCH_SLOTS; i++) {
         if (pool->slot[i].busy)
             continue;
         size_t cap = pool->slot[i].cap;
@@ -32,15 +32,15 @@ void *tether__pool_get(tether_scratch_pool *pool, size_t bytes)
     return pool->slot[spare].p;
 }
 
-void tether__pool_put(tether_scratch_pool *pool, void *p)
+void tether__pool_put(tether__scratch_pool *pool, void *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++) {
+    for (int i = 0; i < TETHER__SCRATCH_SLOTS; i++) {
         if (pool->slot[i].p != p)
             continue;
         pool->slot[i].busy = 0;
-        if (pool->slot[i].cap > TETHER_SCRATCH_KEEP_MAX) {
+        if (pool->slot[i].cap > TETHER__SCRATCH_KEEP_MAX) {
             free(p);
             pool->slot[i].p = NULL;
             pool->slot[i].cap = 0;
@@ -50,9 +50,9 @@ void tether__pool_put(tether_scratch_pool *pool, void *p)
     free(p); /* an uncached block */
 }
 
-void tether__pool_clear(tether_scratch_pool *pool)
+void tether__pool_clear(tether__scratch_pool *pool)
 {
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
+    for (int i = 0; i < TETHER__SCRATCH_SLOTS; i++)
         free(pool->slot[i].p);
-    *pool = (tether_scratch_pool){0};
+    *pool = (tether__scratch_pool){0};
 }

@@ -13,26 +13,26 @@
 
 /* Blocks one collective holds at once, at most (the ring pipeline, the deepest user, takes 7);
  * past that a block is a plain malloc, freed on release. */
-#define TETHER_SCRATCH_SLOTS 8
+#define TETHER__SCRATCH_SLOTS 8
 /* A block larger than this goes back to the system on release rather than staying cached. */
-#define TETHER_SCRATCH_KEEP_MAX ((size_t)256 << 20)
+#define TETHER__SCRATCH_KEEP_MAX ((size_t)256 << 20)
 
-typedef struct tether_scratch_pool {
+typedef struct tether__scratch_pool {
     struct {
         void *p;
         size_t cap;
         int busy;
-    } slot[TETHER_SCRATCH_SLOTS];
-} tether_scratch_pool;
+    } slot[TETHER__SCRATCH_SLOTS];
+} tether__scratch_pool;
 
 /* A block of at least bytes (the smallest cached one that fits, else a new one); NULL when out of
  * memory. */
-void *tether__pool_get(tether_scratch_pool *pool, size_t bytes);
+void *tether__pool_get(tether__scratch_pool *pool, size_t bytes);
 
 /* Give p (from tether__pool_get, or NULL) back. */
-void tether__pool_put(tether_scratch_pool *pool, void *p);
+void tether__pool_put(tether__scratch_pool *pool, void *p);
 
 /* Free every cached block (the group is going away). */
-void tether__pool_clear(tether_scratch_pool *pool);
+void tether__pool_clear(tether__scratch_pool *pool);
 
 #endif

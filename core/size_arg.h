@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* Room for any message tether__size_parse writes (a longer text is cut short in it). */
-#define TETHER_SIZE_ERR_MAX 256
+#define TETHER__SIZE_ERR_MAX 256
 
 /* text as a number of bytes into *out: 0, or -1 with *out untouched and a message in err (errlen
  * bytes) that names the argument `what` (e.g. "-b") and quotes text: empty, not a size, negative,

@@ -2,31 +2,31 @@
 #include "spin.h"
 
 /* The cap in force: TETHER_SPIN_US, raised to the wake-up's cost while spins catch replies. */
-static int64_t cap_of(const tether_spin *s, int64_t cap_us)
+static int64_t cap_of(const tether__spin *s, int64_t cap_us)
 {
-    int64_t wake = s->wake_us < TETHER_SPIN_WAKE_MAX_US ? s->wake_us : TETHER_SPIN_WAKE_MAX_US;
+    int64_t wake = s->wake_us < TETHER__SPIN_WAKE_MAX_US ? s->wake_us : TETHER__SPIN_WAKE_MAX_US;
     return cap_us > 0 && s->replies_fast && wake > cap_us ? wake : cap_us;
 }
 
 /* The budget without probes, within the cap in force. */
-static int64_t current(tether_spin *s, int64_t cap)
+static int64_t current(tether__spin *s, int64_t cap)
 {
     if (s->budget < 0 || s->budget > cap)
         s->budget = cap;
     return s->budget;
 }
 
-int64_t tether__spin_budget(tether_spin *s, int64_t cap_us)
+int64_t tether__spin_budget(tether__spin *s, int64_t cap_us)
 {
     int64_t cap = cap_of(s, cap_us), b = current(s, cap);
-    if (b < cap && ++s->since_probe >= TETHER_SPIN_PROBE_EVERY) {
+    if (b < cap && ++s->since_probe >= TETHER__SPIN_PROBE_EVERY) {
         s->since_probe = 0;
         return cap;
     }
     return b;
 }
 
-void tether__spin_adapt(tether_spin *s, int64_t cap_us, int64_t waited_us, int64_t asleep_us)
+void tether__spin_adapt(tether__spin *s, int64_t cap_us, int64_t waited_us, int64_t asleep_us)
 {
     int64_t cap, floor, b;
     if (asleep_us < 0) {
@@ -46,6 +46,6 @@ void tether__spin_adapt(tether_spin *s, int64_t cap_us, int64_t waited_us, int64
         s->replies_fast = 0; /* spun for nothing: peers are busy, not the wake-up slow */
         cap = cap_of(s, cap_us);
     }
-    floor = cap / TETHER_SPIN_FLOOR_DIV;
+    floor = cap / TETHER__SPIN_FLOOR_DIV;
     s->budget = b > cap ? cap : b < floor ? floor : b;
 }

@@ -7,18 +7,18 @@
  *   wake-up): spinning longer would have caught it, so the budget doubles, and covers at least
  *   twice the wait that caught it, up to the cap;
  * - progress only long after falling asleep (peers computing, or not scheduled): the spin was
- *   wasted, so the budget halves, down to the cap / TETHER_SPIN_FLOOR_DIV.
+ *   wasted, so the budget halves, down to the cap / TETHER__SPIN_FLOOR_DIV.
  * The cap is TETHER_SPIN_US (50 us), enough where a wake-up takes tens of microseconds. Some VMs
  * take far longer (the host deschedules idle virtual CPUs: a blocking 8-byte all-reduce of 2 took
  * 700-900 us on one, against 7 us spinning). There every wait with a short budget ended long after
  * falling asleep, which reads as peers computing: the budget stayed at the floor while replies
  * came in microseconds, and small all-reduces took 100-1000 us instead of 7-40 (measured:
  * docs/perf/notes.md, core/spin.c). Two rules fix it:
- * - a probe: every TETHER_SPIN_PROBE_EVERY-th wait of a budget under the cap spins the whole cap,
+ * - a probe: every TETHER__SPIN_PROBE_EVERY-th wait of a budget under the cap spins the whole cap,
  *   so a reply that comes quickly is seen whatever the budget;
  * - the cap follows the wake-up: a thread keeps the least time lately from falling asleep to
  *   progress (an upper bound of a wake-up's cost); while its spins catch replies, the cap rises
- *   to that, at most TETHER_SPIN_WAKE_MAX_US, as spinning up to the cost of sleeping is the
+ *   to that, at most TETHER__SPIN_WAKE_MAX_US, as spinning up to the cost of sleeping is the
  *   ski-rental rule. A wait that spun its budget and still waited long (peers computing) ends it.
  * Per thread in wait.c: groups used from different threads wait for different peers. */
 #ifndef TETHER_CORE_SPIN_H
@@ -26,23 +26,23 @@
 
 #include <stdint.h>
 
-#define TETHER_SPIN_FLOOR_DIV 16
-#define TETHER_SPIN_PROBE_EVERY 8
-#define TETHER_SPIN_WAKE_MAX_US 1000
+#define TETHER__SPIN_FLOOR_DIV 16
+#define TETHER__SPIN_PROBE_EVERY 8
+#define TETHER__SPIN_WAKE_MAX_US 1000
 /* The first microseconds of a spin poll without yielding (core/wait.c): a peer on another core
  * answers through a shared ring in under a microsecond, and a sched_yield() in a VM costs about
  * one; ranks that share a core lose at most this per wait (8-byte all-reduce at N = 2: 2.6 us with
  * a yield per poll, 1.6 with 2 us hot, 1.4 with 5; N = 4 on 2 cores unchanged within noise). */
-#define TETHER_SPIN_HOT_US 3
+#define TETHER__SPIN_HOT_US 3
 
-typedef struct tether_spin {
+typedef struct tether__spin {
     int64_t budget;       /* microseconds; -1 until first use */
     int64_t wake_us;      /* least time from falling asleep to progress lately; 0: none seen */
     unsigned since_probe; /* waits since the last probe */
     int replies_fast;     /* the last spin that could tell caught its reply */
-} tether_spin;
+} tether__spin;
 
-#define TETHER_SPIN_INIT                                                                           \
+#define TETHER__SPIN_INIT                                                                          \
     {                                                                                              \
         -1, 0, 0, 0                                                                                \
     }
@@ -59,10 +59,10 @@ static inline void tether__cpu_relax(void)
 
 /* The budget of a wait about to spin, for TETHER_SPIN_US = cap_us: the current one, or the whole
  * cap for a probe. */
-int64_t tether__spin_budget(tether_spin *s, int64_t cap_us);
+int64_t tether__spin_budget(tether__spin *s, int64_t cap_us);
 
 /* A wait ended in progress waited_us after it began; asleep_us: how long before that it fell
  * asleep, or -1 when it did not. */
-void tether__spin_adapt(tether_spin *s, int64_t cap_us, int64_t waited_us, int64_t asleep_us);
+void tether__spin_adapt(tether__spin *s, int64_t cap_us, int64_t waited_us, int64_t asleep_us);
 
 #endif

@@ -6,26 +6,26 @@
 
 #include <stdint.h>
 
-#define TETHER_TAG_P2P 0x80000000u  /* seq bit: point-to-point message, seq counts per pair */
-#define TETHER_TAG_CTRL 0x40000000u /* seq bit: core's own control traffic (split) */
+#define TETHER__TAG_P2P 0x80000000u  /* seq bit: point-to-point message, seq counts per pair */
+#define TETHER__TAG_CTRL 0x40000000u /* seq bit: core's own control traffic (split) */
 /* A group's collective calls are numbered within the bits below those two (core/coll.c): a job
  * that ran 2^30 collectives on a group would otherwise tag its next calls as control traffic, and
  * from 2^31 on as point-to-point messages, which the transports match by other rules. */
-#define TETHER_TAG_SEQ_MASK 0x3fffffffu
+#define TETHER__TAG_SEQ_MASK 0x3fffffffu
 
-/* a - b for two collective numbers, in the wrap of TETHER_TAG_SEQ_MASK: > 0 when a comes after b
+/* a - b for two collective numbers, in the wrap of TETHER__TAG_SEQ_MASK: > 0 when a comes after b
  * (by less than 2^29 calls). */
 static inline int32_t tether__tag_seq_diff(uint32_t a, uint32_t b)
 {
     return (int32_t)((a - b) << 2) / 4;
 }
 
-typedef struct tether_tag {
+typedef struct tether__tag {
     uint32_t
         group;    /* group id: the world is 0; a child mixes its parent's id, split number, color */
-    uint32_t seq; /* collective number within the group, or a per-pair number | TETHER_TAG_P2P */
+    uint32_t seq; /* collective number within the group, or a per-pair number | TETHER__TAG_P2P */
     uint32_t step; /* message number within the collective */
     uint32_t sig;  /* signature of the call (kind, count, dtype, op, root, algorithm) */
-} tether_tag;
+} tether__tag;
 
 #endif

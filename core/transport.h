@@ -14,7 +14,7 @@
  *   step). If its sig or length differs from the receive's, that receive and the endpoint fail
  *   with TETHER_EMISMATCH naming both values. A message with no posted receive yet is kept
  *   (unexpected) until one is posted; it also fails with TETHER_EMISMATCH when a receive for the
- *   same (group, seq) but another sig is posted or pending (for TETHER_TAG_P2P seqs: and the same
+ *   same (group, seq) but another sig is posted or pending (for TETHER__TAG_P2P seqs: and the same
  *   step, since each user tag, the step, is numbered on its own).
  * - Order: messages between a pair with the same tag match in the order sent.
  * - Errors stick: once a connection fails (EOF, reset, bad frame), the endpoint is broken and every
@@ -36,16 +36,16 @@
 #include "tag.h"
 #include "waitstate.h"
 
-typedef struct tether_ep tether_ep;         /* a backend's endpoint: its connections to the world */
-typedef struct tether_req tether_req;       /* one posted send or receive, owned by the backend */
-struct tether_coll;                         /* one checked call (core/coll.h) */
-typedef struct tether_passed tether_passed; /* calls this rank has passed (core/passed.h) */
+typedef struct tether__ep tether__ep;   /* a backend's endpoint: its connections to the world */
+typedef struct tether__req tether__req; /* one posted send or receive, owned by the backend */
+struct tether__coll;                    /* one checked call (core/coll.h) */
+typedef struct tether__passed tether__passed; /* calls this rank has passed (core/passed.h) */
 
 /* caps(): what the links allow, for algorithm choice. */
-#define TETHER_CAP_DIRECT                                                                          \
+#define TETHER__CAP_DIRECT                                                                         \
     1u /* a direct link to every peer (full mesh); else only ring neighbours                       \
           are direct and other peers are reached by forwarding */
-#define TETHER_CAP_ONE_HOST                                                                        \
+#define TETHER__CAP_ONE_HOST                                                                       \
     2u /* every rank runs on this host: links are memory copies that share                         \
           its cores and caches, not cables */
 /* This rank and every peer read each other's large messages straight from memory: one copy,
@@ -53,17 +53,17 @@ typedef struct tether_passed tether_passed; /* calls this rank has passed (core/
  * into the call signature: a backend reports it only from facts both ends of each link share (for
  * TCP, both directions of the pair proved readable), so one rank that cannot read, or a peer in
  * another pid namespace, clears it for every rank. */
-#define TETHER_CAP_READS_MEMORY 4u
+#define TETHER__CAP_READS_MEMORY 4u
 
 /* probe(): no such message from the peer, and none will come (it closed normally). */
 #define TETHER__PROBE_GONE 2
 
-typedef struct tether_transport_ops {
+typedef struct tether__transport_ops {
     const char *name; /* "mpi", "mesh", "ring", "rdma" */
 
     /* 1 if cfg holds this backend's configuration (what "any" looks for); else 0 and why says
      * what is missing, e.g. "TETHER_HOSTFILE and TETHER_COORDINATOR are unset". */
-    int (*configured)(const tether_config *cfg, char *why, size_t why_len);
+    int (*configured)(const tether__config *cfg, char *why, size_t why_len);
 
     /* 1 if the backend can run on this machine at all (its libraries load); else 0 and why.
      * On success why may say what was found (tether check prints it). NULL means always usable.
@@ -75,24 +75,25 @@ typedef struct tether_transport_ops {
      * hostfile or environment, message names file and field), ENET (cannot listen or connect),
      * ETIMEDOUT (peers never came), EPEER (a peer failed the handshake for a reason that is not a
      * stray connection, e.g. another size). */
-    int (*open)(const tether_config *cfg, tether_ep **out, int *rank, int *size);
+    int (*open)(const tether__config *cfg, tether__ep **out, int *rank, int *size);
 
-    unsigned (*caps)(const tether_ep *ep);
+    unsigned (*caps)(const tether__ep *ep);
 
     /* Optional: payload bytes one packet carries on this endpoint's links (the least of them, the
      * backend's frame header taken off), for algorithm choice; asked only where caps() reports
-     * TETHER_CAP_ONE_HOST, whose links look alike from both ends. 0 or NULL: unknown. */
-    size_t (*packet)(const tether_ep *ep);
+     * TETHER__CAP_ONE_HOST, whose links look alike from both ends. 0 or NULL: unknown. */
+    size_t (*packet)(const tether__ep *ep);
 
     /* Post a message to / from world rank peer (never self). *out is released by test() once it
      * reports done or an error, or by close(). len may be 0. buf must stay valid until then. */
-    int (*isend)(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
-                 tether_req **out);
-    int (*irecv)(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag, tether_req **out);
+    int (*isend)(tether__ep *ep, int peer, const void *buf, size_t len, tether__tag tag,
+                 tether__req **out);
+    int (*irecv)(tether__ep *ep, int peer, void *buf, size_t len, tether__tag tag,
+                 tether__req **out);
 
     /* Make what progress is possible without blocking, then report: *done = 1 when r completed
      * (r is released). A negative return is the endpoint's sticky error (r is released). */
-    int (*test)(tether_ep *ep, tether_req *r, int *done);
+    int (*test)(tether__ep *ep, tether__req *r, int *done);
 
     /* Optional (any-source receives, core/p2p.c): make what progress is possible without
      * blocking, as test() does, then return 1 if a message from world rank peer with tag's group,
@@ -102,52 +103,52 @@ typedef struct tether_transport_ops {
      * that cannot tell returns 0: the receive then waits); a negative sticky error when the
      * endpoint is broken. It claims nothing: core posts the directed irecv for it next, from the
      * same thread. NULL: the backend offers no any-source receives (TETHER_EUNAVAIL). */
-    int (*probe)(tether_ep *ep, int peer, tether_tag tag);
+    int (*probe)(tether__ep *ep, int peer, tether__tag tag);
 
     /* Optional (tether_cancel, core/p2p.c): withdraw receive r if no part of it has been matched
      * to a message yet: 1 when withdrawn (r is released; a message that comes later for its tag
      * is kept as unexpected, for the next receive posted with it), 0 when too late or r is a
      * send (r stays and completes as usual), a negative sticky error when the endpoint is broken
      * (r is released, as by test()). NULL: posted receives cannot be withdrawn. */
-    int (*cancel)(tether_ep *ep, tether_req *r);
+    int (*cancel)(tether__ep *ep, tether__req *r);
 
     /* Sleep until some I/O may be possible or timeout_ms passed (0 = just check). */
-    int (*wait)(tether_ep *ep, int timeout_ms);
+    int (*wait)(tether__ep *ep, int timeout_ms);
 
     /* A counter that changes whenever data moves on the endpoint (bytes, or completed work), read
      * without a lock from any thread; only its changes matter. A wait whose requests have not
      * finished for TETHER_TIMEOUT then still goes on while this moves: a large message on a slow
      * link is progress, not a stalled peer. NULL: only finished requests count (a counter that
      * never moves). */
-    uint64_t (*moved)(tether_ep *ep);
+    uint64_t (*moved)(tether__ep *ep);
 
     /* Liveness, called by a wait that has made no progress for a heartbeat period: 0 while every
      * linked peer has been heard from (data or a heartbeat, which the endpoint sends every
      * cfg->heartbeat_ms from a thread of its own, so a rank busy outside tether still answers)
-     * within TETHER_HEARTBEATS_MISSED periods; else the endpoint breaks (ETIMEDOUT naming the
+     * within TETHER__HEARTBEATS_MISSED periods; else the endpoint breaks (ETIMEDOUT naming the
      * silent peer) and that is returned. Cheap when called often: it looks at most once a
      * period. NULL: no heartbeats, and TETHER_TIMEOUT=0 is refused. */
-    int (*alive)(tether_ep *ep);
+    int (*alive)(tether__ep *ep);
 
     /* Optional, with alive(): carry ws in the heartbeats (core/waitstate.h): each heartbeat
      * packs this rank's record (tether__ws_pack: the peers it has requests pending with, its
      * moved() counter) and the others it holds, and a heartbeat that brings records merges them
      * (tether__ws_merge; malformed ones break the endpoint like a bad frame). Called once, right
      * after open(); ws outlives the endpoint. NULL: no wait-state verdicts (a wait goes on). */
-    void (*watch)(tether_ep *ep, tether_waitstate *ws);
+    void (*watch)(tether__ep *ep, tether__waitstate *ws);
 
     /* Optional: judge stale messages by p (core/passed.h). Called once, right after open(); p
      * outlives the endpoint. A collective message that tether__passed_stale calls stale breaks
      * the endpoint with TETHER_EMISMATCH and its text: when it arrives, and when one kept as
      * unexpected is looked at again, at a post once tether__passed_moved says a call is over.
      * NULL: kept messages of calls that are over stay until close(). */
-    void (*track)(tether_ep *ep, tether_passed *p);
+    void (*track)(tether__ep *ep, tether__passed *p);
 
     /* Break the endpoint with code/msg: fail pending requests, tell peers, close connections. */
-    void (*abort)(tether_ep *ep, int code, const char *msg);
+    void (*abort)(tether__ep *ep, int code, const char *msg);
 
     /* Close the endpoint and free it, with every request still pending. */
-    void (*close)(tether_ep *ep);
+    void (*close)(tether__ep *ep);
 
     /* Whole collectives, for a backend that brings its own (MPI: the site's library already has
      * tuned collectives, communicators and its own matching). NULL for the others; when set,
@@ -155,23 +156,23 @@ typedef struct tether_transport_ops {
      * comm is the group's handle from split() (NULL: the world). run() performs one checked call
      * c (kind SEND_RECV: root is the peer's group rank, sending the direction, send = recv = buf)
      * whose signature is sig, and returns a TETHER_E* code with the failure recorded. */
-    int (*run)(tether_ep *ep, void *comm, const struct tether_coll *c, uint32_t sig);
+    int (*run)(tether__ep *ep, void *comm, const struct tether__coll *c, uint32_t sig);
     /* Collective over comm's group: this rank's child for color (color < 0: none, *child NULL),
      * its rank and size there, and each member's world rank (world_ranks holds size entries of
      * the parent, enough for any child). */
-    int (*split)(tether_ep *ep, void *comm, int color, int key, void **child, int *rank, int *size,
+    int (*split)(tether__ep *ep, void *comm, int color, int key, void **child, int *rank, int *size,
                  int *world_ranks);
     /* Release a handle split() returned. NULL: nothing to release. */
-    void (*comm_free)(tether_ep *ep, void *comm);
-} tether_transport_ops;
+    void (*comm_free)(tether__ep *ep, void *comm);
+} tether__transport_ops;
 
 /* The table of backends: defined in backends/table.c, NULL-terminated, in "any" order. */
-extern const tether_transport_ops *const tether_backends[];
+extern const tether__transport_ops *const tether__backends[];
 
 /* Other names of a backend of the table (MLX's), also in backends/table.c; {NULL, NULL} ends it. */
-typedef struct tether_backend_alias {
+typedef struct tether__backend_alias {
     const char *alias, *backend;
-} tether_backend_alias;
-extern const tether_backend_alias tether_backend_aliases[];
+} tether__backend_alias;
+extern const tether__backend_alias tether__backend_aliases[];
 
 #endif

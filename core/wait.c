@@ -25,30 +25,30 @@
 #define STREAM_GAP_PERIODS 4
 
 /* How long this thread's waits spin (yielding) before they sleep (core/spin.h). */
-static _Thread_local tether_spin spin = TETHER_SPIN_INIT;
+static _Thread_local tether__spin spin = TETHER__SPIN_INIT;
 
-static tether_tag tag_of(const tether_group *g, uint32_t step)
+static tether__tag tag_of(const tether_group *g, uint32_t step)
 {
-    return (tether_tag){.group = g->id, .seq = g->cur_seq, .step = step, .sig = g->cur_sig};
+    return (tether__tag){.group = g->id, .seq = g->cur_seq, .step = step, .sig = g->cur_sig};
 }
 
 int tether__isend(tether_group *g, int peer, const void *buf, size_t bytes, uint32_t step,
-                  tether_req **out)
+                  tether__req **out)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     return w->ops->isend(w->ep, g->world_ranks[peer], buf, bytes, tag_of(g, step), out);
 }
 
 int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t step,
-                  tether_req **out)
+                  tether__req **out)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     return w->ops->irecv(w->ep, g->world_ranks[peer], buf, bytes, tag_of(g, step), out);
 }
 
 /* Test every pending request once. Returns <0 on error, else the number still pending; *progress
  * is set when at least one completed. */
-static int test_all(tether_world *w, tether_req **reqs, int n, int *progress)
+static int test_all(tether__world *w, tether__req **reqs, int n, int *progress)
 {
     int pending = 0;
     for (int i = 0; i < n; i++) {
@@ -71,7 +71,7 @@ static int test_all(tether_world *w, tether_req **reqs, int n, int *progress)
 }
 
 /* The transport's moved() counter (constant for one without it: tether__transport_defaults). */
-static uint64_t moved_of(tether_world *w)
+static uint64_t moved_of(tether__world *w)
 {
     return w->ops->moved(w->ep);
 }
@@ -90,7 +90,7 @@ typedef struct {
     int64_t flow;   /* the end of the last period that moved at STREAM_MIN_RATE */
 } stream_probe;
 
-static int streaming(tether_world *w, stream_probe *p, int64_t now)
+static int streaming(tether__world *w, stream_probe *p, int64_t now)
 {
     if (w->cfg.spin_us <= 0)
         return 0;
@@ -117,15 +117,15 @@ static const char *call_text(const tether_group *g, char *buf)
 #define CALL_TEXT(g) call_text((g), (char[CALL_TEXT_MAX]){0})
 
 /* Whether the call g waits in can still end: every peer still answers heartbeats (a stopped, hung
- * or unreachable one fails the call in TETHER_HEARTBEATS_MISSED periods, whatever TETHER_TIMEOUT
+ * or unreachable one fails the call in TETHER__HEARTBEATS_MISSED periods, whatever TETHER_TIMEOUT
  * says; the transport looks at most a few times a period and reads the heartbeats waiting in the
  * sockets, whose records the verdict needs), and the ranks it waits on can still go on. */
 static int can_go_on(tether_group *g)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     if (!w->ops->alive)
         return TETHER_OK;
-    char why[TETHER_ERRMSG_MAX];
+    char why[TETHER__ERRMSG_MAX];
     int rc = w->ops->alive(w->ep);
     if (rc < 0) { /* say which call was waiting, as the timeout does */
         snprintf(why, sizeof why, "%s", tether_last_error());
@@ -134,7 +134,7 @@ static int can_go_on(tether_group *g)
         rc = tether__ws_verdict(w->ws, why, sizeof why); /* alive, but can any of them go on? */
     }
     if (rc < 0)
-        return tether__fail(rc, "%s in %s: %s", TETHER_RANK_TEXT(g, g->rank), CALL_TEXT(g), why);
+        return tether__fail(rc, "%s in %s: %s", TETHER__RANK_TEXT(g, g->rank), CALL_TEXT(g), why);
     return TETHER_OK;
 }
 
@@ -157,7 +157,7 @@ static void wait_begin(tether_group *g, int *began)
 /* The wait; *began is set once it told the heartbeats it sleeps (tether__ws_wait_begin). */
 static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     /* 0: no deadline (TETHER_TIMEOUT=0): the wait lasts while the peers answer heartbeats */
     const int64_t timeout_us = (int64_t)w->cfg.call_timeout_ms * 1000;
     int64_t since = tether__now_us(); /* the last progress, or the start */
@@ -208,17 +208,17 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
                                 "%s: no progress for %d s in %s: no request finished and no "
                                 "data moved; a peer is overloaded or never made this call "
                                 "(TETHER_TIMEOUT)",
-                                TETHER_RANK_TEXT(g, g->rank), w->cfg.call_timeout_ms / 1000,
+                                TETHER__RANK_TEXT(g, g->rank), w->cfg.call_timeout_ms / 1000,
                                 CALL_TEXT(g));
         if (budget < 0)
             budget = tether__spin_budget(&spin, w->cfg.spin_us);
         if (now - spin_from < (probe.t ? w->cfg.spin_us : budget)) {
             /* a reply is often microseconds away; yield so ranks sharing a core run, but not in
-             * the first TETHER_SPIN_HOT_US, where the reply of a peer on another core (through
+             * the first TETHER__SPIN_HOT_US, where the reply of a peer on another core (through
              * shared memory: a fraction of a microsecond) would wait for the system call */
             if (waited == FRESH)
                 waited = SPUN;
-            if (now - spin_from < TETHER_SPIN_HOT_US)
+            if (now - spin_from < TETHER__SPIN_HOT_US)
                 tether__cpu_relax();
             else
                 sched_yield();
@@ -251,15 +251,15 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
 
 int tether__wait_slice(tether_group *g, int ms, int *began)
 {
-    tether_world *w = g->world;
+    tether__world *w = g->world;
     wait_begin(g, began);
     TRY(w->ops->wait(w->ep, ms));
     return can_go_on(g); /* each slice: the caller's slices may never add up to a period */
 }
 
 typedef struct {
-    tether_world *w;
-    tether_req **reqs;
+    tether__world *w;
+    tether__req **reqs;
     int n;
 } request_list;
 
@@ -269,12 +269,12 @@ static int test_list(void *arg, int *progress)
     return test_all(l->w, l->reqs, l->n, progress);
 }
 
-int tether__testall(tether_group *g, tether_req **reqs, int n, int *progress)
+int tether__testall(tether_group *g, tether__req **reqs, int n, int *progress)
 {
     return test_all(g->world, reqs, n, progress);
 }
 
-int tether__waitall(tether_group *g, tether_req **reqs, int n)
+int tether__waitall(tether_group *g, tether__req **reqs, int n)
 {
     request_list l = {g->world, reqs, n};
     return tether__wait_until(g, test_list, &l);
@@ -283,7 +283,7 @@ int tether__waitall(tether_group *g, tether_req **reqs, int n)
 int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, int from, void *rbuf,
                      size_t rbytes, uint32_t step)
 {
-    tether_req *reqs[2] = {NULL, NULL};
+    tether__req *reqs[2] = {NULL, NULL};
     TRY(tether__irecv(g, from, rbuf, rbytes, step, &reqs[0]));
     TRY(tether__isend(g, to, sbuf, sbytes, step, &reqs[1]));
     return tether__waitall(g, reqs, 2);

@@ -11,17 +11,17 @@
 /* Messages between group ranks, tagged with the running collective and step. Errors are sticky
  * on the world and already recorded. */
 int tether__isend(tether_group *g, int peer, const void *buf, size_t bytes, uint32_t step,
-                  tether_req **out);
+                  tether__req **out);
 int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t step,
-                  tether_req **out);
+                  tether__req **out);
 
 /* Wait for n requests (NULL entries are skipped and set to NULL when done). Spins briefly and
  * adaptively, then sleeps in the transport's wait; no progress for TETHER_TIMEOUT -> ETIMEDOUT. */
-int tether__waitall(tether_group *g, tether_req **reqs, int n);
+int tether__waitall(tether_group *g, tether__req **reqs, int n);
 
 /* Test n requests once without waiting (NULL entries skipped, set to NULL when done): how many are
  * still pending, or < 0 (the error, recorded); *progress set when one completed. */
-int tether__testall(tether_group *g, tether_req **reqs, int n, int *progress);
+int tether__testall(tether_group *g, tether__req **reqs, int n, int *progress);
 
 /* The same wait over what test says: called once a round, it makes what progress it can without
  * blocking and returns how much is still pending (0: done; < 0: the error, recorded), setting

@@ -39,7 +39,7 @@ typedef struct record {
     int direct;         /* here: the last news of it came from itself */
 } record;
 
-struct tether_waitstate {
+struct tether__waitstate {
     pthread_mutex_t mu;
     int rank, size, period_ms;
     size_t nbytes;     /* of a bitmap */
@@ -58,9 +58,9 @@ static int has(const uint8_t *bits, int r)
     return (bits[r / 8] >> (r % 8)) & 1;
 }
 
-tether_waitstate *tether__ws_new(int rank, int size, int period_ms)
+tether__waitstate *tether__ws_new(int rank, int size, int period_ms)
 {
-    tether_waitstate *ws = calloc(1, sizeof *ws);
+    tether__waitstate *ws = calloc(1, sizeof *ws);
     if (!ws)
         return NULL;
     ws->rank = rank;
@@ -86,7 +86,7 @@ tether_waitstate *tether__ws_new(int rank, int size, int period_ms)
     return ws;
 }
 
-void tether__ws_free(tether_waitstate *ws)
+void tether__ws_free(tether__waitstate *ws)
 {
     if (!ws)
         return;
@@ -105,7 +105,7 @@ static void copy_text(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
-void tether__ws_wait_begin(tether_waitstate *ws, uint32_t group, uint32_t seq, const char *name,
+void tether__ws_wait_begin(tether__waitstate *ws, uint32_t group, uint32_t seq, const char *name,
                            int peer, int tag, const int *members, int n)
 {
     if (!ws)
@@ -129,7 +129,7 @@ void tether__ws_wait_begin(tether_waitstate *ws, uint32_t group, uint32_t seq, c
     pthread_mutex_unlock(&ws->mu);
 }
 
-void tether__ws_wait_end(tether_waitstate *ws, int peer, int progressed)
+void tether__ws_wait_end(tether__waitstate *ws, int peer, int progressed)
 {
     if (!ws)
         return;
@@ -143,13 +143,13 @@ void tether__ws_wait_end(tether_waitstate *ws, int peer, int progressed)
         tether__ws_progress(ws);
 }
 
-void tether__ws_progress(tether_waitstate *ws)
+void tether__ws_progress(tether__waitstate *ws)
 {
     if (ws)
         atomic_fetch_add_explicit(&ws->progress, 1, memory_order_relaxed);
 }
 
-void tether__ws_call_end(tether_waitstate *ws, uint32_t group, const char *name, int rc,
+void tether__ws_call_end(tether__waitstate *ws, uint32_t group, const char *name, int rc,
                          const char *text)
 {
     if (!ws)
@@ -184,13 +184,13 @@ static uint8_t *put64(uint8_t *p, uint64_t v)
 }
 
 /* The bytes record r of rank takes on the wire: the name and text only where they say something. */
-static size_t wire_size(const tether_waitstate *ws, const record *r)
+static size_t wire_size(const tether__waitstate *ws, const record *r)
 {
     return HEAD + ws->nbytes + (r->what != IDLE ? strlen(r->name) : 0) +
            (r->what == FAILED ? strlen(r->text) : 0);
 }
 
-static uint8_t *put_record(const tether_waitstate *ws, uint8_t *p, int rank, const record *r)
+static uint8_t *put_record(const tether__waitstate *ws, uint8_t *p, int rank, const record *r)
 {
     size_t name = r->what != IDLE ? strlen(r->name) : 0;
     size_t text = r->what == FAILED ? strlen(r->text) : 0;
@@ -216,7 +216,7 @@ static uint8_t *put_record(const tether_waitstate *ws, uint8_t *p, int rank, con
 
 /* This rank's record as the pack will tell it, from mine, pending and moved: a new version when
  * anything in it changed. */
-static void renew_own(tether_waitstate *ws, const uint8_t *pending, uint64_t moved, int64_t now)
+static void renew_own(tether__waitstate *ws, const uint8_t *pending, uint64_t moved, int64_t now)
 {
     record *own = &ws->rec[ws->rank];
     record next = ws->mine;
@@ -239,7 +239,7 @@ static void renew_own(tether_waitstate *ws, const uint8_t *pending, uint64_t mov
     *own = next;
 }
 
-size_t tether__ws_pack(tether_waitstate *ws, const uint8_t *pending, uint64_t moved, uint8_t *out,
+size_t tether__ws_pack(tether__waitstate *ws, const uint8_t *pending, uint64_t moved, uint8_t *out,
                        size_t cap)
 {
     pthread_mutex_lock(&ws->mu);
@@ -271,7 +271,7 @@ typedef struct wire_record {
     size_t name, text;
 } wire_record;
 
-static const char *read_record(const tether_waitstate *ws, const uint8_t *p, size_t left,
+static const char *read_record(const tether__waitstate *ws, const uint8_t *p, size_t left,
                                wire_record *w, size_t *used)
 {
     if (left < HEAD)
@@ -306,7 +306,7 @@ static const char *read_record(const tether_waitstate *ws, const uint8_t *p, siz
     return NULL;
 }
 
-int tether__ws_merge(tether_waitstate *ws, int from, const uint8_t *in, size_t len, char *why,
+int tether__ws_merge(tether__waitstate *ws, int from, const uint8_t *in, size_t len, char *why,
                      size_t why_len)
 {
     const char *bad = NULL;
@@ -352,7 +352,7 @@ int tether__ws_merge(tether_waitstate *ws, int from, const uint8_t *in, size_t l
  * heartbeats brought it again since: a record that merely did not arrive (its rank or this one
  * waited for a core, a copy kept the sender busy) proves nothing. News that came through other
  * ranks may be as old as a heartbeat per rank it passed (half the world round a ring, at most). */
-static int settled(const tether_waitstate *ws, const record *r, int64_t now)
+static int settled(const tether__waitstate *ws, const record *r, int64_t now)
 {
     int periods = TETHER__WS_STABLE + (r->direct ? 0 : ws->size / 2);
     return r->repeats >= TETHER__WS_STABLE &&
@@ -371,7 +371,7 @@ static void where(const record *r, char *buf, size_t n)
 
 /* A peer this rank waits on failed and has not called since, for a period and a heartbeat that
  * said so again (time for a retry). */
-static int failed_peer(const tether_waitstate *ws, int64_t now, char *why, size_t why_len)
+static int failed_peer(const tether__waitstate *ws, int64_t now, char *why, size_t why_len)
 {
     const record *own = &ws->rec[ws->rank];
     for (int p = 0; p < ws->size; p++) {
@@ -397,7 +397,7 @@ static int failed_peer(const tether_waitstate *ws, int64_t now, char *why, size_
  * leaves a collective only once it has sent and received all of its part. So they disagreed on
  * that call where no message told them: a broadcast whose ranks took different roots, whose data
  * flows only down the trees they each drew. */
-static int left_behind(const tether_waitstate *ws, const int *reached, int n, int *waiter,
+static int left_behind(const tether__waitstate *ws, const int *reached, int n, int *waiter,
                        int *waited)
 {
     for (int i = 0; i < n; i++) {
@@ -417,7 +417,7 @@ static int left_behind(const tether_waitstate *ws, const int *reached, int n, in
 
 /* Every rank this one reaches by its waits is itself waiting, settled, on someone: then a cycle
  * among them, from this rank on, into why. */
-static int deadlocked(const tether_waitstate *ws, int64_t now, char *why, size_t why_len)
+static int deadlocked(const tether__waitstate *ws, int64_t now, char *why, size_t why_len)
 {
     int n = ws->size, found = TETHER_OK;
     int *queue = malloc(sizeof *queue * (size_t)n * 2), *from = queue + n;
@@ -500,7 +500,7 @@ static int deadlocked(const tether_waitstate *ws, int64_t now, char *why, size_t
     return found;
 }
 
-int tether__ws_verdict(tether_waitstate *ws, char *why, size_t why_len)
+int tether__ws_verdict(tether__waitstate *ws, char *why, size_t why_len)
 {
     if (!ws)
         return TETHER_OK;

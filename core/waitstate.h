@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct tether_waitstate tether_waitstate;
+typedef struct tether__waitstate tether__waitstate;
 
 /* Periods, and heartbeats repeating it, a waiting record must stay the same to count as stuck. */
 #define TETHER__WS_STABLE 2
@@ -43,36 +43,36 @@ typedef struct tether_waitstate tether_waitstate;
 
 /* A new record table for world rank of size ranks whose heartbeats come every period_ms; NULL
  * when out of memory (the verdicts are then never reached: a wait goes on as without them). */
-tether_waitstate *tether__ws_new(int rank, int size, int period_ms);
-void tether__ws_free(tether_waitstate *ws);
+tether__waitstate *tether__ws_new(int rank, int size, int period_ms);
+void tether__ws_free(tether__waitstate *ws);
 
 /* Core: a thread starts sleeping in a wait in call seq of group (name "all_reduce", "recv", ...)
  * for peer (a world rank, TETHER__WS_GROUP or TETHER__WS_ANY) with p2p tag (-1: none); members
  * (n world ranks) is the group, waited on whole while peer is TETHER__WS_ANY. Every begin has
  * its end, with the same peer; progressed says whether the wait ended because something finished
  * (0 for a slice of a polling wait that ran out: its next slice must look the same). */
-void tether__ws_wait_begin(tether_waitstate *ws, uint32_t group, uint32_t seq, const char *name,
+void tether__ws_wait_begin(tether__waitstate *ws, uint32_t group, uint32_t seq, const char *name,
                            int peer, int tag, const int *members, int n);
-void tether__ws_wait_end(tether_waitstate *ws, int peer, int progressed);
+void tether__ws_wait_end(tether__waitstate *ws, int peer, int progressed);
 /* Core: a wait made progress (a request finished): its record is not stuck. Lock-free. */
-void tether__ws_progress(tether_waitstate *ws);
+void tether__ws_progress(tether__waitstate *ws);
 /* Core: a call on group ended with rc; a failure (text: its message) is told to the peers until
  * the next call ends well or waits. */
-void tether__ws_call_end(tether_waitstate *ws, uint32_t group, const char *name, int rc,
+void tether__ws_call_end(tether__waitstate *ws, uint32_t group, const char *name, int rc,
                          const char *text);
 /* Core, from a wait with no progress for a heartbeat period: TETHER_OK, or TETHER_EDEADLOCK /
  * TETHER_EPEER / TETHER_ENET with why (naming the cycle, or the failed peer and its error). Cheap:
  * it looks at most four times a period. */
-int tether__ws_verdict(tether_waitstate *ws, char *why, size_t why_len);
+int tether__ws_verdict(tether__waitstate *ws, char *why, size_t why_len);
 
 /* Transport, in its heartbeat thread: this rank's record (pending: a bitmap of the world ranks it
  * has requests pending with, (size + 7) / 8 bytes; moved: its counter of bytes moved) and the
  * records it holds of the others, into out (cap bytes): the bytes used, 0 when nothing fits. */
-size_t tether__ws_pack(tether_waitstate *ws, const uint8_t *pending, uint64_t moved, uint8_t *out,
+size_t tether__ws_pack(tether__waitstate *ws, const uint8_t *pending, uint64_t moved, uint8_t *out,
                        size_t cap);
 /* Transport, when a heartbeat of world rank from brought records: take the newer ones. -1 when
  * the bytes are malformed (why says how; nothing taken), else 0. */
-int tether__ws_merge(tether_waitstate *ws, int from, const uint8_t *in, size_t len, char *why,
+int tether__ws_merge(tether__waitstate *ws, int from, const uint8_t *in, size_t len, char *why,
                      size_t why_len);
 
 #endif

@@ -75,9 +75,9 @@ int tether__hf_check_host(const char *host, int allow_v6, const char *where)
                             "%s: empty host; expected an IPv4 address or a host "
                             "name",
                             where);
-    if (strlen(host) >= TETHER_HOST_MAX)
+    if (strlen(host) >= TETHER__HOST_MAX)
         return tether__fail(TETHER_ECONFIG, "%s: host \"%.*s...\" is longer than %d characters",
-                            where, HF_QUOTE_MAX, host, TETHER_HOST_MAX - 1);
+                            where, HF_QUOTE_MAX, host, TETHER__HOST_MAX - 1);
     if (strchr(host, ':')) {
         if (!allow_v6)
             return tether__fail(TETHER_ECONFIG,
@@ -129,20 +129,20 @@ static int split_addr(const char *text, const char *where, char *host, const cha
                                 where, HF_QUOTE_MAX, text);
     }
     hlen = (size_t)((*bracketed ? end : colon) - text);
-    if (hlen >= TETHER_HOST_MAX)
+    if (hlen >= TETHER__HOST_MAX)
         return tether__fail(TETHER_ECONFIG,
                             "%s: host in \"%.*s...\" is longer than %d "
                             "characters",
-                            where, HF_QUOTE_MAX, text, TETHER_HOST_MAX - 1);
+                            where, HF_QUOTE_MAX, text, TETHER__HOST_MAX - 1);
     memcpy(host, text, hlen);
     host[hlen] = '\0';
     *port = colon + 1;
     return TETHER_OK;
 }
 
-int tether__hostaddr_parse(const char *text, const char *what, tether_hostaddr *out)
+int tether__hostaddr_parse(const char *text, const char *what, tether__hostaddr *out)
 {
-    char host[TETHER_HOST_MAX];
+    char host[TETHER__HOST_MAX];
     const char *port = NULL;
     int bracketed;
 

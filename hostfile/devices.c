@@ -7,7 +7,7 @@
 #include "hostfile/hf_json.h"
 #include "hostfile/hostfile.h"
 
-static int parse_row(const json_t *row, const char *name, int i, tether_device_matrix *m)
+static int parse_row(const json_t *row, const char *name, int i, tether__device_matrix *m)
 {
     char where[HF_WHERE_MAX];
     size_t j;
@@ -33,7 +33,7 @@ static int parse_row(const json_t *row, const char *name, int i, tether_device_m
 
 static int from_json(const json_t *root, const char *name, void *result)
 {
-    tether_device_matrix *m = result;
+    tether__device_matrix *m = result;
     tether__hf_problems pb = {0};
     size_t i;
     const json_t *row;
@@ -62,18 +62,18 @@ static void release(void *m)
     tether__device_matrix_free(m);
 }
 
-int tether__hostfile_parse_devices(const char *json, const char *name, tether_device_matrix *out)
+int tether__hostfile_parse_devices(const char *json, const char *name, tether__device_matrix *out)
 {
     return tether__hf_read(json, 0, name ? name : "device matrix", from_json, release, out,
                            sizeof *out);
 }
 
-int tether__hostfile_load_devices(const char *path, tether_device_matrix *out)
+int tether__hostfile_load_devices(const char *path, tether__device_matrix *out)
 {
     return tether__hf_read(path, 1, NULL, from_json, release, out, sizeof *out);
 }
 
-void tether__device_matrix_free(tether_device_matrix *m)
+void tether__device_matrix_free(tether__device_matrix *m)
 {
     if (!m)
         return;

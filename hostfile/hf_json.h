@@ -30,7 +30,7 @@ typedef struct tether__hf_problems {
     int n;    /* problems noted */
     int code; /* the first one's status */
     int cut;  /* problems that did not fit in text */
-    char text[TETHER_ERRMSG_MAX];
+    char text[TETHER__ERRMSG_MAX];
 } tether__hf_problems;
 
 /* rc < 0: take the message of the failure rc reports into p, clear it for the next. Returns rc. */

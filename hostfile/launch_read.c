@@ -13,7 +13,7 @@
 
 /* The backend a launcher file names, as tether_init takes it (MLX's JACCL is our rdma); absent is
  * "". */
-static int parse_backend(const json_t *v, const char *name, tether_launch_hosts *out)
+static int parse_backend(const json_t *v, const char *name, tether__launch_hosts *out)
 {
     const char *meant;
     if (!json_is_string(v))
@@ -46,7 +46,7 @@ static int check_env(const char *s, const char *where)
     return TETHER_OK;
 }
 
-static int parse_envs(const json_t *v, const char *name, tether_launch_hosts *out)
+static int parse_envs(const json_t *v, const char *name, tether__launch_hosts *out)
 {
     char where[HF_WHERE_MAX];
     size_t i;
@@ -71,7 +71,7 @@ static int parse_envs(const json_t *v, const char *name, tether_launch_hosts *ou
 }
 
 /* What ssh is given: one word, and never an option (a leading '-' would be read as one). */
-static int parse_ssh(const json_t *v, const char *where, tether_launch_host *h)
+static int parse_ssh(const json_t *v, const char *where, tether__launch_host *h)
 {
     const char *s;
 
@@ -100,7 +100,7 @@ static int parse_ssh(const json_t *v, const char *where, tether_launch_host *h)
     return TETHER_OK;
 }
 
-static int parse_ips(const json_t *v, const char *where, tether_launch_host *h)
+static int parse_ips(const json_t *v, const char *where, tether__launch_host *h)
 {
     char sub[HF_WHERE_MAX + 32];
     size_t i;
@@ -126,7 +126,7 @@ static int parse_ips(const json_t *v, const char *where, tether_launch_host *h)
     return TETHER_OK;
 }
 
-static int parse_rdma(const json_t *v, const char *where, tether_launch_host *h)
+static int parse_rdma(const json_t *v, const char *where, tether__launch_host *h)
 {
     char sub[HF_WHERE_MAX + 32];
     size_t n = json_array_size(v), j;
@@ -148,7 +148,7 @@ static int parse_rdma(const json_t *v, const char *where, tether_launch_host *h)
     return TETHER_OK;
 }
 
-static int parse_host(const json_t *v, const char *name, int i, tether_launch_host *h)
+static int parse_host(const json_t *v, const char *name, int i, tether__launch_host *h)
 {
     char where[HF_WHERE_MAX];
     const char *key;
@@ -175,7 +175,7 @@ static int parse_host(const json_t *v, const char *name, int i, tether_launch_ho
 }
 
 /* "rdma" is all or nothing: empty everywhere (no RDMA), or one entry per host on every host. */
-static int check_rdma(const tether_launch_hosts *out, const char *name)
+static int check_rdma(const tether__launch_hosts *out, const char *name)
 {
     char ****rows;
     int first = 0, rc;
@@ -200,7 +200,7 @@ static int check_rdma(const tether_launch_hosts *out, const char *name)
 }
 
 /* Every host is read, and each bad one noted in pb: a check names them all. */
-static void parse_hosts(const json_t *v, const char *name, tether_launch_hosts *out,
+static void parse_hosts(const json_t *v, const char *name, tether__launch_hosts *out,
                         tether__hf_problems *pb)
 {
     size_t i;
@@ -238,7 +238,7 @@ static void parse_hosts(const json_t *v, const char *name, tether_launch_hosts *
         tether__hf_note(pb, check_rdma(out, name));
 }
 
-static int parse_object(const json_t *root, const char *name, tether_launch_hosts *out)
+static int parse_object(const json_t *root, const char *name, tether__launch_hosts *out)
 {
     tether__hf_problems pb = {0};
     const char *key;
@@ -279,17 +279,17 @@ static void release(void *h)
     tether__launch_hosts_free(h);
 }
 
-int tether__hostfile_parse_launch(const char *json, const char *name, tether_launch_hosts *out)
+int tether__hostfile_parse_launch(const char *json, const char *name, tether__launch_hosts *out)
 {
     return tether__hf_read(json, 0, name ? name : "hostfile", from_json, release, out, sizeof *out);
 }
 
-int tether__hostfile_load_launch(const char *path, tether_launch_hosts *out)
+int tether__hostfile_load_launch(const char *path, tether__launch_hosts *out)
 {
     return tether__hf_read(path, 1, NULL, from_json, release, out, sizeof *out);
 }
 
-static void host_free(tether_launch_host *h)
+static void host_free(tether__launch_host *h)
 {
     free(h->ips);
     for (int j = 0; h->rdma_devs && j < h->nrdma; j++)
@@ -298,7 +298,7 @@ static void host_free(tether_launch_host *h)
     free(h->rdma); /* its entries point into rdma_devs */
 }
 
-void tether__launch_hosts_free(tether_launch_hosts *h)
+void tether__launch_hosts_free(tether__launch_hosts *h)
 {
     if (!h)
         return;

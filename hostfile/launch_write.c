@@ -22,7 +22,7 @@ static json_t *devlist_json(char *const *list)
     return arr;
 }
 
-static json_t *host_json(const tether_launch_host *h)
+static json_t *host_json(const tether__launch_host *h)
 {
     json_t *ips = json_array(), *rdma = json_array();
 
@@ -35,7 +35,7 @@ static json_t *host_json(const tether_launch_host *h)
     return json_pack("{s:s, s:o, s:o}", "ssh", h->ssh, "ips", ips, "rdma", rdma);
 }
 
-static json_t *file_json(const tether_launch_hosts *h)
+static json_t *file_json(const tether__launch_hosts *h)
 {
     json_t *envs = json_array(), *hosts = json_array();
 
@@ -46,7 +46,7 @@ static json_t *file_json(const tether_launch_hosts *h)
     return json_pack("{s:s, s:o, s:o}", "backend", h->backend, "envs", envs, "hosts", hosts);
 }
 
-int tether__hostfile_format_launch(const tether_launch_hosts *h, char **out)
+int tether__hostfile_format_launch(const tether__launch_hosts *h, char **out)
 {
     json_t *root;
     char *text;
@@ -71,7 +71,7 @@ int tether__hostfile_format_launch(const tether_launch_hosts *h, char **out)
                 : tether__fail(TETHER_ENOMEM, "out of memory formatting a launcher hostfile");
 }
 
-int tether__hostfile_write_launch(const char *path, const tether_launch_hosts *h)
+int tether__hostfile_write_launch(const char *path, const tether__launch_hosts *h)
 {
     char *text;
     int rc;

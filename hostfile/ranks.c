@@ -7,7 +7,7 @@
 #include "hostfile/hf_json.h"
 #include "hostfile/hostfile.h"
 
-static int parse_rank(const json_t *entry, const char *name, int r, tether_rank_hosts *h)
+static int parse_rank(const json_t *entry, const char *name, int r, tether__rank_hosts *h)
 {
     char where[HF_WHERE_MAX];
     size_t j;
@@ -35,14 +35,14 @@ static int parse_rank(const json_t *entry, const char *name, int r, tether_rank_
     return TETHER_OK;
 }
 
-static int same_addr(const tether_hostaddr *a, const tether_hostaddr *b)
+static int same_addr(const tether__hostaddr *a, const tether__hostaddr *b)
 {
     return a->port == b->port && strcmp(a->host, b->host) == 0;
 }
 
 /* One listen address of the table, where it is: sorted by address, then by place in the file. */
 typedef struct addr_ref {
-    const tether_hostaddr *a;
+    const tether__hostaddr *a;
     int r, j;
 } addr_ref;
 
@@ -62,7 +62,7 @@ static int by_addr_then_place(const void *x, const void *y)
  * equal addresses sit together: comparing every pair took minutes for a very large file (measured:
  * docs/perf/notes.md, hostfile/ranks.c).
  * Named: the first address in the file that repeats an earlier one, and that one. */
-static int check_duplicates(const tether_rank_hosts *h, const char *name)
+static int check_duplicates(const tether__rank_hosts *h, const char *name)
 {
     size_t n = 0, k = 0;
     for (int r = 0; r < h->nranks; r++)
@@ -96,7 +96,7 @@ static int check_duplicates(const tether_rank_hosts *h, const char *name)
 
 static int from_json(const json_t *root, const char *name, void *result)
 {
-    tether_rank_hosts *out = result;
+    tether__rank_hosts *out = result;
     tether__hf_problems pb = {0};
     size_t r;
     const json_t *entry;
@@ -126,17 +126,17 @@ static void release(void *h)
     tether__rank_hosts_free(h);
 }
 
-int tether__hostfile_parse_ranks(const char *json, const char *name, tether_rank_hosts *out)
+int tether__hostfile_parse_ranks(const char *json, const char *name, tether__rank_hosts *out)
 {
     return tether__hf_read(json, 0, name ? name : "hostfile", from_json, release, out, sizeof *out);
 }
 
-int tether__hostfile_load_ranks(const char *path, tether_rank_hosts *out)
+int tether__hostfile_load_ranks(const char *path, tether__rank_hosts *out)
 {
     return tether__hf_read(path, 1, NULL, from_json, release, out, sizeof *out);
 }
 
-void tether__rank_hosts_free(tether_rank_hosts *h)
+void tether__rank_hosts_free(tether__rank_hosts *h)
 {
     if (!h)
         return;
@@ -148,7 +148,7 @@ void tether__rank_hosts_free(tether_rank_hosts *h)
 }
 
 /* An in-memory table written out must read back: same checks as a file. */
-static int check_table(const char *path, const tether_rank_hosts *h)
+static int check_table(const char *path, const tether__rank_hosts *h)
 {
     if (!h || h->nranks < 1 || !h->naddrs || !h->addrs)
         return tether__fail(TETHER_EINVAL, "%s: no ranks to write", path);
@@ -166,13 +166,13 @@ static int check_table(const char *path, const tether_rank_hosts *h)
 }
 
 /* One rank per line, as MLX's examples show it. IPv6 hosts get their brackets back. */
-static void format_table(FILE *f, const tether_rank_hosts *h)
+static void format_table(FILE *f, const tether__rank_hosts *h)
 {
     fputs("[\n", f);
     for (int r = 0; r < h->nranks; r++) {
         fputs("  [", f);
         for (int j = 0; j < h->naddrs[r]; j++) {
-            const tether_hostaddr *a = &h->addrs[r][j];
+            const tether__hostaddr *a = &h->addrs[r][j];
             int v6 = strchr(a->host, ':') != NULL;
             fprintf(f, "%s\"%s%s%s:%d\"", j ? ", " : "", v6 ? "[" : "", a->host, v6 ? "]" : "",
                     a->port);
@@ -182,7 +182,7 @@ static void format_table(FILE *f, const tether_rank_hosts *h)
     fputs("]\n", f);
 }
 
-int tether__hostfile_write_ranks(const char *path, const tether_rank_hosts *h)
+int tether__hostfile_write_ranks(const char *path, const tether__rank_hosts *h)
 {
     char *text = NULL;
     size_t len = 0;

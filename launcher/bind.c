@@ -23,7 +23,7 @@
 #include "launch_say.h"
 #include "tools/strbuf.h"
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 #include <sched.h>
 #endif
 
@@ -64,7 +64,7 @@ static int local_index(const tether__job *job, int r, int *nlocal)
     return index;
 }
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 /* The CPUs this process may run on, in order; their count, or 0 when unknown. */
 static int allowed_cpus(cpu_set_t *set)
 {
@@ -89,14 +89,14 @@ int tether__bind_plan(const tether__job *job, int rank, tether__cpu_share *out)
     int nlocal, local = local_index(job, rank, &nlocal), ncpus = 0;
     if (job->opts->bind != TETHER__BIND_SPREAD || nlocal < 2)
         return 0;
-#if TETHER_LINUX
+#if TETHER__LINUX
     cpu_set_t set;
     ncpus = allowed_cpus(&set);
 #endif
     if (ncpus < 1)
         return 0;
     share_of(local, nlocal, ncpus, out);
-#if TETHER_LINUX
+#if TETHER__LINUX
     if (job->opts->verbose) {
         int from = nth_cpu(&set, out->first), to = nth_cpu(&set, out->first + out->count - 1);
         if (from == to)
@@ -112,7 +112,7 @@ int tether__bind_plan(const tether__job *job, int rank, tether__cpu_share *out)
 
 void tether__bind_child(int rank, const tether__cpu_share *share)
 {
-#if TETHER_LINUX
+#if TETHER__LINUX
     cpu_set_t allowed, mine;
     if (!allowed_cpus(&allowed))
         return;

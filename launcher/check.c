@@ -58,7 +58,7 @@ static int check_here(void)
 /* --bytes: a size (core/size_arg.h) from 1 byte to 1 TiB, the most a measurement sends. */
 static int parse_bytes(const char *text, size_t *out)
 {
-    char err[TETHER_SIZE_ERR_MAX];
+    char err[TETHER__SIZE_ERR_MAX];
     size_t v;
     if (tether__size_parse("--bytes", text, &v, err, sizeof err) != 0) {
         fprintf(stderr, "tether check: %s\n", err);
@@ -93,7 +93,7 @@ static int check_hosts(int argc, char **argv, size_t bytes, int verbose)
     int n = 0, rc;
     if (!largv) {
         fprintf(stderr, "tether check: out of memory\n");
-        return TETHER_LAUNCH_EXIT_FAILED;
+        return TETHER__LAUNCH_EXIT_FAILED;
     }
     largv[n++] = "launch";
     for (int i = 1; i < argc; i++)
@@ -121,7 +121,7 @@ int tether__cmd_check(int argc, char **argv)
     size_t bytes = DEFAULT_BYTES;
     int hosts = 0, verbose = 0;
     if (argc == 3 && strcmp(argv[1], RANK_MODE) == 0)
-        return parse_bytes(argv[2], &bytes) ? TETHER_LAUNCH_EXIT_USAGE
+        return parse_bytes(argv[2], &bytes) ? TETHER__LAUNCH_EXIT_USAGE
                                             : tether__hostcheck_rank(bytes);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -132,13 +132,13 @@ int tether__cmd_check(int argc, char **argv)
         } else if (!forwarded(argv[i]) && strcmp(argv[i], "--bytes") != 0) {
             fprintf(stderr, "tether check: unknown option '%s' (run 'tether check --help')\n",
                     argv[i]);
-            return TETHER_LAUNCH_EXIT_USAGE;
+            return TETHER__LAUNCH_EXIT_USAGE;
         } else if (i + 1 >= argc) {
             fprintf(stderr, "tether check: option '%s' needs a value\n", argv[i]);
-            return TETHER_LAUNCH_EXIT_USAGE;
+            return TETHER__LAUNCH_EXIT_USAGE;
         } else if (strcmp(argv[i], "--bytes") == 0) {
             if (parse_bytes(argv[++i], &bytes) != 0)
-                return TETHER_LAUNCH_EXIT_USAGE;
+                return TETHER__LAUNCH_EXIT_USAGE;
         } else {
             hosts |= strcmp(argv[i], "--hosts") == 0 || strcmp(argv[i], "--hostfile") == 0;
             i++;

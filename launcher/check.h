@@ -18,10 +18,10 @@ typedef struct tether__hostcheck_report {
 } tether__hostcheck_report;
 
 void tether__hostcheck_problem(tether__hostcheck_report *r, const char *fmt, ...)
-    TETHER_PRINTF(2, 3);
+    TETHER__PRINTF(2, 3);
 
 /* Interfaces, Thunderbolt, the interface filter, RDMA devices and their problems. */
-void tether__hostcheck_net(tether__hostcheck_report *r, const tether_config *cfg);
+void tether__hostcheck_net(tether__hostcheck_report *r, const tether__config *cfg);
 
 /* An IPv4 address of this machine, as the report lists it. */
 typedef struct tether__hostcheck_addr {
@@ -39,7 +39,7 @@ void tether__hostcheck_macos_ports(tether__hostcheck_addr *a, int n, const char 
                                    const char *ifconfig);
 
 /* The "interfaces (IPv4):" section, and a problem for each Thunderbolt interface in a bridge. */
-void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether_config *cfg,
+void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether__config *cfg,
                                   const tether__hostcheck_addr *a, int n);
 
 /* This machine's whole report: version, backends, network, environment, then its problems. */

@@ -17,9 +17,9 @@
 
 /* Each backend in the table: the registry's answer (tether_init's), and for one not configured
  * whether it could run here all the same (its libraries are loaded to find out). */
-static void check_backends(tether__hostcheck_report *r, const tether_config *cfg)
+static void check_backends(tether__hostcheck_report *r, const tether__config *cfg)
 {
-    const tether_transport_ops *b;
+    const tether__transport_ops *b;
     tether__sb_add(&r->text, "backends:\n");
     for (int i = 0; (b = tether__backend_at(i)); i++) {
         char why[1024] = "", usable_why[1024] = "";
@@ -83,7 +83,7 @@ static void check_env(tether__hostcheck_report *r)
 
 void tether__hostcheck_local(tether__hostcheck_report *r)
 {
-    tether_config cfg;
+    tether__config cfg;
     char host[256] = "?", cm[4096];
     gethostname(host, sizeof host - 1);
     tether__sb_addf(&r->text, "tether %s on %s, jansson %s\n", TETHER_VERSION_STRING, host,

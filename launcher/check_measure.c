@@ -37,7 +37,7 @@ static int rank_failed(int rank, const char *what, int rc)
     gethostname(host, sizeof host - 1);
     fprintf(stderr, "tether check: rank %d on %s: %s: %s (%s)\n", rank, host, what,
             tether_strerror(rc), tether_last_error());
-    return TETHER_LAUNCH_EXIT_FAILED;
+    return TETHER__LAUNCH_EXIT_FAILED;
 }
 
 /* bytes from this rank to peer (send) or back (receive), in chunks, then a 1-byte
@@ -225,7 +225,7 @@ static int run(tether_group *g, const char *report, int nproblems, size_t bytes)
     free(all);
     if (rc != 0)
         return rank_failed(me, "measuring the links", rc);
-    return bad ? TETHER_LAUNCH_EXIT_FAILED : 0;
+    return bad ? TETHER__LAUNCH_EXIT_FAILED : 0;
 }
 
 int tether__hostcheck_rank(size_t bytes)

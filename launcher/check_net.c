@@ -64,7 +64,7 @@ static void mark_ports(tether__hostcheck_addr *a, int n)
     free(ports);
     free(ifc);
 }
-#elif TETHER_LINUX
+#elif TETHER__LINUX
 /* Basename of the symlink at path, "" when it is not one. */
 static void link_name(const char *path, char *out, size_t len)
 {
@@ -132,7 +132,7 @@ static int collect_v4(tether__hostcheck_addr *out, int max)
     return n;
 }
 
-void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether_config *cfg,
+void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether__config *cfg,
                                   const tether__hostcheck_addr *a, int n)
 {
     tether__sb_add(&r->text, "interfaces (IPv4):\n");
@@ -153,7 +153,7 @@ void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether_conf
                                       "the bridge and give it its own address",
                                       a[i].iface, a[i].master);
     }
-#if !TETHER_LINUX && !defined(__APPLE__)
+#if !TETHER__LINUX && !defined(__APPLE__)
     tether__sb_add(&r->text, "  (Thunderbolt interfaces are recognised on Linux and macOS only)\n");
 #endif
 }
@@ -249,7 +249,7 @@ static void list_rdma(tether__hostcheck_report *r, const tether__hostcheck_addr 
         tether__sb_add(&r->text, "  none\n");
 }
 
-void tether__hostcheck_net(tether__hostcheck_report *r, const tether_config *cfg)
+void tether__hostcheck_net(tether__hostcheck_report *r, const tether__config *cfg)
 {
     tether__hostcheck_addr a[MAX_ADDRS];
     int n = collect_v4(a, MAX_ADDRS);

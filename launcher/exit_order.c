@@ -14,7 +14,7 @@
  * stdout and stderr go last, after the sockets, and peers that saw those close could exit before
  * (a rank's _exit(5) was blamed on a peer's follow-on exit 1 in 12 of 40 jobs of 8 ranks). So a
  * rank on this machine also holds its exit mark, a pipe's write end on a descriptor above its
- * sockets (TETHER_EXIT_MARK_FD): released first, its hang-up comes before any peer can know.
+ * sockets (TETHER__EXIT_MARK_FD): released first, its hang-up comes before any peer can know.
  * A program that closes the descriptors it inherits (sudo, ssh) closes the mark early; a mark that
  * hangs up while its rank is not exiting is ignored. Elsewhere (macOS) the order is waitpid's: the
  * order the supervisor reaped them. */
@@ -29,7 +29,7 @@
 #include "exit_order.h"
 #include "spawn.h"
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 

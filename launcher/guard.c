@@ -116,7 +116,7 @@ void tether__guard_start(tether__job *job)
     guard_fd = fds[1];
 }
 
-static void tell(const char *fmt, ...) TETHER_PRINTF(1, 2);
+static void tell(const char *fmt, ...) TETHER__PRINTF(1, 2);
 static void tell(const char *fmt, ...)
 {
     char line[GUARD_LINE_MAX];

@@ -8,9 +8,9 @@
 #include "hostfile/hostfile.h"
 #include "launch_args.h"
 
-#define TETHER_LAUNCH_TOKEN_BYTES 16
-#define TETHER_LAUNCH_DEFAULT_PORT 5000 /* first port when a host is remote (mlx.launch's) */
-#define TETHER_LAUNCH_MAX_FILES 2
+#define TETHER__LAUNCH_TOKEN_BYTES 16
+#define TETHER__LAUNCH_DEFAULT_PORT 5000 /* first port when a host is remote (mlx.launch's) */
+#define TETHER__LAUNCH_MAX_FILES 2
 
 /* A file every rank needs (the per-rank hostfile, the RDMA device matrix). Local ranks read the
  * copy in the job's temp dir; a remote rank gets the text in its command and writes its own. */
@@ -24,18 +24,18 @@ typedef struct tether__job_file {
 
 typedef struct tether__job {
     const tether__launch_opts *opts;
-    tether_launch_hosts hosts; /* where ranks run; a local job has one host: this machine */
-    int *host_local;           /* per host: 1 when it is this machine (started without ssh) */
+    tether__launch_hosts hosts; /* where ranks run; a local job has one host: this machine */
+    int *host_local;            /* per host: 1 when it is this machine (started without ssh) */
     int nranks;
-    int ranks_per_host;      /* rank r runs on host r / ranks_per_host */
-    const char *backend;     /* --backend, else the hostfile's, else NULL */
-    tether_rank_hosts addrs; /* what every rank listens on: the per-rank hostfile */
+    int ranks_per_host;       /* rank r runs on host r / ranks_per_host */
+    const char *backend;      /* --backend, else the hostfile's, else NULL */
+    tether__rank_hosts addrs; /* what every rank listens on: the per-rank hostfile */
     int nfiles;
-    tether__job_file files[TETHER_LAUNCH_MAX_FILES];
+    tether__job_file files[TETHER__LAUNCH_MAX_FILES];
     char tmpdir[PATH_MAX - 32]; /* private, mode 0700; "" until made (room for a file name) */
     char cwd[PATH_MAX];         /* the launcher's working directory ("" if unknown) */
-    char token[2 * TETHER_LAUNCH_TOKEN_BYTES + 1];
-    char master_addr[TETHER_HOST_MAX];
+    char token[2 * TETHER__LAUNCH_TOKEN_BYTES + 1];
+    char master_addr[TETHER__HOST_MAX];
     int master_port;
 } tether__job;
 

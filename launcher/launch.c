@@ -27,7 +27,7 @@
 #include "stdin_bcast.h"
 #include "supervise.h"
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 #include <sys/prctl.h>
 #endif
 
@@ -76,10 +76,10 @@ static int run_job(const tether__launch_opts *o, int sigfd)
     tether__job job;
     tether__bcast in = {0};
     tether__rank_proc *ranks = NULL;
-    int status = TETHER_LAUNCH_EXIT_FAILED, started;
+    int status = TETHER__LAUNCH_EXIT_FAILED, started;
     if (tether__job_plan(&job, o) != 0) {
         tether__job_cleanup(&job);
-        return TETHER_LAUNCH_EXIT_FAILED;
+        return TETHER__LAUNCH_EXIT_FAILED;
     }
     ranks = calloc((size_t)job.nranks, sizeof *ranks);
     if (!ranks)
@@ -88,7 +88,7 @@ static int run_job(const tether__launch_opts *o, int sigfd)
         tether__guard_start(&job);
         started = start_ranks(&job, ranks, &in);
         status = tether__supervise(ranks, started, &in, sigfd,
-                                   started < job.nranks ? TETHER_LAUNCH_EXIT_FAILED : -1);
+                                   started < job.nranks ? TETHER__LAUNCH_EXIT_FAILED : -1);
         tether__bcast_free(&in);
         tether__ssh_helpers_wait();
         tether__guard_end();
@@ -117,7 +117,7 @@ static int print_python(const tether__launch_opts *o)
         return 0;
     }
     tether__launch_say("%s: not found on PATH here", py);
-    return TETHER_LAUNCH_EXIT_FAILED;
+    return TETHER__LAUNCH_EXIT_FAILED;
 }
 
 int tether__cmd_launch(int argc, char **argv)
@@ -128,13 +128,13 @@ int tether__cmd_launch(int argc, char **argv)
         rc = print_python(&o);
     } else if (rc == 0) {
         ensure_std_fds();
-#if TETHER_LINUX
+#if TETHER__LINUX
         /* Orphans of a rank's tree become our children, so we reap them at once and a stopped
          * rank's process group empties without waiting on init. */
         prctl(PR_SET_CHILD_SUBREAPER, 1);
 #endif
         sigfd = tether__signals_install();
-        rc = sigfd < 0 ? TETHER_LAUNCH_EXIT_FAILED : run_job(&o, sigfd);
+        rc = sigfd < 0 ? TETHER__LAUNCH_EXIT_FAILED : run_job(&o, sigfd);
         tether__signals_restore();
     } else if (rc == 1) {
         rc = 0; /* --help */

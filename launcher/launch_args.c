@@ -165,7 +165,7 @@ static int apply_option(tether__launch_opts *o, enum opt_id id, const char *opt,
     int rc = 0;
     switch (id) {
     case OPT_N:
-        rc = parse_range(opt, val, 1, TETHER_LAUNCH_MAX_RANKS, &v);
+        rc = parse_range(opt, val, 1, TETHER__LAUNCH_MAX_RANKS, &v);
         o->nranks = (int)v;
         break;
     case OPT_HOSTS:

@@ -3,7 +3,7 @@
 #ifndef TETHER_LAUNCHER_LAUNCH_ARGS_H
 #define TETHER_LAUNCHER_LAUNCH_ARGS_H
 
-#define TETHER_LAUNCH_MAX_RANKS 4096
+#define TETHER__LAUNCH_MAX_RANKS 4096
 
 enum { TETHER__BIND_SPREAD, TETHER__BIND_NONE }; /* --bind's values (bind.c binds) */
 

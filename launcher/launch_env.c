@@ -29,7 +29,7 @@ static int env_add_kv(tether__envlist *e, const char *kv)
 }
 
 /* Append "name=value", value from fmt (values we make are short: numbers, paths, tokens). */
-static int env_add(tether__envlist *e, const char *name, const char *fmt, ...) TETHER_PRINTF(3, 4);
+static int env_add(tether__envlist *e, const char *name, const char *fmt, ...) TETHER__PRINTF(3, 4);
 
 static int env_add(tether__envlist *e, const char *name, const char *fmt, ...)
 {

@@ -68,7 +68,7 @@ static int write_devices(tether__job *job, const tether__job_file *f)
         return -1;
     }
     for (int i = 0; rows && i < job->hosts.nhosts; i++) {
-        const tether_launch_host *h = &job->hosts.hosts[i];
+        const tether__launch_host *h = &job->hosts.hosts[i];
         json_t *row = json_array();
         for (int j = 0; row && j < job->hosts.nhosts; j++)
             json_array_append_new(row,

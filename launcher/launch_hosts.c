@@ -65,7 +65,7 @@ int tether__host_is_local(const char *ssh)
 }
 
 /* One host per comma-separated entry (addresses come later, from the names). */
-static int hosts_from_list(const char *list, tether_launch_hosts *h)
+static int hosts_from_list(const char *list, tether__launch_hosts *h)
 {
     int n = 1;
     for (const char *c = list; *c; c++)
@@ -74,7 +74,7 @@ static int hosts_from_list(const char *list, tether_launch_hosts *h)
     if (!h->hosts)
         return -1;
     for (const char *at = list; h->nhosts < n; at += strcspn(at, ",") + 1) {
-        tether_launch_host *host = &h->hosts[h->nhosts++];
+        tether__launch_host *host = &h->hosts[h->nhosts++];
         size_t len = strcspn(at, ",");
         if (len >= sizeof host->ssh) { /* empty entries were refused with the options */
             tether__launch_say("--hosts: entry %d is longer than %zu characters", h->nhosts,
@@ -87,7 +87,7 @@ static int hosts_from_list(const char *list, tether_launch_hosts *h)
 }
 
 /* A host given without "ips" listens on the address its ssh name stands for. */
-static int default_ips(tether_launch_host *host)
+static int default_ips(tether__launch_host *host)
 {
     const char *at = strchr(host->ssh, '@');
     if (host->nips > 0)
@@ -101,7 +101,7 @@ static int default_ips(tether_launch_host *host)
 }
 
 /* The local job: one host, this machine, listening on loopback. */
-static int hosts_local(tether_launch_hosts *h)
+static int hosts_local(tether__launch_hosts *h)
 {
     if (!(h->hosts = calloc(1, sizeof *h->hosts)))
         return -1;
@@ -113,7 +113,7 @@ static int hosts_local(tether_launch_hosts *h)
 int tether__job_hosts(tether__job *job)
 {
     const tether__launch_opts *o = job->opts;
-    tether_launch_hosts *h = &job->hosts;
+    tether__launch_hosts *h = &job->hosts;
     int rc;
     if (o->hostfile) {
         if (tether__hostfile_load_launch(o->hostfile, h) != 0) {

@@ -20,7 +20,7 @@
 /* Random hex token: ranks of this job prove they know it on every connection. */
 static int make_token(char *hex)
 {
-    unsigned char raw[TETHER_LAUNCH_TOKEN_BYTES];
+    unsigned char raw[TETHER__LAUNCH_TOKEN_BYTES];
     if (tether__random_bytes(raw, sizeof raw) < 0) {
         tether__launch_say("cannot read /dev/urandom for the job token: %s", strerror(errno));
         return -1;
@@ -32,7 +32,7 @@ static int make_token(char *hex)
 
 /* A free port on host (this machine), listened on in *fd until the whole job is planned
  * (backends/net/port.h says how it is drawn). */
-static int pick_free_port(tether_hostaddr *a, int *fd)
+static int pick_free_port(tether__hostaddr *a, int *fd)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
@@ -54,7 +54,7 @@ static int pick_free_port(tether_hostaddr *a, int *fd)
     return 0;
 }
 
-static int free_ports(tether_hostaddr **slots, int n)
+static int free_ports(tether__hostaddr **slots, int n)
 {
     int *fds = malloc((size_t)n * sizeof *fds), rc = 0, i;
     if (!fds) {
@@ -71,7 +71,7 @@ static int free_ports(tether_hostaddr **slots, int n)
 }
 
 /* Ports counting up from the first, in slot order. */
-static int count_ports(tether_hostaddr **slots, int n, int first, const char *why)
+static int count_ports(tether__hostaddr **slots, int n, int first, const char *why)
 {
     if ((long)first + n - 1 > 65535) {
         tether__launch_say("%s %d: the job needs %d ports, past 65535", why, first, n);
@@ -95,8 +95,8 @@ static int all_hosts_local(const tether__job *job)
  * every host is this machine (we can ask the system), else counting from 5000. */
 static int assign_ports(tether__job *job)
 {
-    tether_rank_hosts *h = &job->addrs;
-    tether_hostaddr master = h->addrs[0][0], **slots;
+    tether__rank_hosts *h = &job->addrs;
+    tether__hostaddr master = h->addrs[0][0], **slots;
     int n = 0, rc;
     for (int r = 0; r < h->nranks; r++)
         n += h->naddrs[r];
@@ -112,7 +112,7 @@ static int assign_ports(tether__job *job)
     if (job->opts->starting_port)
         rc = count_ports(slots, n, job->opts->starting_port, "--starting-port");
     else if (!all_hosts_local(job))
-        rc = count_ports(slots, n, TETHER_LAUNCH_DEFAULT_PORT, "remote hosts: default first port");
+        rc = count_ports(slots, n, TETHER__LAUNCH_DEFAULT_PORT, "remote hosts: default first port");
     else
         rc = free_ports(slots, n);
     free(slots);
@@ -126,19 +126,19 @@ static int assign_ports(tether__job *job)
 static int plan_addrs(tether__job *job)
 {
     int n = job->nranks, k = job->opts->conns_per_ip;
-    tether_rank_hosts *h = &job->addrs;
+    tether__rank_hosts *h = &job->addrs;
     h->naddrs = calloc((size_t)n, sizeof *h->naddrs);
     h->addrs = calloc((size_t)n, sizeof *h->addrs);
     if (!h->naddrs || !h->addrs)
         goto oom;
     h->nranks = n;
     for (int r = 0; r < n; r++) {
-        const tether_launch_host *host = &job->hosts.hosts[tether__rank_host(job, r)];
+        const tether__launch_host *host = &job->hosts.hosts[tether__rank_host(job, r)];
         if (!(h->addrs[r] = calloc((size_t)(host->nips * k), sizeof *h->addrs[r])))
             goto oom;
         for (int ip = 0; ip < host->nips; ip++)
             for (int c = 0; c < k; c++)
-                snprintf(h->addrs[r][h->naddrs[r]++].host, TETHER_HOST_MAX, "%s", host->ips[ip]);
+                snprintf(h->addrs[r][h->naddrs[r]++].host, TETHER__HOST_MAX, "%s", host->ips[ip]);
     }
     return assign_ports(job);
 oom:
@@ -171,9 +171,9 @@ static int count_ranks(tether__job *job)
 {
     const tether__launch_opts *o = job->opts;
     long per_host = o->nranks ? o->nranks : 1, n = per_host * job->hosts.nhosts;
-    if (n > TETHER_LAUNCH_MAX_RANKS) {
+    if (n > TETHER__LAUNCH_MAX_RANKS) {
         tether__launch_say("%d hosts x %ld ranks: more than %d ranks", job->hosts.nhosts, per_host,
-                           TETHER_LAUNCH_MAX_RANKS);
+                           TETHER__LAUNCH_MAX_RANKS);
         return -1;
     }
     job->ranks_per_host = (int)per_host;

@@ -6,8 +6,8 @@
 #include "tools/say.h"
 
 /* Exit statuses of the command itself (a job's status is its first failing rank's). */
-#define TETHER_LAUNCH_EXIT_FAILED 1 /* could not set the job up */
-#define TETHER_LAUNCH_EXIT_USAGE 2  /* bad command line */
+#define TETHER__LAUNCH_EXIT_FAILED 1 /* could not set the job up */
+#define TETHER__LAUNCH_EXIT_USAGE 2  /* bad command line */
 
 /* Print "tether launch: <message>\n" on stderr (tools/say.h). Every launcher message goes through
  * it. */

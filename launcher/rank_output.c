@@ -107,7 +107,7 @@ static char *last_newline(char *buf, size_t len)
     return NULL;
 }
 
-/* Emit every complete line in the buffer. A line that reached TETHER_LINE_MAX without a newline
+/* Emit every complete line in the buffer. A line that reached TETHER__LINE_MAX without a newline
  * is cut there (and given one), so memory stays bounded. final: flush the rest as a line too. */
 static void emit_lines(tether__out_stream *s, int final)
 {
@@ -117,7 +117,7 @@ static void emit_lines(tether__out_stream *s, int final)
         emit(s, s->buf, whole);
     memmove(s->buf, s->buf + whole, s->len - whole);
     s->len -= whole;
-    if (s->len > 0 && (final || s->len >= TETHER_LINE_MAX)) {
+    if (s->len > 0 && (final || s->len >= TETHER__LINE_MAX)) {
         s->buf[s->len++] = '\n'; /* there is room: cap > len always (see grow) */
         emit(s, s->buf, s->len);
         s->len = 0;
@@ -129,7 +129,7 @@ static void emit_lines(tether__out_stream *s, int final)
 
 long long tether__out_due_ms(const tether__out_stream *s)
 {
-    return s->fd >= 0 && s->len > 0 ? s->last_read_ms + TETHER_PARTIAL_QUIET_MS : -1;
+    return s->fd >= 0 && s->len > 0 ? s->last_read_ms + TETHER__PARTIAL_QUIET_MS : -1;
 }
 
 void tether__out_tick(tether__out_stream *s, long long now_ms)

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#define TETHER_LINE_MAX (1u << 20) /* a longer line is cut into pieces of this size */
+#define TETHER__LINE_MAX (1u << 20) /* a longer line is cut into pieces of this size */
 
 /* A look at each line before it goes out (without its newline); 1 swallows it. */
 typedef int (*tether__line_filter)(void *ctx, const char *line, size_t len);
@@ -24,7 +24,7 @@ typedef struct tether__out_stream {
 
 /* An unfinished line (a prompt) is passed on once its rank has written nothing more for this
  * long; lines of other ranks then start on a fresh line, so no two ranks share one. */
-#define TETHER_PARTIAL_QUIET_MS 100
+#define TETHER__PARTIAL_QUIET_MS 100
 
 void tether__out_init(tether__out_stream *s, int fd, int sink, int rank, int prefix);
 /* Read what the pipe has now (non-blocking) and pass whole lines on (an unfinished one waits for
@@ -36,7 +36,7 @@ int tether__out_pump(tether__out_stream *s, int all);
 void tether__out_close(tether__out_stream *s);
 /* When s's unfinished line is due to be passed on (monotonic ms), or -1 when it has none. */
 long long tether__out_due_ms(const tether__out_stream *s);
-/* Pass s's unfinished line on if it is due at now_ms (see TETHER_PARTIAL_QUIET_MS). */
+/* Pass s's unfinished line on if it is due at now_ms (see TETHER__PARTIAL_QUIET_MS). */
 void tether__out_tick(tether__out_stream *s, long long now_ms);
 
 #endif

@@ -103,7 +103,7 @@ static void add_stop_leftovers(tether__strbuf *b)
         "  done\n"
         "  [ -n \"$left\" ] && for p in $(others); do kill -KILL $p 2>/dev/null; done\n"
         "fi\n",
-        TETHER_LAUNCH_GRACE_MS / 100);
+        TETHER__LAUNCH_GRACE_MS / 100);
 }
 
 /* The launcher gone (killed: its guard then kills our ssh client; or its host lost): sshd ends a
@@ -125,7 +125,7 @@ static void add_watch_parent(tether__strbuf *b)
                     "i=$((i + 1)); done\n"
                     "  kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 &\n"
                     "w=$!\n",
-                    TETHER_LAUNCH_GRACE_MS / 100);
+                    TETHER__LAUNCH_GRACE_MS / 100);
 }
 
 /* Run the program in the background so this shell stays to clean up. sshd made this shell a
@@ -144,7 +144,7 @@ static void add_run(tether__strbuf *b, const tether__job *job)
                     "trap : INT HUP\n"
                     "echo \"%s $t $d\" >&2\n"
                     "exec 3<&0\n",
-                    TETHER_REMOTE_MARK);
+                    TETHER__REMOTE_MARK);
     tether__sb_add(b, "$tb "); /* tether__bind_remote's prefix: taskset, or nothing */
     for (char **arg = job->opts->cmd; *arg; arg++) {
         tether__sb_add_quoted(b, *arg);

@@ -39,13 +39,13 @@ static void close_pipe(int fds[2])
     }
 }
 
-/* In the child: the exit mark's write end onto TETHER_EXIT_MARK_FD (or the highest descriptor
+/* In the child: the exit mark's write end onto TETHER__EXIT_MARK_FD (or the highest descriptor
  * allowed), kept across exec. Without room for it the mark closes at exec, which the exit order
  * sees to say nothing (the rank is not exiting). */
 static void hold_exit_mark(int mark)
 {
     struct rlimit lim;
-    int fd = TETHER_EXIT_MARK_FD;
+    int fd = TETHER__EXIT_MARK_FD;
     if (mark < 0)
         return;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
@@ -87,7 +87,7 @@ int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *co
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, mark[2] = {-1, -1};
     pid_t pid;
     /* Only where exit_order.c reads it; an ssh client closes what it inherits as it starts. */
-    int want_mark = TETHER_LINUX && !p->host;
+    int want_mark = TETHER__LINUX && !p->host;
     p->mark_fd = -1;
     if (make_pipe(in, 1) != 0 || make_pipe(out, 0) != 0 || make_pipe(err, 0) != 0 ||
         (want_mark && make_pipe(mark, 0) != 0)) {

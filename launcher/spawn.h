@@ -11,7 +11,7 @@
 #include "launch_env.h"
 #include "rank_output.h"
 
-#define TETHER_LAUNCH_GRACE_MS 3000 /* SIGTERM -> SIGKILL */
+#define TETHER__LAUNCH_GRACE_MS 3000 /* SIGTERM -> SIGKILL */
 
 typedef struct tether__rank_proc tether__rank_proc;
 
@@ -41,15 +41,15 @@ int tether__spawn_process(const tether__job *job, tether__rank_proc *p, char *co
 /* The descriptor a rank on this machine holds its exit mark on (Linux): a pipe's write end, high
  * so that the kernel releases it before the rank's sockets when the rank exits (exit_order.c),
  * yet under the usual limit of 1024 descriptors (with a lower limit, the highest allowed). */
-#define TETHER_EXIT_MARK_FD 1023
+#define TETHER__EXIT_MARK_FD 1023
 
-enum { TETHER_STOP_NONE, TETHER_STOP_TERM, TETHER_STOP_KILL };
+enum { TETHER__STOP_NONE, TETHER__STOP_TERM, TETHER__STOP_KILL };
 
 struct tether__rank_proc {
     int rank;
     const tether__spawner *spawner;
-    char where[TETHER_HOST_MAX + 4]; /* "" on this machine, else " on HOST", for messages */
-    const char *host;                /* ssh destination; NULL on this machine */
+    char where[TETHER__HOST_MAX + 4]; /* "" on this machine, else " on HOST", for messages */
+    const char *host;                 /* ssh destination; NULL on this machine */
     char remote_kill[24]; /* remote kill target ("-PGID") once the script said it; "" before */
     char remote_dir[256]; /* the remote temp dir, removed after a SIGKILL */
     pid_t term_helper;    /* the kill command carrying SIGTERM there, while it runs */

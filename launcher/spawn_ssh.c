@@ -33,7 +33,7 @@ static void remote_kill(tether__rank_proc *p, int sig)
     pid_t helper = tether__ssh_helper_run(ssh_command, p->host, cmd);
     if (sig == SIGTERM && helper > 0) {
         p->term_helper = helper;
-        p->kill_at_ms = tether__now_ms() + TETHER__SSH_HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
+        p->kill_at_ms = tether__now_ms() + TETHER__SSH_HELPER_MAX_MS + TETHER__LAUNCH_GRACE_MS;
     }
 }
 
@@ -45,19 +45,19 @@ static void check_term_delivered(tether__rank_proc *p)
     if (p->term_helper <= 0 || waitpid(p->term_helper, NULL, WNOHANG) == 0)
         return;
     p->term_helper = 0;
-    delivered = tether__now_ms() + TETHER_LAUNCH_GRACE_MS;
+    delivered = tether__now_ms() + TETHER__LAUNCH_GRACE_MS;
     if (delivered < p->kill_at_ms)
         p->kill_at_ms = delivered;
 }
 
-/* Stderr filter: the script's "TETHER_REMOTE_MARK <target> <dir>" line says what to kill. A stop
+/* Stderr filter: the script's "TETHER__REMOTE_MARK <target> <dir>" line says what to kill. A stop
  * asked for before it came is sent now. */
 static int on_mark(void *ctx, const char *line, size_t len)
 {
     tether__rank_proc *p = ctx;
-    size_t mlen = strlen(TETHER_REMOTE_MARK), tlen;
+    size_t mlen = strlen(TETHER__REMOTE_MARK), tlen;
     const char *target = line + mlen + 1;
-    if (len <= mlen + 1 || strncmp(line, TETHER_REMOTE_MARK " ", mlen + 1) != 0 ||
+    if (len <= mlen + 1 || strncmp(line, TETHER__REMOTE_MARK " ", mlen + 1) != 0 ||
         p->remote_kill[0])
         return 0;
     tlen = strcspn(target, " \n");
@@ -68,7 +68,7 @@ static int on_mark(void *ctx, const char *line, size_t len)
         snprintf(p->remote_dir, sizeof p->remote_dir, "%.*s", (int)(line + len - target - tlen - 1),
                  target + tlen + 1);
     tether__guard_add_remote(p->rank, p->remote_kill, p->remote_dir);
-    if (p->stop == TETHER_STOP_TERM)
+    if (p->stop == TETHER__STOP_TERM)
         remote_kill(p, SIGTERM);
     return 1;
 }
@@ -91,7 +91,7 @@ static int ssh_start(const tether__job *job, int rank, tether__rank_proc *p)
         rc = tether__spawn_process(job, p, argv, NULL, NULL, NULL);
         p->err.filter = on_mark;
         p->err.filter_ctx = p;
-        p->err.keep_whole = TETHER_REMOTE_MARK;
+        p->err.keep_whole = TETHER__REMOTE_MARK;
     }
     free(command);
     free(script);
@@ -107,7 +107,7 @@ static int ssh_signal(tether__rank_proc *p, int sig)
     if (sig != 0 && p->remote_kill[0])
         remote_kill(p, sig);
     else if (sig == SIGTERM) /* sent when the mark comes; killing ssh before could orphan it */
-        p->kill_at_ms = tether__now_ms() + TETHER__SSH_HELPER_MAX_MS + TETHER_LAUNCH_GRACE_MS;
+        p->kill_at_ms = tether__now_ms() + TETHER__SSH_HELPER_MAX_MS + TETHER__LAUNCH_GRACE_MS;
     if (sig == SIGKILL)
         kill(-p->pid, SIGKILL);
     return kill(-p->pid, 0) == 0 ? 0 : -1;

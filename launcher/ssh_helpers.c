@@ -76,7 +76,7 @@ void tether__ssh_end_remote(const tether__job *job, int rank, const char *target
     char cmd[512];
     int n =
         snprintf(cmd, sizeof cmd, "kill -TERM %s 2>/dev/null; sleep %d; kill -KILL %s 2>/dev/null",
-                 target, TETHER_LAUNCH_GRACE_MS / 1000, target);
+                 target, TETHER__LAUNCH_GRACE_MS / 1000, target);
     tether__ssh_add_rm_dir(cmd, sizeof cmd, n, dir);
     tether__ssh_helper_run(job->opts->ssh_command,
                            job->hosts.hosts[tether__rank_host(job, rank)].ssh, cmd);

@@ -59,16 +59,16 @@ static int count_running(const sup *s)
  * nothing left to signal is done. */
 static void stop_rank(tether__rank_proc *p, int sig)
 {
-    if (p->stop == TETHER_STOP_KILL || (sig == SIGTERM && p->stop == TETHER_STOP_TERM))
+    if (p->stop == TETHER__STOP_KILL || (sig == SIGTERM && p->stop == TETHER__STOP_TERM))
         return;
     if (sig == SIGTERM) {
-        p->stop = TETHER_STOP_TERM;
-        p->kill_at_ms = tether__now_ms() + TETHER_LAUNCH_GRACE_MS;
+        p->stop = TETHER__STOP_TERM;
+        p->kill_at_ms = tether__now_ms() + TETHER__LAUNCH_GRACE_MS;
         if (p->spawner->signal(p, SIGTERM) != 0)
-            p->stop = TETHER_STOP_KILL;
+            p->stop = TETHER__STOP_KILL;
     } else {
         p->spawner->signal(p, SIGKILL);
-        p->stop = TETHER_STOP_KILL;
+        p->stop = TETHER__STOP_KILL;
     }
 }
 
@@ -119,7 +119,7 @@ static void on_rank_exit(sup *s, tether__rank_proc *p, int wstatus)
     } else if (exit_code(wstatus) != 0 && p->ended_alone && s->first >= 0) {
         report_failure(s, p); /* a follow-on failure, not one we caused by stopping it */
     }
-    if (p->stop == TETHER_STOP_NONE)
+    if (p->stop == TETHER__STOP_NONE)
         stop_rank(p, SIGTERM);
 }
 
@@ -180,7 +180,7 @@ static void reap(sup *s)
         tether__rank_proc *p = rank_of_pid(s, pid);
         if (p) {
             p->waited = 1;
-            p->ended_alone = p->stop == TETHER_STOP_NONE;
+            p->ended_alone = p->stop == TETHER__STOP_NONE;
             p->wstatus = wstatus;
             if (!p->exit_seq)
                 p->ended_ms = tether__now_ms();
@@ -236,13 +236,13 @@ static void escalate(sup *s)
     long long now = tether__now_ms();
     for (int i = 0; i < s->n; i++) {
         tether__rank_proc *p = &s->ranks[i];
-        if (p->stop != TETHER_STOP_TERM)
+        if (p->stop != TETHER__STOP_TERM)
             continue;
         if (p->spawner->signal(p, 0) != 0)
-            p->stop = TETHER_STOP_KILL;
+            p->stop = TETHER__STOP_KILL;
         else if (now >= p->kill_at_ms) {
             tether__launch_say("rank %d%s did not stop within %d s of SIGTERM; sending SIGKILL",
-                               p->rank, p->where, TETHER_LAUNCH_GRACE_MS / 1000);
+                               p->rank, p->where, TETHER__LAUNCH_GRACE_MS / 1000);
             stop_rank(p, SIGKILL);
         }
     }
@@ -257,7 +257,7 @@ static int finished(sup *s)
     int busy = 0;
     for (int i = 0; i < s->n; i++) {
         tether__rank_proc *p = &s->ranks[i];
-        if (!p->reaped || p->stop == TETHER_STOP_TERM)
+        if (!p->reaped || p->stop == TETHER__STOP_TERM)
             return 0;
         busy += p->out.fd >= 0 || p->err.fd >= 0 || p->spawner->signal(p, 0) == 0;
     }
@@ -273,7 +273,7 @@ static int poll_timeout(const sup *s)
     long long now = tether__now_ms(), t = POLL_MAX_MS;
     for (int i = 0; i < s->n; i++) {
         const tether__rank_proc *p = &s->ranks[i];
-        if (p->stop == TETHER_STOP_TERM) {
+        if (p->stop == TETHER__STOP_TERM) {
             t = t < POLL_STOPPING_MS ? t : POLL_STOPPING_MS;
             t = t < p->kill_at_ms - now ? t : p->kill_at_ms - now;
         }
@@ -360,7 +360,7 @@ int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int si
     tether__exit_order_open(&s.order, ranks, n);
     if (!s.pfds || !s.who) {
         tether__launch_say("out of memory watching %d ranks; killing them", n);
-        s.status = TETHER_LAUNCH_EXIT_FAILED;
+        s.status = TETHER__LAUNCH_EXIT_FAILED;
         stop_all(&s, SIGKILL);
     } else if (failed >= 0) {
         stop_all(&s, SIGTERM);
@@ -386,7 +386,7 @@ int tether__supervise(tether__rank_proc *ranks, int n, tether__bcast *in, int si
             ranks[i].spawner->signal(&ranks[i], SIGKILL);
             if (!ranks[i].waited)
                 waitpid(ranks[i].pid, NULL, 0);
-            s.status = s.status < 0 ? TETHER_LAUNCH_EXIT_FAILED : s.status;
+            s.status = s.status < 0 ? TETHER__LAUNCH_EXIT_FAILED : s.status;
         }
         tether__out_close(&ranks[i].out);
         tether__out_close(&ranks[i].err);

@@ -16,7 +16,7 @@
 #include "backends/tcp/world.h"
 #include "core/transport.h"
 
-static int mesh_configured(const tether_config *cfg, char *why, size_t why_len)
+static int mesh_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if (cfg->hostfile || cfg->coordinator)
         return 1;
@@ -27,7 +27,7 @@ static int mesh_configured(const tether_config *cfg, char *why, size_t why_len)
 /* Links between this rank and peer: one per cable the two share (tether__tcp_world_cables: an
  * address of each on one subnet, or both on loopback), at least one (host names, routed networks).
  * Both ends count alike; should they not, the handshake fails naming both counts. */
-static int cables_between(const tether_config *cfg, const tether__tcp_world *w, int peer)
+static int cables_between(const tether__config *cfg, const tether__tcp_world *w, int peer)
 {
     int k = tether__tcp_world_cables(cfg, w, peer, NULL);
     return k > 1 ? k : k < 0 ? k : 1;
@@ -36,7 +36,7 @@ static int cables_between(const tether_config *cfg, const tether__tcp_world *w, 
 /* Lower rank connects, higher accepts: one link per cable of the pair, link k pinned to cable k
  * where there are several (backends/tcp/engine_lane.c then carries a link that dies through the
  * others). */
-static int plan_links(const tether_config *cfg, tether__tcp_world *w)
+static int plan_links(const tether__config *cfg, tether__tcp_world *w)
 {
     for (int p = 0; p < w->size; p++) {
         if (p == w->rank)
@@ -53,7 +53,7 @@ static int plan_links(const tether_config *cfg, tether__tcp_world *w)
     return TETHER_OK;
 }
 
-static int mesh_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
+static int mesh_open(const tether__config *cfg, tether__ep **out, int *rank, int *size)
 {
     tether__tcp_world w;
     tether__tcp_ep *ep = NULL;
@@ -61,7 +61,7 @@ static int mesh_open(const tether_config *cfg, tether_ep **out, int *rank, int *
     TRY_GOTO(rc, tether__tcp_world_locate(cfg, 1, &w), done);
     TRY_GOTO(rc, plan_links(cfg, &w), done);
     TRY_GOTO(rc, tether__tcp_world_connect(&w, "mesh", &ep), done);
-    *out = (tether_ep *)ep;
+    *out = (tether__ep *)ep;
     *rank = w.rank;
     *size = w.size;
 done:
@@ -69,12 +69,12 @@ done:
     return rc;
 }
 
-static void mesh_close(tether_ep *ep)
+static void mesh_close(tether__ep *ep)
 {
     tether__tcp_close((tether__tcp_ep *)ep);
 }
 
-const tether_transport_ops tether_mesh_ops = {
+const tether__transport_ops tether__mesh_ops = {
     .name = "mesh",
     .configured = mesh_configured,
     .usable = NULL,

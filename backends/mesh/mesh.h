@@ -4,6 +4,6 @@
 
 #include "core/transport.h"
 
-extern const tether_transport_ops tether_mesh_ops;
+extern const tether__transport_ops tether__mesh_ops;
 
 #endif

@@ -28,7 +28,7 @@
 #define PLUGIN_PATH_MAX 1024
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static const tether_mpi_plugin *loaded;
+static const tether__mpi_plugin *loaded;
 static char loaded_path[PLUGIN_PATH_MAX];
 
 /* The flavours to try, the launcher's own first. */
@@ -59,7 +59,7 @@ static void own_dir(char *dir, size_t len)
 }
 
 /* dlopen path and check its table; NULL with the reason appended to why. */
-static const tether_mpi_plugin *try_open(const char *path, char *why, size_t why_len)
+static const tether__mpi_plugin *try_open(const char *path, char *why, size_t why_len)
 {
     size_t used = strlen(why);
     /* GLOBAL: MPI libraries dlopen their own components, which expect libmpi's symbols to be
@@ -69,19 +69,19 @@ static const tether_mpi_plugin *try_open(const char *path, char *why, size_t why
         snprintf(why + used, why_len - used, "%s%s", used ? "; " : "", dlerror());
         return NULL;
     }
-    tether_mpi_plugin_fn get;
-    void *sym = dlsym(lib, TETHER_MPI_PLUGIN_SYMBOL);
+    tether__mpi_plugin_fn get;
+    void *sym = dlsym(lib, TETHER__MPI_PLUGIN_SYMBOL);
     /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
     memcpy(&get, &sym, sizeof get);
-    const tether_mpi_plugin *p = sym ? get() : NULL;
+    const tether__mpi_plugin *p = sym ? get() : NULL;
     if (!p)
         snprintf(why + used, why_len - used, "%s%s: no %s: not a tether MPI plugin",
-                 used ? "; " : "", path, TETHER_MPI_PLUGIN_SYMBOL);
-    else if (p->abi != TETHER_MPI_PLUGIN_ABI)
+                 used ? "; " : "", path, TETHER__MPI_PLUGIN_SYMBOL);
+    else if (p->abi != TETHER__MPI_PLUGIN_ABI)
         snprintf(why + used, why_len - used,
                  "%s%s: plugin interface %d, this libtether needs %d: rebuild the plugin with it",
-                 used ? "; " : "", path, p->abi, TETHER_MPI_PLUGIN_ABI);
-    if (!p || p->abi != TETHER_MPI_PLUGIN_ABI) {
+                 used ? "; " : "", path, p->abi, TETHER__MPI_PLUGIN_ABI);
+    if (!p || p->abi != TETHER__MPI_PLUGIN_ABI) {
         dlclose(lib);
         return NULL;
     }
@@ -89,7 +89,7 @@ static const tether_mpi_plugin *try_open(const char *path, char *why, size_t why
 }
 
 /* Each flavour's file beside libtether, then by name; the first that loads. */
-static const tether_mpi_plugin *search(char *path, char *why, size_t why_len)
+static const tether__mpi_plugin *search(char *path, char *why, size_t why_len)
 {
     char dir[PLUGIN_PATH_MAX];
     const char *flavour[2];
@@ -101,14 +101,14 @@ static const tether_mpi_plugin *search(char *path, char *why, size_t why_len)
                              where ? "" : dir, flavour[f]);
             if (n < 0 || n >= PLUGIN_PATH_MAX)
                 continue; /* a directory too deep for the buffer: the search path may have it */
-            const tether_mpi_plugin *p = try_open(path, why, why_len);
+            const tether__mpi_plugin *p = try_open(path, why, why_len);
             if (p)
                 return p;
         }
     return NULL;
 }
 
-const tether_mpi_plugin *tether__mpi_plugin_load(const char **path, char *why, size_t why_len)
+const tether__mpi_plugin *tether__mpi_plugin_load(const char **path, char *why, size_t why_len)
 {
     const char *named;
     tether__param_text(TETHER__P_MPI_PLUGIN, &named);
@@ -122,7 +122,7 @@ const tether_mpi_plugin *tether__mpi_plugin_load(const char **path, char *why, s
             loaded = search(loaded_path, tried, sizeof tried);
         }
     }
-    const tether_mpi_plugin *p = loaded;
+    const tether__mpi_plugin *p = loaded;
     pthread_mutex_unlock(&lock);
     *path = loaded_path;
     if (!p)

@@ -10,6 +10,6 @@
  * TETHER_MPI_PLUGIN if set, else libtether-mpi-<flavour> for the launcher that started this
  * process, next to libtether, then on the loader's search path. *path says which file. Returns
  * the table, or NULL with why naming every file tried and the loader's reason. */
-const tether_mpi_plugin *tether__mpi_plugin_load(const char **path, char *why, size_t why_len);
+const tether__mpi_plugin *tether__mpi_plugin_load(const char **path, char *why, size_t why_len);
 
 #endif

@@ -21,15 +21,15 @@ static const char *const launcher_vars[] = {
     "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MPI_LOCALNRANKS", NULL};
 
 typedef struct mpi_ep {
-    const tether_mpi_plugin *plugin;
+    const tether__mpi_plugin *plugin;
     const char *path;
     void *world;
     int check_calls; /* TETHER_MPI_CHECK */
 } mpi_ep;
 
-static const tether_mpi_host host = {.reduce = tether__reduce};
+static const tether__mpi_host host = {.reduce = tether__reduce};
 
-static int mpi_configured(const tether_config *cfg, char *why, size_t why_len)
+static int mpi_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     (void)cfg;
     for (int i = 0; launcher_vars[i]; i++)
@@ -46,7 +46,7 @@ static int mpi_configured(const tether_config *cfg, char *why, size_t why_len)
 static int mpi_usable(char *why, size_t why_len)
 {
     const char *path;
-    const tether_mpi_plugin *p = tether__mpi_plugin_load(&path, why, why_len);
+    const tether__mpi_plugin *p = tether__mpi_plugin_load(&path, why, why_len);
     if (!p)
         return 0;
     char lib[256];
@@ -68,7 +68,7 @@ static long launcher_size(const char **var)
     return 0;
 }
 
-static void mpi_close(tether_ep *tep)
+static void mpi_close(tether__ep *tep)
 {
     mpi_ep *ep = (mpi_ep *)tep;
     if (!ep)
@@ -78,14 +78,14 @@ static void mpi_close(tether_ep *tep)
     free(ep);
 }
 
-static int mpi_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
+static int mpi_open(const tether__config *cfg, tether__ep **out, int *rank, int *size)
 {
     (void)cfg;
     char why[1024], err[1024];
     long check;
     TRY(tether__param_long(TETHER__P_MPI_CHECK, &check));
     const char *path;
-    const tether_mpi_plugin *plugin = tether__mpi_plugin_load(&path, why, sizeof why);
+    const tether__mpi_plugin *plugin = tether__mpi_plugin_load(&path, why, sizeof why);
     if (!plugin)
         return tether__fail(TETHER_EUNAVAIL, "mpi: %s", why);
     void *world = NULL;
@@ -115,33 +115,33 @@ static int mpi_open(const tether_config *cfg, tether_ep **out, int *rank, int *s
     }
     *ep = (mpi_ep){.plugin = plugin, .path = path, .world = world, .check_calls = (int)check};
     TLOG_INFO("mpi: rank %d of %d through %s (%s)", *rank, *size, path, plugin->built_for);
-    *out = (tether_ep *)ep;
+    *out = (tether__ep *)ep;
     return TETHER_OK;
 }
 
-static tether_mpi_kind kind_of(const tether_coll *c)
+static tether__mpi_kind kind_of(const tether__coll *c)
 {
     switch (c->kind) {
-    case TETHER_COLL_ALL_REDUCE:
-        return TETHER_MPI_ALL_REDUCE;
-    case TETHER_COLL_ALL_GATHER:
-        return TETHER_MPI_ALL_GATHER;
-    case TETHER_COLL_REDUCE_SCATTER:
-        return TETHER_MPI_REDUCE_SCATTER;
-    case TETHER_COLL_BROADCAST:
-        return TETHER_MPI_BROADCAST;
-    case TETHER_COLL_ALL_TO_ALL:
-        return TETHER_MPI_ALL_TO_ALL;
-    case TETHER_COLL_BARRIER:
-        return TETHER_MPI_BARRIER;
-    case TETHER_COLL_SEND_RECV:
-    case TETHER_COLL_KIND_COUNT:
+    case TETHER__COLL_ALL_REDUCE:
+        return TETHER__MPI_ALL_REDUCE;
+    case TETHER__COLL_ALL_GATHER:
+        return TETHER__MPI_ALL_GATHER;
+    case TETHER__COLL_REDUCE_SCATTER:
+        return TETHER__MPI_REDUCE_SCATTER;
+    case TETHER__COLL_BROADCAST:
+        return TETHER__MPI_BROADCAST;
+    case TETHER__COLL_ALL_TO_ALL:
+        return TETHER__MPI_ALL_TO_ALL;
+    case TETHER__COLL_BARRIER:
+        return TETHER__MPI_BARRIER;
+    case TETHER__COLL_SEND_RECV:
+    case TETHER__COLL_KIND_COUNT:
         break;
     }
-    return c->sending ? TETHER_MPI_SEND : TETHER_MPI_RECV;
+    return c->sending ? TETHER__MPI_SEND : TETHER__MPI_RECV;
 }
 
-static int plugin_run(mpi_ep *ep, void *comm, const tether_mpi_call *call)
+static int plugin_run(mpi_ep *ep, void *comm, const tether__mpi_call *call)
 {
     char err[1024];
     int rc = ep->plugin->run(comm, call, err, sizeof err);
@@ -153,12 +153,12 @@ static int plugin_run(mpi_ep *ep, void *comm, const tether_mpi_call *call)
 static int agree(mpi_ep *ep, void *comm, uint32_t sig)
 {
     uint32_t v[2] = {sig, ~sig};
-    tether_mpi_call call = {.kind = TETHER_MPI_ALL_REDUCE,
-                            .send = v,
-                            .recv = v,
-                            .count = 2,
-                            .dtype = TETHER_UINT32,
-                            .op = TETHER_MAX};
+    tether__mpi_call call = {.kind = TETHER__MPI_ALL_REDUCE,
+                             .send = v,
+                             .recv = v,
+                             .count = 2,
+                             .dtype = TETHER_UINT32,
+                             .op = TETHER_MAX};
     TRY(plugin_run(ep, comm, &call));
     if (v[0] != sig || v[1] != (uint32_t)~sig)
         return tether__fail(TETHER_EMISMATCH,
@@ -167,24 +167,24 @@ static int agree(mpi_ep *ep, void *comm, uint32_t sig)
     return TETHER_OK;
 }
 
-static int mpi_run(tether_ep *tep, void *comm, const tether_coll *c, uint32_t sig)
+static int mpi_run(tether__ep *tep, void *comm, const tether__coll *c, uint32_t sig)
 {
     mpi_ep *ep = (mpi_ep *)tep;
     void *handle = comm ? comm : ep->world;
-    tether_mpi_call call = {.kind = kind_of(c),
-                            .send = c->send,
-                            .recv = c->recv,
-                            .count = c->count,
-                            .dtype = c->dt,
-                            .op = c->op,
-                            .peer = c->root,
-                            .source = c->source};
-    if (ep->check_calls && c->kind != TETHER_COLL_SEND_RECV)
+    tether__mpi_call call = {.kind = kind_of(c),
+                             .send = c->send,
+                             .recv = c->recv,
+                             .count = c->count,
+                             .dtype = c->dt,
+                             .op = c->op,
+                             .peer = c->root,
+                             .source = c->source};
+    if (ep->check_calls && c->kind != TETHER__COLL_SEND_RECV)
         TRY(agree(ep, handle, sig));
     return plugin_run(ep, handle, &call);
 }
 
-static int mpi_split(tether_ep *tep, void *comm, int color, int key, void **child, int *rank,
+static int mpi_split(tether__ep *tep, void *comm, int color, int key, void **child, int *rank,
                      int *size, int *world_ranks)
 {
     mpi_ep *ep = (mpi_ep *)tep;
@@ -194,7 +194,7 @@ static int mpi_split(tether_ep *tep, void *comm, int color, int key, void **chil
     return rc < 0 ? tether__fail(rc, "mpi: tether_group_split: %s", err) : TETHER_OK;
 }
 
-static void mpi_comm_free(tether_ep *tep, void *comm)
+static void mpi_comm_free(tether__ep *tep, void *comm)
 {
     ((mpi_ep *)tep)->plugin->free(comm);
 }
@@ -202,14 +202,14 @@ static void mpi_comm_free(tether_ep *tep, void *comm)
 /* Nothing to tell the peers: MPI has no way short of ending the job (MPI_Abort), and a program
  * that gets the error and exits non-zero makes the launcher end it anyway. The group's sticky
  * error already fails every later call on this rank. */
-static void mpi_abort(tether_ep *tep, int code, const char *msg)
+static void mpi_abort(tether__ep *tep, int code, const char *msg)
 {
     (void)tep;
     (void)code;
     (void)msg;
 }
 
-const tether_transport_ops tether_mpi_ops = {
+const tether__transport_ops tether__mpi_ops = {
     .name = "mpi",
     .configured = mpi_configured,
     .usable = mpi_usable,

@@ -14,7 +14,7 @@
 /* A table larger than this is not one we sent: 1 << 20 ranks would not fit in a hello anyway. */
 #define TABLE_MAX (16u << 20)
 
-static int table_alloc(tether_rank_hosts *t, int n)
+static int table_alloc(tether__rank_hosts *t, int n)
 {
     memset(t, 0, sizeof *t);
     t->nranks = n;
@@ -33,7 +33,7 @@ static int table_alloc(tether_rank_hosts *t, int n)
 }
 
 /* Wire form: u32 total length, u32 count, then per rank u32 port, u32 host length, host bytes. */
-static unsigned char *table_encode(const tether_rank_hosts *t, uint32_t *len)
+static unsigned char *table_encode(const tether__rank_hosts *t, uint32_t *len)
 {
     size_t n = 8;
     for (int r = 0; r < t->nranks; r++)
@@ -54,7 +54,7 @@ static unsigned char *table_encode(const tether_rank_hosts *t, uint32_t *len)
     return buf;
 }
 
-static int table_decode(const unsigned char *buf, uint32_t len, int size, tether_rank_hosts *t)
+static int table_decode(const unsigned char *buf, uint32_t len, int size, tether__rank_hosts *t)
 {
     const unsigned char *p = buf + 8, *end = buf + len;
     if ((int)tether__get_u32(buf + 4) != size)
@@ -64,7 +64,7 @@ static int table_decode(const unsigned char *buf, uint32_t len, int size, tether
     TRY(table_alloc(t, size));
     for (int r = 0; r < size; r++) {
         uint32_t hl = end - p >= 8 ? tether__get_u32(p + 4) : UINT32_MAX;
-        if (hl >= TETHER_HOST_MAX || (size_t)(end - p) < 8 + (size_t)hl) {
+        if (hl >= TETHER__HOST_MAX || (size_t)(end - p) < 8 + (size_t)hl) {
             tether__rank_hosts_free(t);
             return tether__fail(TETHER_EPEER, "the coordinator sent a malformed table (rank %d)",
                                 r);
@@ -76,7 +76,7 @@ static int table_decode(const unsigned char *buf, uint32_t len, int size, tether
     return TETHER_OK;
 }
 
-static int check_env(const tether_config *cfg)
+static int check_env(const tether__config *cfg)
 {
     if (cfg->size < 1)
         return tether__fail(TETHER_ECONFIG,
@@ -92,7 +92,7 @@ static int check_env(const tether_config *cfg)
 }
 
 /* Rank 0: accept every other rank on the coordinator address, then send each the table. */
-static int serve(const tether_config *cfg, const tether_hostaddr *coord, tether_rank_hosts *t)
+static int serve(const tether__config *cfg, const tether__hostaddr *coord, tether__rank_hosts *t)
 {
     int n = cfg->size, boot_fd = -1, port, rc;
     tether__net_plan plan;
@@ -108,7 +108,7 @@ static int serve(const tether_config *cfg, const tether_hostaddr *coord, tether_
     plan.listen_fds = &boot_fd;
     TRY_GOTO(rc, tether__net_setup(&plan, &links), done);
     for (int r = 1; r < n; r++) {
-        const tether_hostaddr *a = &links.announced[r];
+        const tether__hostaddr *a = &links.announced[r];
         if (a->port < 1 || a->port > 65535 || !a->host[0]) {
             rc = tether__fail(TETHER_EPEER,
                               "rank %d registered no listen address with the "
@@ -136,8 +136,8 @@ done:
 }
 
 /* Rank r > 0: register with the coordinator and read the table. */
-static int join(const tether_config *cfg, const tether_hostaddr *coord, const tether_hostaddr *self,
-                tether_rank_hosts *t)
+static int join(const tether__config *cfg, const tether__hostaddr *coord,
+                const tether__hostaddr *self, tether__rank_hosts *t)
 {
     tether__net_plan plan;
     tether__net_links links = {0};
@@ -169,9 +169,9 @@ done:
     return rc;
 }
 
-int tether__net_bootstrap(const tether_config *cfg, tether_rank_hosts *table, int *listen_fd)
+int tether__net_bootstrap(const tether__config *cfg, tether__rank_hosts *table, int *listen_fd)
 {
-    tether_hostaddr coord, self;
+    tether__hostaddr coord, self;
     int rc;
     memset(table, 0, sizeof *table);
     TRY(tether__hostaddr_parse(cfg->coordinator, "TETHER_COORDINATOR", &coord));

@@ -13,6 +13,6 @@
 
 /* On success *table has cfg->size ranks and *listen_fd is this rank's listening socket, the one
  * its table entry names (the caller closes it). ECONFIG for missing or malformed variables. */
-int tether__net_bootstrap(const tether_config *cfg, tether_rank_hosts *table, int *listen_fd);
+int tether__net_bootstrap(const tether__config *cfg, tether__rank_hosts *table, int *listen_fd);
 
 #endif

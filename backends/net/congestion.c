@@ -30,7 +30,7 @@
 
 #define ONE_HOST_CONGESTION "reno"
 
-#if TETHER_LINUX && defined(TCP_CONGESTION)
+#if TETHER__LINUX && defined(TCP_CONGESTION)
 #define CONGESTION_PER_SOCKET 1
 #else
 #define CONGESTION_PER_SOCKET 0

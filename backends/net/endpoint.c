@@ -12,7 +12,7 @@ int tether__net_fail_first(int *err, char *msg, const char *backend, int code, c
 {
     if (*err)
         return 0;
-    vsnprintf(msg, TETHER_ERRMSG_MAX, fmt, ap);
+    vsnprintf(msg, TETHER__ERRMSG_MAX, fmt, ap);
     *err = code;
     TLOG_INFO("%s endpoint broken: %s: %s", backend, tether_err_name(code), msg);
     return 1;
@@ -48,7 +48,7 @@ static void live_peers(const tether__net_live *head, uint8_t *bits, int size)
             bits[r->peer / 8] |= (uint8_t)(1u << (r->peer % 8));
 }
 
-void tether__net_records_watch(tether__net_records *r, tether_waitstate *ws, int size, size_t cap)
+void tether__net_records_watch(tether__net_records *r, tether__waitstate *ws, int size, size_t cap)
 {
     r->pending = calloc(1, ((size_t)size + 7) / 8);
     r->blob = malloc(cap);

@@ -10,7 +10,7 @@
 #include "core/waitstate.h"
 
 /* Record a failure unless one is recorded already (the first wins): *err = code and msg (of
- * TETHER_ERRMSG_MAX bytes) from fmt, logged naming backend. 1 when this call recorded it. Caller
+ * TETHER__ERRMSG_MAX bytes) from fmt, logged naming backend. 1 when this call recorded it. Caller
  * serialises (the endpoint's mutex). */
 int tether__net_fail_first(int *err, char *msg, const char *backend, int code, const char *fmt,
                            va_list ap);
@@ -34,14 +34,14 @@ void tether__net_live_remove(tether__net_live **head, tether__net_live *r);
  * the peers its live requests are with and for one heartbeat's records. Guarded by the endpoint's
  * lock. */
 typedef struct tether__net_records {
-    tether_waitstate *ws; /* NULL: the heartbeats carry no records */
+    tether__waitstate *ws; /* NULL: the heartbeats carry no records */
     uint8_t *pending, *blob;
     size_t cap; /* bytes of blob */
 } tether__net_records;
 
 /* Keep ws for a world of size ranks, with room for cap bytes of heartbeat (the transport's watch);
  * out of memory, the heartbeats carry no records and waits go on without verdicts. */
-void tether__net_records_watch(tether__net_records *r, tether_waitstate *ws, int size, size_t cap);
+void tether__net_records_watch(tether__net_records *r, tether__waitstate *ws, int size, size_t cap);
 /* This rank's records for a heartbeat, at blob + at (the bytes before are the transport's header),
  * from the live requests of head and the endpoint's moved counter: the bytes, 0 when none kept. */
 size_t tether__net_records_pack(tether__net_records *r, const tether__net_live *head, int size,

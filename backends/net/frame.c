@@ -101,13 +101,13 @@ static void rxq_unlink(tether__rxq *q, tether__rxmsg *prev, tether__rxmsg *m)
     m->next = NULL;
 }
 
-tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m)
+tether__match tether__rxq_match(tether__rxq *q, tether__tag tag, uint64_t msglen, tether__rxmsg **m)
 {
     tether__rxmsg *found = NULL, *found_prev = NULL, *prev = NULL;
     for (tether__rxmsg *x = q->head; x; prev = x, x = x->next) {
         if (x->tag.group != tag.group || x->tag.seq != tag.seq)
             continue;
-        if (x->tag.sig != tag.sig && (x->tag.step == tag.step || !(tag.seq & TETHER_TAG_P2P))) {
+        if (x->tag.sig != tag.sig && (x->tag.step == tag.step || !(tag.seq & TETHER__TAG_P2P))) {
             *m = x;
             return TETHER__MATCH_SIG;
         }
@@ -251,18 +251,18 @@ static uint64_t half_memory(void)
     return (uint64_t)pages / 2 * (uint64_t)page;
 }
 
-uint64_t tether__rxcache_limit(const tether__rxcache *c, tether_tag tag)
+uint64_t tether__rxcache_limit(const tether__rxcache *c, tether__tag tag)
 {
     uint64_t learned = c->largest > UINT64_MAX / 2 ? UINT64_MAX : 2 * c->largest;
     uint64_t limit = learned > TETHER__UNEXPECTED_FLOOR ? learned : TETHER__UNEXPECTED_FLOOR;
-    if (tag.seq & TETHER_TAG_P2P) {
+    if (tag.seq & TETHER__TAG_P2P) {
         uint64_t half = half_memory();
         return half > limit ? half : limit;
     }
     return limit;
 }
 
-int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether_tag tag)
+int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether__tag tag)
 {
     return len <= tether__rxcache_limit(c, tag);
 }
@@ -284,7 +284,7 @@ void tether__rxq_remove(tether__rxq *q, tether__rxmsg *m)
         }
 }
 
-int tether__rxq_holds(const tether__rxq *q, tether_tag tag)
+int tether__rxq_holds(const tether__rxq *q, tether__tag tag)
 {
     for (const tether__rxmsg *m = q->head; m; m = m->next)
         if (m->tag.group == tag.group && m->tag.seq == tag.seq && m->tag.step == tag.step)
@@ -292,7 +292,7 @@ int tether__rxq_holds(const tether__rxq *q, tether_tag tag)
     return 0;
 }
 
-int tether__rxq_stale(const tether__rxq *q, tether_passed *p, int peer, char *why, size_t why_len)
+int tether__rxq_stale(const tether__rxq *q, tether__passed *p, int peer, char *why, size_t why_len)
 {
     for (const tether__rxmsg *m = q->head; m; m = m->next)
         if (tether__passed_stale(p, m->tag, peer, why, why_len))

@@ -67,7 +67,7 @@ static inline int tether__frame_is_cma(uint32_t type)
 #define TETHER__ABORT_TEXT_MAX 1024
 
 typedef struct tether__frame {
-    tether_tag tag;
+    tether__tag tag;
     uint64_t len; /* data: bytes of the whole message; abort: bytes of the reason; bye: 0 */
     uint32_t type;
     int32_t code; /* abort: the sender's TETHER_E* status; routed: origin and destination */
@@ -120,7 +120,7 @@ int tether__stripe(uint64_t len, int nlinks, int link, uint64_t *off, uint64_t *
  * or a frame that arrived first (unexpected), possibly still being read. */
 typedef struct tether__rxmsg {
     struct tether__rxmsg *next;
-    tether_tag tag;
+    tether__tag tag;
     uint64_t msglen;    /* length of the whole message (what the length check compares) */
     uint64_t len;       /* bytes this link carries */
     uint64_t got;       /* bytes read so far */
@@ -131,7 +131,7 @@ typedef struct tether__rxmsg {
     int lazy;           /* heap, longer than a kept block: buf is an allocation of its own that
                            grows as bytes arrive (tether__rxmsg_reserve), room bytes so far */
     uint64_t room;
-    struct tether_req *req; /* the receive it belongs to; NULL while unexpected */
+    struct tether__req *req; /* the receive it belongs to; NULL while unexpected */
 } tether__rxmsg;
 
 typedef struct tether__rxq {
@@ -162,12 +162,12 @@ typedef struct tether__rxcache {
  * note: a message of len was posted. admits: 1 if a message of len may be buffered. */
 #define TETHER__UNEXPECTED_FLOOR ((uint64_t)1 << 30)
 void tether__rxcache_note(tether__rxcache *c, uint64_t len);
-/* Point-to-point messages (TETHER_TAG_P2P) are not cut from buffers every rank passes: a send may
+/* Point-to-point messages (TETHER__TAG_P2P) are not cut from buffers every rank passes: a send may
  * be the largest message of the job and arrive before its receive is posted (a 2 GiB send through
  * the socket did). They may be buffered up to half this machine's memory, which a corrupt length
  * (4-21 GB here) still exceeds; tag says which rule holds. */
-int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether_tag tag);
-uint64_t tether__rxcache_limit(const tether__rxcache *c, tether_tag tag);
+int tether__rxcache_admits(const tether__rxcache *c, uint64_t len, tether__tag tag);
+uint64_t tether__rxcache_limit(const tether__rxcache *c, tether__tag tag);
 
 /* A zeroed message with heap = 1 and buf/len/cap set for len payload bytes (plus one byte for a
  * terminator); NULL when out of memory. */
@@ -198,10 +198,11 @@ typedef enum {
 
 /* Find the first message of q with the same (group, seq, step) as tag. Any message with the same
  * (group, seq) and another sig is a mismatch even when its step differs: the ranks are running
- * different collectives. Not so for point-to-point messages (TETHER_TAG_P2P): each user tag (the
+ * different collectives. Not so for point-to-point messages (TETHER__TAG_P2P): each user tag (the
  * step) is numbered on its own, so the same seq with another step is another tag's message, whose
  * size may well differ. *m is left in the queue unless the result is TETHER__MATCH_OK. */
-tether__match tether__rxq_match(tether__rxq *q, tether_tag tag, uint64_t msglen, tether__rxmsg **m);
+tether__match tether__rxq_match(tether__rxq *q, tether__tag tag, uint64_t msglen,
+                                tether__rxmsg **m);
 
 /* Whether m is in q (1 or 0), and taking it out of q (q unchanged when it is not there). */
 int tether__rxq_holds_msg(const tether__rxq *q, const tether__rxmsg *m);
@@ -209,10 +210,10 @@ void tether__rxq_remove(tether__rxq *q, tether__rxmsg *m);
 
 /* 1 if q holds a message from world rank peer of a collective call this rank has passed (core/
  * passed.h), with why saying so; else 0. */
-int tether__rxq_stale(const tether__rxq *q, tether_passed *p, int peer, char *why, size_t why_len);
+int tether__rxq_stale(const tether__rxq *q, tether__passed *p, int peer, char *why, size_t why_len);
 
 /* 1 if q holds a message with tag's group, seq and step (whatever its sig), else 0: the probe of an
  * any-source receive (core/p2p.c). */
-int tether__rxq_holds(const tether__rxq *q, tether_tag tag);
+int tether__rxq_holds(const tether__rxq *q, tether__tag tag);
 
 #endif

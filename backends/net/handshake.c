@@ -25,7 +25,7 @@ enum {
     OFF_SETTINGS = OFF_BACKEND + TETHER__BACKEND_MAX,
 };
 
-_Static_assert(OFF_SETTINGS + TETHER_AGREED_MAX == TETHER__HELLO_SIZE, "hello layout");
+_Static_assert(OFF_SETTINGS + TETHER__AGREED_MAX == TETHER__HELLO_SIZE, "hello layout");
 
 void tether__hello_encode(const tether__hello *h, unsigned char out[TETHER__HELLO_SIZE])
 {
@@ -42,7 +42,7 @@ void tether__hello_encode(const tether__hello *h, unsigned char out[TETHER__HELL
     memcpy(out + OFF_NONCE, h->nonce, TETHER__NONCE_SIZE);
     memcpy(out + OFF_PROOF, h->proof, TETHER__PROOF_SIZE);
     memcpy(out + OFF_BACKEND, h->backend, strnlen(h->backend, TETHER__BACKEND_MAX - 1));
-    memcpy(out + OFF_SETTINGS, h->settings, strnlen(h->settings, TETHER_AGREED_MAX - 1));
+    memcpy(out + OFF_SETTINGS, h->settings, strnlen(h->settings, TETHER__AGREED_MAX - 1));
 }
 
 int tether__hello_decode(const unsigned char in[TETHER__HELLO_SIZE], tether__hello *h)
@@ -62,7 +62,7 @@ int tether__hello_decode(const unsigned char in[TETHER__HELLO_SIZE], tether__hel
     memcpy(h->nonce, in + OFF_NONCE, TETHER__NONCE_SIZE);
     memcpy(h->proof, in + OFF_PROOF, TETHER__PROOF_SIZE);
     memcpy(h->backend, in + OFF_BACKEND, TETHER__BACKEND_MAX - 1);
-    memcpy(h->settings, in + OFF_SETTINGS, TETHER_AGREED_MAX - 1);
+    memcpy(h->settings, in + OFF_SETTINGS, TETHER__AGREED_MAX - 1);
     return 0;
 }
 

@@ -58,7 +58,7 @@ typedef struct tether__hello {
     unsigned char nonce[TETHER__NONCE_SIZE];  /* hello and challenge: fresh random bytes */
     unsigned char proof[TETHER__PROOF_SIZE];  /* challenge and proof: see above */
     char backend[TETHER__BACKEND_MAX];        /* "mesh", "ring", "rdma"; "" in the bootstrap */
-    char settings[TETHER_AGREED_MAX];         /* tether__config_agreed */
+    char settings[TETHER__AGREED_MAX];        /* tether__config_agreed */
 } tether__hello;
 
 void tether__hello_encode(const tether__hello *h, unsigned char out[TETHER__HELLO_SIZE]);

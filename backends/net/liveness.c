@@ -4,8 +4,8 @@
 #include "backends/net/socket.h"
 #include "core/errors.h"
 
-void tether__liveness_sample(const tether__liveness *lv, void *ep, int size, tether_heartbeat *beat,
-                             int64_t now_ms)
+void tether__liveness_sample(const tether__liveness *lv, void *ep, int size,
+                             tether__heartbeat *beat, int64_t now_ms)
 {
     for (int p = 0; p < size; p++) {
         uint64_t bytes;
@@ -16,7 +16,7 @@ void tether__liveness_sample(const tether__liveness *lv, void *ep, int size, tet
 
 int tether__liveness_check(const tether__liveness *lv, const tether__liveness_ep *e)
 {
-    char why[TETHER_ERRMSG_MAX];
+    char why[TETHER__ERRMSG_MAX];
     int64_t now = tether__net_now_ms();
     void *ep = e->ep;
     pthread_mutex_lock(e->mu);

@@ -7,7 +7,7 @@
  * counted where the kernel has it (read, or waiting in its sockets), by the heartbeat thread and by
  * a wait with no progress for a period (the transport's alive()), which also reads what the
  * sockets hold so that an hour of heartbeats never fills one; a peer that has sent no byte for
- * TETHER_HEARTBEATS_MISSED periods breaks the endpoint. */
+ * TETHER__HEARTBEATS_MISSED periods breaks the endpoint. */
 #ifndef TETHER_NET_LIVENESS_H
 #define TETHER_NET_LIVENESS_H
 
@@ -30,15 +30,15 @@ typedef struct tether__liveness {
 } tether__liveness;
 
 /* Note who has been heard from since the last look (the heartbeat thread's call). */
-void tether__liveness_sample(const tether__liveness *lv, void *ep, int size, tether_heartbeat *beat,
-                             int64_t now_ms);
+void tether__liveness_sample(const tether__liveness *lv, void *ep, int size,
+                             tether__heartbeat *beat, int64_t now_ms);
 
 /* The transport's alive(): once a quarter period, sample, drain and break on a silent peer. Takes
  * mu; *err and errmsg are the endpoint's sticky status, reported when this look broke it. */
 typedef struct tether__liveness_ep {
     void *ep;
     int size; /* peers 0..size-1 */
-    tether_heartbeat *beat;
+    tether__heartbeat *beat;
     pthread_mutex_t *mu;
     const int *err;
     const char *errmsg;

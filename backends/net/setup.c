@@ -156,7 +156,7 @@ static int shed_stray(setup *s)
 
 static int start_connect(setup *s, conn *c)
 {
-    const tether_hostaddr *a = &s->p->addrs[c->peer][c->cand];
+    const tether__hostaddr *a = &s->p->addrs[c->peer][c->cand];
     struct sockaddr_storage ss;
     socklen_t len;
     snprintf(c->what, sizeof c->what, "rank %d (%s:%d)", c->peer, a->host, a->port);
@@ -697,7 +697,7 @@ done:
     return rc;
 }
 
-int tether__net_plan_init(tether__net_plan *p, int rank, int size, const tether_config *cfg)
+int tether__net_plan_init(tether__net_plan *p, int rank, int size, const tether__config *cfg)
 {
     memset(p, 0, sizeof *p);
     p->rank = rank;
@@ -717,9 +717,10 @@ int tether__net_plan_init(tether__net_plan *p, int rank, int size, const tether_
     return TETHER_OK;
 }
 
-int tether__net_plan_add_addr(tether__net_plan *p, int peer, const tether_hostaddr *a)
+int tether__net_plan_add_addr(tether__net_plan *p, int peer, const tether__hostaddr *a)
 {
-    tether_hostaddr *grown = realloc(p->addrs[peer], (size_t)(p->naddrs[peer] + 1) * sizeof *grown);
+    tether__hostaddr *grown =
+        realloc(p->addrs[peer], (size_t)(p->naddrs[peer] + 1) * sizeof *grown);
     if (!grown)
         return tether__fail(TETHER_ENOMEM, "out of memory for the addresses of rank %d", peer);
     grown[p->naddrs[peer]++] = *a;

@@ -29,11 +29,11 @@ typedef struct tether__net_plan {
     int pin_addrs;         /* link k goes to address k (mod naddrs) and stays there: one link per
                               cable (ring); else so only to peers with several links (the mesh's
                               cables), and a single link tries the addresses in turn */
-    tether_hostaddr **addrs;
+    tether__hostaddr **addrs;
     const char *announce_host; /* NULL, or an address to send in every hello (bootstrap) */
     int announce_port;
-    const char *backend;              /* sent in every hello; NULL in the bootstrap */
-    char settings[TETHER_AGREED_MAX]; /* tether__config_agreed: sent in every hello */
+    const char *backend;               /* sent in every hello; NULL in the bootstrap */
+    char settings[TETHER__AGREED_MAX]; /* tether__config_agreed: sent in every hello */
     /* A rejoin (backends/tcp/engine_rejoin.c): NULL for a set-up; else per peer a mask of the
      * links this rank opens (bit k: its k-th) that are dialled again, the others not, and the
      * set-up ends once any one link of the plan, dialled or accepted, is up. */
@@ -41,10 +41,10 @@ typedef struct tether__net_plan {
 } tether__net_plan;
 
 /* A plan for rank of size ranks with no links yet, the token, timeout and settings from cfg. */
-int tether__net_plan_init(tether__net_plan *p, int rank, int size, const tether_config *cfg);
+int tether__net_plan_init(tether__net_plan *p, int rank, int size, const tether__config *cfg);
 
 /* Append a copy of a to the addresses tried for peer. */
-int tether__net_plan_add_addr(tether__net_plan *p, int peer, const tether_hostaddr *a);
+int tether__net_plan_add_addr(tether__net_plan *p, int peer, const tether__hostaddr *a);
 
 void tether__net_plan_free(tether__net_plan *p);
 
@@ -56,7 +56,7 @@ typedef struct tether__net_links {
     int **fds;                       /* per peer, per link: connected, tuned, non-blocking */
     unsigned char **dialed;          /* per peer, per link: 1 if this rank opened it */
     char (*addr)[TETHER__ADDR_TEXT]; /* per peer: its address, for messages */
-    tether_hostaddr *announced;      /* per peer: the address it announced (bootstrap) */
+    tether__hostaddr *announced;     /* per peer: the address it announced (bootstrap) */
     int timeout_ms; /* the plan's: how long the engine waits for its peers' first frames */
 } tether__net_links;
 

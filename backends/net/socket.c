@@ -24,13 +24,13 @@
 #include "core/log.h"
 #include "core/platform.h"
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 #include <linux/sockios.h> /* SIOCINQ, SIOCOUTQ */
 #endif
 
 /* Close-on-exec from socket() itself on Linux; macOS has no SOCK_CLOEXEC, and its sockets get
  * FD_CLOEXEC from set_nonblock (or are closed before any exec) instead. */
-#if TETHER_LINUX
+#if TETHER__LINUX
 #define SOCK_CX SOCK_CLOEXEC
 #else
 #define SOCK_CX 0
@@ -257,7 +257,7 @@ int tether__net_connect_result(int fd)
     return err;
 }
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 /* Linux grows socket buffers by itself up to tcp_rmem/tcp_wmem (often 4-6 MiB); an explicit
  * SO_RCVBUF switches that off and is capped at rmem_max (often 208 KiB), which would shrink the
  * buffers. So ask only when the cap allows what we want. */
@@ -282,7 +282,7 @@ static int sockbuf_allowed(const char *proc_file)
 
 long tether__net_local_sndbuf_default(void)
 {
-#if TETHER_LINUX && defined(_SC_LEVEL2_CACHE_SIZE)
+#if TETHER__LINUX && defined(_SC_LEVEL2_CACHE_SIZE)
     long half = sysconf(_SC_LEVEL2_CACHE_SIZE) / 2;
     if (half <= 0)
         half = 512L << 10; /* the L2 unknown: half of a common 1 MiB */
@@ -301,7 +301,7 @@ long tether__net_local_sndbuf_default(void)
  * return as soon as anything arrived). (measured: docs/perf/notes.md, backends/net/socket.c) */
 static int open_rcvwin(int fd, long bytes, const char *what)
 {
-#if TETHER_LINUX && defined(SO_RCVLOWAT)
+#if TETHER__LINUX && defined(SO_RCVLOWAT)
     TRY(set_opt(fd, SOL_SOCKET, SO_RCVLOWAT, (int)bytes, "SO_RCVLOWAT", what));
     return set_opt(fd, SOL_SOCKET, SO_RCVLOWAT, 1, "SO_RCVLOWAT", what);
 #else
@@ -320,7 +320,7 @@ static int get_opt(int fd, int name)
 int tether__net_set_local_bufs(int fd, long bytes, const char *what)
 {
     long asked = bytes;
-#if TETHER_LINUX
+#if TETHER__LINUX
     asked /= 2; /* Linux doubles what it is given (half is its bookkeeping) */
 #endif
     TRY(set_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)asked, "SO_SNDBUF", what));
@@ -353,7 +353,7 @@ int tether__net_tune(int fd, const char *what)
         TRY(set_opt(fd, SOL_SOCKET, SO_SNDBUF, WANT_SOCKBUF, "SO_SNDBUF", what));
     if (sockbuf_allowed("/proc/sys/net/core/rmem_max"))
         TRY(set_opt(fd, SOL_SOCKET, SO_RCVBUF, WANT_SOCKBUF, "SO_RCVBUF", what));
-#if TETHER_LINUX && defined(TCP_QUICKACK)
+#if TETHER__LINUX && defined(TCP_QUICKACK)
     TRY(set_opt(fd, IPPROTO_TCP, TCP_QUICKACK, 1, "TCP_QUICKACK", what));
 #endif
 #ifdef SO_NOSIGPIPE /* macOS has no MSG_NOSIGNAL: a write to a closed peer must not kill us */
@@ -487,7 +487,7 @@ int tether__net_same_host(int fd)
 
 size_t tether__net_segment(int fd)
 {
-#if TETHER_LINUX
+#if TETHER__LINUX
     /* the segment this end advertises, fixed by the route's MTU and alike at both ends of a link
      * of one host. Not TCP_MAXSEG: Linux bounds it by half the largest window seen so far, so it
      * differs between the two ends of a fresh loopback link (32741 and 32768) and grows as the
@@ -504,7 +504,7 @@ size_t tether__net_segment(int fd)
 void tether__net_queued(int fd, size_t *in, size_t *out)
 {
     int i = 0, o = 0;
-#if TETHER_LINUX
+#if TETHER__LINUX
     if (ioctl(fd, SIOCINQ, &i) < 0)
         i = 0;
     if (ioctl(fd, SIOCOUTQ, &o) < 0)

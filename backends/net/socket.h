@@ -13,7 +13,7 @@
 #include "hostfile/hostfile.h"
 
 /* "host:port" for any host a hostfile may hold, "[v6]:port" too. */
-#define TETHER__ADDR_TEXT (TETHER_HOST_MAX + 16)
+#define TETHER__ADDR_TEXT (TETHER__HOST_MAX + 16)
 
 /* Flags of every send: a peer that closed must give EPIPE, not a SIGPIPE that kills the rank.
  * macOS has no MSG_NOSIGNAL; tether__net_tune sets SO_NOSIGPIPE there instead. */

@@ -25,7 +25,8 @@ static void mix(uint64_t h[2], const void *p, size_t n)
 /* 64-bit FNV-1a of the table, from two bases: a 128-bit digest in hex. Not cryptographic; the
  * token only has to differ between jobs. The parsed table, not the file's bytes: copies of one
  * hostfile on several machines may differ in spacing. */
-void tether__net_token_from_table(const tether_rank_hosts *t, const char *path, char *out, size_t n)
+void tether__net_token_from_table(const tether__rank_hosts *t, const char *path, char *out,
+                                  size_t n)
 {
     uint64_t h[2] = {14695981039346656037u, 0x84222325cbf29ce4u};
     for (int r = 0; r < t->nranks; r++) {
@@ -41,7 +42,7 @@ void tether__net_token_from_table(const tether_rank_hosts *t, const char *path, 
               path);
 }
 
-void tether__net_token_warn_unset(const tether_config *cfg)
+void tether__net_token_warn_unset(const tether__config *cfg)
 {
     if (!cfg->job_token[0])
         TLOG_WARN("TETHER_JOB_TOKEN is unset: any process that reaches the coordinator %s or this "

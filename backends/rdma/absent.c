@@ -16,7 +16,7 @@ static int absent(char *why, size_t why_len)
 
 /* Configured as the real backend is (a device matrix), so that a job set up for RDMA fails as
  * unable to run here, saying why, rather than quietly running alone. */
-static int absent_configured(const tether_config *cfg, char *why, size_t why_len)
+static int absent_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if (cfg->ibv_devices)
         return 1;
@@ -24,14 +24,14 @@ static int absent_configured(const tether_config *cfg, char *why, size_t why_len
     return 0;
 }
 
-void tether__rdma_cm_report(const tether_config *cfg, char *out, size_t len)
+void tether__rdma_cm_report(const tether__config *cfg, char *out, size_t len)
 {
     (void)cfg;
     if (len)
         out[0] = '\0';
 }
 
-const tether_transport_ops tether_rdma_ops = {
+const tether__transport_ops tether__rdma_ops = {
     .name = "rdma",
     .configured = absent_configured,
     .usable = absent,

@@ -45,7 +45,7 @@ typedef struct tether__rdma_cm {
     tether__rdmacm lib;
     struct rdma_event_channel *ch;
     struct rdma_cm_id *listen;
-    tether_rank_hosts hosts;
+    tether__rank_hosts hosts;
     struct sockaddr_in *addr; /* per rank: its hostfile address; port: its rdma_cm listener */
     char *up;                 /* per rank: its connection is established */
     uint64_t token;
@@ -84,7 +84,7 @@ const char *tether__rdma_cm_status(int status)
                           : "reject reason of the IB CM";
 }
 
-int tether__rdma_cm_addresses(const char *hostfile, tether_rank_hosts *hosts,
+int tether__rdma_cm_addresses(const char *hostfile, tether__rank_hosts *hosts,
                               struct sockaddr_in **addr)
 {
     TRY(tether__hostfile_load_ranks(hostfile, hosts));
@@ -107,7 +107,7 @@ int tether__rdma_cm_addresses(const char *hostfile, tether_rank_hosts *hosts,
 }
 
 /* The hostfile's addresses, one per rank of the job. */
-static int load_addresses(const tether_config *cfg, rdma_ep *ep)
+static int load_addresses(const tether__config *cfg, rdma_ep *ep)
 {
     tether__rdma_cm *cm = ep->cm;
     TRY(tether__rdma_cm_addresses(cfg->hostfile, &cm->hosts, &cm->addr));
@@ -211,7 +211,7 @@ static int start_links(rdma_ep *ep)
         struct sockaddr_in src = cm->addr[ep->rank];
         src.sin_port = 0;
         if (cm->lib.resolve_addr(l->cm_id, (struct sockaddr *)&src, (struct sockaddr *)&cm->addr[p],
-                                 TETHER_RDMA_CM_RESOLVE_MS))
+                                 TETHER__RDMA_CM_RESOLVE_MS))
             return tether__fail(TETHER_ENET,
                                 "rdma: no RDMA device behind %s, rank %d's address "
                                 "(rdma_resolve_addr: %s)",
@@ -300,7 +300,7 @@ static int on_event(rdma_ep *ep, const cm_event *e)
         return TETHER_OK;
     switch (e->type) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
-        if (cm->lib.resolve_route(e->id, TETHER_RDMA_CM_RESOLVE_MS))
+        if (cm->lib.resolve_route(e->id, TETHER__RDMA_CM_RESOLVE_MS))
             return tether__fail(TETHER_ENET,
                                 "rdma: route to %s (rank %d) failed "
                                 "(rdma_resolve_route: %s)",
@@ -386,7 +386,7 @@ static int next_event(rdma_ep *ep, int64_t deadline, cm_event *out)
     return TETHER_OK;
 }
 
-int tether__rdma_cm_open(const tether_config *cfg, rdma_ep *ep, int64_t deadline_ms)
+int tether__rdma_cm_open(const tether__config *cfg, rdma_ep *ep, int64_t deadline_ms)
 {
     char why[512];
     cm_event e;

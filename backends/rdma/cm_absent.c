@@ -6,7 +6,7 @@
 #include "rdma.h"
 #include "rdma_impl.h"
 
-int tether__rdma_cm_open(const tether_config *cfg, rdma_ep *ep, int64_t deadline_ms)
+int tether__rdma_cm_open(const tether__config *cfg, rdma_ep *ep, int64_t deadline_ms)
 {
     (void)cfg;
     (void)ep;
@@ -24,7 +24,7 @@ int tether__rdma_cm_usable(char *why, size_t why_len)
     return 1; /* a matrix needs no connection manager */
 }
 
-void tether__rdma_cm_report(const tether_config *cfg, char *out, size_t len)
+void tether__rdma_cm_report(const tether__config *cfg, char *out, size_t len)
 {
     (void)cfg;
     if (len)

@@ -21,7 +21,7 @@ typedef struct report {
     size_t len, used;
 } report;
 
-static void say(report *r, const char *fmt, ...) TETHER_PRINTF(2, 3);
+static void say(report *r, const char *fmt, ...) TETHER__PRINTF(2, 3);
 static void say(report *r, const char *fmt, ...)
 {
     va_list ap;
@@ -75,20 +75,20 @@ static void probe(report *r, tether__rdmacm *lib, struct rdma_event_channel *ch,
                   struct sockaddr_in *src, struct sockaddr_in *dst)
 {
     struct rdma_cm_id *id;
-    int64_t deadline = tether__net_now_ms() + 2 * TETHER_RDMA_CM_RESOLVE_MS + 1000;
+    int64_t deadline = tether__net_now_ms() + 2 * TETHER__RDMA_CM_RESOLVE_MS + 1000;
     int type, status = 0;
     if (lib->create_id(ch, &id, NULL, RDMA_PS_TCP)) {
         say(r, "rdma_create_id failed: %s\n", strerror(errno));
         return;
     }
     if (lib->resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)dst,
-                          TETHER_RDMA_CM_RESOLVE_MS))
+                          TETHER__RDMA_CM_RESOLVE_MS))
         say(r, "no RDMA device behind it (rdma_resolve_addr: %s)\n", strerror(errno));
     else if ((type = next(lib, ch, deadline, &status)) != RDMA_CM_EVENT_ADDR_RESOLVED)
         say(r, "no RDMA device behind it (%s: %s)\n",
             type < 0 ? "rdma_resolve_addr" : lib->event_str(type),
             type < 0 ? "no answer" : tether__rdma_cm_status(status));
-    else if (lib->resolve_route(id, TETHER_RDMA_CM_RESOLVE_MS))
+    else if (lib->resolve_route(id, TETHER__RDMA_CM_RESOLVE_MS))
         say(r, "no route (rdma_resolve_route: %s)\n", strerror(errno));
     else if ((type = next(lib, ch, deadline, &status)) != RDMA_CM_EVENT_ROUTE_RESOLVED)
         say(r, "no route (%s: %s)\n", type < 0 ? "rdma_resolve_route" : lib->event_str(type),
@@ -98,11 +98,11 @@ static void probe(report *r, tether__rdmacm *lib, struct rdma_event_channel *ch,
     lib->destroy_id(id);
 }
 
-void tether__rdma_cm_report(const tether_config *cfg, char *out, size_t len)
+void tether__rdma_cm_report(const tether__config *cfg, char *out, size_t len)
 {
     report r = {out, len, 0};
     tether__rdmacm lib;
-    tether_rank_hosts hosts;
+    tether__rank_hosts hosts;
     struct sockaddr_in *addr = NULL;
     struct rdma_event_channel *ch;
     char why[512];

@@ -3,7 +3,7 @@
  * stopped (on UC no completion tells), so the heartbeat thread sends a SIDE_BEAT header on every
  * side channel each TETHER_HEARTBEAT, and a wait with no progress for a period (tether__rdma_alive)
  * reads the side channels, notes what arrived from each peer (read, or waiting in the socket) and
- * breaks the endpoint naming a peer silent for TETHER_HEARTBEATS_MISSED periods. A heartbeat goes
+ * breaks the endpoint naming a peer silent for TETHER__HEARTBEATS_MISSED periods. A heartbeat goes
  * out only into an empty send queue, so it is written whole or not at all (a partial one would tear
  * the side channel's stream), and a peer that reads nothing for hours holds at most its socket
  * buffers of them. Each heartbeat carries this rank's wait-state records too (core/waitstate.h:
@@ -122,7 +122,7 @@ int tether__rdma_beat_start(rdma_ep *ep, int period_ms)
     return tether__heartbeat_start(ep->size, period_ms, beat, ep, &ep->beat);
 }
 
-void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws)
+void tether__rdma_watch(tether__ep *tep, tether__waitstate *ws)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -130,7 +130,7 @@ void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws)
     pthread_mutex_unlock(&ep->mu);
 }
 
-int tether__rdma_alive(tether_ep *tep)
+int tether__rdma_alive(tether__ep *tep)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     tether__liveness_ep e = {ep, ep->size, ep->beat, &ep->mu, &ep->err, ep->errmsg};

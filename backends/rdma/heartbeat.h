@@ -7,8 +7,8 @@
 
 /* A SIDE_BEAT on every side channel each TETHER_HEARTBEAT, and the alive() check. */
 int tether__rdma_beat_start(rdma_ep *ep, int period_ms);
-int tether__rdma_alive(tether_ep *tep);
+int tether__rdma_alive(tether__ep *tep);
 /* Carry ws in the heartbeats (core/transport.h's watch). */
-void tether__rdma_watch(tether_ep *tep, tether_waitstate *ws);
+void tether__rdma_watch(tether__ep *tep, tether__waitstate *ws);
 
 #endif

@@ -60,9 +60,9 @@ static int links_to(const rdma_ep *ep, int peer)
 
 /* The next frame's header; it tells the peer what we have taken and reposted, and asks for a
  * resend after a gap. */
-static rdma_hdr header(rdma_link *l, uint32_t type, const struct tether_req *r, uint64_t off)
+static rdma_hdr header(rdma_link *l, uint32_t type, const struct tether__req *r, uint64_t off)
 {
-    static const tether_tag none;
+    static const tether__tag none;
     rdma_hdr h = {.type = type,
                   .seq = l->tx_seq,
                   .credits = l->released,
@@ -230,7 +230,7 @@ static int rv_replies(rdma_ep *ep, rdma_link *l)
 static int part_frame(rdma_ep *ep, rdma_link *l, rdma_link *owner)
 {
     rdma_part *pt = owner->sendq;
-    struct tether_req *r = pt->req;
+    struct tether__req *r = pt->req;
     size_t n = pt->len - pt->framed < SLOT_PAYLOAD ? pt->len - pt->framed : SLOT_PAYLOAD;
     rdma_hdr h;
     if (pt->rv) { /* unless RV_MAX are under way on l or the device takes no more MRs: frames */
@@ -341,7 +341,7 @@ static int quiet(rdma_ep *ep, int64_t now, int *due_ms)
     return TETHER_OK;
 }
 
-int tether__rdma_send(rdma_ep *ep, struct tether_req *r)
+int tether__rdma_send(rdma_ep *ep, struct tether__req *r)
 {
     int direct = links_to(ep, r->peer) > 0; /* else forwarded: whole on the first link of the way */
     int nlinks = direct ? links_to(ep, r->peer) : 1;
@@ -395,7 +395,7 @@ static int protocol_error(rdma_ep *ep, const rdma_link *l, const char *what)
                               l->peer, l->dev->name, what);
 }
 
-static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, tether_tag want,
+static int mismatch(rdma_ep *ep, int src, tether__tag got, uint64_t got_len, tether__tag want,
                     uint64_t want_len)
 {
     return tether__rdma_break(ep, TETHER_EMISMATCH,
@@ -409,7 +409,7 @@ static int mismatch(rdma_ep *ep, int src, tether_tag got, uint64_t got_len, teth
                               want.step);
 }
 
-void tether__rdma_track(tether_ep *tep, tether_passed *p)
+void tether__rdma_track(tether__ep *tep, tether__passed *p)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -419,9 +419,9 @@ void tether__rdma_track(tether_ep *tep, tether_passed *p)
 
 int tether__rdma_sweep_stale(rdma_ep *ep)
 {
-    char why[TETHER_ERRMSG_MAX];
+    char why[TETHER__ERRMSG_MAX];
     int moved = 0;
-    tether_passed_look look = tether__passed_look(ep->passed, &ep->seen, ep->recvs);
+    tether__passed_action look = tether__passed_look(ep->passed, &ep->seen, ep->recvs);
     if (look == TETHER__PASSED_NONE)
         return TETHER_OK;
     if (look == TETHER__PASSED_DRAIN) { /* frames in, and a peer's abort on its side channel */
@@ -438,9 +438,9 @@ int tether__rdma_sweep_stale(rdma_ep *ep)
 }
 
 /* A message from src arrived for no receive: a stale one (core/passed.h) is EMISMATCH. */
-static int stale(rdma_ep *ep, int src, tether_tag tag)
+static int stale(rdma_ep *ep, int src, tether__tag tag)
 {
-    char why[TETHER_ERRMSG_MAX];
+    char why[TETHER__ERRMSG_MAX];
     if (!tether__passed_stale(ep->passed, tag, src, why, sizeof why))
         return TETHER_OK;
     return tether__rdma_break(ep, TETHER_EMISMATCH, "rdma: %s", why);
@@ -511,7 +511,7 @@ static int begin(rdma_ep *ep, rdma_link *l, const rdma_hdr *h)
 }
 
 /* One part of receive r is in: the request is done with its last. */
-static void recv_part_done(struct tether_req *r)
+static void recv_part_done(struct tether__req *r)
 {
     if (--r->parts_left == 0)
         r->done = 1;
@@ -673,7 +673,7 @@ static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
 {
     int src = (int)h->src, dst = (int)h->dst;
     rdma_link *next;
-    struct tether_req *r;
+    struct tether__req *r;
     TRY(check_first(ep, from, h));
     next = tether__rdma_hop(ep, dst);
     next = next ? tether__rdma_carrier(ep, next) : NULL;
@@ -691,14 +691,14 @@ static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
                                   "rdma: rank %d: out of memory passing on a "
                                   "message from rank %d to rank %d",
                                   ep->rank, src, dst);
-    *r = (struct tether_req){.is_send = 1,
-                             .peer = dst,
-                             .len = (size_t)h->msglen,
-                             .tag = h->tag,
-                             .src = (uint32_t)src,
-                             .dst = (uint32_t)dst,
-                             .nparts = 1,
-                             .parts_left = 1};
+    *r = (struct tether__req){.is_send = 1,
+                              .peer = dst,
+                              .len = (size_t)h->msglen,
+                              .tag = h->tag,
+                              .src = (uint32_t)src,
+                              .dst = (uint32_t)dst,
+                              .nparts = 1,
+                              .parts_left = 1};
     r->part[0] = (rdma_part){.req = r, .len = (size_t)h->msglen};
     ep->peers[src].arriving[0].fwd = r;
     return TETHER_OK;
@@ -712,7 +712,7 @@ static int pass_begin(rdma_ep *ep, rdma_link *from, const rdma_hdr *h)
 static int pass(rdma_ep *ep, rdma_link *from, const rdma_hdr *h, const unsigned char *p, size_t n)
 {
     rdma_arriving *a = arriving(ep, from, h);
-    struct tether_req *r = a ? a->fwd : NULL;
+    struct tether__req *r = a ? a->fwd : NULL;
     rdma_part *pt;
     rdma_link *way, *next;
     rdma_hdr out;
@@ -981,7 +981,7 @@ static int claim(rdma_ep *ep, int peer, int lane, rdma_part *pt)
     return TETHER_OK;
 }
 
-int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf)
+int tether__rdma_recv(rdma_ep *ep, struct tether__req *r, unsigned char *buf)
 {
     int nlinks = links_to(ep, r->peer) ? links_to(ep, r->peer) : 1, lane[MAX_CABLES];
     r->nparts = 0;

@@ -10,12 +10,12 @@ int tether__rdma_poll_cqs(rdma_ep *ep, int *moved);
 int tether__rdma_arm(rdma_ep *ep, int *moved);
 int tether__rdma_push(rdma_ep *ep, rdma_link *l);
 /* Queue send r's parts (r->peer, r->buf, r->len, r->tag set) and push them. */
-int tether__rdma_send(rdma_ep *ep, struct tether_req *r);
+int tether__rdma_send(rdma_ep *ep, struct tether__req *r);
 /* Post receive r's parts into buf (r->peer, r->len, r->tag set). */
-int tether__rdma_recv(rdma_ep *ep, struct tether_req *r, unsigned char *buf);
+int tether__rdma_recv(rdma_ep *ep, struct tether__req *r, unsigned char *buf);
 int tether__rdma_sends_left(rdma_ep *ep);
 /* Judge stale messages by p (core/transport.h's track), in io.c. */
-void tether__rdma_track(tether_ep *tep, tether_passed *p);
+void tether__rdma_track(tether__ep *tep, tether__passed *p);
 /* Look again at the messages kept unexpected, once some call is over since the last look: a stale
  * one (core/passed.h) breaks the endpoint with EMISMATCH. With ep->mu held. */
 int tether__rdma_sweep_stale(rdma_ep *ep);

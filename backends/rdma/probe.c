@@ -5,7 +5,7 @@
 #include "rdma_impl.h"
 #include "state.h"
 
-int tether__rdma_probe(tether_ep *tep, int peer, tether_tag tag)
+int tether__rdma_probe(tether__ep *tep, int peer, tether__tag tag)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;

@@ -5,6 +5,6 @@
 #include "rdma_impl.h"
 
 /* The vtable's probe (core/transport.h). */
-int tether__rdma_probe(tether_ep *ep, int peer, tether_tag tag);
+int tether__rdma_probe(tether__ep *ep, int peer, tether__tag tag);
 
 #endif

@@ -59,7 +59,7 @@ static int sticky(const rdma_ep *ep)
 
 /* Linux, asked for by name: rdma_cm connects the hostfile's addresses without a matrix. Not for
  * "any", which tries rdma first: every TCP job there would try RDMA too. */
-static int cm_wanted(const tether_config *cfg)
+static int cm_wanted(const tether__config *cfg)
 {
 #if defined(__APPLE__)
     (void)cfg;
@@ -72,7 +72,7 @@ static int cm_wanted(const tether_config *cfg)
 #endif
 }
 
-static int rdma_configured(const tether_config *cfg, char *why, size_t why_len)
+static int rdma_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if ((cfg->ibv_devices || cm_wanted(cfg)) && cfg->coordinator)
         return 1;
@@ -160,7 +160,7 @@ static int device_for(rdma_ep *ep, struct ibv_device **list, int n, const char *
                         name, ep->rank, peer, file, n ? have : "none");
 }
 
-static int count_devices(tether_device_list list)
+static int count_devices(tether__device_list list)
 {
     int k = 0;
     while (list[k])
@@ -170,7 +170,7 @@ static int count_devices(tether_device_list list)
 
 /* Ring mode: N >= 4 and every rank linked to exactly its two ring neighbours (fewer ranks: the
  * ring is a full mesh). Every rank reads the same matrix, so every rank decides the same. */
-static int ring_shape(const tether_device_matrix *m)
+static int ring_shape(const tether__device_matrix *m)
 {
     int n = m->n;
     if (n < 4)
@@ -183,7 +183,7 @@ static int ring_shape(const tether_device_matrix *m)
 }
 
 /* This rank's entry for peer p: its cables, checked against the peer's entry for this rank. */
-static int check_entry(rdma_ep *ep, const tether_device_matrix *m, int p, const char *file)
+static int check_entry(rdma_ep *ep, const tether__device_matrix *m, int p, const char *file)
 {
     int k = count_devices(m->devs[ep->rank][p]), back = count_devices(m->devs[p][ep->rank]);
     if (k == 0 && !ep->ring)
@@ -207,7 +207,7 @@ static int check_entry(rdma_ep *ep, const tether_device_matrix *m, int p, const 
 }
 
 /* Every link's device, then each device's pool and CQ, then the QPs. */
-static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *file)
+static int open_devices(rdma_ep *ep, const tether__device_matrix *m, const char *file)
 {
     int n = 0, rc = TETHER_OK;
     struct ibv_device **list = ep->ibv.get_device_list(&n);
@@ -219,7 +219,7 @@ static int open_devices(rdma_ep *ep, const tether_device_matrix *m, const char *
         rdma_peer *pe = &ep->peers[p];
         if (p == ep->rank || (rc = check_entry(ep, m, p, file)) != TETHER_OK)
             continue;
-        tether_device_list cables = m->devs[ep->rank][p];
+        tether__device_list cables = m->devs[ep->rank][p];
         for (int k = 0; cables[k] && rc == TETHER_OK; k++) {
             rdma_link *l = &pe->link[pe->nlinks++];
             rc = device_for(ep, list, n, cables[k], p, file, &l->dev);
@@ -259,11 +259,11 @@ static int connect_links(rdma_ep *ep, int64_t deadline)
     return rc;
 }
 
-static void rdma_close(tether_ep *tep);
+static void rdma_close(tether__ep *tep);
 
-static int open_all(const tether_config *cfg, rdma_ep *ep)
+static int open_all(const tether__config *cfg, rdma_ep *ep)
 {
-    tether_device_matrix m;
+    tether__device_matrix m;
     char why[512];
     int rc;
     int64_t deadline = tether__net_now_ms() + cfg->timeout_ms;
@@ -292,9 +292,9 @@ static int open_all(const tether_config *cfg, rdma_ep *ep)
 }
 
 /* MLX's JACCL needs no world size: the device matrix (N x N) says it. cfg with that size. */
-static int size_from_matrix(const tether_config *given, tether_config *cfg)
+static int size_from_matrix(const tether__config *given, tether__config *cfg)
 {
-    tether_device_matrix m;
+    tether__device_matrix m;
     *cfg = *given;
     if (cfg->size >= 1 || !cfg->ibv_devices)
         return TETHER_OK;
@@ -304,10 +304,10 @@ static int size_from_matrix(const tether_config *given, tether_config *cfg)
     return TETHER_OK;
 }
 
-static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int *size)
+static int rdma_open(const tether__config *given, tether__ep **out, int *rank, int *size)
 {
     rdma_ep *ep;
-    tether_config derived, *cfg = &derived;
+    tether__config derived, *cfg = &derived;
     int rc;
     TRY(size_from_matrix(given, &derived));
     if (cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size)
@@ -335,29 +335,29 @@ static int rdma_open(const tether_config *given, tether_ep **out, int *rank, int
             ep->peers[p].link[k] = (rdma_link){.peer = p, .lane = k};
     }
     if ((rc = open_all(cfg, ep)) < 0 || (rc = tether__rdma_beat_start(ep, cfg->heartbeat_ms)) < 0) {
-        rdma_close((tether_ep *)ep);
+        rdma_close((tether__ep *)ep);
         return rc;
     }
     TLOG_INFO("rdma: %s, %s QPs on %d device(s)%s", ep->ring ? "ring mode" : "full mesh",
               ep->uc ? "UC" : "RC", ep->ndev, ep->cm ? ", connected through rdma_cm" : "");
-    *out = (tether_ep *)ep;
+    *out = (tether__ep *)ep;
     *rank = ep->rank;
     *size = ep->size;
     return TETHER_OK;
 }
 
 /* Ring mode links the neighbours only: the core picks ring algorithms, and others are forwarded. */
-static unsigned rdma_caps(const tether_ep *ep)
+static unsigned rdma_caps(const tether__ep *ep)
 {
-    return ((const rdma_ep *)ep)->ring ? 0 : TETHER_CAP_DIRECT;
+    return ((const rdma_ep *)ep)->ring ? 0 : TETHER__CAP_DIRECT;
 }
 
-static uint64_t rdma_moved(tether_ep *ep)
+static uint64_t rdma_moved(tether__ep *ep)
 {
     return atomic_load_explicit(&((rdma_ep *)ep)->moved, memory_order_relaxed);
 }
 
-static void req_release(rdma_ep *ep, struct tether_req *r)
+static void req_release(rdma_ep *ep, struct tether__req *r)
 {
     /* A receive let go unfinished (the endpoint broke) may be the one a lane was filling: that
      * lane forgets it, so closing never looks into the freed request (ASan: lastcable.2.rc). */
@@ -373,9 +373,9 @@ static void req_release(rdma_ep *ep, struct tether_req *r)
 }
 
 /* A new request to peer; NULL and the error when it cannot be made. */
-static struct tether_req *req_new(rdma_ep *ep, int peer, tether_tag tag, size_t len, int *rc)
+static struct tether__req *req_new(rdma_ep *ep, int peer, tether__tag tag, size_t len, int *rc)
 {
-    struct tether_req *r;
+    struct tether__req *r;
     if (ep->err) {
         *rc = sticky(ep);
         return NULL;
@@ -399,11 +399,11 @@ static struct tether_req *req_new(rdma_ep *ep, int peer, tether_tag tag, size_t 
 }
 
 /* isend (is_send: buf holds the bytes) or irecv (buf takes them). */
-static int post(tether_ep *tep, int is_send, int peer, void *buf, size_t len, tether_tag tag,
-                tether_req **out)
+static int post(tether__ep *tep, int is_send, int peer, void *buf, size_t len, tether__tag tag,
+                tether__req **out)
 {
     rdma_ep *ep = (rdma_ep *)tep;
-    struct tether_req *r;
+    struct tether__req *r;
     int rc;
     pthread_mutex_lock(&ep->mu);
     ep->calls++;
@@ -431,14 +431,14 @@ static int post(tether_ep *tep, int is_send, int peer, void *buf, size_t len, te
     return rc < 0 ? (ep->err ? sticky(ep) : rc) : TETHER_OK;
 }
 
-static int rdma_isend(tether_ep *tep, int peer, const void *buf, size_t len, tether_tag tag,
-                      tether_req **out)
+static int rdma_isend(tether__ep *tep, int peer, const void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
 {
     return post(tep, 1, peer, (void *)buf, len, tag, out); /* only read: r->buf is const */
 }
 
-static int rdma_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_tag tag,
-                      tether_req **out)
+static int rdma_irecv(tether__ep *tep, int peer, void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
 {
     return post(tep, 0, peer, buf, len, tag, out);
 }
@@ -454,7 +454,7 @@ static tether__rxq *posted_queue(rdma_peer *pe, rdma_part *pt)
 }
 
 /* core/transport.h's cancel: a receive none of whose parts has met its message is withdrawn. */
-static int rdma_cancel(tether_ep *tep, tether_req *r)
+static int rdma_cancel(tether__ep *tep, tether__req *r)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     int rc = 0, moved = 0;
@@ -477,7 +477,7 @@ static int rdma_cancel(tether_ep *tep, tether_req *r)
     return rc;
 }
 
-static int rdma_test(tether_ep *tep, tether_req *r, int *done)
+static int rdma_test(tether__ep *tep, tether__req *r, int *done)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;
@@ -524,7 +524,7 @@ static int sleep_on_fds(rdma_ep *ep, int timeout_ms)
  * the channels itself, so a completion costs one wake-up. In ring mode the progress thread may
  * have finished parts since this thread's test(): then it returns at once; and it may have
  * finished another thread's request meanwhile, whose wait() it wakes. */
-static int rdma_wait(tether_ep *tep, int timeout_ms)
+static int rdma_wait(tether__ep *tep, int timeout_ms)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     int moved = 0, rc;
@@ -546,7 +546,7 @@ static int rdma_wait(tether_ep *tep, int timeout_ms)
     return rc;
 }
 
-static void rdma_abort(tether_ep *tep, int code, const char *msg)
+static void rdma_abort(tether__ep *tep, int code, const char *msg)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -627,7 +627,7 @@ static void free_peer(rdma_ep *ep, rdma_peer *pe)
         close(pe->fd);
 }
 
-static void rdma_close(tether_ep *tep)
+static void rdma_close(tether__ep *tep)
 {
     rdma_ep *ep = (rdma_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -672,7 +672,7 @@ static void rdma_close(tether_ep *tep)
         if (p != ep->rank)
             free_peer(ep, &ep->peers[p]);
     while (ep->live)
-        req_release(ep, (struct tether_req *)ep->live);
+        req_release(ep, (struct tether__req *)ep->live);
     tether__rxcache_clear(&ep->rxcache);
     for (int d = 0; d < ep->ndev; d++)
         tether__rdma_dev_close(ep, &ep->devs[d]);
@@ -685,7 +685,7 @@ static void rdma_close(tether_ep *tep)
     free(ep);
 }
 
-const tether_transport_ops tether_rdma_ops = {
+const tether__transport_ops tether__rdma_ops = {
     .name = "rdma",
     .configured = rdma_configured,
     .usable = rdma_usable,

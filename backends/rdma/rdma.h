@@ -5,12 +5,12 @@
 
 #include "core/transport.h"
 
-extern const tether_transport_ops tether_rdma_ops;
+extern const tether__transport_ops tether__rdma_ops;
 
 /* `tether check`: on Linux with a hostfile and no device matrix, one line per rank address of the
  * hostfile into out: the device, port, GID (and LID) rdma_cm picks to reach it, or why it cannot.
  * Empty where rdma_cm does not apply or cannot load (cm_report.c; stubs in absent.c, cm_absent.c).
  */
-void tether__rdma_cm_report(const tether_config *cfg, char *out, size_t len);
+void tether__rdma_cm_report(const tether__config *cfg, char *out, size_t len);
 
 #endif

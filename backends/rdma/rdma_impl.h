@@ -122,7 +122,7 @@ typedef struct rdma_hdr {
     uint32_t ctrl_seen; /* control frames of ours the sender has taken in, in all */
     uint32_t ack;       /* data frames of ours the sender has taken in order, in all */
     uint32_t flags;     /* HDR_NACK, HDR_PROBE */
-    tether_tag tag;
+    tether__tag tag;
     uint64_t msglen;   /* bytes of the whole message */
     uint64_t offset;   /* where this frame's payload goes in this link's part of it */
     uint32_t src, dst; /* origin and destination rank: a rank on the way passes it on */
@@ -260,7 +260,7 @@ typedef struct rdma_link {
  * order. */
 typedef struct rdma_arriving {
     tether__rxmsg *cur;
-    struct tether_req *fwd;
+    struct tether__req *fwd;
 } rdma_arriving;
 
 /* Another world rank: side channel, matching queues (per link: parts match on their own link;
@@ -297,7 +297,7 @@ typedef struct rdma_peer {
 
 /* One link's share of a message: all of it, or one stripe. */
 struct rdma_part {
-    struct tether_req *req;
+    struct tether__req *req;
     rdma_part *qnext;       /* send: its place in its link's queue */
     int lane;               /* send: the receiver's lane for it (its frames' HDR_LANE bits) */
     size_t lo, len, framed; /* send: where it starts, its bytes, those already in frames */
@@ -310,13 +310,13 @@ struct rdma_part {
     struct ibv_mr *mr;
 };
 
-struct tether_req {
+struct tether__req {
     tether__net_live live; /* first: its place among the live requests (not forwards) */
     int is_send, peer, done;
     int nparts, parts_left;
     const unsigned char *buf; /* send: the bytes */
     size_t len;
-    tether_tag tag;
+    tether__tag tag;
     uint32_t src, dst; /* send: what its frames carry; a forward (passing through) has no buf */
     rdma_part part[MAX_CABLES];
 };
@@ -334,7 +334,7 @@ typedef struct rdma_ep {
     rdma_peer *peers;       /* per world rank; peers[rank] is unused */
     tether__net_live *live; /* the live requests, freed by close() */
     int err;
-    char errmsg[TETHER_ERRMSG_MAX];
+    char errmsg[TETHER__ERRMSG_MAX];
     tether__loop *loop; /* ring mode: the thread that forwards while the program is away */
     /* Ring mode: the program's threads move the frames themselves while they are inside calls
      * (wait() sleeps in poll() as in a full mesh) and the thread stands by (ring_thread.c). calls
@@ -357,10 +357,10 @@ typedef struct rdma_ep {
     int beat_ms;    /* TETHER_HEARTBEAT (silence.c: a silent peer is the heartbeats' to name) */
     int ack_due_ms; /* after the last progress: when an acknowledgement is due alone, -1 none */
     tether__rxcache rxcache;     /* blocks for unexpected messages */
-    tether_heartbeat *beat;      /* heartbeats on the side channels (heartbeat.c); NULL when none */
+    tether__heartbeat *beat;     /* heartbeats on the side channels (heartbeat.c); NULL when none */
     tether__net_records records; /* what the heartbeats carry (heartbeat.c) */
-    tether_passed *passed;       /* judges stale messages (core/passed.h); NULL: none judged */
-    tether_passed_seen seen;     /* when the kept messages were last looked at */
+    tether__passed *passed;      /* judges stale messages (core/passed.h); NULL: none judged */
+    tether__passed_seen seen;    /* when the kept messages were last looked at */
     uint64_t recvs;              /* receives posted so far */
     /* tether__rdma_push (io.c), for failover.c and rejoin.c, which io.c calls: a link's frames
      * moved to another, or a cable back, go out at once. A pointer, not a call, so those files

@@ -8,7 +8,7 @@
 #include "core/config.h"
 #include "verbs.h"
 
-#define SYM(field, name) TETHER_DL_SYM(tether__rdmacm, field, name)
+#define SYM(field, name) TETHER__DL_SYM(tether__rdmacm, field, name)
 static const tether__dl_sym symbols[] = {
     SYM(create_event_channel, "rdma_create_event_channel"),
     SYM(destroy_event_channel, "rdma_destroy_event_channel"),

@@ -39,7 +39,7 @@ void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr)
 
 /* Forget rendezvous id of l, its registrations dropped and nothing owed for it, where its part
  * belongs to request r (NULL: whichever). */
-static void forget(rdma_ep *ep, rdma_link *l, int id, const struct tether_req *r)
+static void forget(rdma_ep *ep, rdma_link *l, int id, const struct tether__req *r)
 {
     if (l->rv_out[id] && (!r || l->rv_out[id]->req == r)) {
         tether__rdma_dereg(ep, &l->rv_out[id]->mr);
@@ -55,7 +55,7 @@ static void forget(rdma_ep *ep, rdma_link *l, int id, const struct tether_req *r
 
 /* Every link's rendezvous of r (NULL: all); the links by hand, not RDMA_EACH_LINK, so that this
  * file calls none of the backend's (state.c calls it). */
-static void forget_all(rdma_ep *ep, const struct tether_req *r)
+static void forget_all(rdma_ep *ep, const struct tether__req *r)
 {
     for (int p = 0; p < ep->size; p++)
         for (int k = 0; k < ep->peers[p].nlinks; k++)
@@ -63,7 +63,7 @@ static void forget_all(rdma_ep *ep, const struct tether_req *r)
                 forget(ep, &ep->peers[p].link[k], id, r);
 }
 
-void tether__rdma_rv_forget(rdma_ep *ep, struct tether_req *r)
+void tether__rdma_rv_forget(rdma_ep *ep, struct tether__req *r)
 {
     forget_all(ep, r);
 }

@@ -14,7 +14,7 @@ int tether__rdma_reg(rdma_ep *ep, rdma_link *l, void *buf, size_t len, int acces
 void tether__rdma_dereg(rdma_ep *ep, struct ibv_mr **mr);
 /* Request r is let go unfinished (the endpoint broke, or it closes): its parts leave every
  * rendezvous, their registrations dropped, so nothing looks into the freed request again. */
-void tether__rdma_rv_forget(rdma_ep *ep, struct tether_req *r);
+void tether__rdma_rv_forget(rdma_ep *ep, struct tether__req *r);
 /* The endpoint broke: every rendezvous ends, its registrations dropped, before the caller hears
  * of the error and frees its buffers: a peer's late WRITE then fails on the stale rkey (a remote
  * access error on its QP) instead of landing in freed memory, and ours fails to read. */

@@ -29,7 +29,7 @@
 
 typedef struct side_plan {
     int *out, *in, *naddrs;
-    tether_hostaddr **addrs;
+    tether__hostaddr **addrs;
 } side_plan;
 
 static int plan_alloc(side_plan *p, int n)
@@ -52,9 +52,9 @@ static void plan_free(side_plan *p)
 }
 
 /* One TCP link per pair: the lower rank connects to the address the coordinator handed out. */
-int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep)
+int tether__rdma_side_open(const tether__config *cfg, rdma_ep *ep)
 {
-    tether_rank_hosts table;
+    tether__rank_hosts table;
     tether__net_links links = {0};
     side_plan sp = {0};
     int listen_fd = -1, rc;

@@ -4,7 +4,7 @@
 
 #include "rdma_impl.h"
 
-int tether__rdma_side_open(const tether_config *cfg, rdma_ep *ep);
+int tether__rdma_side_open(const tether__config *cfg, rdma_ep *ep);
 int tether__rdma_side_swap(rdma_ep *ep, rdma_peer *pe, int peer, const void *mine, void *theirs,
                            size_t len, int64_t deadline_ms);
 void tether__rdma_side_say(rdma_ep *ep, uint32_t type, int code, const char *text);

@@ -69,7 +69,7 @@ static int side_message(rdma_ep *ep, rdma_peer *l, int peer)
             for (int k = 0; k < l->nlinks; k++)
                 tether__rdma_forget(ep, &l->link[k]);
     } else if (h[3] && ep->records.ws) { /* a heartbeat's records; its bytes were the news */
-        char why[TETHER_ERRMSG_MAX];
+        char why[TETHER__ERRMSG_MAX];
         if (tether__ws_merge(ep->records.ws, peer, l->side_buf + SIDE_HDR, h[3], why, sizeof why) <
             0)
             return tether__rdma_break(ep, TETHER_ENET, "rdma: %s (%s)", why, l->addr);

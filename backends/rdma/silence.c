@@ -13,7 +13,7 @@
  *
  * That alone could be a peer that stopped rather than a cable: so the link goes only if a sibling
  * to the same peer heard something since its last frame; without one (every cable to the peer
- * silent, or only one), only after TETHER_HEARTBEATS_MISSED + 1 heartbeats, so that a peer that
+ * silent, or only one), only after TETHER__HEARTBEATS_MISSED + 1 heartbeats, so that a peer that
  * stopped is named by the heartbeats first (its heartbeat thread answers probes while it lives:
  * heartbeat.c uc_tick). The last cable to a peer taken out fails the job, as a QP error does. A
  * peer that stops just after a sibling's last frame may cost that link a needless failover (it is
@@ -76,7 +76,7 @@ static int judge(rdma_ep *ep, rdma_link *l, int64_t now_us)
     if (s)
         snprintf(why, sizeof why, "no acknowledgement for %.1f s while %s answered",
                  (double)quiet / 1e6, s->dev->name);
-    else if (quiet >= (int64_t)(TETHER_HEARTBEATS_MISSED + 1) * ep->beat_ms * 1000)
+    else if (quiet >= (int64_t)(TETHER__HEARTBEATS_MISSED + 1) * ep->beat_ms * 1000)
         snprintf(why, sizeof why,
                  "no acknowledgement for %.1f s, and nothing on any other cable to it",
                  (double)quiet / 1e6);

@@ -15,7 +15,7 @@ rdma_link *tether__rdma_next_link(rdma_ep *ep, rdma_link *l);
 
 /* Break ep (first failure wins) and return code; later calls return it. Caller holds
  * ep->mu. */
-int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
+int tether__rdma_break(rdma_ep *ep, int code, const char *fmt, ...) TETHER__PRINTF(3, 4);
 /* Whether every frame closing peer pe sent is in and handled here: those of its own messages, or
  * (final) every one, after its last bye; or it never will be, its process having ended. */
 int tether__rdma_all_in(const rdma_peer *pe, int final);

@@ -7,7 +7,7 @@
 
 #include "core/config.h"
 
-#define SYM(field, name) TETHER_DL_SYM(tether__ibv, field, name)
+#define SYM(field, name) TETHER__DL_SYM(tether__ibv, field, name)
 static const tether__dl_sym symbols[] = {
     SYM(get_device_list, "ibv_get_device_list"),
     SYM(free_device_list, "ibv_free_device_list"),

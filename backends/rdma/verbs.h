@@ -48,7 +48,7 @@ typedef struct tether__dl_sym {
     size_t offset;
     const char *name;
 } tether__dl_sym;
-#define TETHER_DL_SYM(type, field, name)                                                           \
+#define TETHER__DL_SYM(type, field, name)                                                          \
     {                                                                                              \
         offsetof(type, field), name                                                                \
     }

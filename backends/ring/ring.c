@@ -27,7 +27,7 @@
  * and nothing to linger for), and a ring of 2 or 3 is exactly as fast as a mesh of 2 or 3. */
 #define RING_ALL_NEIGHBOURS 3
 
-static int ring_configured(const tether_config *cfg, char *why, size_t why_len)
+static int ring_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if (cfg->hostfile)
         return 1;
@@ -57,9 +57,9 @@ static int reaches(const tether__tcp_world *w, const char *b)
  * listing every address of each host (not only those towards the left neighbour) works too; one
  * per address when none is (host names, routed networks; MLX's files, whose entries hold only the
  * addresses towards the left, give the same). Link k goes to the k-th of them. */
-static int plan_right(const tether_config *cfg, tether__tcp_world *w, int right)
+static int plan_right(const tether__config *cfg, tether__tcp_world *w, int right)
 {
-    const tether_hostaddr *all = w->table.addrs[right];
+    const tether__hostaddr *all = w->table.addrs[right];
     int any = 0;
     for (int i = 0; i < w->table.naddrs[right]; i++)
         any |= reaches(w, all[i].host);
@@ -89,7 +89,7 @@ static int count_left(const tether__tcp_world *w, int left)
 /* With two ranks both neighbours are one rank: rank 0's links to rank 1 serve both ways, as the
  * mesh's one link per pair does (a second set, rank 1's to rank 0, striped every large message
  * over twice the sockets and made the ring 1.2-1.45x slower than the mesh from 4 MiB). */
-static int plan_links(const tether_config *cfg, tether__tcp_world *w)
+static int plan_links(const tether__config *cfg, tether__tcp_world *w)
 {
     int n = w->size, r = w->rank, right = (r + 1) % n, left = (r + n - 1) % n;
     w->plan.pin_addrs = 1;
@@ -121,7 +121,7 @@ static int route(const tether__tcp_world *w, tether__tcp_ep *ep)
     return rc;
 }
 
-static int ring_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
+static int ring_open(const tether__config *cfg, tether__ep **out, int *rank, int *size)
 {
     tether__tcp_world w;
     tether__tcp_ep *ep = NULL;
@@ -139,25 +139,25 @@ static int ring_open(const tether_config *cfg, tether_ep **out, int *rank, int *
         TRY_GOTO(rc, route(&w, ep), fail);
         TRY_GOTO(rc, tether__tcp_progress_start(ep), fail);
     }
-    *out = (tether_ep *)ep;
+    *out = (tether__ep *)ep;
     *rank = w.rank;
     *size = w.size;
     goto done;
 fail: /* the neighbours formed their links: tell them, so they fail now rather than time out */
-    tether__tcp_abort((tether_ep *)ep, rc, tether_last_error());
+    tether__tcp_abort((tether__ep *)ep, rc, tether_last_error());
     tether__tcp_close(ep);
 done:
     tether__tcp_world_free(&w);
     return rc;
 }
 
-static void ring_close(tether_ep *ep)
+static void ring_close(tether__ep *ep)
 {
     tether__tcp_progress_stop((tether__tcp_ep *)ep, RING_LINGER_MS);
     tether__tcp_close((tether__tcp_ep *)ep);
 }
 
-const tether_transport_ops tether_ring_ops = {
+const tether__transport_ops tether__ring_ops = {
     .name = "ring",
     .configured = ring_configured,
     .usable = NULL,

@@ -16,7 +16,7 @@
 #include "core/platform.h"
 #include "core/wire.h"
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 #include <sys/random.h>
 #endif
 
@@ -29,7 +29,7 @@ static pthread_once_t cookie_once = PTHREAD_ONCE_INIT;
 
 static void cookie_init(void)
 {
-#if TETHER_LINUX
+#if TETHER__LINUX
     if (getrandom(&cookie, sizeof cookie, GRND_NONBLOCK) == (ssize_t)sizeof cookie && cookie)
         return;
 #endif
@@ -39,7 +39,7 @@ static void cookie_init(void)
 int tether__cma_min(uint64_t *out)
 {
     long v;
-#if TETHER_LINUX
+#if TETHER__LINUX
     TRY(tether__param_long(TETHER__P_TCP_CMA_MIN, &v));
 #else
     v = 0; /* no process_vm_readv: every message goes through the socket */
@@ -49,7 +49,7 @@ int tether__cma_min(uint64_t *out)
 }
 
 /* A failure for the engine to report as it is. */
-static void fail(tether__cma_todo *t, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
+static void fail(tether__cma_todo *t, int code, const char *fmt, ...) TETHER__PRINTF(3, 4);
 static void fail(tether__cma_todo *t, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -105,7 +105,7 @@ int tether__cma_both_ways(const tether__cma_link *c0)
     return c0->on && c0->read;
 }
 
-void tether__cma_describe(tether__cma_link *c, tether__cma_send *s, struct tether_req *req,
+void tether__cma_describe(tether__cma_link *c, tether__cma_send *s, struct tether__req *req,
                           const tether__frame *f, const unsigned char *payload,
                           unsigned char hdr[TETHER__FRAME_SIZE])
 {
@@ -133,7 +133,7 @@ int tether__cma_sending(const tether__cma_link *c)
 
 /* ---- the reader's side ---- */
 
-#if TETHER_LINUX
+#if TETHER__LINUX
 /* Read n bytes at addr of the peer's memory into dst; 0, or the errno. Gigabytes take seconds, all
  * with the engine's lock held: the engine stands in for its heartbeat thread between steps. */
 static int read_peer(pid_t pid, void *dst, uint64_t addr, uint64_t n, const tether__cma_at *at)
@@ -162,7 +162,7 @@ static void take_offer(tether__cma_link *c, const tether__cma_at *at, tether__cm
     int yes = 0, e = ENOSYS;
     int64_t pid = (int64_t)tether__get_u64(c->buf);
     c->expected = 0;
-#if TETHER_LINUX
+#if TETHER__LINUX
     uint64_t seen = 0, want = tether__get_u64(c->buf + 16);
     e = EPERM; /* nothing offered, or TETHER_TCP_CMA_MIN=0 */
     if (c->hdr.len != 0 && at->min)
@@ -193,7 +193,7 @@ static void take_offer(tether__cma_link *c, const tether__cma_at *at, tether__cm
 static void copy_stripe(const tether__cma_link *c0, const tether__cma_at *at, void *dst, uint64_t n,
                         const unsigned char *desc, tether__cma_todo *t)
 {
-#if TETHER_LINUX
+#if TETHER__LINUX
     uint64_t epoch = 0;
     int e = read_peer((pid_t)c0->pid, dst, tether__get_u64(desc), n, at);
     /* the epoch even after a failed read: a sender that withdrew may have freed the buffer since

@@ -43,7 +43,7 @@
 typedef struct tether__cma_send {
     struct tether__cma_send *next;
     uint64_t id;
-    struct tether_req *req;
+    struct tether__req *req;
     unsigned char desc[TETHER__CMA_DESC_SIZE]; /* the frame's payload: address, id, epoch */
 } tether__cma_send;
 
@@ -94,15 +94,15 @@ typedef struct tether__cma_todo {
     tether__cma_fail fail;
     int code;
     const char *what;
-    tether_tag tag, want_tag;
+    tether__tag tag, want_tag;
     uint64_t len, want_len;
     uint64_t read; /* bytes copied from the peer's memory */
     int reply;
     tether__frame frame;
     unsigned char payload[TETHER__CMA_OFFER_SIZE];
     size_t n;
-    struct tether_req *done;
-    char why[TETHER_ERRMSG_MAX];
+    struct tether__req *done;
+    char why[TETHER__ERRMSG_MAX];
 } tether__cma_todo;
 
 /* TETHER_TCP_CMA_MIN: the smallest message read from the sender's memory; 0 turns it off. */
@@ -124,7 +124,7 @@ int tether__cma_both_ways(const tether__cma_link *c0);
 /* Make s (for request req) the descriptor of the stripe at payload, of a message of f's tag and
  * length: hdr gets the frame header, s->desc its payload; req gets one more part to finish, the
  * reader's CMA_DONE. */
-void tether__cma_describe(tether__cma_link *c, tether__cma_send *s, struct tether_req *req,
+void tether__cma_describe(tether__cma_link *c, tether__cma_send *s, struct tether__req *req,
                           const tether__frame *f, const unsigned char *payload,
                           unsigned char hdr[TETHER__FRAME_SIZE]);
 

@@ -390,9 +390,9 @@ static int check_peer(const tether__tcp_ep *ep, int peer)
 }
 
 /* k parts: one per link to the peer; a routed send one per chunk (frame.h), its receive one. */
-static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send, uint64_t k)
+static struct tether__req *req_new(tether__tcp_ep *ep, int peer, int is_send, uint64_t k)
 {
-    struct tether_req *r;
+    struct tether__req *r;
     if (k > INT_MAX || k > (SIZE_MAX - sizeof *r) / sizeof r->part[0]) /* parts_left counts them */
         return NULL;
     r = k == 1 && ep->nspare > 0 ? ep->spare[--ep->nspare]
@@ -407,7 +407,7 @@ static struct tether_req *req_new(tether__tcp_ep *ep, int peer, int is_send, uin
     return r;
 }
 
-void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r)
+void tether__tcp_req_free(tether__tcp_ep *ep, struct tether__req *r)
 {
     tether__net_live_remove(&ep->live, &r->live);
     if (r->nparts == 1 && ep->nspare < TETHER__REQ_SPARES)
@@ -418,7 +418,7 @@ void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r)
 
 /* Common entry of isend/irecv of len bytes: lock, check, allocate. Returns with ep->mu held on
  * success. */
-static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct tether_req **r)
+static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct tether__req **r)
 {
     TRY(check_peer(ep, peer));
     pthread_mutex_lock(&ep->mu);
@@ -442,7 +442,7 @@ static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct
 }
 
 /* Common exit: on failure the request is released and the error recorded. */
-static int end(tether__tcp_ep *ep, struct tether_req *r, int rc, tether_req **out)
+static int end(tether__tcp_ep *ep, struct tether__req *r, int rc, tether__req **out)
 {
     if (rc < 0) {
         tether__tcp_req_free(ep, r);
@@ -456,8 +456,8 @@ static int end(tether__tcp_ep *ep, struct tether_req *r, int rc, tether_req **ou
 
 /* A message to a peer with no link: its chunks as routed frames (frame.h), in order, on link 0 of
  * the neighbour towards it. */
-static int route_send(tether__tcp_ep *ep, struct tether_req *r, const void *buf, size_t len,
-                      tether_tag tag)
+static int route_send(tether__tcp_ep *ep, struct tether__req *r, const void *buf, size_t len,
+                      tether__tag tag)
 {
     int peer = r->peer;
     if (!ep->routes.via)
@@ -487,8 +487,8 @@ static int route_send(tether__tcp_ep *ep, struct tether_req *r, const void *buf,
 
 /* A receive from a peer with no link waits in its queue-only link, where routed frames from it
  * are matched as if they had come straight from it. */
-static int route_recv(tether__tcp_ep *ep, struct tether_req *r, void *buf, size_t len,
-                      tether_tag tag)
+static int route_recv(tether__tcp_ep *ep, struct tether__req *r, void *buf, size_t len,
+                      tether__tag tag)
 {
     tether__rxmsg *m = &r->part[0].rx;
     if (!ep->routes.via)
@@ -529,11 +529,11 @@ static int read_peer_abort(tether__tcp_ep *ep, int peer)
     return ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
 }
 
-int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tether_tag tag,
-                      tether_req **out)
+int tether__tcp_isend(tether__ep *tep, int peer, const void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
-    struct tether_req *r;
+    struct tether__req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 1, len, &r));
     tether__rxcache_note(&ep->rxcache, len);
@@ -541,7 +541,7 @@ int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tet
         return end(ep, r, route_send(ep, r, buf, len, tag), out);
     if (ep->links[peer][0].bye)
         return end(ep, r, tether__tcp_gone(ep, &ep->links[peer][0], "sends to it"), out);
-    if ((tag.seq & TETHER_TAG_P2P) && (rc = read_peer_abort(ep, peer)) < 0)
+    if ((tag.seq & TETHER__TAG_P2P) && (rc = read_peer_abort(ep, peer)) < 0)
         return end(ep, r, rc, out);
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
     int cma = tether__cma_use(&ep->links[peer][0].cma,
@@ -569,11 +569,11 @@ int tether__tcp_isend(tether_ep *tep, int peer, const void *buf, size_t len, tet
     return end(ep, r, rc, out);
 }
 
-int tether__tcp_irecv(tether_ep *tep, int peer, void *buf, size_t len, tether_tag tag,
-                      tether_req **out)
+int tether__tcp_irecv(tether__ep *tep, int peer, void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
-    struct tether_req *r;
+    struct tether__req *r;
     int rc = TETHER_OK;
     TRY(begin(ep, peer, 0, len, &r));
     ep->recvs++;
@@ -612,7 +612,7 @@ static int progress_peer(tether__tcp_ep *ep, int peer, int read)
     return ep->err;
 }
 
-int tether__tcp_test(tether_ep *tep, tether_req *r, int *done)
+int tether__tcp_test(tether__ep *tep, tether__req *r, int *done)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -636,7 +636,7 @@ int tether__tcp_test(tether_ep *tep, tether_req *r, int *done)
 /* The parts irecv posted for receive r (those its stripes give a share, or the one on a routed
  * peer's queue-only link): with take = 0, 1 if every one still waits in its link's posted queue
  * (none has met its frame), else 0; with take = 1, take them all out. */
-static int posted_parts(tether__tcp_ep *ep, struct tether_req *r, int take)
+static int posted_parts(tether__tcp_ep *ep, struct tether__req *r, int take)
 {
     int n = ep->nlinks[r->peer] ? ep->nlinks[r->peer] : 1;
     uint64_t len = r->part[0].rx.msglen, off, share;
@@ -652,7 +652,7 @@ static int posted_parts(tether__tcp_ep *ep, struct tether_req *r, int take)
     return 1;
 }
 
-int tether__tcp_cancel(tether_ep *tep, tether_req *r)
+int tether__tcp_cancel(tether__ep *tep, tether__req *r)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -688,7 +688,7 @@ int tether__tcp_link_bytes(tether__tcp_ep *ep, int peer, int link, uint64_t *sen
  * What the socket has not yet sent holds any heartbeat written after the data too, and its
  * acknowledgement would show as data leaving: so the count never goes back, and a heartbeat's
  * bytes can at most make up for the dip they caused, never add to the most data has moved. */
-uint64_t tether__tcp_moved(tether_ep *tep)
+uint64_t tether__tcp_moved(tether__ep *tep)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     uint64_t total = 0;
@@ -730,15 +730,15 @@ static int reads_memory(const tether__tcp_ep *ep)
     return 1;
 }
 
-size_t tether__tcp_packet(const tether_ep *tep)
+size_t tether__tcp_packet(const tether__ep *tep)
 {
     return ((const tether__tcp_ep *)tep)->packet;
 }
 
-unsigned tether__tcp_caps(const tether_ep *tep)
+unsigned tether__tcp_caps(const tether__ep *tep)
 {
     const tether__tcp_ep *ep = (const tether__tcp_ep *)tep;
-    return (every_peer_linked(ep) ? TETHER_CAP_DIRECT : 0) |
-           (ep->one_host ? TETHER_CAP_ONE_HOST : 0) |
-           (reads_memory(ep) ? TETHER_CAP_READS_MEMORY : 0);
+    return (every_peer_linked(ep) ? TETHER__CAP_DIRECT : 0) |
+           (ep->one_host ? TETHER__CAP_ONE_HOST : 0) |
+           (reads_memory(ep) ? TETHER__CAP_READS_MEMORY : 0);
 }

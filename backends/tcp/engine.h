@@ -22,29 +22,29 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
 
 /* The message half of the transport vtable (core/transport.h, with its contracts) for the backends
  * whose endpoint is the engine itself (mesh, ring): ep is a tether__tcp_ep. */
-int tether__tcp_isend(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
-                      tether_req **out);
-int tether__tcp_irecv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
-                      tether_req **out);
-int tether__tcp_test(tether_ep *ep, tether_req *r, int *done);
-int tether__tcp_wait(tether_ep *ep, int timeout_ms);
-void tether__tcp_abort(tether_ep *ep, int code, const char *msg);
+int tether__tcp_isend(tether__ep *ep, int peer, const void *buf, size_t len, tether__tag tag,
+                      tether__req **out);
+int tether__tcp_irecv(tether__ep *ep, int peer, void *buf, size_t len, tether__tag tag,
+                      tether__req **out);
+int tether__tcp_test(tether__ep *ep, tether__req *r, int *done);
+int tether__tcp_wait(tether__ep *ep, int timeout_ms);
+void tether__tcp_abort(tether__ep *ep, int code, const char *msg);
 /* Bytes that have crossed this endpoint's links so far, counted where the kernel has them: received
  * into its socket buffers and sent from them (any thread). A root whose broadcast still drains from
  * a send buffer over a slow link sees it move while it waits elsewhere. */
-uint64_t tether__tcp_moved(tether_ep *ep);
+uint64_t tether__tcp_moved(tether__ep *ep);
 /* Whether a message of tag from peer has arrived that no receive has claimed (1, 0, or the sticky
  * error): the probe of an any-source receive. */
-int tether__tcp_probe(tether_ep *ep, int peer, tether_tag tag);
+int tether__tcp_probe(tether__ep *ep, int peer, tether__tag tag);
 /* Withdraw a receive none of whose parts has met its frame yet (core/transport.h's cancel). */
-int tether__tcp_cancel(tether_ep *ep, tether_req *r);
-/* The heartbeats' verdict (engine_beat.c): a peer silent for TETHER_HEARTBEATS_MISSED periods
+int tether__tcp_cancel(tether__ep *ep, tether__req *r);
+/* The heartbeats' verdict (engine_beat.c): a peer silent for TETHER__HEARTBEATS_MISSED periods
  * breaks the endpoint. */
-int tether__tcp_alive(tether_ep *ep);
+int tether__tcp_alive(tether__ep *ep);
 /* Carry ws in the heartbeats (core/transport.h's watch). */
-void tether__tcp_watch(tether_ep *ep, tether_waitstate *ws);
+void tether__tcp_watch(tether__ep *ep, tether__waitstate *ws);
 /* Judge stale messages by p (core/transport.h's track). */
-void tether__tcp_track(tether_ep *ep, tether_passed *p);
+void tether__tcp_track(tether__ep *ep, tether__passed *p);
 
 /* Those calls in the initializer of such a backend's vtable. */
 #define TETHER__TCP_MESSAGE_OPS                                                                    \
@@ -55,15 +55,15 @@ void tether__tcp_track(tether_ep *ep, tether_passed *p);
 
 void tether__tcp_close(tether__tcp_ep *ep);
 
-/* What the links give the core's algorithms (core/transport.h's caps): TETHER_CAP_DIRECT when every
- * peer has links of its own (a mesh; a ring of 2 or 3 ranks, whose neighbours are everyone);
- * TETHER_CAP_ONE_HOST when every link joins two processes of this host (loopback, or the same
+/* What the links give the core's algorithms (core/transport.h's caps): TETHER__CAP_DIRECT when
+ * every peer has links of its own (a mesh; a ring of 2 or 3 ranks, whose neighbours are everyone);
+ * TETHER__CAP_ONE_HOST when every link joins two processes of this host (loopback, or the same
  * address at both ends: links are then memory copies on shared cores and caches, not cables);
- * TETHER_CAP_READS_MEMORY when this rank and every peer read each other's large messages from
+ * TETHER__CAP_READS_MEMORY when this rank and every peer read each other's large messages from
  * memory (cma.h), both directions of every pair, which both ends of it know alike. */
-unsigned tether__tcp_caps(const tether_ep *ep);
+unsigned tether__tcp_caps(const tether__ep *ep);
 /* core/transport.h's packet: the least TCP segment of the socket links, less a frame header. */
-size_t tether__tcp_packet(const tether_ep *ep);
+size_t tether__tcp_packet(const tether__ep *ep);
 
 /* For links that reach only some peers (the ring): via[p] is the neighbour through which a message
  * to p goes (p itself when linked). Peers without links then work as if linked, more slowly. */

@@ -13,7 +13,7 @@
  * socket: heartbeats may sit behind frames nobody has asked for yet), by the thread four times a
  * period and by a wait with no progress for a period (tether__tcp_alive) as often; that wait
  * also reads what the links hold, so an hour of heartbeats never fills a socket, and a peer that
- * has sent no byte, heartbeat or data, for TETHER_HEARTBEATS_MISSED periods breaks the endpoint. A
+ * has sent no byte, heartbeat or data, for TETHER__HEARTBEATS_MISSED periods breaks the endpoint. A
  * SIGSTOPped, hung (its threads not running) or unreachable peer is caught so within seconds,
  * while a peer that is merely busy keeps answering. A rank copying gigabytes with ep->mu held (a
  * message read from a peer's memory, or one that came unexpected) would keep the thread waiting
@@ -179,7 +179,7 @@ int tether__tcp_beat_start(tether__tcp_ep *ep, int period_ms)
     return rc;
 }
 
-void tether__tcp_watch(tether_ep *tep, tether_waitstate *ws)
+void tether__tcp_watch(tether__ep *tep, tether__waitstate *ws)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -187,7 +187,7 @@ void tether__tcp_watch(tether_ep *tep, tether_waitstate *ws)
     pthread_mutex_unlock(&ep->mu);
 }
 
-int tether__tcp_alive(tether_ep *tep)
+int tether__tcp_alive(tether__ep *tep)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     tether__liveness_ep e = {ep, ep->size, ep->beat, &ep->mu, &ep->err, ep->errmsg};

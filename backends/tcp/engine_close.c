@@ -54,7 +54,7 @@ void tether__tcp_close(tether__tcp_ep *ep)
         free(l->rbuf);
     }
     while (ep->live)
-        tether__tcp_req_free(ep, (struct tether_req *)ep->live);
+        tether__tcp_req_free(ep, (struct tether__req *)ep->live);
     while (ep->nspare > 0)
         free(ep->spare[--ep->nspare]);
     tether__rxcache_clear(&ep->rxcache);

@@ -7,7 +7,7 @@
 /* Break ep (first failure wins): record code and the message, fail every request, forget every
  * queued frame so nothing touches a user buffer again (a half-sent one's tail is copied and kept,
  * so an abort frame can follow it). Returns code. Caller holds ep->mu. */
-int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...) TETHER_PRINTF(3, 4);
+int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...) TETHER__PRINTF(3, 4);
 
 /* EPEER for a message to or from a peer that closed normally. Caller holds ep->mu. */
 int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what);
@@ -51,6 +51,6 @@ tether__cma_at tether__tcp_cma_at(tether__tcp_ep *ep, const tether__link *l);
 tether__link *tether__tcp_hop(tether__tcp_ep *ep, int peer);
 
 /* Free a request (any thread's, caller holds ep->mu). */
-void tether__tcp_req_free(tether__tcp_ep *ep, struct tether_req *r);
+void tether__tcp_req_free(tether__tcp_ep *ep, struct tether__req *r);
 
 #endif

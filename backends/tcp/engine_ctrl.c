@@ -84,7 +84,7 @@ static void flush_ctrl(tether__tcp_ep *ep, int ms)
     }
 }
 
-void tether__tcp_abort(tether_ep *tep, int code, const char *msg)
+void tether__tcp_abort(tether__ep *tep, int code, const char *msg)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);

@@ -84,17 +84,17 @@ typedef struct tether__txmsg {
     struct tether__txmsg *next;
     unsigned char hdr[TETHER__FRAME_SIZE];
     const unsigned char *payload;
-    uint64_t len;           /* payload bytes of this frame */
-    uint64_t sent;          /* bytes written, header included */
-    struct tether_req *req; /* NULL for an abort or bye frame, which the link owns */
-    int passing;            /* a routed chunk passing through: counted in its link's passing */
-    int beat;               /* a heartbeat: its payload (wait-state records) is not progress */
-    int ack;                /* an ack (engine_lane.c): outside the lane's stream, like a beat */
-    int tunnel;             /* a tunnel frame: counted in its link's tunnel_queued */
-    int copy;               /* kept: the copy of a request's frame, counted in its link's copies */
-    uint64_t end;           /* kept (engine_lane.c): the lane's position after its last byte */
-    int shm_switch;         /* the last frame on the socket: the link's next go in its ring */
-    tether__cma_send cma;   /* a descriptor frame (cma.h): what it carries */
+    uint64_t len;            /* payload bytes of this frame */
+    uint64_t sent;           /* bytes written, header included */
+    struct tether__req *req; /* NULL for an abort or bye frame, which the link owns */
+    int passing;             /* a routed chunk passing through: counted in its link's passing */
+    int beat;                /* a heartbeat: its payload (wait-state records) is not progress */
+    int ack;                 /* an ack (engine_lane.c): outside the lane's stream, like a beat */
+    int tunnel;              /* a tunnel frame: counted in its link's tunnel_queued */
+    int copy;                /* kept: the copy of a request's frame, counted in its link's copies */
+    uint64_t end;            /* kept (engine_lane.c): the lane's position after its last byte */
+    int shm_switch;          /* the last frame on the socket: the link's next go in its ring */
+    tether__cma_send cma;    /* a descriptor frame (cma.h): what it carries */
 } tether__txmsg;
 
 /* What the frame being read on a link is (its payload goes to l->cur). */
@@ -185,7 +185,7 @@ typedef struct tether__link {
 } tether__link;
 
 /* A posted send or receive: one part per link of its peer. */
-struct tether_req {
+struct tether__req {
     tether__net_live live; /* first: its place among the endpoint's live requests */
     int is_send;
     int peer;
@@ -218,7 +218,7 @@ struct tether__tcp_ep {
     tether__net_live *live;          /* the live requests, freed by close() */
     /* Freed one-part requests kept for the next (the most a call posts at once on small messages):
      * a malloc of one was a fifth of a small all-reduce's instructions. */
-    struct tether_req *spare[TETHER__REQ_SPARES];
+    struct tether__req *spare[TETHER__REQ_SPARES];
     int nspare;
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
@@ -228,7 +228,7 @@ struct tether__tcp_ep {
     int one_host;  /* every socket link joins two processes of this host (tether__net_same_host) */
     size_t packet; /* payload bytes one segment carries on every socket link (0: unknown) */
     int err;       /* sticky status, 0 while healthy */
-    char errmsg[TETHER_ERRMSG_MAX];
+    char errmsg[TETHER__ERRMSG_MAX];
     int aborted;
     uint64_t events;    /* request parts finished, messages kept unexpected (what an any-source
                            receive waits for), leave notices, breaks: what wait() waits for */
@@ -240,15 +240,15 @@ struct tether__tcp_ep {
     uint64_t calls, calls_seen;
     int drivers;
     int standing_by; /* the thread watches only its wake pipe now: no kick is needed for room */
-    tether_heartbeat *beat; /* the heartbeats (engine_beat.c), NULL when none run */
+    tether__heartbeat *beat; /* the heartbeats (engine_beat.c), NULL when none run */
     /* engine_beat.c's stand-in for its thread, called between the TETHER__BUSY_STEP parts of a
      * long copy with mu held (the thread waits for mu meanwhile); NULL when no heartbeats run.
      * A pointer, not a call: the engine's halves call into engine_beat.c, never back. */
     void (*stand_in)(void *ep);
     uint64_t moved;              /* the most tether__tcp_moved has returned: it never goes back */
     tether__net_records records; /* what the heartbeats carry (engine_beat.c) */
-    tether_passed *passed;       /* judges stale messages (core/passed.h); NULL: none judged */
-    tether_passed_seen seen;     /* when the kept messages were last looked at */
+    tether__passed *passed;      /* judges stale messages (core/passed.h); NULL: none judged */
+    tether__passed_seen seen;    /* when the kept messages were last looked at */
     uint64_t recvs;              /* receives posted so far */
     int beat_ms;                 /* TETHER_HEARTBEAT; 0: no heartbeats */
     /* Lanes that come back (engine_rejoin.c), NULL on endpoints without pairs of several links.

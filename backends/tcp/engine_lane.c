@@ -22,7 +22,7 @@
  * engine reads as it read the socket, its parser going on where it stopped. The engine's send and
  * receive paths do not change; one stderr line per side says which link left, when and why. The
  * job fails as before when no lane to the peer is left (the peer silent: TETHER_ETIMEDOUT within
- * TETHER_HEARTBEATS_MISSED periods).
+ * TETHER__HEARTBEATS_MISSED periods).
  *
  * A lane taken out comes back (engine_rejoin.c): the side that opened it at set-up dials it again,
  * about once a second, the other accepts, with the hello of set-up. Each side, holding the new

@@ -32,7 +32,7 @@ struct tether__tcp_rejoin {
     int stop;
     uint64_t asked, seen;  /* lanes that left (ep->lane_out), and the count the thread last saw */
     tether__net_plan plan; /* the set-up's, with its arrays */
-    char token[TETHER_TOKEN_MAX];
+    char token[TETHER__TOKEN_MAX];
     int nlisten;
     int *listen_fds;
     uint64_t *redial; /* per peer: the lanes this rank dials again (setup.h) */

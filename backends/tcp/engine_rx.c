@@ -15,8 +15,8 @@
 #include "engine_shm.h"
 
 /* Both sides of a disagreement, in the words of transport.h. */
-int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag got_tag,
-                         uint64_t got_len, tether_tag want, uint64_t want_len)
+int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether__tag got_tag,
+                         uint64_t got_len, tether__tag want, uint64_t want_len)
 {
     return tether__tcp_break(
         ep, TETHER_EMISMATCH,
@@ -28,7 +28,7 @@ int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether_tag g
         got_tag.seq, got_tag.step, ep->rank, (unsigned long long)want_len, want.sig, want.step);
 }
 
-void tether__tcp_track(tether_ep *tep, tether_passed *p)
+void tether__tcp_track(tether__ep *tep, tether__passed *p)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);
@@ -36,9 +36,9 @@ void tether__tcp_track(tether_ep *tep, tether_passed *p)
     pthread_mutex_unlock(&ep->mu);
 }
 
-int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether_tag tag)
+int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether__tag tag)
 {
-    char why[TETHER_ERRMSG_MAX];
+    char why[TETHER__ERRMSG_MAX];
     if (!tether__passed_stale(ep->passed, tag, l->peer, why, sizeof why))
         return TETHER_OK;
     return tether__tcp_break(ep, TETHER_EMISMATCH, "%s", why);
@@ -46,8 +46,8 @@ int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether_tag tag)
 
 int tether__tcp_sweep_stale(tether__tcp_ep *ep)
 {
-    char why[TETHER_ERRMSG_MAX];
-    tether_passed_look look = tether__passed_look(ep->passed, &ep->seen, ep->recvs);
+    char why[TETHER__ERRMSG_MAX];
+    tether__passed_action look = tether__passed_look(ep->passed, &ep->seen, ep->recvs);
     if (look == TETHER__PASSED_NONE)
         return TETHER_OK;
     for (int i = 0; look == TETHER__PASSED_DRAIN && i < ep->nflat && !ep->err; i++)
@@ -68,7 +68,7 @@ int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const 
                              l->peer, ep->addr[l->peer], l->index, what);
 }
 
-int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether_tag tag)
+int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether__tag tag)
 {
     return tether__tcp_break(ep, TETHER_ENET,
                              "rank %d (%s) announced a message of %llu bytes that no receive has "
@@ -76,12 +76,12 @@ int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len
                              "or something else writing to this port",
                              l->peer, ep->addr[l->peer], (unsigned long long)len,
                              (unsigned long long)tether__rxcache_limit(&ep->rxcache, tag),
-                             tag.seq & TETHER_TAG_P2P
+                             tag.seq & TETHER__TAG_P2P
                                  ? "half this machine's memory, for a send"
                                  : "twice its largest message, at least 1 GiB");
 }
 
-void tether__tcp_part_done(tether__tcp_ep *ep, struct tether_req *r)
+void tether__tcp_part_done(tether__tcp_ep *ep, struct tether__req *r)
 {
     r->parts_left--;
     ep->events++;
@@ -141,7 +141,7 @@ static int rx_done(tether__tcp_ep *ep, tether__link *l)
         l->chunk_of->joining = NULL;
         break;
     case TETHER__RX_BEAT: {
-        char why[TETHER_ERRMSG_MAX];
+        char why[TETHER__ERRMSG_MAX];
         int bad = ep->records.ws && tether__ws_merge(ep->records.ws, l->peer, m->buf,
                                                      (size_t)m->len, why, sizeof why) < 0;
         tether__rxcache_put(&ep->rxcache, m);
@@ -255,7 +255,7 @@ static int take_passing(tether__tcp_ep *ep, tether__link *l, const tether__frame
     return TETHER_OK;
 }
 
-static int same_tag(tether_tag a, tether_tag b)
+static int same_tag(tether__tag a, tether__tag b)
 {
     return a.group == b.group && a.seq == b.seq && a.step == b.step && a.sig == b.sig;
 }
@@ -729,7 +729,7 @@ static void copy_standing_in(tether__tcp_ep *ep, void *dst, const void *src, uin
     }
 }
 
-int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether_req *r,
+int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether__req *r,
                           tether__rxmsg *part)
 {
     tether__rxmsg *m;
@@ -796,7 +796,7 @@ void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
 
 /* Has the next message of a tag from peer arrived, unclaimed? The probe an any-source receive asks
  * each peer in turn (core/p2p.c); it only reads the engine's queues. */
-int tether__tcp_probe(tether_ep *tep, int peer, tether_tag tag)
+int tether__tcp_probe(tether__ep *tep, int peer, tether__tag tag)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);

@@ -59,7 +59,7 @@ int tether__tcp_shm_offer(tether__tcp_ep *ep, tether__link *l, tether__frame *f)
         return 0;
     }
     uint64_t id = 0;
-    char why[TETHER_ERRMSG_MAX] = "out of memory";
+    char why[TETHER__ERRMSG_MAX] = "out of memory";
     if (ep->shm_cap && tether__net_same_host(l->fd) &&
         (!(l->shm = calloc(1, sizeof *l->shm)) ||
          tether__shm_create(l->shm, ep->shm_cap, &id, why, sizeof why) < 0)) {
@@ -85,7 +85,7 @@ static tether__shm_step take_offer(tether__tcp_ep *ep, tether__link *l, const te
         *bad = "a shared ring of a size out of range";
         return TETHER__SHM_BAD;
     }
-    char why[TETHER_ERRMSG_MAX] = "out of memory";
+    char why[TETHER__ERRMSG_MAX] = "out of memory";
     if (!(l->shm = calloc(1, sizeof *l->shm)) ||
         tether__shm_attach(l->shm, f->len, (uint64_t)1 << f->code, why, sizeof why) < 0) {
         TLOG_INFO("rank %d: cannot map rank %d's shared-memory ring, its socket carries every "

@@ -90,7 +90,7 @@ static int after_wait(const tether__tcp_ep *ep)
     return ep->err && !ep->loop ? tether__tcp_sticky(ep) : TETHER_OK;
 }
 
-int tether__tcp_wait(tether_ep *tep, int timeout_ms)
+int tether__tcp_wait(tether__ep *tep, int timeout_ms)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     struct pollfd stack[POLL_STACK], *pfd = stack;
@@ -139,12 +139,12 @@ static int loop_due(void *arg)
 {
     tether__tcp_ep *ep = arg;
     if (ep->err && !ep->propagated) {
-        char msg[TETHER_ERRMSG_MAX];
+        char msg[TETHER__ERRMSG_MAX];
         int code = ep->err;
         ep->propagated = 1;
         memcpy(msg, ep->errmsg, sizeof msg);
         pthread_mutex_unlock(&ep->mu);
-        tether__tcp_abort((tether_ep *)ep, code, msg); /* a no-op if the program aborted first */
+        tether__tcp_abort((tether__ep *)ep, code, msg); /* a no-op if the program aborted first */
         pthread_mutex_lock(&ep->mu);
     }
     return 0;

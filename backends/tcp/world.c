@@ -9,7 +9,7 @@
 #include "backends/net/bootstrap.h"
 #include "backends/net/token.h"
 
-static int load_hostfile(const tether_config *cfg, tether__tcp_world *w)
+static int load_hostfile(const tether__config *cfg, tether__tcp_world *w)
 {
     TRY(tether__hostfile_load_ranks(cfg->hostfile, &w->table));
     int n = w->table.nranks;
@@ -32,14 +32,14 @@ static int load_hostfile(const tether_config *cfg, tether__tcp_world *w)
 }
 
 /* Listen on every address of this rank's entry, each allowed by TETHER_IFACE_PRIORITY. */
-static int listen_all(const tether_config *cfg, tether__tcp_world *w)
+static int listen_all(const tether__config *cfg, tether__tcp_world *w)
 {
     int n = w->table.naddrs[w->rank], port;
     w->listen_fds = malloc((size_t)n * sizeof *w->listen_fds);
     if (!w->listen_fds)
         return tether__fail(TETHER_ENOMEM, "out of memory for %d listeners", n);
     for (int i = 0; i < n; i++) {
-        const tether_hostaddr *a = &w->table.addrs[w->rank][i];
+        const tether__hostaddr *a = &w->table.addrs[w->rank][i];
         if (!tether__addr_allowed(cfg, a->host))
             return tether__fail(TETHER_ECONFIG,
                                 "rank %d: address %s (entry %d of %s) does not match "
@@ -51,7 +51,7 @@ static int listen_all(const tether_config *cfg, tether__tcp_world *w)
     return TETHER_OK;
 }
 
-static int locate(const tether_config *cfg, int allow_coordinator, tether__tcp_world *w)
+static int locate(const tether__config *cfg, int allow_coordinator, tether__tcp_world *w)
 {
     if (cfg->hostfile || !allow_coordinator) {
         TRY(load_hostfile(cfg, w));
@@ -68,7 +68,7 @@ static int locate(const tether_config *cfg, int allow_coordinator, tether__tcp_w
     return TETHER_OK;
 }
 
-int tether__tcp_world_locate(const tether_config *cfg, int allow_coordinator, tether__tcp_world *w)
+int tether__tcp_world_locate(const tether__config *cfg, int allow_coordinator, tether__tcp_world *w)
 {
     memset(w, 0, sizeof *w);
     TRY(locate(cfg, allow_coordinator, w));
@@ -98,10 +98,10 @@ static int near(const tether__tcp_world *w, const char *addr)
     return 0;
 }
 
-int tether__tcp_world_cables(const tether_config *cfg, const tether__tcp_world *w, int peer,
+int tether__tcp_world_cables(const tether__config *cfg, const tether__tcp_world *w, int peer,
                              int *far)
 {
-    const tether_hostaddr *mine = w->table.addrs[w->rank], *theirs = w->table.addrs[peer];
+    const tether__hostaddr *mine = w->table.addrs[w->rank], *theirs = w->table.addrs[peer];
     int nt = w->table.naddrs[peer], k = 0;
     unsigned char *used = calloc((size_t)(nt ? nt : 1), 1);
     if (!used)
@@ -123,9 +123,9 @@ int tether__tcp_world_cables(const tether_config *cfg, const tether__tcp_world *
     return k;
 }
 
-int tether__tcp_world_addrs(const tether_config *cfg, tether__tcp_world *w, int peer, int cables)
+int tether__tcp_world_addrs(const tether__config *cfg, tether__tcp_world *w, int peer, int cables)
 {
-    const tether_hostaddr *all = w->table.addrs[peer];
+    const tether__hostaddr *all = w->table.addrs[peer];
     if (cables > 1) { /* link k to the far end of cable k, and only there */
         int *far = malloc((size_t)cables * sizeof *far);
         if (!far)
@@ -158,7 +158,7 @@ int tether__tcp_world_connect(tether__tcp_world *w, const char *backend, tether_
     if (rc == TETHER_OK &&
         ((rc = tether__tcp_beat_start(*out, w->plan.heartbeat_ms)) < 0 ||
          (rc = tether__tcp_rejoin_start(*out, &w->plan, &w->nlisten, &w->listen_fds)) < 0)) {
-        tether__tcp_abort((tether_ep *)*out, rc,
+        tether__tcp_abort((tether__ep *)*out, rc,
                           tether_last_error()); /* the peers formed their links */
         tether__tcp_close(*out);
         *out = NULL;

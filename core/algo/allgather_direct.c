@@ -4,15 +4,15 @@
  * One step: each rank posts a receive from every peer straight into that peer's place in recv,
  * then sends its own block to every peer (in the order me + 1, me + 2, ... so no rank is everyone's
  * first target). The same bytes as the ring in one step instead of n - 1; it wants a direct link to
- * every peer (TETHER_CAP_DIRECT). tether__ag_direct is also the second half of the direct
+ * every peer (TETHER__CAP_DIRECT). tether__ag_direct is also the second half of the direct
  * all-reduce, where blocks may travel as bfloat16 through a staging buffer. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/algo/algo.h"
 
-static int exchange(tether_group *g, const tether_wire *w, const char *mine,
-                    const tether_span *blocks, char *stage, uint32_t step, tether_req **reqs)
+static int exchange(tether_group *g, const tether__wire *w, const char *mine,
+                    const tether__span *blocks, char *stage, uint32_t step, tether__req **reqs)
 {
     int n = g->size, me = g->rank;
     for (int s = 1; s < n; s++) {
@@ -37,30 +37,30 @@ static int exchange(tether_group *g, const tether_wire *w, const char *mine,
     return TETHER_OK;
 }
 
-int tether__ag_direct(tether_group *g, const tether_coll *c, const char *mine,
-                      const tether_span *blocks, char *stage, uint32_t step)
+int tether__ag_direct(tether_group *g, const tether__coll *c, const char *mine,
+                      const tether__span *blocks, char *stage, uint32_t step)
 {
-    tether_wire w = tether__wire_of(c);
-    tether_req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
+    tether__wire w = tether__wire_of(c);
+    tether__req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
     if (!reqs)
         return tether__fail(TETHER_ENOMEM, "%s: out of memory for %d request slots in %s",
-                            TETHER_RANK_TEXT(g, g->rank), 2 * g->size, g->cur_name);
+                            TETHER__RANK_TEXT(g, g->rank), 2 * g->size, g->cur_name);
     int rc = tether__algo_abort(g, exchange(g, &w, mine, blocks, stage, step, reqs));
     free(reqs);
     return rc;
 }
 
-int tether__allgather_direct(tether_group *g, const tether_coll *c)
+int tether__allgather_direct(tether_group *g, const tether__coll *c)
 {
     int n = g->size;
     size_t block = c->count * c->esize;
-    tether_span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
+    tether__span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
     if (!blocks)
         return TETHER_ENOMEM;
     for (int b = 0; b < n; b++)
-        blocks[b] = (tether_span){.dst = tether__at(c->recv, (size_t)b * block),
-                                  .len = c->count,
-                                  .off = (size_t)b * c->count};
+        blocks[b] = (tether__span){.dst = tether__at(c->recv, (size_t)b * block),
+                                   .len = c->count,
+                                   .off = (size_t)b * c->count};
     int rc = tether__ag_direct(g, c, c->send, blocks, NULL, 0);
     tether__scratch_free(g, blocks);
     return rc;

@@ -10,23 +10,23 @@
 
 #include "core/algo/algo.h"
 
-int tether__allgather_ring(tether_group *g, const tether_coll *c)
+int tether__allgather_ring(tether_group *g, const tether__coll *c)
 {
     int n = g->size;
     size_t es = c->esize, block = c->count * es;
     char *own = tether__at(c->recv, (size_t)g->rank * block);
     if (block && own != (const char *)c->send)
         memcpy(own, c->send, block);
-    tether_ring_plan p;
+    tether__ring_plan p;
     TRY(tether__ring_plan_init(g, &p));
     for (int d = 0; d < p.ndirs; d++) {
         size_t half_off, half_len;
         tether__part(c->count, (size_t)p.ndirs, (size_t)d, &half_off, &half_len);
         for (int j = 0; j < n; j++) {
             size_t b = (size_t)tether__ring_rank_at(n, d, j), off = b * c->count + half_off;
-            p.dir[d].chunks[j] = (tether_span){.src = tether__at(c->recv, off * es),
-                                               .dst = tether__at(c->recv, off * es),
-                                               .len = half_len};
+            p.dir[d].chunks[j] = (tether__span){.src = tether__at(c->recv, off * es),
+                                                .dst = tether__at(c->recv, off * es),
+                                                .len = half_len};
         }
     }
     p.first_step = n - 1;

@@ -31,7 +31,7 @@ static int gray(int n)
 }
 
 /* The group rank at place `place` of the butterfly. */
-static int rank_at(const tether_fold *f, int place)
+static int rank_at(const tether__fold *f, int place)
 {
     int n = 0;
     for (; place; place >>= 1)
@@ -39,10 +39,10 @@ static int rank_at(const tether_fold *f, int place)
     return tether__fold_rank(f, n);
 }
 
-static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+static int halving(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
                    char *scratch, char *stage, range *kept, range *history)
 {
-    tether_wire w = tether__wire_of(c);
+    tether__wire w = tether__wire_of(c);
     size_t es = w.esize, ws = w.wsize;
     range cur = {0, c->count};
     for (int k = 0; k < f->rounds; k++) {
@@ -62,10 +62,10 @@ static int halving(tether_group *g, const tether_coll *c, const tether_fold *f, 
     return TETHER_OK;
 }
 
-static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+static int doubling(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
                     char *stage, range cur, const range *history)
 {
-    tether_wire w = tether__wire_of(c);
+    tether__wire w = tether__wire_of(c);
     size_t es = w.esize, ws = w.wsize;
     if (w.bf16)
         tether__round_to_bf16((float *)tether__at(buf, cur.lo * es), cur.hi - cur.lo);
@@ -85,7 +85,7 @@ static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f,
     return TETHER_OK;
 }
 
-static int run(tether_group *g, const tether_coll *c, tether_fold f, char *scratch, char *stage)
+static int run(tether_group *g, const tether__coll *c, tether__fold f, char *scratch, char *stage)
 {
     range history[32], kept;
     char *buf = c->recv;
@@ -97,14 +97,14 @@ static int run(tether_group *g, const tether_coll *c, tether_fold f, char *scrat
     return tether__fold_out(g, c, &f, buf, scratch, stage, (uint32_t)(1 + 2 * f.rounds));
 }
 
-int tether__allreduce_butterfly(tether_group *g, const tether_coll *c)
+int tether__allreduce_butterfly(tether_group *g, const tether__coll *c)
 {
-    tether_wire w = tether__wire_of(c);
+    tether__wire w = tether__wire_of(c);
     if (c->count && c->send != c->recv)
         memcpy(c->recv, c->send, c->count * c->esize);
     /* what one message brings in: at most the first halving's half, but a whole vector where
      * ranks fold in (or out, with bf16 on the wire) */
-    tether_fold f = tether__fold_of(g);
+    tether__fold f = tether__fold_of(g);
     size_t most = f.extra ? c->count : c->count - c->count / 2;
     char *scratch = tether__scratch(g, most * w.wsize, "butterfly receive buffer");
     char *stage = w.bf16 ? tether__scratch(g, c->count * w.wsize, "bf16 staging") : NULL;

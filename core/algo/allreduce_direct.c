@@ -10,7 +10,7 @@
  * bf16 on the wire the whole vector has one bfloat16 staging copy; the owner rounds its block
  * before the all-gather.
  *
- * One step (vectors of at most ONE_STEP_MAX bytes, up to TETHER_DIRECT_MAX_RANKS ranks): every
+ * One step (vectors of at most ONE_STEP_MAX bytes, up to TETHER__DIRECT_MAX_RANKS ranks): every
  * rank sends its whole vector to every peer and reduces all n vectors in rank order, so every rank
  * computes the same bits. One latency instead of two, for n - 1 vectors out per rank instead of
  * 2 (n - 1) / n: the better deal while a message costs its latency, not its bytes. Message step 0;
@@ -27,13 +27,13 @@
 #define ONE_STEP_MAX ((size_t)4 * 1024)
 
 /* The n wire vectors side by side in scratch (slot `me` holds this rank's own), each slot_bytes. */
-static int one_step(tether_group *g, const tether_coll *c, char *scratch, size_t slot_bytes)
+static int one_step(tether_group *g, const tether__coll *c, char *scratch, size_t slot_bytes)
 {
     int n = g->size, me = g->rank;
-    tether_wire w = tether__wire_of(c);
+    tether__wire w = tether__wire_of(c);
     size_t bytes = c->count * w.wsize;
     char *mine = scratch + (size_t)me * slot_bytes;
-    tether_req *reqs[2 * TETHER_DIRECT_MAX_RANKS] = {NULL};
+    tether__req *reqs[2 * TETHER__DIRECT_MAX_RANKS] = {NULL};
     /* a copy of the input even in place: recv is overwritten (rank 0's vector first) before the
      * own vector's turn to be reduced */
     const void *out = tether__wire_pack(&w, c->send, mine, c->count);
@@ -51,12 +51,12 @@ static int one_step(tether_group *g, const tether_coll *c, char *scratch, size_t
     return tether__wire_reduce_slots(&w, c->recv, scratch, slot_bytes, n, c->count);
 }
 
-int tether__allreduce_direct(tether_group *g, const tether_coll *c)
+int tether__allreduce_direct(tether_group *g, const tether__coll *c)
 {
     int n = g->size;
-    if (c->count * c->esize <= ONE_STEP_MAX && n <= TETHER_DIRECT_MAX_RANKS)
+    if (c->count * c->esize <= ONE_STEP_MAX && n <= TETHER__DIRECT_MAX_RANKS)
         return tether__with_rank_slots(g, c, "one-step vectors", one_step);
-    tether_span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
+    tether__span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
     char *stage =
         c->wire_bf16 ? tether__scratch(g, c->count * sizeof(uint16_t), "bf16 staging") : NULL;
     int rc = TETHER_ENOMEM;
@@ -64,10 +64,10 @@ int tether__allreduce_direct(tether_group *g, const tether_coll *c)
         for (int b = 0; b < n; b++) {
             size_t off, len;
             tether__part(c->count, (size_t)n, (size_t)b, &off, &len);
-            blocks[b] = (tether_span){.src = tether__at(c->send, off * c->esize),
-                                      .dst = tether__at(c->recv, off * c->esize),
-                                      .len = len,
-                                      .off = off};
+            blocks[b] = (tether__span){.src = tether__at(c->send, off * c->esize),
+                                       .dst = tether__at(c->recv, off * c->esize),
+                                       .len = len,
+                                       .off = off};
         }
         rc = tether__rs_direct(g, c, blocks, stage, c->wire_bf16, 1);
         if (rc == TETHER_OK)

@@ -14,20 +14,20 @@
 #include "core/algo/algo.h"
 
 /* The n wire vectors side by side in scratch, each slot_bytes. */
-static int run(tether_group *g, const tether_coll *c, char *scratch, size_t slot_bytes)
+static int run(tether_group *g, const tether__coll *c, char *scratch, size_t slot_bytes)
 {
-    tether_wire w = tether__wire_of(c);
+    tether__wire w = tether__wire_of(c);
     size_t bytes = c->count * w.wsize;
     char *mine = scratch + (size_t)g->rank * slot_bytes;
     const void *out = tether__wire_pack(&w, c->send, mine, c->count);
     if (out != mine && bytes)
         memcpy(mine, out, bytes);
-    tether_nb_blocks b = {.base = scratch, .stride = slot_bytes, .bytes = bytes};
+    tether__nb_blocks b = {.base = scratch, .stride = slot_bytes, .bytes = bytes};
     TRY(tether__neighbor_exchange(g, &b));
     return tether__wire_reduce_slots(&w, c->recv, scratch, slot_bytes, g->size, c->count);
 }
 
-int tether__allreduce_neighbor(tether_group *g, const tether_coll *c)
+int tether__allreduce_neighbor(tether_group *g, const tether__coll *c)
 {
     return tether__with_rank_slots(g, c, "neighbour vectors", run);
 }

@@ -12,9 +12,9 @@
  * before the all-gather, so every rank ends with the same bits. */
 #include "core/algo/algo.h"
 
-int tether__allreduce_ring(tether_group *g, const tether_coll *c)
+int tether__allreduce_ring(tether_group *g, const tether__coll *c)
 {
-    tether_ring_plan p;
+    tether__ring_plan p;
     TRY(tether__ring_plan_init(g, &p));
     int n = g->size;
     for (int d = 0; d < p.ndirs; d++) {
@@ -24,9 +24,9 @@ int tether__allreduce_ring(tether_group *g, const tether_coll *c)
             size_t off, len;
             tether__part(half_len, (size_t)n, (size_t)j, &off, &len);
             off += half_off;
-            p.dir[d].chunks[j] = (tether_span){.src = tether__at(c->send, off * c->esize),
-                                               .dst = tether__at(c->recv, off * c->esize),
-                                               .len = len};
+            p.dir[d].chunks[j] = (tether__span){.src = tether__at(c->send, off * c->esize),
+                                                .dst = tether__at(c->recv, off * c->esize),
+                                                .len = len};
         }
     }
     p.first_step = 0;

@@ -14,10 +14,10 @@
 #include "core/algo/algo.h"
 #include "core/reduce.h"
 
-static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+static int doubling(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
                     char *scratch, char *stage)
 {
-    tether_wire w = tether__wire_of(c);
+    tether__wire w = tether__wire_of(c);
     size_t bytes = c->count * w.wsize;
     for (int k = 0; k < f->rounds; k++) {
         int partner = tether__fold_rank(f, f->newrank ^ (1 << k));
@@ -32,9 +32,9 @@ static int doubling(tether_group *g, const tether_coll *c, const tether_fold *f,
     return TETHER_OK;
 }
 
-static int run(tether_group *g, const tether_coll *c, char *scratch, char *stage)
+static int run(tether_group *g, const tether__coll *c, char *scratch, char *stage)
 {
-    tether_fold f = tether__fold_of(g);
+    tether__fold f = tether__fold_of(g);
     char *buf = c->recv;
     TRY(tether__fold_in(g, c, &f, buf, scratch, stage, 0));
     if (f.newrank >= 0)
@@ -42,11 +42,11 @@ static int run(tether_group *g, const tether_coll *c, char *scratch, char *stage
     return tether__fold_out(g, c, &f, buf, scratch, stage, (uint32_t)(1 + f.rounds));
 }
 
-int tether__allreduce_tree(tether_group *g, const tether_coll *c)
+int tether__allreduce_tree(tether_group *g, const tether__coll *c)
 {
-    tether_wire w = tether__wire_of(c);
+    tether__wire w = tether__wire_of(c);
     size_t bytes = tether__aligned(c->count * w.wsize);
-    tether_small small;
+    tether__small small;
     if (c->count && c->send != c->recv)
         memcpy(c->recv, c->send, c->count * c->esize);
     /* the receive buffer, then (bf16 wire) the staging copy */

@@ -10,7 +10,7 @@
 
 #include "core/algo/algo.h"
 
-static int exchange(tether_group *g, const tether_coll *c, tether_req **reqs)
+static int exchange(tether_group *g, const tether__coll *c, tether__req **reqs)
 {
     int n = g->size, me = g->rank;
     size_t block = c->count * c->esize;
@@ -28,12 +28,12 @@ static int exchange(tether_group *g, const tether_coll *c, tether_req **reqs)
     return tether__waitall(g, reqs, 2 * n);
 }
 
-int tether__alltoall_direct(tether_group *g, const tether_coll *c)
+int tether__alltoall_direct(tether_group *g, const tether__coll *c)
 {
-    tether_req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
+    tether__req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
     if (!reqs)
         return tether__fail(TETHER_ENOMEM, "%s: out of memory for %d request slots in all_to_all",
-                            TETHER_RANK_TEXT(g, g->rank), 2 * g->size);
+                            TETHER__RANK_TEXT(g, g->rank), 2 * g->size);
     int rc = tether__algo_abort(g, exchange(g, c, reqs));
     free(reqs);
     return rc;

@@ -16,7 +16,7 @@
 /* Empty messages still need a valid address; nothing is ever written there. */
 static char token;
 
-int tether__barrier_dissemination(tether_group *g, const tether_coll *c)
+int tether__barrier_dissemination(tether_group *g, const tether__coll *c)
 {
     (void)c;
     int n = g->size;

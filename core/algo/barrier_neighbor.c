@@ -5,9 +5,9 @@
  * message forwarded hop by hop. */
 #include "core/algo/algo.h"
 
-int tether__barrier_neighbor(tether_group *g, const tether_coll *c)
+int tether__barrier_neighbor(tether_group *g, const tether__coll *c)
 {
     (void)c;
-    tether_nb_blocks b = {0};
+    tether__nb_blocks b = {0};
     return tether__neighbor_exchange(g, &b);
 }

@@ -9,10 +9,10 @@
  * disagreed, where the neighbour exchange's empty blocks had cost a message each way per step. */
 #include "core/algo/algo.h"
 
-int tether__broadcast_neighbor(tether_group *g, const tether_coll *c)
+int tether__broadcast_neighbor(tether_group *g, const tether__coll *c)
 {
     int n = g->size, v = tether__mod(g->rank - c->root, n), half = n / 2;
-    tether_bcast_shape t = {.parent = -1};
+    tether__bcast_shape t = {.parent = -1};
     if (v == 0) {
         t.children[t.nchildren++] = tether__bcast_rank(g, c, 1);
         if (n - 1 > half)

@@ -8,14 +8,14 @@
 
 #include "core/algo/algo.h"
 
-int tether__bcast_rank(const tether_group *g, const tether_coll *c, int v)
+int tether__bcast_rank(const tether_group *g, const tether__coll *c, int v)
 {
     return (v + c->root) % g->size;
 }
 
 /* Post segment k to every child. */
-static int send_segment(tether_group *g, const tether_coll *c, const tether_bcast_shape *t,
-                        size_t nseg, size_t k, tether_req **sends)
+static int send_segment(tether_group *g, const tether__coll *c, const tether__bcast_shape *t,
+                        size_t nseg, size_t k, tether__req **sends)
 {
     size_t off, len, es = c->esize;
     tether__part(c->count, nseg, k, &off, &len);
@@ -29,8 +29,8 @@ static int send_segment(tether_group *g, const tether_coll *c, const tether_bcas
  * and a rank that disagrees with no receiver of its messages learns of it at the next collective
  * (the signature chain, core/coll.c). Forwarders pass on each segment as it comes, since it
  * matched their parent's signature. */
-static int run(tether_group *g, const tether_coll *c, const tether_bcast_shape *t, size_t nseg,
-               tether_req **recvs, tether_req **sends)
+static int run(tether_group *g, const tether__coll *c, const tether__bcast_shape *t, size_t nseg,
+               tether__req **recvs, tether__req **sends)
 {
     size_t es = c->esize;
     for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
@@ -48,15 +48,15 @@ static int run(tether_group *g, const tether_coll *c, const tether_bcast_shape *
     return tether__waitall(g, sends, t->nchildren * (int)nseg);
 }
 
-int tether__bcast_pipeline(tether_group *g, const tether_coll *c, const tether_bcast_shape *t,
+int tether__bcast_pipeline(tether_group *g, const tether__coll *c, const tether__bcast_shape *t,
                            size_t nseg)
 {
-    tether_req **recvs = calloc(nseg, sizeof *recvs);
-    tether_req **sends = calloc(nseg * (size_t)(t->nchildren ? t->nchildren : 1), sizeof *sends);
+    tether__req **recvs = calloc(nseg, sizeof *recvs);
+    tether__req **sends = calloc(nseg * (size_t)(t->nchildren ? t->nchildren : 1), sizeof *sends);
     int rc;
     if (!recvs || !sends)
         rc = tether__fail(TETHER_ENOMEM, "%s: out of memory for %zu segments of broadcast",
-                          TETHER_RANK_TEXT(g, g->rank), nseg);
+                          TETHER__RANK_TEXT(g, g->rank), nseg);
     else
         rc = tether__algo_abort(g, run(g, c, t, nseg, recvs, sends));
     free(recvs);

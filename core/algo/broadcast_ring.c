@@ -8,14 +8,14 @@
  * core/algo/broadcast_ring.c). */
 #include "core/algo/algo.h"
 
-int tether__broadcast_ring(tether_group *g, const tether_coll *c)
+int tether__broadcast_ring(tether_group *g, const tether__coll *c)
 {
     int n = g->size, v = tether__mod(g->rank - c->root, n);
-    tether_bcast_shape t = {.parent = -1};
+    tether__bcast_shape t = {.parent = -1};
     if (v > 0)
         t.parent = tether__bcast_rank(g, c, v - 1);
     if (v + 1 < n)
         t.children[t.nchildren++] = tether__bcast_rank(g, c, v + 1);
-    size_t nseg = n > 2 ? tether__nsegments(c->count, c->esize, TETHER_SEG_BYTES) : 1;
+    size_t nseg = n > 2 ? tether__nsegments(c->count, c->esize, TETHER__SEG_BYTES) : 1;
     return tether__bcast_pipeline(g, c, &t, nseg);
 }

@@ -5,10 +5,10 @@
  * per edge, so one segment (broadcast_pipeline.c). */
 #include "core/algo/algo.h"
 
-int tether__broadcast_tree(tether_group *g, const tether_coll *c)
+int tether__broadcast_tree(tether_group *g, const tether__coll *c)
 {
     int n = g->size, v = tether__mod(g->rank - c->root, n);
-    tether_bcast_shape t = {.parent = -1};
+    tether__bcast_shape t = {.parent = -1};
     int low = 1; /* lowest set bit of v; for the root, the first power of two >= n */
     while (low < n && !(v & low))
         low <<= 1;

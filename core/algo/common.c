@@ -10,7 +10,7 @@ size_t tether__nsegments(size_t elems, size_t esize, size_t seg_bytes)
 {
     size_t bytes = elems * esize;
     size_t n = (bytes + seg_bytes - 1) / seg_bytes;
-    return n == 0 ? 1 : n > TETHER_MAX_SEGS ? TETHER_MAX_SEGS : n;
+    return n == 0 ? 1 : n > TETHER__MAX_SEGS ? TETHER__MAX_SEGS : n;
 }
 
 void *tether__scratch(tether_group *g, size_t bytes, const char *what)
@@ -18,7 +18,7 @@ void *tether__scratch(tether_group *g, size_t bytes, const char *what)
     void *p = tether__pool_get(&g->scratch, bytes);
     if (!p)
         tether__fail(TETHER_ENOMEM, "%s: out of memory for %zu bytes of %s in %s",
-                     TETHER_RANK_TEXT(g, g->rank), bytes, what, g->cur_name);
+                     TETHER__RANK_TEXT(g, g->rank), bytes, what, g->cur_name);
     return p;
 }
 
@@ -27,12 +27,12 @@ void tether__scratch_free(tether_group *g, void *p)
     tether__pool_put(&g->scratch, p);
 }
 
-void *tether__scratch_small(tether_group *g, tether_small *small, size_t bytes, const char *what)
+void *tether__scratch_small(tether_group *g, tether__small *small, size_t bytes, const char *what)
 {
     return bytes <= sizeof small->space ? (void *)small->space : tether__scratch(g, bytes, what);
 }
 
-void tether__scratch_release(tether_group *g, void *p, const tether_small *small)
+void tether__scratch_release(tether_group *g, void *p, const tether__small *small)
 {
     if (p != (const void *)small->space)
         tether__scratch_free(g, p);
@@ -43,9 +43,9 @@ int tether__algo_abort(tether_group *g, int rc)
     return rc < 0 ? tether__group_break(g, rc) : rc;
 }
 
-tether_wire tether__wire_of(const tether_coll *c)
+tether__wire tether__wire_of(const tether__coll *c)
 {
-    tether_wire w = {.dt = c->dt, .op = c->op, .esize = c->esize, .wsize = c->esize, .bf16 = 0};
+    tether__wire w = {.dt = c->dt, .op = c->op, .esize = c->esize, .wsize = c->esize, .bf16 = 0};
     if (c->wire_bf16 && c->dt == TETHER_FLOAT32) {
         w.bf16 = 1;
         w.wsize = sizeof(uint16_t);
@@ -53,7 +53,7 @@ tether_wire tether__wire_of(const tether_coll *c)
     return w;
 }
 
-const void *tether__wire_pack(const tether_wire *w, const void *data, void *stage, size_t n)
+const void *tether__wire_pack(const tether__wire *w, const void *data, void *stage, size_t n)
 {
     if (!w->bf16)
         return data;
@@ -61,7 +61,7 @@ const void *tether__wire_pack(const tether_wire *w, const void *data, void *stag
     return stage;
 }
 
-int tether__wire_reduce(const tether_wire *w, void *data, const void *msg, size_t n)
+int tether__wire_reduce(const tether__wire *w, void *data, const void *msg, size_t n)
 {
     if (!w->bf16)
         return tether__reduce(data, msg, n, w->dt, w->op);
@@ -75,7 +75,7 @@ int tether__wire_reduce(const tether_wire *w, void *data, const void *msg, size_
  * A multiple of 16 elements of any dtype, so the kernels' vector loops see no tail but the last. */
 #define REDUCE_FROM_BLOCK ((size_t)8192)
 
-int tether__wire_reduce_from(const tether_wire *w, void *data, const void *input, const void *msg,
+int tether__wire_reduce_from(const tether__wire *w, void *data, const void *input, const void *msg,
                              size_t n)
 {
     if (data == input)
@@ -90,7 +90,7 @@ int tether__wire_reduce_from(const tether_wire *w, void *data, const void *input
     return TETHER_OK;
 }
 
-void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size_t n)
+void tether__wire_unpack(const tether__wire *w, void *data, const void *msg, size_t n)
 {
     if (w->bf16)
         tether__bf16_to_floats(data, msg, n);
@@ -98,7 +98,7 @@ void tether__wire_unpack(const tether_wire *w, void *data, const void *msg, size
         memcpy(data, msg, n * w->esize);
 }
 
-int tether__wire_reduce_slots(const tether_wire *w, void *recv, const char *slots,
+int tether__wire_reduce_slots(const tether__wire *w, void *recv, const char *slots,
                               size_t slot_bytes, int n, size_t count)
 {
     tether__wire_unpack(w, recv, slots, count);
@@ -109,11 +109,11 @@ int tether__wire_reduce_slots(const tether_wire *w, void *recv, const char *slot
     return TETHER_OK;
 }
 
-int tether__with_rank_slots(tether_group *g, const tether_coll *c, const char *what,
-                            tether_slots_fn gather)
+int tether__with_rank_slots(tether_group *g, const tether__coll *c, const char *what,
+                            tether__slots_fn gather)
 {
     size_t slot_bytes = tether__aligned(c->count * tether__wire_of(c).wsize);
-    tether_small small;
+    tether__small small;
     char *slots = tether__scratch_small(g, &small, (size_t)g->size * slot_bytes, what);
     if (!slots)
         return TETHER_ENOMEM;

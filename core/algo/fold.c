@@ -7,9 +7,9 @@
  * folded pairs, which is why these algorithms are for small and medium vectors. */
 #include "core/algo/algo.h"
 
-tether_fold tether__fold_of(const tether_group *g)
+tether__fold tether__fold_of(const tether_group *g)
 {
-    tether_fold f = {.pof2 = 1};
+    tether__fold f = {.pof2 = 1};
     while (f.pof2 * 2 <= g->size) {
         f.pof2 *= 2;
         f.rounds++;
@@ -22,16 +22,16 @@ tether_fold tether__fold_of(const tether_group *g)
     return f;
 }
 
-int tether__fold_rank(const tether_fold *f, int newrank)
+int tether__fold_rank(const tether__fold *f, int newrank)
 {
     return newrank < f->extra ? 2 * newrank + 1 : newrank + f->extra;
 }
 
-int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+int tether__fold_in(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
                     char *scratch, char *stage, uint32_t step)
 {
-    tether_wire w = tether__wire_of(c);
-    tether_req *r = NULL;
+    tether__wire w = tether__wire_of(c);
+    tether__req *r = NULL;
     if (g->rank >= 2 * f->extra)
         return TETHER_OK;
     if (f->newrank < 0) {
@@ -44,11 +44,11 @@ int tether__fold_in(tether_group *g, const tether_coll *c, const tether_fold *f,
     return tether__wire_reduce(&w, buf, scratch, c->count);
 }
 
-int tether__fold_out(tether_group *g, const tether_coll *c, const tether_fold *f, char *buf,
+int tether__fold_out(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
                      char *scratch, char *stage, uint32_t step)
 {
-    tether_wire w = tether__wire_of(c);
-    tether_req *r = NULL;
+    tether__wire w = tether__wire_of(c);
+    tether__req *r = NULL;
     if (g->rank >= 2 * f->extra)
         return TETHER_OK;
     if (f->newrank >= 0) {

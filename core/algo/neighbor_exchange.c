@@ -21,7 +21,7 @@
 static char token;
 
 /* Rank q's block and its length in *bytes. */
-static char *block_of(const tether_nb_blocks *b, int q, size_t *bytes)
+static char *block_of(const tether__nb_blocks *b, int q, size_t *bytes)
 {
     *bytes = b->bytes;
     return *bytes ? b->base + (size_t)q * b->stride : &token;
@@ -29,11 +29,11 @@ static char *block_of(const tether_nb_blocks *b, int q, size_t *bytes)
 
 /* Each step waits for its receives and for the previous step's sends, which have usually
  * completed by then, so a send's completion costs no wait of its own. */
-static int exchange(tether_group *g, const tether_nb_blocks *b)
+static int exchange(tether_group *g, const tether__nb_blocks *b)
 {
     int n = g->size, me = g->rank, steps = n / 2;
     int left = tether__mod(me - 1, n), right = (me + 1) % n;
-    tether_req *reqs[4] = {NULL, NULL, NULL, NULL}; /* receives, then sends */
+    tether__req *reqs[4] = {NULL, NULL, NULL, NULL}; /* receives, then sends */
     for (int s = 1; s <= steps; s++) {
         int both_ways = n % 2 || s < steps;
         uint32_t step = 2 * (uint32_t)(s - 1);
@@ -56,7 +56,7 @@ static int exchange(tether_group *g, const tether_nb_blocks *b)
     return tether__waitall(g, &reqs[2], 2);
 }
 
-int tether__neighbor_exchange(tether_group *g, const tether_nb_blocks *b)
+int tether__neighbor_exchange(tether_group *g, const tether__nb_blocks *b)
 {
     return tether__algo_abort(g, exchange(g, b));
 }

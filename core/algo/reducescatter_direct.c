@@ -3,8 +3,8 @@
  *
  * Rank q's block of every rank's input goes straight to rank q, which reduces the n - 1 blocks it
  * receives into its own. One step of latency and (n - 1) blocks in and out per rank, the same
- * volume as the ring; it wants a direct link to every peer (TETHER_CAP_DIRECT). Blocks are cut into
- * segments; receives for TETHER_WINDOW segments of every peer are in flight while the segment
+ * volume as the ring; it wants a direct link to every peer (TETHER__CAP_DIRECT). Blocks are cut
+ * into segments; receives for TETHER__WINDOW segments of every peer are in flight while the segment
  * before them is reduced, in a fixed peer order so the result does not depend on arrival order.
  * tether__rs_direct is also the first half of the direct all-reduce. */
 #include <stdlib.h>
@@ -15,13 +15,13 @@
 
 typedef struct rs_ctx {
     tether_group *g;
-    const tether_span *blocks;
-    tether_wire w;
+    const tether__span *blocks;
+    tether__wire w;
     char *stage, *scratch;
     size_t nseg, seg_max, window;
     uint32_t step0;
-    tether_req **recvs; /* window x n (own column unused) */
-    tether_req **sends; /* n x nseg */
+    tether__req **recvs; /* window x n (own column unused) */
+    tether__req **sends; /* n x nseg */
 } rs_ctx;
 
 static char *slot(const rs_ctx *x, size_t k, int q)
@@ -51,7 +51,7 @@ static int post_sends(rs_ctx *x)
     int n = x->g->size, me = x->g->rank;
     for (int s = 1; s < n; s++) {
         int q = (me + s) % n;
-        const tether_span *b = &x->blocks[q];
+        const tether__span *b = &x->blocks[q];
         for (size_t k = 0; k < x->nseg; k++) {
             size_t off, len;
             tether__part(b->len, x->nseg, k, &off, &len);
@@ -69,7 +69,7 @@ static int post_sends(rs_ctx *x)
 static int reduce_segment(rs_ctx *x, size_t k, int round_final)
 {
     int n = x->g->size, me = x->g->rank;
-    const tether_span *mine = &x->blocks[me];
+    const tether__span *mine = &x->blocks[me];
     size_t off, len, es = x->w.esize;
     tether__part(mine->len, x->nseg, k, &off, &len);
     char *dst = tether__at(mine->dst, off * es);
@@ -99,17 +99,17 @@ static int exchange(rs_ctx *x, int round_final)
     return tether__waitall(x->g, x->sends, n * (int)x->nseg);
 }
 
-int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *blocks, char *stage,
-                      int round_final, uint32_t step0)
+int tether__rs_direct(tether_group *g, const tether__coll *c, const tether__span *blocks,
+                      char *stage, int round_final, uint32_t step0)
 {
     int n = g->size;
     rs_ctx x = {.g = g, .blocks = blocks, .w = tether__wire_of(c), .stage = stage, .step0 = step0};
     size_t len_max = 0;
     for (int b = 0; b < n; b++)
         len_max = blocks[b].len > len_max ? blocks[b].len : len_max;
-    x.nseg = tether__nsegments(len_max, x.w.wsize, TETHER_DIRECT_SEG_BYTES);
+    x.nseg = tether__nsegments(len_max, x.w.wsize, TETHER__DIRECT_SEG_BYTES);
     x.seg_max = (len_max + x.nseg - 1) / x.nseg;
-    x.window = x.nseg < TETHER_WINDOW ? x.nseg : TETHER_WINDOW;
+    x.window = x.nseg < TETHER__WINDOW ? x.nseg : TETHER__WINDOW;
     x.scratch =
         tether__scratch(g, x.window * (size_t)n * x.seg_max * x.w.wsize, "reduce-scatter slots");
     x.recvs = calloc(x.window * (size_t)n, sizeof *x.recvs);
@@ -117,7 +117,7 @@ int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *
     int rc = TETHER_ENOMEM;
     if (!x.recvs || !x.sends)
         tether__fail(TETHER_ENOMEM, "%s: out of memory for %zu request slots in %s",
-                     TETHER_RANK_TEXT(g, g->rank), (size_t)n * (x.nseg + x.window), g->cur_name);
+                     TETHER__RANK_TEXT(g, g->rank), (size_t)n * (x.nseg + x.window), g->cur_name);
     else if (x.scratch)
         rc = tether__algo_abort(g, exchange(&x, round_final));
     tether__scratch_free(g, x.scratch);
@@ -126,18 +126,18 @@ int tether__rs_direct(tether_group *g, const tether_coll *c, const tether_span *
     return rc;
 }
 
-int tether__reducescatter_direct(tether_group *g, const tether_coll *c)
+int tether__reducescatter_direct(tether_group *g, const tether__coll *c)
 {
     int n = g->size;
-    tether_span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
+    tether__span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
     if (!blocks)
         return TETHER_ENOMEM;
     for (int b = 0; b < n; b++) {
         size_t off = (size_t)b * c->count;
-        blocks[b] = (tether_span){.src = tether__at(c->send, off * c->esize),
-                                  .dst = b == g->rank ? c->recv : NULL,
-                                  .len = c->count,
-                                  .off = off};
+        blocks[b] = (tether__span){.src = tether__at(c->send, off * c->esize),
+                                   .dst = b == g->rank ? c->recv : NULL,
+                                   .len = c->count,
+                                   .off = off};
     }
     int rc = tether__rs_direct(g, c, blocks, NULL, 0, 0);
     tether__scratch_free(g, blocks);

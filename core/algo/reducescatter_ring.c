@@ -10,14 +10,14 @@
 
 #include "core/algo/algo.h"
 
-int tether__reducescatter_ring(tether_group *g, const tether_coll *c)
+int tether__reducescatter_ring(tether_group *g, const tether__coll *c)
 {
     int n = g->size;
     size_t es = c->esize, block = c->count * es;
     char *work = tether__scratch(g, block * (size_t)n, "reduce-scatter partial sums");
     if (!work)
         return TETHER_ENOMEM;
-    tether_ring_plan p;
+    tether__ring_plan p;
     int rc = tether__ring_plan_init(g, &p);
     if (rc < 0) {
         tether__scratch_free(g, work);
@@ -30,7 +30,7 @@ int tether__reducescatter_ring(tether_group *g, const tether_coll *c)
             size_t b = (size_t)tether__ring_rank_at(n, d, j), off = b * c->count + half_off;
             char *dst = (int)b == g->rank ? tether__at(c->recv, half_off * es) : work + off * es;
             p.dir[d].chunks[j] =
-                (tether_span){.src = tether__at(c->send, off * es), .dst = dst, .len = half_len};
+                (tether__span){.src = tether__at(c->send, off * es), .dst = dst, .len = half_len};
         }
     }
     p.first_step = 0;

@@ -19,7 +19,7 @@
  * spinning ranks 34 times a call at 1 MiB, against 3 for the mesh (the time fell to 0.8x once
  * apart: docs/perf/notes.md, core/algo/ring_pipeline.c). Receives are posted W messages ahead and
  * before any send, into a ring of W scratch slots (reduce-scatter, bf16 wire) or straight into
- * place (all-gather). W is a whole step (nseg), at least TETHER_WINDOW: the left neighbour sends
+ * place (all-gather). W is a whole step (nseg), at least TETHER__WINDOW: the left neighbour sends
  * message i + nseg once it has processed message i, so with fewer receives posted its frames would
  * arrive before their receive and wait in the socket, or in a heap copy on a forwarding endpoint.
  *
@@ -34,24 +34,24 @@
 
 /* One direction's moving parts. */
 typedef struct ring_lane {
-    const tether_ring_dir *dir;
-    char *scratch;      /* window receive slots */
-    char *stage;        /* bf16 wire: one bfloat16 copy per send slot */
-    tether_req **recvs; /* window */
-    tether_req **sends; /* send_slots */
-    size_t next;        /* the next message to process */
+    const tether__ring_dir *dir;
+    char *scratch;       /* window receive slots */
+    char *stage;         /* bf16 wire: one bfloat16 copy per send slot */
+    tether__req **recvs; /* window */
+    tether__req **sends; /* send_slots */
+    size_t next;         /* the next message to process */
 } ring_lane;
 
 typedef struct ring_ctx {
     tether_group *g;
-    const tether_ring_plan *p;
-    tether_wire w;
+    const tether__ring_plan *p;
+    tether__wire w;
     int n;
     size_t nseg;    /* segments per chunk */
     size_t total;   /* messages per direction */
     size_t seg_max; /* elements in the largest segment */
-    size_t window;  /* receives posted ahead: max(nseg, TETHER_WINDOW) */
-    /* nseg + TETHER_WINDOW: a send slot is reused TETHER_WINDOW iterations later */
+    size_t window;  /* receives posted ahead: max(nseg, TETHER__WINDOW) */
+    /* nseg + TETHER__WINDOW: a send slot is reused TETHER__WINDOW iterations later */
     size_t send_slots;
     ring_lane lane[2];
 } ring_ctx;
@@ -61,7 +61,7 @@ int tether__ring_rank_at(int n, int d, int j)
     return d == 0 ? tether__mod(j, n) : tether__mod(n - j, n);
 }
 
-int tether__ring_plan_init(tether_group *g, tether_ring_plan *p)
+int tether__ring_plan_init(tether_group *g, tether__ring_plan *p)
 {
     int n = g->size;
     memset(p, 0, sizeof *p);
@@ -71,7 +71,7 @@ int tether__ring_plan_init(tether_group *g, tether_ring_plan *p)
         return TETHER_ENOMEM;
     memset(p->spans, 0, sizeof *p->spans * 2 * (size_t)n);
     for (int d = 0; d < p->ndirs; d++) {
-        tether_ring_dir *dir = &p->dir[d];
+        tether__ring_dir *dir = &p->dir[d];
         dir->pos = d == 0 ? g->rank : tether__mod(n - g->rank, n);
         dir->to = tether__ring_rank_at(n, d, dir->pos + 1);
         dir->from = tether__ring_rank_at(n, d, dir->pos - 1);
@@ -80,19 +80,19 @@ int tether__ring_plan_init(tether_group *g, tether_ring_plan *p)
     return TETHER_OK;
 }
 
-void tether__ring_plan_free(tether_group *g, tether_ring_plan *p)
+void tether__ring_plan_free(tether_group *g, tether__ring_plan *p)
 {
     tether__scratch_free(g, p->spans);
     p->spans = NULL;
 }
 
 /* Where message i of a lane sits: its global step, its chunk, and the segment's element range. */
-static const tether_span *locate(const ring_ctx *x, const ring_lane *l, size_t i, int sending,
-                                 int *step, size_t *off, size_t *len)
+static const tether__span *locate(const ring_ctx *x, const ring_lane *l, size_t i, int sending,
+                                  int *step, size_t *off, size_t *len)
 {
     *step = x->p->first_step + (int)(i / x->nseg);
     int c = tether__mod(l->dir->pos - (sending ? 1 : 2) - *step, x->n);
-    const tether_span *chunk = &l->dir->chunks[c];
+    const tether__span *chunk = &l->dir->chunks[c];
     tether__part(chunk->len, x->nseg, i % x->nseg, off, len);
     return chunk;
 }
@@ -106,7 +106,7 @@ static int post_recv(ring_ctx *x, ring_lane *l, size_t i)
 {
     int step;
     size_t off, len;
-    const tether_span *chunk = locate(x, l, i, 0, &step, &off, &len);
+    const tether__span *chunk = locate(x, l, i, 0, &step, &off, &len);
     int in_place = step >= x->n - 1 && !x->w.bf16; /* final data, same format: store directly */
     void *into = in_place ? tether__at(chunk->dst, off * x->w.esize) : scratch_slot(x, l, i);
     return tether__irecv(x->g, l->dir->from, into, len * x->w.wsize, (uint32_t)i,
@@ -117,7 +117,7 @@ static int post_send(ring_ctx *x, ring_lane *l, size_t j)
 {
     int step;
     size_t off, len;
-    const tether_span *chunk = locate(x, l, j, 1, &step, &off, &len);
+    const tether__span *chunk = locate(x, l, j, 1, &step, &off, &len);
     /* the first step sends untouched input; later steps send what an earlier step produced */
     const char *data =
         tether__at(step == x->p->first_step ? chunk->src : chunk->dst, off * x->w.esize);
@@ -133,7 +133,7 @@ static int process(ring_ctx *x, ring_lane *l, size_t i)
 {
     int step;
     size_t off, len, es = x->w.esize;
-    const tether_span *chunk = locate(x, l, i, 0, &step, &off, &len);
+    const tether__span *chunk = locate(x, l, i, 0, &step, &off, &len);
     char *dst = tether__at(chunk->dst, off * es);
     if (step >= x->n - 1) {
         if (x->w.bf16)
@@ -220,7 +220,7 @@ static int lanes_alloc(ring_ctx *x)
     return TETHER_OK;
 }
 
-int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_plan *p)
+int tether__ring_run(tether_group *g, const tether__coll *c, const tether__ring_plan *p)
 {
     ring_ctx x = {.g = g, .p = p, .w = tether__wire_of(c), .n = g->size};
     size_t chunk_max = 0;
@@ -228,11 +228,11 @@ int tether__ring_run(tether_group *g, const tether_coll *c, const tether_ring_pl
         for (int j = 0; j < g->size; j++)
             if (p->dir[d].chunks[j].len > chunk_max)
                 chunk_max = p->dir[d].chunks[j].len;
-    x.nseg = tether__nsegments(chunk_max, x.w.wsize, TETHER_SEG_BYTES);
+    x.nseg = tether__nsegments(chunk_max, x.w.wsize, TETHER__SEG_BYTES);
     x.seg_max = (chunk_max + x.nseg - 1) / x.nseg;
     x.total = (size_t)(p->last_step - p->first_step) * x.nseg;
-    x.window = x.nseg > TETHER_WINDOW ? x.nseg : TETHER_WINDOW;
-    x.send_slots = x.nseg + TETHER_WINDOW;
+    x.window = x.nseg > TETHER__WINDOW ? x.nseg : TETHER__WINDOW;
+    x.send_slots = x.nseg + TETHER__WINDOW;
     int rc = lanes_alloc(&x);
     if (rc == TETHER_OK)
         rc = tether__algo_abort(g, iterate(&x));

@@ -5,6 +5,6 @@
 #include "core/coll.h"
 
 /* Run a checked collective whose algorithm is chosen on a group of size >= 2: call it. */
-int tether__coll_run(tether_group *g, const tether_coll *c);
+int tether__coll_run(tether_group *g, const tether__coll *c);
 
 #endif

@@ -4,30 +4,30 @@
  * accessor, which parses and validates them again only when the environment changed
  * (core/params.c), so a malformed one fails the call that uses it before anything is sent.
  *
- * Small messages where only ring neighbours are linked (a transport without TETHER_CAP_DIRECT, 3 or
- * more ranks: the ring backend from 4 ranks, RDMA's ring mode): the neighbour algorithms
+ * Small messages where only ring neighbours are linked (a transport without TETHER__CAP_DIRECT, 3
+ * or more ranks: the ring backend from 4 ranks, RDMA's ring mode): the neighbour algorithms
  * (NEIGHBOR), which talk to the two neighbours only, both ways at once, in ceil((n - 1) / 2) steps;
  * the latency algorithms below send to ranks 2, 4, ... away, and there every such message is
  * forwarded hop by hop (at N = 8, 7 links on recursive doubling's critical path against 4;
  * docs/tuning.md).
  *
- * all_reduce, auto: under TETHER_TREE_BELOW bytes (default TETHER_TREE_BELOW_DEFAULT, or
- * TETHER_NEIGHBOR_BELOW where only neighbours are linked, or TETHER_ONE_HOST_TREE_BELOW on a full
+ * all_reduce, auto: under TETHER_TREE_BELOW bytes (default TETHER__TREE_BELOW_DEFAULT, or
+ * TETHER__NEIGHBOR_BELOW where only neighbours are linked, or TETHER__ONE_HOST_TREE_BELOW on a full
  * mesh of up to 4 ranks of one host) the neighbour algorithm where only neighbours are linked,
  * else the latency algorithm (recursive doubling: log2(n) messages); above it, on a full mesh
- * (TETHER_CAP_DIRECT) of up to TETHER_DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
+ * (TETHER__CAP_DIRECT) of up to TETHER__DIRECT_MAX_RANKS ranks the direct algorithm (two steps,
  * every link busy), else the ring (bandwidth-optimal, two links per rank, fine when only
- * neighbours are direct). Ranks all on one host (TETHER_CAP_ONE_HOST) share cores and caches, not
+ * neighbours are direct). Ranks all on one host (TETHER__CAP_ONE_HOST) share cores and caches, not
  * cables: on a full mesh, 2 or 4 of them take recursive halving-doubling (one peer per step) up to
- * TETHER_ONE_HOST_BUTTERFLY_MAX, and other counts of 3 or more the ring in the band of sizes where
- * the direct algorithm outgrows the shared caches (TETHER_ONE_HOST_RING_MIN..MAX); 2 of them take
+ * TETHER__ONE_HOST_BUTTERFLY_MAX, and other counts of 3 or more the ring in the band of sizes where
+ * the direct algorithm outgrows the shared caches (TETHER__ONE_HOST_RING_MIN..MAX); 2 of them take
  * the butterfly below the latency threshold too where the vector takes two of the links' packets
  * and its half one (allreduce_packet_band), unless TETHER_TREE_BELOW is set.
  * TETHER_ALLREDUCE_ALGO forces one for all_reduce only. Small vectors stay on the tree even on a
  * full mesh: the direct algorithm's one-step path (one latency) lost to it at N = 3, 4 on two
  * shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
  * (docs/tuning.md). all_gather and reduce_scatter: direct on such a mesh, else ring; all_gather
- * whose result is at most TETHER_NEIGHBOR_GATHER_MAX bytes where only neighbours are linked:
+ * whose result is at most TETHER__NEIGHBOR_GATHER_MAX bytes where only neighbours are linked:
  * neighbour. all_to_all: direct (every message at once). broadcast: the pipelined chain (RING),
  * but the neighbour algorithm for small messages where only neighbours are linked and the binomial
  * tree for large ones where peers read each other's memory (bcast_auto); under an explicit
@@ -43,10 +43,10 @@
 #include "core/errors.h"
 #include "core/params.h"
 
-/* The names are the TETHER_ALLREDUCE_ALGO row's words, in tether_algo's order (core/env.c). */
-const char *tether__algo_name(tether_algo a)
+/* The names are the TETHER_ALLREDUCE_ALGO row's words, in tether__algo's order (core/env.c). */
+const char *tether__algo_name(tether__algo a)
 {
-    return ((int)a >= 0 && a < TETHER_ALGO_COUNT)
+    return ((int)a >= 0 && a < TETHER__ALGO_COUNT)
                ? tether__params[TETHER__P_ALLREDUCE_ALGO].words[a]
                : "?";
 }
@@ -54,9 +54,9 @@ const char *tether__algo_name(tether_algo a)
 int tether__algo_parse(const char *s)
 {
     if (!s || !*s)
-        return TETHER_ALGO_AUTO;
-    for (int a = 0; a < TETHER_ALGO_COUNT; a++)
-        if (strcmp(s, tether__algo_name((tether_algo)a)) == 0)
+        return TETHER__ALGO_AUTO;
+    for (int a = 0; a < TETHER__ALGO_COUNT; a++)
+        if (strcmp(s, tether__algo_name((tether__algo)a)) == 0)
             return a;
     return -1;
 }
@@ -98,43 +98,43 @@ int tether__algo_settings_check(void)
 
 static unsigned caps_of(const tether_group *g)
 {
-    const tether_world *w = g->world;
+    const tether__world *w = g->world;
     return w->ops->caps(w->ep);
 }
 
 static int full_mesh(const tether_group *g, unsigned caps)
 {
-    return (caps & TETHER_CAP_DIRECT) && g->size <= TETHER_DIRECT_MAX_RANKS;
+    return (caps & TETHER__CAP_DIRECT) && g->size <= TETHER__DIRECT_MAX_RANKS;
 }
 
 /* Only ring neighbours are linked: 3 or more ranks (with 2 the neighbour is every peer) on a
- * transport without TETHER_CAP_DIRECT. */
+ * transport without TETHER__CAP_DIRECT. */
 static int neighbours_only(const tether_group *g, unsigned caps)
 {
-    return !(caps & TETHER_CAP_DIRECT) && g->size >= 3;
+    return !(caps & TETHER__CAP_DIRECT) && g->size >= 3;
 }
 
 /* The latency algorithm for small messages: the neighbour algorithm where only neighbours are
  * linked, else the tree (dissemination for the barrier). */
-static tether_algo small_algo(const tether_group *g, unsigned caps)
+static tether__algo small_algo(const tether_group *g, unsigned caps)
 {
-    return neighbours_only(g, caps) ? TETHER_ALGO_NEIGHBOR : TETHER_ALGO_TREE;
+    return neighbours_only(g, caps) ? TETHER__ALGO_NEIGHBOR : TETHER__ALGO_TREE;
 }
 
-/* All-reduce's default latency threshold: TETHER_NEIGHBOR_BELOW where only neighbours are linked,
- * TETHER_ONE_HOST_TREE_BELOW on a small full mesh of one host, else TETHER_TREE_BELOW_DEFAULT.
+/* All-reduce's default latency threshold: TETHER__NEIGHBOR_BELOW where only neighbours are linked,
+ * TETHER__ONE_HOST_TREE_BELOW on a small full mesh of one host, else TETHER__TREE_BELOW_DEFAULT.
  * Under the smallest all give the latency algorithm, so small vectors ask no caps. */
 static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
 {
-    if (bytes < TETHER_TREE_BELOW_DEFAULT)
-        return TETHER_TREE_BELOW_DEFAULT;
+    if (bytes < TETHER__TREE_BELOW_DEFAULT)
+        return TETHER__TREE_BELOW_DEFAULT;
     unsigned caps = caps_of(g);
     if (neighbours_only(g, caps))
-        return TETHER_NEIGHBOR_BELOW;
-    return g->size <= TETHER_ONE_HOST_TREE_MAX_RANKS && full_mesh(g, caps) &&
-                   (caps & TETHER_CAP_ONE_HOST)
-               ? TETHER_ONE_HOST_TREE_BELOW
-               : TETHER_TREE_BELOW_DEFAULT;
+        return TETHER__NEIGHBOR_BELOW;
+    return g->size <= TETHER__ONE_HOST_TREE_MAX_RANKS && full_mesh(g, caps) &&
+                   (caps & TETHER__CAP_ONE_HOST)
+               ? TETHER__ONE_HOST_TREE_BELOW
+               : TETHER__TREE_BELOW_DEFAULT;
 }
 
 /* 2 ranks of one host whose vector (as it travels) takes two packets but its half one: recursive
@@ -146,14 +146,14 @@ static size_t allreduce_tree_below(const tether_group *g, size_t bytes)
  * ask nothing. */
 #define PACKET_BAND_MIN ((size_t)8 << 10)
 
-static int allreduce_packet_band(const tether_group *g, const tether_coll *c)
+static int allreduce_packet_band(const tether_group *g, const tether__coll *c)
 {
-    const tether_world *w = g->world;
+    const tether__world *w = g->world;
     size_t wsize = tether__wire_of(c).wsize, bytes = c->count * wsize;
     if (g->size != 2 || bytes <= PACKET_BAND_MIN || !w->ops->packet)
         return 0;
     unsigned caps = caps_of(g);
-    if (!full_mesh(g, caps) || !(caps & TETHER_CAP_ONE_HOST))
+    if (!full_mesh(g, caps) || !(caps & TETHER__CAP_ONE_HOST))
         return 0;
     size_t packet = w->ops->packet(w->ep), half = (c->count + 1) / 2 * wsize;
     return packet && bytes > packet && half <= packet;
@@ -162,63 +162,63 @@ static int allreduce_packet_band(const tether_group *g, const tether_coll *c)
 /* The ring where only neighbours are linked; on a full mesh the butterfly where 2 or 4 ranks share
  * one host and the vector lies in its band, the ring in its band where 3 or more others do, else
  * the direct algorithm. */
-static tether_algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
+static tether__algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     unsigned caps = caps_of(g);
     if (bytes < tree_below)
         return small_algo(g, caps);
     if (!full_mesh(g, caps))
-        return TETHER_ALGO_RING;
-    /* only on a full mesh is TETHER_CAP_ONE_HOST the same on every rank: a ring rank knows only
+        return TETHER__ALGO_RING;
+    /* only on a full mesh is TETHER__CAP_ONE_HOST the same on every rank: a ring rank knows only
      * its neighbours, and ranks choosing differently would fail with TETHER_EMISMATCH */
-    int one_host = (caps & TETHER_CAP_ONE_HOST) != 0;
-    if (one_host && (g->size == 2 || g->size == 4) && bytes < TETHER_ONE_HOST_BUTTERFLY_MAX)
-        return TETHER_ALGO_BUTTERFLY;
-    return one_host && bytes >= TETHER_ONE_HOST_RING_MIN && bytes < TETHER_ONE_HOST_RING_MAX
-               ? TETHER_ALGO_RING
-               : TETHER_ALGO_DIRECT;
+    int one_host = (caps & TETHER__CAP_ONE_HOST) != 0;
+    if (one_host && (g->size == 2 || g->size == 4) && bytes < TETHER__ONE_HOST_BUTTERFLY_MAX)
+        return TETHER__ALGO_BUTTERFLY;
+    return one_host && bytes >= TETHER__ONE_HOST_RING_MIN && bytes < TETHER__ONE_HOST_RING_MAX
+               ? TETHER__ALGO_RING
+               : TETHER__ALGO_DIRECT;
 }
 
 /* All-gather of result_bytes in all: the neighbour algorithm for small results where only
  * neighbours are linked, else direct on a full mesh, else the ring. */
-static tether_algo gather_auto(const tether_group *g, size_t result_bytes)
+static tether__algo gather_auto(const tether_group *g, size_t result_bytes)
 {
     unsigned caps = caps_of(g);
-    if (neighbours_only(g, caps) && result_bytes <= TETHER_NEIGHBOR_GATHER_MAX)
-        return TETHER_ALGO_NEIGHBOR;
-    return full_mesh(g, caps) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
+    if (neighbours_only(g, caps) && result_bytes <= TETHER__NEIGHBOR_GATHER_MAX)
+        return TETHER__ALGO_NEIGHBOR;
+    return full_mesh(g, caps) ? TETHER__ALGO_DIRECT : TETHER__ALGO_RING;
 }
 
 /* Broadcast's default (TETHER_TREE_BELOW unset). Where only neighbours are linked, the neighbour
- * algorithm under TETHER_BCAST_TREE_BELOW_DEFAULT and the chain above. On a full mesh the pipelined
- * chain at every size, since each rank then receives from one and sends to one and back-to-back
- * broadcasts overlap (sockets, interleaved, N = 3, 4, 6, 8: 0.5-0.8x the binomial tree's time from
- * 8 B to 1 MiB; docs/perf/notes.md), except where the peers read each other's memory, from
- * TETHER_BCAST_MEMORY_TREE_MIN: a reader copies the whole buffer at once, while the chain pays a
- * descriptor round trip per segment (N = 3, 1 MiB: 0.25 ms tree, 0.34 ms chain). */
-static tether_algo bcast_auto(const tether_group *g, size_t bytes)
+ * algorithm under TETHER__BCAST_TREE_BELOW_DEFAULT and the chain above. On a full mesh the
+ * pipelined chain at every size, since each rank then receives from one and sends to one and
+ * back-to-back broadcasts overlap (sockets, interleaved, N = 3, 4, 6, 8: 0.5-0.8x the binomial
+ * tree's time from 8 B to 1 MiB; docs/perf/notes.md), except where the peers read each other's
+ * memory, from TETHER__BCAST_MEMORY_TREE_MIN: a reader copies the whole buffer at once, while the
+ * chain pays a descriptor round trip per segment (N = 3, 1 MiB: 0.25 ms tree, 0.34 ms chain). */
+static tether__algo bcast_auto(const tether_group *g, size_t bytes)
 {
     unsigned caps = caps_of(g);
     if (neighbours_only(g, caps))
-        return bytes < TETHER_BCAST_TREE_BELOW_DEFAULT ? TETHER_ALGO_NEIGHBOR : TETHER_ALGO_RING;
+        return bytes < TETHER__BCAST_TREE_BELOW_DEFAULT ? TETHER__ALGO_NEIGHBOR : TETHER__ALGO_RING;
     if (g->size == 2) /* one hop either way: the tree, without the chain's segments, as before */
-        return bytes < TETHER_BCAST_TREE_BELOW_DEFAULT || (caps & TETHER_CAP_READS_MEMORY)
-                   ? TETHER_ALGO_TREE
-                   : TETHER_ALGO_RING;
-    return bytes >= TETHER_BCAST_MEMORY_TREE_MIN && (caps & TETHER_CAP_READS_MEMORY)
-               ? TETHER_ALGO_TREE
-               : TETHER_ALGO_RING;
+        return bytes < TETHER__BCAST_TREE_BELOW_DEFAULT || (caps & TETHER__CAP_READS_MEMORY)
+                   ? TETHER__ALGO_TREE
+                   : TETHER__ALGO_RING;
+    return bytes >= TETHER__BCAST_MEMORY_TREE_MIN && (caps & TETHER__CAP_READS_MEMORY)
+               ? TETHER__ALGO_TREE
+               : TETHER__ALGO_RING;
 }
 
 /* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
  */
-static tether_algo log_choice(const tether_coll *c, tether_algo a)
+static tether__algo log_choice(const tether__coll *c, tether__algo a)
 {
-    static const char *const kinds[TETHER_COLL_KIND_COUNT] = {
+    static const char *const kinds[TETHER__COLL_KIND_COUNT] = {
         "all_reduce", "all_gather", "reduce_scatter", "broadcast",
         "all_to_all", "barrier",    "send/recv"};
-    static _Thread_local tether_algo last[TETHER_COLL_KIND_COUNT];
-    if ((int)c->kind >= 0 && c->kind < TETHER_COLL_KIND_COUNT && last[c->kind] != a) {
+    static _Thread_local tether__algo last[TETHER__COLL_KIND_COUNT];
+    if ((int)c->kind >= 0 && c->kind < TETHER__COLL_KIND_COUNT && last[c->kind] != a) {
         last[c->kind] = a;
         TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize,
                   tether__algo_name(a));
@@ -228,45 +228,45 @@ static tether_algo log_choice(const tether_coll *c, tether_algo a)
 
 /* The algorithm of c on g under the settings in force, or TETHER_ECONFIG (recorded) when a setting
  * c uses is malformed. */
-static int choose(const tether_group *g, const tether_coll *c)
+static int choose(const tether_group *g, const tether__coll *c)
 {
     size_t bytes = c->count * c->esize, below;
     long algo;
     int set;
     switch (c->kind) {
-    case TETHER_COLL_ALL_REDUCE:
+    case TETHER__COLL_ALL_REDUCE:
         TRY(forced_algo(&algo));
-        if (algo != TETHER_ALGO_AUTO)
+        if (algo != TETHER__ALGO_AUTO)
             return (int)algo;
         TRY(set = tree_below(&below));
         if (!set && allreduce_packet_band(g, c))
-            return TETHER_ALGO_BUTTERFLY;
+            return TETHER__ALGO_BUTTERFLY;
         return allreduce_auto(g, bytes, set ? below : allreduce_tree_below(g, bytes));
-    case TETHER_COLL_ALL_GATHER:
+    case TETHER__COLL_ALL_GATHER:
         return gather_auto(g, bytes * (size_t)g->size);
-    case TETHER_COLL_REDUCE_SCATTER:
-        return full_mesh(g, caps_of(g)) ? TETHER_ALGO_DIRECT : TETHER_ALGO_RING;
-    case TETHER_COLL_BROADCAST:
+    case TETHER__COLL_REDUCE_SCATTER:
+        return full_mesh(g, caps_of(g)) ? TETHER__ALGO_DIRECT : TETHER__ALGO_RING;
+    case TETHER__COLL_BROADCAST:
         TRY(set = tree_below(&below));
         if (!set)
             return bcast_auto(g, bytes);
-        return bytes < below ? small_algo(g, caps_of(g)) : TETHER_ALGO_RING;
-    case TETHER_COLL_ALL_TO_ALL:
-        return TETHER_ALGO_DIRECT;
-    case TETHER_COLL_BARRIER:
+        return bytes < below ? small_algo(g, caps_of(g)) : TETHER__ALGO_RING;
+    case TETHER__COLL_ALL_TO_ALL:
+        return TETHER__ALGO_DIRECT;
+    case TETHER__COLL_BARRIER:
         return small_algo(g, caps_of(g));
-    case TETHER_COLL_SEND_RECV:
-    case TETHER_COLL_KIND_COUNT:
+    case TETHER__COLL_SEND_RECV:
+    case TETHER__COLL_KIND_COUNT:
         break;
     }
-    return TETHER_ALGO_TREE;
+    return TETHER__ALGO_TREE;
 }
 
-int tether__algo_choose(const tether_group *g, tether_coll *c)
+int tether__algo_choose(const tether_group *g, tether__coll *c)
 {
     int a = choose(g, c);
     if (a < 0)
         return a;
-    c->algo = log_choice(c, (tether_algo)a);
+    c->algo = log_choice(c, (tether__algo)a);
     return TETHER_OK;
 }

@@ -8,8 +8,8 @@
  * TETHER_TREE_BELOW (parsed again only when the environment changed since this thread's last read),
  * the size and the transport's caps, into c->algo. A malformed setting the call uses is
  * TETHER_ECONFIG naming the variable and the values it accepts, before anything is sent. */
-int tether__algo_choose(const tether_group *g, tether_coll *c);
-const char *tether__algo_name(tether_algo a);
+int tether__algo_choose(const tether_group *g, tether__coll *c);
+const char *tether__algo_name(tether__algo a);
 /* Parse "auto|ring|tree|butterfly|direct|neighbor"; -1 if unknown. */
 int tether__algo_parse(const char *s);
 /* TETHER_ECONFIG naming the variable when TETHER_ALLREDUCE_ALGO or TETHER_TREE_BELOW is malformed

@@ -274,7 +274,7 @@ static int run_size(const opts *o, size_t bytes)
  * dtype; 0 after printing why when it is not one. */
 static size_t size_arg(const char *text)
 {
-    char err[TETHER_SIZE_ERR_MAX];
+    char err[TETHER__SIZE_ERR_MAX];
     size_t v;
     if (tether__size_parse("-s", text, &v, err, sizeof err) != 0) {
         fprintf(stderr, "kernels: %s\n", err);

@@ -68,22 +68,22 @@ static void *rank_main(void *p)
 {
     rank_arg *a = p;
     world *w = a->w;
-    tether_config cfg = {.rank = a->rank,
-                         .size = w->n,
-                         .timeout_ms = 10000,
-                         .call_timeout_ms = w->call_timeout_ms ? w->call_timeout_ms : 10000,
-                         .spin_us = 20,
-                         .wire_bf16 = w->wire_bf16};
+    tether__config cfg = {.rank = a->rank,
+                          .size = w->n,
+                          .timeout_ms = 10000,
+                          .call_timeout_ms = w->call_timeout_ms ? w->call_timeout_ms : 10000,
+                          .spin_us = 20,
+                          .wire_bf16 = w->wire_bf16};
     snprintf(cfg.job_token, sizeof cfg.job_token, "%s", w->token);
     tether_group *g = NULL;
-    tether_transport_ops ops = tether_memt_ops; /* with its defaults, as the registry hands out */
+    tether__transport_ops ops = tether__memt_ops; /* with its defaults, as the registry hands out */
     tether__transport_defaults(&ops);
     int rc = tether__world_open(&ops, &cfg, &g);
     if (rc != TETHER_OK) {
         failf(w, "rank %d: world_open: %s: %s", a->rank, tether_err_name(rc), tether_last_error());
         return NULL;
     }
-    tether_memt_set_caps(g->world->ep, w->caps);
+    tether__memt_set_caps(g->world->ep, w->caps);
     w->body(g, w);
     tether_group_free(g);
     return NULL;
@@ -376,7 +376,7 @@ static void test_ring(void **state)
 static void test_tree(void **state)
 {
     (void)state;
-    sweep_sizes("tree", TETHER_CAP_DIRECT, NULL);
+    sweep_sizes("tree", TETHER__CAP_DIRECT, NULL);
 }
 
 static void test_butterfly(void **state)
@@ -389,13 +389,13 @@ static void test_butterfly(void **state)
 static void test_direct(void **state)
 {
     (void)state;
-    sweep_sizes("direct", TETHER_CAP_DIRECT, "0");
+    sweep_sizes("direct", TETHER__CAP_DIRECT, "0");
 }
 
 static void test_auto(void **state)
 {
     (void)state;
-    sweep_sizes("auto", TETHER_CAP_DIRECT, NULL);
+    sweep_sizes("auto", TETHER__CAP_DIRECT, NULL);
 }
 
 /* neighbour all-reduce; no direct links, so small all_gather, broadcast and the barrier take the
@@ -433,7 +433,7 @@ static void test_large(void **state)
     for (int a = 0; a < NALGOS(algos); a++) {
         setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
         for (int n = 3; n <= 4; n++) {
-            world w = {.n = n, .caps = a % 2 ? TETHER_CAP_DIRECT : 0, .body = large_body};
+            world w = {.n = n, .caps = a % 2 ? TETHER__CAP_DIRECT : 0, .body = large_body};
             run_world(&w);
         }
     }
@@ -482,7 +482,8 @@ static void test_bf16_wire(void **state)
     for (int a = 0; a < NALGOS(algos); a++) {
         setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
         for (int s = 0; s < 4; s++) {
-            world w = {.n = sizes[s], .caps = TETHER_CAP_DIRECT, .wire_bf16 = 1, .body = bf16_body};
+            world w = {
+                .n = sizes[s], .caps = TETHER__CAP_DIRECT, .wire_bf16 = 1, .body = bf16_body};
             run_world(&w);
             for (int r = 1; r < w.n; r++)
                 if (memcmp(w.results[0], w.results[r], 100003 * sizeof(float)) != 0)
@@ -619,7 +620,7 @@ static void test_signed_zeros_agree(void **state)
         for (int wire_bf16 = 0; wire_bf16 < 2; wire_bf16++)
             for (int n = 2; n <= 8; n++) {
                 world w = {
-                    .n = n, .caps = TETHER_CAP_DIRECT, .wire_bf16 = wire_bf16, .body = zeros_body};
+                    .n = n, .caps = TETHER__CAP_DIRECT, .wire_bf16 = wire_bf16, .body = zeros_body};
                 run_world(&w);
             }
     }
@@ -665,7 +666,7 @@ static void expect_neighbour_sends(tether_group *g, world *w, long *before, cons
 {
     int n = g->size, right = (g->rank + 1) % n, left = (g->rank + n - 1) % n;
     for (int q = 0; q < n; q++) {
-        long sent = tether_memt_sent(g->world->ep, q) - before[q];
+        long sent = tether__memt_sent(g->world->ep, q) - before[q];
         long want = (q == right ? n / 2 : 0) + (q == left ? (n - 1) / 2 : 0);
         if (sent != want)
             failf(w, "rank %d: %s sent %ld messages to rank %d, want %ld", g->rank, what, sent, q,
@@ -684,7 +685,7 @@ static void expect_broadcast_sends(tether_group *g, world *w, long *before, int 
     int v = (g->rank - root + n) % n, half = n / 2;
     int to_right = v < half, to_left = (v == 0 && n - 1 > half) || v > half + 1;
     for (int q = 0; q < n; q++) {
-        long sent = tether_memt_sent(g->world->ep, q) - before[q];
+        long sent = tether__memt_sent(g->world->ep, q) - before[q];
         long want = (q == right ? to_right : 0) + (q == left ? to_left : 0);
         if (sent != want)
             failf(w, "rank %d: broadcast from %d sent %ld messages to rank %d, want %ld", g->rank,
@@ -730,7 +731,7 @@ static void butterfly_sends_body(tether_group *g, world *w)
     int n = g->size, right = (g->rank + 1) % n, left = (g->rank + n - 1) % n;
     all_reduce(g, w, TETHER_FLOAT32, TETHER_SUM, 1 << 16, 1);
     for (int q = 0; q < n; q++) {
-        long sent = tether_memt_sent(g->world->ep, q) - before[q];
+        long sent = tether__memt_sent(g->world->ep, q) - before[q];
         long want = q == right || q == left ? 2 : 0;
         if (sent != want)
             failf(w, "rank %d: butterfly sent %ld messages to rank %d, want %ld", g->rank, sent, q,
@@ -749,17 +750,17 @@ static void test_butterfly_sends(void **state)
 
 /* A group whose calls reach 2^30 (a serving loop of small all-reduces for a few hours): its next
  * calls are numbered from 0 again, and none is tagged with the bits that mark control traffic
- * (TETHER_TAG_CTRL) or point-to-point messages (TETHER_TAG_P2P). */
+ * (TETHER__TAG_CTRL) or point-to-point messages (TETHER__TAG_P2P). */
 static void seq_wrap_body(tether_group *g, world *w)
 {
-    g->seq = TETHER_TAG_SEQ_MASK - 2;
+    g->seq = TETHER__TAG_SEQ_MASK - 2;
     for (int call = 0; call < 3; call++) {
         all_reduce(g, w, TETHER_FLOAT32, TETHER_SUM, 100, 0);
         broadcast(g, w, TETHER_INT32, 100, call % g->size);
     }
     all_gather(g, w, TETHER_INT16, 10);
-    uint32_t bits = tether_memt_seq_bits(g->world->ep);
-    if (bits & ~TETHER_TAG_SEQ_MASK)
+    uint32_t bits = tether__memt_seq_bits(g->world->ep);
+    if (bits & ~TETHER__TAG_SEQ_MASK)
         failf(w, "rank %d: collective messages tagged with seq bits %08x", g->rank, bits);
     if (g->seq != 4)
         failf(w, "rank %d: the group's next call is %u, want 4 (numbered past the wrap)", g->rank,
@@ -788,7 +789,7 @@ static long now_ms(void)
 static void fault_body(tether_group *g, world *w)
 {
     if (g->rank == 1)
-        tether_memt_fail_sends_after(g->world->ep, 1);
+        tether__memt_fail_sends_after(g->world->ep, 1);
     float *x = calloc(1 << 18, sizeof *x);
     long t0 = now_ms();
     int rc = TETHER_OK;
@@ -819,7 +820,7 @@ static void test_fault_injection(void **state)
     static const char *const algos[] = {"ring", "direct", "butterfly", "tree", "neighbor"};
     for (int a = 0; a < NALGOS(algos); a++) {
         setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
-        world w = {.n = 4, .caps = TETHER_CAP_DIRECT, .body = fault_body};
+        world w = {.n = 4, .caps = TETHER__CAP_DIRECT, .body = fault_body};
         run_world(&w);
         check_fault_world(&w, 1);
     }
@@ -844,7 +845,7 @@ static void test_mismatch(void **state)
         for (int zero = 0; zero < 2; zero++) {
             setenv("TETHER_ALLREDUCE_ALGO", algos[a], 1);
             world w = {.n = 3,
-                       .caps = TETHER_CAP_DIRECT,
+                       .caps = TETHER__CAP_DIRECT,
                        .body = mismatch_body,
                        .rank0_count = zero ? 0 : 6};
             run_world(&w);

@@ -47,7 +47,7 @@ static int failed(int rank, const char *what, int rc)
 
 int main(int argc, char **argv)
 {
-    char err[TETHER_SIZE_ERR_MAX];
+    char err[TETHER__SIZE_ERR_MAX];
     size_t bytes;
     int late = argc == 3 && !strcmp(argv[2], "--late");
     if (argc < 2 || argc > 2 + late) {

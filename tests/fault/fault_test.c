@@ -88,7 +88,7 @@ static void write_hostfile(const char *path, int n, int broken)
     }
     fputc('[', f);
     for (int r = 0; r < n; r++) {
-        int port = tether_test_free_port(&held[r]);
+        int port = tether__test_free_port(&held[r]);
         if (port < 0) {
             perror("fault_test: free port");
             exit(2);

@@ -22,19 +22,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc;
     switch (data[0] % 3) {
     case 0: {
-        tether_rank_hosts h;
+        tether__rank_hosts h;
         if ((rc = tether__hostfile_parse_ranks(text, "fuzz.json", &h)) == TETHER_OK)
             tether__rank_hosts_free(&h);
         break;
     }
     case 1: {
-        tether_launch_hosts h;
+        tether__launch_hosts h;
         if ((rc = tether__hostfile_parse_launch(text, "fuzz.json", &h)) == TETHER_OK)
             tether__launch_hosts_free(&h);
         break;
     }
     default: {
-        tether_device_matrix m;
+        tether__device_matrix m;
         if ((rc = tether__hostfile_parse_devices(text, "fuzz.json", &m)) == TETHER_OK)
             tether__device_matrix_free(&m);
         break;

@@ -42,8 +42,8 @@ static void set_up(void)
     if (fd < 0)
         abort();
     int held[2];
-    port1 = tether_test_free_port(&held[1]);
-    int port0 = tether_test_free_port(&held[0]);
+    port1 = tether__test_free_port(&held[1]);
+    int port0 = tether__test_free_port(&held[0]);
     if (port0 < 0 || port1 < 0)
         abort();
     dprintf(fd, "[[\"127.0.0.1:%d\"], [\"127.0.0.1:%d\"]]", port0, port1);
@@ -60,18 +60,18 @@ static void set_up(void)
 
 typedef struct rank1 {
     pthread_t thread;
-    tether_ep *ep;
+    tether__ep *ep;
     int rc;
 } rank1;
 
 static void *open_rank1(void *arg)
 {
     rank1 *r = arg;
-    tether_config cfg;
+    tether__config cfg;
     int rank, size;
     r->rc = tether__config_load(&cfg);
     if (r->rc == TETHER_OK)
-        r->rc = tether_mesh_ops.open(&cfg, &r->ep, &rank, &size);
+        r->rc = tether__mesh_ops.open(&cfg, &r->ep, &rank, &size);
     return NULL;
 }
 
@@ -116,8 +116,8 @@ static int join_as_rank0(void)
     int fd = connect_rank1();
     if (fd < 0) /* the input's own hello formed the link: this one is not needed */
         return -1;
-    tether_test_hs hs = {.rank = 0, .size = 2, .token = TOKEN};
-    if (tether_test_handshake(fd, &hs) == TETHER__HS_OK) {
+    tether__test_hs hs = {.rank = 0, .size = 2, .token = TOKEN};
+    if (tether__test_handshake(fd, &hs) == TETHER__HS_OK) {
         send_frame(fd, TETHER__FRAME_CMA_OFFER);
         send_frame(fd, TETHER__FRAME_CMA_ANSWER);
         send_frame(fd, TETHER__FRAME_SHM_OFFER);
@@ -155,24 +155,24 @@ static int stray_connection(const uint8_t *data, size_t size)
     }
     shutdown(fd, SHUT_WR);
     read_answers(fd, seen, sizeof seen, &nseen, 0);
-    if (tether_test_holds(seen, nseen, TOKEN))
+    if (tether__test_holds(seen, nseen, TOKEN))
         abort(); /* a stray learnt the token */
     return fd;
 }
 
 /* Rank 1 waits for a 64-byte message (group 0, call 1) until it comes or the link fails. */
-static void receive_one(tether_ep *ep)
+static void receive_one(tether__ep *ep)
 {
     unsigned char buf[64];
-    tether_req *r = NULL;
-    tether_tag tag = {.group = 0, .seq = 1, .step = 0, .sig = 7};
-    if (tether_mesh_ops.irecv(ep, 0, buf, sizeof buf, tag, &r) != TETHER_OK)
+    tether__req *r = NULL;
+    tether__tag tag = {.group = 0, .seq = 1, .step = 0, .sig = 7};
+    if (tether__mesh_ops.irecv(ep, 0, buf, sizeof buf, tag, &r) != TETHER_OK)
         return;
     for (int done = 0; !done;) {
-        if (tether_mesh_ops.test(ep, r, &done) < 0)
+        if (tether__mesh_ops.test(ep, r, &done) < 0)
             return; /* released by test */
         if (!done)
-            tether_mesh_ops.wait(ep, 10);
+            tether__mesh_ops.wait(ep, 10);
     }
 }
 
@@ -196,7 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         receive_one(r.ep);
     }
     if (r.ep)
-        tether_mesh_ops.close(r.ep);
+        tether__mesh_ops.close(r.ep);
     if (fd >= 0)
         close(fd);
     if (stray >= 0)

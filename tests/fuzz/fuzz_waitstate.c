@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     int n = 2 + data[0] % 64, from = 1 + data[0] % (n - 1);
-    tether_waitstate *ws = tether__ws_new(0, n, 1);
+    tether__waitstate *ws = tether__ws_new(0, n, 1);
     if (!ws)
         abort();
     uint8_t pending[9] = {0x02}, out[TETHER__WS_BLOB_MAX];

@@ -7,7 +7,7 @@
 
 #include "backends/net/port.h"
 
-int tether_test_free_port(int *held)
+int tether__test_free_port(int *held)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     return tether__net_free_port((const struct sockaddr *)&a, sizeof a, held);

@@ -23,7 +23,7 @@ static int send_msg(int fd, const unsigned char *msg)
     return 0;
 }
 
-static int recv_msg(int fd, unsigned char *msg, tether_test_hs *hs)
+static int recv_msg(int fd, unsigned char *msg, tether__test_hs *hs)
 {
     for (size_t got = 0; got < TETHER__HELLO_SIZE;) {
         ssize_t n = recv(fd, msg + got, TETHER__HELLO_SIZE - got, 0);
@@ -38,11 +38,11 @@ static int recv_msg(int fd, unsigned char *msg, tether_test_hs *hs)
     return 0;
 }
 
-int tether_test_handshake(int fd, tether_test_hs *hs)
+int tether__test_handshake(int fd, tether__test_hs *hs)
 {
     struct timeval five = {.tv_sec = 5};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
-    tether_config cfg;
+    tether__config cfg;
     tether__hello h;
     tether__hs_msgs m;
     memset(&h, 0, sizeof h);

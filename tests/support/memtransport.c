@@ -17,33 +17,33 @@
 
 typedef struct memt_hub memt_hub;
 
-struct tether_req {
-    tether_req *next;                /* in the queue it waits in */
-    tether_req *own_prev, *own_next; /* in its endpoint's list of live requests */
-    tether_ep *owner;
+struct tether__req {
+    tether__req *next;                /* in the queue it waits in */
+    tether__req *own_prev, *own_next; /* in its endpoint's list of live requests */
+    tether__ep *owner;
     int sending;
     int peer; /* world rank at the other end */
     const void *sbuf;
     void *rbuf;
     size_t len;
-    tether_tag tag;
+    tether__tag tag;
     int done;
     int queued;
 };
 
 typedef struct memt_queue {
-    tether_req *head, *tail;
+    tether__req *head, *tail;
 } memt_queue;
 
-struct tether_ep {
+struct tether__ep {
     memt_hub *hub;
     int rank;
     int joined, closed;
     int broken; /* sticky error code, 0 while healthy */
-    char broken_msg[TETHER_ERRMSG_MAX];
+    char broken_msg[TETHER__ERRMSG_MAX];
     long fail_after; /* sends left before the injected fault; < 0: none */
     unsigned caps;
-    tether_req *owned;      /* every live request, freed by close() if never released */
+    tether__req *owned;     /* every live request, freed by close() if never released */
     memt_queue *posted;     /* [src]: receives waiting for a message */
     memt_queue *unexpected; /* [src]: messages waiting for a receive */
     long *sent;             /* [dst]: sends posted so far */
@@ -52,14 +52,14 @@ struct tether_ep {
 
 struct memt_hub {
     memt_hub *next; /* in the registry */
-    char token[TETHER_TOKEN_MAX];
+    char token[TETHER__TOKEN_MAX];
     int size;
     int refs; /* ranks that have not closed yet: the hub lives until every rank of the world closed,
                  so a rank that opens late still finds the others' messages (and errors) */
     unsigned long events; /* completions and breaks so far: wait() sleeps until it moves */
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    tether_ep *eps;
+    tether__ep *eps;
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,11 +93,11 @@ static memt_hub *hub_new(const char *token, int size)
     h->eps = calloc((size_t)size, sizeof *h->eps);
     int ok = h->eps != NULL;
     for (int r = 0; ok && r < size; r++) {
-        tether_ep *ep = &h->eps[r];
+        tether__ep *ep = &h->eps[r];
         ep->hub = h;
         ep->rank = r;
         ep->fail_after = -1;
-        ep->caps = TETHER_CAP_DIRECT;
+        ep->caps = TETHER__CAP_DIRECT;
         ep->posted = calloc((size_t)size, sizeof *ep->posted);
         ep->unexpected = calloc((size_t)size, sizeof *ep->unexpected);
         ep->sent = calloc((size_t)size, sizeof *ep->sent);
@@ -111,7 +111,7 @@ static memt_hub *hub_new(const char *token, int size)
 }
 
 /* The hub of token, created on first use. Called with registry_lock held. */
-static int hub_join(const tether_config *cfg, memt_hub **out)
+static int hub_join(const tether__config *cfg, memt_hub **out)
 {
     memt_hub *h = registry;
     while (h && strcmp(h->token, cfg->job_token) != 0)
@@ -145,7 +145,7 @@ static void hub_unregister(memt_hub *h)
 
 /* ---- queues and breaking, all under the hub lock ---- */
 
-static void enqueue(memt_queue *q, tether_req *r)
+static void enqueue(memt_queue *q, tether__req *r)
 {
     r->next = NULL;
     r->queued = 1;
@@ -156,10 +156,10 @@ static void enqueue(memt_queue *q, tether_req *r)
     q->tail = r;
 }
 
-static void unlink_req(memt_queue *q, tether_req *r)
+static void unlink_req(memt_queue *q, tether__req *r)
 {
-    tether_req *prev = NULL;
-    for (tether_req *x = q->head; x; prev = x, x = x->next) {
+    tether__req *prev = NULL;
+    for (tether__req *x = q->head; x; prev = x, x = x->next) {
         if (x != r)
             continue;
         if (prev)
@@ -174,15 +174,15 @@ static void unlink_req(memt_queue *q, tether_req *r)
 }
 
 /* The queue a pending request waits in: a receive at its owner, a send at its destination. */
-static memt_queue *queue_of(tether_req *r)
+static memt_queue *queue_of(tether__req *r)
 {
-    tether_ep *owner = r->owner;
+    tether__ep *owner = r->owner;
     if (r->sending)
         return &owner->hub->eps[r->peer].unexpected[owner->rank];
     return &owner->posted[r->peer];
 }
 
-static void release(tether_req *r)
+static void release(tether__req *r)
 {
     if (r->queued)
         unlink_req(queue_of(r), r);
@@ -201,7 +201,7 @@ static void notify(memt_hub *h)
     pthread_cond_broadcast(&h->cond);
 }
 
-static void break_ep(tether_ep *ep, int code, const char *msg)
+static void break_ep(tether__ep *ep, int code, const char *msg)
 {
     if (ep->broken)
         return;
@@ -214,32 +214,32 @@ static void break_ep(tether_ep *ep, int code, const char *msg)
  * not opened yet finds out on its first message (its peers never completed a handshake with it). */
 static void break_others(memt_hub *h, int who, const char *why)
 {
-    char msg[TETHER_ERRMSG_MAX];
+    char msg[TETHER__ERRMSG_MAX];
     snprintf(msg, sizeof msg, "memtransport: rank %d failed: %.900s", who, why);
     for (int r = 0; r < h->size; r++)
         if (r != who && !h->eps[r].closed)
             break_ep(&h->eps[r], TETHER_EPEER, msg);
 }
 
-static int same_call(tether_tag a, tether_tag b)
+static int same_call(tether__tag a, tether__tag b)
 {
     return a.group == b.group && a.seq == b.seq;
 }
 
-static int same_msg(tether_tag a, tether_tag b)
+static int same_msg(tether__tag a, tether__tag b)
 {
     return same_call(a, b) && a.step == b.step;
 }
 
 /* Copy a matched message, complete both requests. A different signature or length breaks the
  * receiver with TETHER_EMISMATCH naming both values. */
-static void deliver(tether_req *send, tether_req *recv)
+static void deliver(tether__req *send, tether__req *recv)
 {
-    tether_ep *dst = recv->owner;
+    tether__ep *dst = recv->owner;
     unlink_req(queue_of(send), send);
     unlink_req(queue_of(recv), recv);
     if (send->tag.sig != recv->tag.sig || send->len != recv->len) {
-        char msg[TETHER_ERRMSG_MAX];
+        char msg[TETHER__ERRMSG_MAX];
         snprintf(msg, sizeof msg,
                  "memtransport: rank %d sent %zu bytes with signature %08x (call %u step %u) where "
                  "rank %d "
@@ -258,12 +258,12 @@ static void deliver(tether_req *send, tether_req *recv)
 
 /* The first request of q that r matches; a request of the same call with another signature breaks
  * the receiving endpoint (the transport contract: mismatched collectives fail, never hang). */
-static tether_req *find_match(memt_queue *q, tether_req *r, tether_ep *receiver)
+static tether__req *find_match(memt_queue *q, tether__req *r, tether__ep *receiver)
 {
-    for (tether_req *x = q->head; x; x = x->next) {
+    for (tether__req *x = q->head; x; x = x->next) {
         if (same_call(x->tag, r->tag) && x->tag.sig != r->tag.sig) {
-            tether_req *s = r->sending ? r : x, *v = r->sending ? x : r;
-            char msg[TETHER_ERRMSG_MAX];
+            tether__req *s = r->sending ? r : x, *v = r->sending ? x : r;
+            char msg[TETHER__ERRMSG_MAX];
             snprintf(
                 msg, sizeof msg,
                 "memtransport: rank %d's call %u has signature %08x but rank %d's "
@@ -281,7 +281,7 @@ static tether_req *find_match(memt_queue *q, tether_req *r, tether_ep *receiver)
 
 /* ---- the vtable ---- */
 
-static int memt_configured(const tether_config *cfg, char *why, size_t why_len)
+static int memt_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if (cfg->job_token[0])
         return 1;
@@ -289,7 +289,7 @@ static int memt_configured(const tether_config *cfg, char *why, size_t why_len)
     return 0;
 }
 
-static int memt_open(const tether_config *cfg, tether_ep **out, int *rank, int *size)
+static int memt_open(const tether__config *cfg, tether__ep **out, int *rank, int *size)
 {
     if (cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size || !cfg->job_token[0])
         return tether__fail(TETHER_ECONFIG,
@@ -311,20 +311,20 @@ static int memt_open(const tether_config *cfg, tether_ep **out, int *rank, int *
     return rc;
 }
 
-static unsigned memt_caps(const tether_ep *ep)
+static unsigned memt_caps(const tether__ep *ep)
 {
     return ep->caps;
 }
 
 /* Checks shared by isend and irecv: a broken endpoint, a peer that has closed. */
-static int post_check(tether_ep *ep, int peer, const char *what)
+static int post_check(tether__ep *ep, int peer, const char *what)
 {
     memt_hub *h = ep->hub;
     if (peer < 0 || peer >= h->size || peer == ep->rank)
         return tether__fail(TETHER_EINTERNAL, "memtransport: rank %d: %s with peer %d of %d",
                             ep->rank, what, peer, h->size);
     if (!ep->broken && h->eps[peer].closed) {
-        char msg[TETHER_ERRMSG_MAX];
+        char msg[TETHER__ERRMSG_MAX];
         snprintf(msg, sizeof msg,
                  "memtransport: rank %d: %s rank %d, which has closed its endpoint", ep->rank, what,
                  peer);
@@ -335,11 +335,11 @@ static int post_check(tether_ep *ep, int peer, const char *what)
     return TETHER_OK;
 }
 
-static int inject_fault(tether_ep *ep, int peer)
+static int inject_fault(tether__ep *ep, int peer)
 {
     if (ep->fail_after < 0 || ep->fail_after-- > 0)
         return TETHER_OK;
-    char msg[TETHER_ERRMSG_MAX];
+    char msg[TETHER__ERRMSG_MAX];
     snprintf(msg, sizeof msg, "memtransport: injected fault: rank %d's send to rank %d failed",
              ep->rank, peer);
     break_ep(ep, TETHER_ENET, msg);
@@ -347,9 +347,9 @@ static int inject_fault(tether_ep *ep, int peer)
     return tether__fail(TETHER_ENET, "%s", msg);
 }
 
-static tether_req *req_new(tether_ep *ep, int sending, int peer, size_t len, tether_tag tag)
+static tether__req *req_new(tether__ep *ep, int sending, int peer, size_t len, tether__tag tag)
 {
-    tether_req *r = calloc(1, sizeof *r);
+    tether__req *r = calloc(1, sizeof *r);
     if (r) {
         r->owner = ep;
         r->sending = sending;
@@ -364,25 +364,25 @@ static tether_req *req_new(tether_ep *ep, int sending, int peer, size_t len, tet
     return r;
 }
 
-static int memt_isend(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag,
-                      tether_req **out)
+static int memt_isend(tether__ep *ep, int peer, const void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
 {
     memt_hub *h = ep->hub;
     pthread_mutex_lock(&h->lock);
     int rc = post_check(ep, peer, "send to");
     if (rc == TETHER_OK)
         rc = inject_fault(ep, peer);
-    tether_req *r = rc == TETHER_OK ? req_new(ep, 1, peer, len, tag) : NULL;
+    tether__req *r = rc == TETHER_OK ? req_new(ep, 1, peer, len, tag) : NULL;
     if (rc == TETHER_OK && !r)
         rc = tether__fail(TETHER_ENOMEM, "memtransport: out of memory for a send");
     if (r) {
         r->sbuf = buf;
         ep->sent[peer]++;
-        if (!(tag.seq & TETHER_TAG_P2P))
+        if (!(tag.seq & TETHER__TAG_P2P))
             ep->seq_bits |= tag.seq;
-        tether_ep *dst = &h->eps[peer];
+        tether__ep *dst = &h->eps[peer];
         enqueue(&dst->unexpected[ep->rank], r);
-        tether_req *recv = find_match(&dst->posted[ep->rank], r, dst);
+        tether__req *recv = find_match(&dst->posted[ep->rank], r, dst);
         if (recv)
             deliver(r, recv);
         *out = r;
@@ -391,19 +391,19 @@ static int memt_isend(tether_ep *ep, int peer, const void *buf, size_t len, teth
     return rc;
 }
 
-static int memt_irecv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag,
-                      tether_req **out)
+static int memt_irecv(tether__ep *ep, int peer, void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
 {
     memt_hub *h = ep->hub;
     pthread_mutex_lock(&h->lock);
     int rc = post_check(ep, peer, "receive from");
-    tether_req *r = rc == TETHER_OK ? req_new(ep, 0, peer, len, tag) : NULL;
+    tether__req *r = rc == TETHER_OK ? req_new(ep, 0, peer, len, tag) : NULL;
     if (rc == TETHER_OK && !r)
         rc = tether__fail(TETHER_ENOMEM, "memtransport: out of memory for a receive");
     if (r) {
         r->rbuf = buf;
         enqueue(&ep->posted[peer], r);
-        tether_req *send = find_match(&ep->unexpected[peer], r, ep);
+        tether__req *send = find_match(&ep->unexpected[peer], r, ep);
         if (send)
             deliver(send, r);
         *out = r;
@@ -414,11 +414,11 @@ static int memt_irecv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag
 
 /* What this thread last saw of its endpoint's events, so wait() returns at once when something
  * completed between the caller's test() and its wait() (no lost wake-up). */
-static _Thread_local const tether_ep *seen_ep;
+static _Thread_local const tether__ep *seen_ep;
 static _Thread_local unsigned long seen_events;
 static _Thread_local int seen_armed;
 
-static int memt_test(tether_ep *ep, tether_req *r, int *done)
+static int memt_test(tether__ep *ep, tether__req *r, int *done)
 {
     memt_hub *h = ep->hub;
     int rc = TETHER_OK;
@@ -439,7 +439,7 @@ static int memt_test(tether_ep *ep, tether_req *r, int *done)
     return rc;
 }
 
-static int memt_wait(tether_ep *ep, int timeout_ms)
+static int memt_wait(tether__ep *ep, int timeout_ms)
 {
     memt_hub *h = ep->hub;
     struct timespec until;
@@ -460,7 +460,7 @@ static int memt_wait(tether_ep *ep, int timeout_ms)
     return TETHER_OK;
 }
 
-static void memt_abort(tether_ep *ep, int code, const char *msg)
+static void memt_abort(tether__ep *ep, int code, const char *msg)
 {
     memt_hub *h = ep->hub;
     pthread_mutex_lock(&h->lock);
@@ -470,10 +470,10 @@ static void memt_abort(tether_ep *ep, int code, const char *msg)
 }
 
 /* Free every request of ep still alive; peers waiting on ep fail as on a closed connection. */
-static void drop_pending(tether_ep *ep)
+static void drop_pending(tether__ep *ep)
 {
     memt_hub *h = ep->hub;
-    char msg[TETHER_ERRMSG_MAX];
+    char msg[TETHER__ERRMSG_MAX];
     snprintf(msg, sizeof msg, "memtransport: rank %d closed its endpoint with messages pending",
              ep->rank);
     while (ep->owned)
@@ -483,7 +483,7 @@ static void drop_pending(tether_ep *ep)
             break_ep(&h->eps[p], TETHER_EPEER, msg);
 }
 
-static void memt_close(tether_ep *ep)
+static void memt_close(tether__ep *ep)
 {
     memt_hub *h = ep->hub;
     pthread_mutex_lock(&registry_lock);
@@ -500,14 +500,14 @@ static void memt_close(tether_ep *ep)
         hub_free(h);
 }
 
-void tether_memt_fail_sends_after(tether_ep *ep, long after)
+void tether__memt_fail_sends_after(tether__ep *ep, long after)
 {
     pthread_mutex_lock(&ep->hub->lock);
     ep->fail_after = after;
     pthread_mutex_unlock(&ep->hub->lock);
 }
 
-long tether_memt_sent(tether_ep *ep, int peer)
+long tether__memt_sent(tether__ep *ep, int peer)
 {
     pthread_mutex_lock(&ep->hub->lock);
     long n = ep->sent[peer];
@@ -515,7 +515,7 @@ long tether_memt_sent(tether_ep *ep, int peer)
     return n;
 }
 
-uint32_t tether_memt_seq_bits(tether_ep *ep)
+uint32_t tether__memt_seq_bits(tether__ep *ep)
 {
     pthread_mutex_lock(&ep->hub->lock);
     uint32_t bits = ep->seq_bits;
@@ -523,12 +523,12 @@ uint32_t tether_memt_seq_bits(tether_ep *ep)
     return bits;
 }
 
-void tether_memt_set_caps(tether_ep *ep, unsigned caps)
+void tether__memt_set_caps(tether__ep *ep, unsigned caps)
 {
     ep->caps = caps; /* set by the owning thread before its first collective */
 }
 
-const tether_transport_ops tether_memt_ops = {
+const tether__transport_ops tether__memt_ops = {
     .name = "memtransport",
     .configured = memt_configured,
     .usable = NULL,

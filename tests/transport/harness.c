@@ -108,13 +108,13 @@ int harness_run_addrs(int n, int naddrs, const char *const *extra_env,
     return failed;
 }
 
-tether_ep *harness_open(const rank_ctx *ctx)
+tether__ep *harness_open(const rank_ctx *ctx)
 {
-    tether_config cfg;
-    tether_ep *ep = NULL;
+    tether__config cfg;
+    tether__ep *ep = NULL;
     int rank = -1, size = -1;
     CHECK_OK(tether__config_load(&cfg));
-    CHECK_OK(tether_mesh_ops.open(&cfg, &ep, &rank, &size));
+    CHECK_OK(tether__mesh_ops.open(&cfg, &ep, &rank, &size));
     CHECK(rank == ctx->rank && size == ctx->size, "formed rank %d of %d, expected %d of %d", rank,
           size, ctx->rank, ctx->size);
     return ep;
@@ -127,35 +127,35 @@ int64_t harness_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int harness_wait(tether_ep *ep, tether_req *r)
+int harness_wait(tether__ep *ep, tether__req *r)
 {
     int64_t deadline = harness_now_ms() + WAIT_LIMIT_MS;
     for (;;) {
         int done = 0;
-        int rc = tether_mesh_ops.test(ep, r, &done);
+        int rc = tether__mesh_ops.test(ep, r, &done);
         if (rc < 0 || done)
             return rc;
         if (harness_now_ms() > deadline)
             return TETHER_ETIMEDOUT;
-        rc = tether_mesh_ops.wait(ep, 100);
+        rc = tether__mesh_ops.wait(ep, 100);
         if (rc < 0) {
-            tether_mesh_ops.test(ep, r, &done); /* releases r with the sticky error */
+            tether__mesh_ops.test(ep, r, &done); /* releases r with the sticky error */
             return rc;
         }
     }
 }
 
-int harness_send(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag)
+int harness_send(tether__ep *ep, int peer, const void *buf, size_t len, tether__tag tag)
 {
-    tether_req *r;
-    int rc = tether_mesh_ops.isend(ep, peer, buf, len, tag, &r);
+    tether__req *r;
+    int rc = tether__mesh_ops.isend(ep, peer, buf, len, tag, &r);
     return rc < 0 ? rc : harness_wait(ep, r);
 }
 
-int harness_recv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag)
+int harness_recv(tether__ep *ep, int peer, void *buf, size_t len, tether__tag tag)
 {
-    tether_req *r;
-    int rc = tether_mesh_ops.irecv(ep, peer, buf, len, tag, &r);
+    tether__req *r;
+    int rc = tether__mesh_ops.irecv(ep, peer, buf, len, tag, &r);
     return rc < 0 ? rc : harness_wait(ep, r);
 }
 
@@ -207,7 +207,7 @@ void harness_write_all(int fd, const void *buf, size_t len)
     }
 }
 
-void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int32_t code)
+void harness_send_frame(int fd, uint32_t type, tether__tag tag, uint64_t len, int32_t code)
 {
     unsigned char b[TETHER__FRAME_SIZE];
     tether__frame f = {.tag = tag, .len = len, .type = type, .code = code};
@@ -218,11 +218,11 @@ void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int
 int harness_fake_peer(int port, int rank, int size, const char *token)
 {
     CHECK(rank == 0, "the fake peer offers the shared ring, as the lower rank: rank 0 only");
-    tether_test_hs hs = {.rank = rank, .size = size, .token = token};
+    tether__test_hs hs = {.rank = rank, .size = size, .token = token};
     int fd = harness_connect(port);
-    int status = tether_test_handshake(fd, &hs);
+    int status = tether__test_handshake(fd, &hs);
     CHECK(status == TETHER__HS_OK && hs.challenge_proved, "handshake refused: %d", status);
-    tether_tag none = {0};
+    tether__tag none = {0};
     harness_send_frame(fd, TETHER__FRAME_CMA_OFFER, none, 0, 0);  /* empty: not on this host */
     harness_send_frame(fd, TETHER__FRAME_CMA_ANSWER, none, 0, 0); /* no to the rank's offer */
     harness_send_frame(fd, TETHER__FRAME_SHM_OFFER, none, 0, 0);  /* empty: no shared ring */

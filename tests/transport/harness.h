@@ -56,17 +56,17 @@ int harness_reap(int pid, int rank);
 
 /* Open the mesh from the environment (TETHER_RANK, TETHER_HOSTFILE... as tether_init reads it);
  * fails the rank unless it forms with ctx's rank and size. */
-tether_ep *harness_open(const rank_ctx *ctx);
+tether__ep *harness_open(const rank_ctx *ctx);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t harness_now_ms(void);
 
 /* Wait for r on ep, at most 20 s: TETHER_OK or the failure. */
-int harness_wait(tether_ep *ep, tether_req *r);
+int harness_wait(tether__ep *ep, tether__req *r);
 
 /* Send or receive one message and wait for it. */
-int harness_send(tether_ep *ep, int peer, const void *buf, size_t len, tether_tag tag);
-int harness_recv(tether_ep *ep, int peer, void *buf, size_t len, tether_tag tag);
+int harness_send(tether__ep *ep, int peer, const void *buf, size_t len, tether__tag tag);
+int harness_recv(tether__ep *ep, int peer, void *buf, size_t len, tether__tag tag);
 
 /* A loopback connection to port, retried for 5 s while nothing listens there yet. */
 int harness_connect(int port);
@@ -79,7 +79,7 @@ int harness_fake_peer(int port, int rank, int size, const char *token);
 
 /* Send a frame header (backends/net/frame.h) on fd; write len bytes of payload (fails the process
  * when the socket fails). */
-void harness_send_frame(int fd, uint32_t type, tether_tag tag, uint64_t len, int32_t code);
+void harness_send_frame(int fd, uint32_t type, tether__tag tag, uint64_t len, int32_t code);
 void harness_write_all(int fd, const void *buf, size_t len);
 
 /* Fill / check a buffer with a pattern that depends on (seed, offset). */

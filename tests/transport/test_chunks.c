@@ -15,7 +15,7 @@ static int from_memory(void)
 }
 
 /* The bytes took the way TETHER_TCP_CMA_MIN says: link 0 carried them all, or only descriptors. */
-static int check_path(tether_ep *ep, int peer, uint64_t payload)
+static int check_path(tether__ep *ep, int peer, uint64_t payload)
 {
     uint64_t sent, recvd;
     CHECK_OK(tether__tcp_link_bytes((tether__tcp_ep *)ep, peer, 0, &sent, &recvd));
@@ -29,21 +29,21 @@ static int check_path(tether_ep *ep, int peer, uint64_t payload)
  * zero-length and a small message behind the big one keep their order. */
 static int chunks_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
+    tether__ep *ep = harness_open(ctx);
     int peer = 1 - ctx->rank;
     unsigned char *s = malloc(BIG), *r1 = malloc(BIG), *r2 = malloc(BIG);
     int small = ctx->rank, got = -1;
     CHECK(s && r1 && r2, "malloc");
     harness_fill(s, BIG, (uint32_t)ctx->rank);
-    tether_tag t1 = {.group = 0, .seq = 1, .step = 0, .sig = 3}, t2 = t1, t3 = t1;
+    tether__tag t1 = {.group = 0, .seq = 1, .step = 0, .sig = 3}, t2 = t1, t3 = t1;
     t2.step = 1;
     t3.step = 2;
-    tether_req *q[5];
-    CHECK_OK(tether_mesh_ops.irecv(ep, peer, r1, BIG, t1, &q[0]));
-    CHECK_OK(tether_mesh_ops.isend(ep, peer, s, BIG, t1, &q[1]));
-    CHECK_OK(tether_mesh_ops.isend(ep, peer, s, BIG, t2, &q[2]));
-    CHECK_OK(tether_mesh_ops.isend(ep, peer, &small, sizeof small, t3, &q[3]));
-    CHECK_OK(tether_mesh_ops.isend(ep, peer, NULL, 0, t3, &q[4]));
+    tether__req *q[5];
+    CHECK_OK(tether__mesh_ops.irecv(ep, peer, r1, BIG, t1, &q[0]));
+    CHECK_OK(tether__mesh_ops.isend(ep, peer, s, BIG, t1, &q[1]));
+    CHECK_OK(tether__mesh_ops.isend(ep, peer, s, BIG, t2, &q[2]));
+    CHECK_OK(tether__mesh_ops.isend(ep, peer, &small, sizeof small, t3, &q[3]));
+    CHECK_OK(tether__mesh_ops.isend(ep, peer, NULL, 0, t3, &q[4]));
     for (int i = 0; i < 2; i++)
         CHECK_OK(harness_wait(ep, q[i]));
     usleep(100 * 1000);
@@ -60,7 +60,7 @@ static int chunks_body(const rank_ctx *ctx)
     free(s);
     free(r1);
     free(r2);
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -71,12 +71,12 @@ static int chunks_body(const rank_ctx *ctx)
 static int crossed_body(const rank_ctx *ctx)
 {
     const size_t len = (size_t)48 << 20;
-    tether_ep *ep = harness_open(ctx);
+    tether__ep *ep = harness_open(ctx);
     int peer = 1 - ctx->rank;
     unsigned char *s = malloc(len), *r = malloc(len);
     CHECK(s && r, "malloc");
     harness_fill(s, len, (uint32_t)ctx->rank + 7);
-    tether_tag t = {.group = 0, .seq = 2, .step = 0, .sig = 5};
+    tether__tag t = {.group = 0, .seq = 2, .step = 0, .sig = 5};
     CHECK_OK(harness_send(ep, peer, s, len, t));
     CHECK_OK(harness_recv(ep, peer, r, len, t));
     CHECK(harness_verify(r, len, (uint32_t)peer + 7) == 0, "crossed message");
@@ -84,7 +84,7 @@ static int crossed_body(const rank_ctx *ctx)
         return 1;
     free(s);
     free(r);
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -93,9 +93,9 @@ static int crossed_body(const rank_ctx *ctx)
 static int stripes_body(const rank_ctx *ctx)
 {
     int me = ctx->rank, peer = 1 - me, port, lfd;
-    tether_config cfg;
+    tether__config cfg;
     tether__net_plan plan;
-    tether_hostaddr a = {"127.0.0.1", ctx->ports[peer]};
+    tether__hostaddr a = {"127.0.0.1", ctx->ports[peer]};
     CHECK_OK(tether__config_load(&cfg));
     CHECK_OK(tether__net_plan_init(&plan, me, 2, &cfg));
     CHECK_OK(tether__net_plan_add_addr(&plan, peer, &a));
@@ -118,27 +118,27 @@ static int stripes_body(const rank_ctx *ctx)
     size_t big = (8u << 20) + 4097;
     unsigned char *buf = malloc(big);
     int v[3] = {10, 11, 12};
-    tether_tag tb = {.group = 0, .seq = 1, .step = 0, .sig = 9}, ts = tb;
+    tether__tag tb = {.group = 0, .seq = 1, .step = 0, .sig = 9}, ts = tb;
     ts.step = 1;
-    tether_req *r[4];
+    tether__req *r[4];
     int done;
     if (me == 0) {
         harness_fill(buf, big, 99);
-        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, &v[0], sizeof v[0], ts, &r[0]));
-        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, buf, big, tb, &r[1]));
-        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, &v[1], sizeof v[1], ts, &r[2]));
-        CHECK_OK(tether__tcp_isend((tether_ep *)ep, peer, &v[2], sizeof v[2], ts, &r[3]));
+        CHECK_OK(tether__tcp_isend((tether__ep *)ep, peer, &v[0], sizeof v[0], ts, &r[0]));
+        CHECK_OK(tether__tcp_isend((tether__ep *)ep, peer, buf, big, tb, &r[1]));
+        CHECK_OK(tether__tcp_isend((tether__ep *)ep, peer, &v[1], sizeof v[1], ts, &r[2]));
+        CHECK_OK(tether__tcp_isend((tether__ep *)ep, peer, &v[2], sizeof v[2], ts, &r[3]));
     } else {
         usleep(50 * 1000); /* the first small one is unexpected; the big one may be either */
         for (int i = 0; i < 3; i++)
-            CHECK_OK(tether__tcp_irecv((tether_ep *)ep, peer, &v[i], sizeof v[i], ts, &r[i]));
-        CHECK_OK(tether__tcp_irecv((tether_ep *)ep, peer, buf, big, tb, &r[3]));
+            CHECK_OK(tether__tcp_irecv((tether__ep *)ep, peer, &v[i], sizeof v[i], ts, &r[i]));
+        CHECK_OK(tether__tcp_irecv((tether__ep *)ep, peer, buf, big, tb, &r[3]));
     }
     for (int i = 0; i < 4; i++)
         for (done = 0; !done;) {
-            CHECK_OK(tether__tcp_test((tether_ep *)ep, r[i], &done));
+            CHECK_OK(tether__tcp_test((tether__ep *)ep, r[i], &done));
             if (!done)
-                CHECK_OK(tether__tcp_wait((tether_ep *)ep, 1000));
+                CHECK_OK(tether__tcp_wait((tether__ep *)ep, 1000));
         }
     if (me == 1) {
         CHECK(v[0] == 10 && v[1] == 11 && v[2] == 12, "order: %d %d %d", v[0], v[1], v[2]);
@@ -164,13 +164,13 @@ static int stripes_body(const rank_ctx *ctx)
               (unsigned long long)moved[1]);
     }
     /* a last round trip so neither closes while the other still reads */
-    tether_req *fin;
-    CHECK_OK(me ? tether__tcp_isend((tether_ep *)ep, peer, v, 4, tb, &fin)
-                : tether__tcp_irecv((tether_ep *)ep, peer, v, 4, tb, &fin));
+    tether__req *fin;
+    CHECK_OK(me ? tether__tcp_isend((tether__ep *)ep, peer, v, 4, tb, &fin)
+                : tether__tcp_irecv((tether__ep *)ep, peer, v, 4, tb, &fin));
     for (done = 0; !done;) {
-        CHECK_OK(tether__tcp_test((tether_ep *)ep, fin, &done));
+        CHECK_OK(tether__tcp_test((tether__ep *)ep, fin, &done));
         if (!done)
-            CHECK_OK(tether__tcp_wait((tether_ep *)ep, 1000));
+            CHECK_OK(tether__tcp_wait((tether__ep *)ep, 1000));
     }
     free(buf);
     tether__tcp_close(ep);

@@ -27,8 +27,8 @@ static int contains(const char *text, const char *part)
  * and rank 0, waiting for an answer, learns the mismatch from the abort frame. */
 static int mismatch_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {.group = 0, .seq = 4, .step = 0, .sig = 77};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {.group = 0, .seq = 4, .step = 0, .sig = 77};
     char buf[16] = {0};
     if (ctx->rank == 0) {
         CHECK_OK(harness_send(ep, 1, buf, 8, t));
@@ -43,14 +43,14 @@ static int mismatch_body(const rank_ctx *ctx)
         CHECK_MSG("8 bytes");
         CHECK_MSG("16 bytes");
         CHECK_MSG("rank 0 (127.0.0.1:");
-        char msg[TETHER_ERRMSG_MAX];
+        char msg[TETHER__ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", tether_last_error());
-        tether_mesh_ops.abort(ep, TETHER_EMISMATCH, msg);
+        tether__mesh_ops.abort(ep, TETHER_EMISMATCH, msg);
         /* broken for good: later calls fail at once with the same code */
-        tether_req *r;
-        CHECK(tether_mesh_ops.isend(ep, 0, buf, 1, t, &r) == TETHER_EMISMATCH, "not sticky");
+        tether__req *r;
+        CHECK(tether__mesh_ops.isend(ep, 0, buf, 1, t, &r) == TETHER_EMISMATCH, "not sticky");
     }
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -105,8 +105,8 @@ static int p2p_mismatch_body(const rank_ctx *ctx)
 /* Another collective (signature) on the same call number is a mismatch even at another step. */
 static int signature_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {
         .group = 0, .seq = 9, .step = ctx->rank ? 0 : 3, .sig = ctx->rank ? 0x1111 : 0x2222};
     int x = 0;
     if (ctx->rank == 0) {
@@ -119,7 +119,7 @@ static int signature_body(const rank_ctx *ctx)
         CHECK_MSG("signature 00002222");
         CHECK_MSG("signature 00001111");
     }
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -127,8 +127,8 @@ static int signature_body(const rank_ctx *ctx)
  * which never sends: it must still notice rank 1's exit (wait polls every link). */
 static int peer_exit_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
     int x;
     if (ctx->rank == 1)
         _exit(0); /* no close, no goodbye: as a crash would */
@@ -138,20 +138,20 @@ static int peer_exit_body(const rank_ctx *ctx)
     CHECK_MSG("rank 1 (127.0.0.1:");
     CHECK_MSG("closed the connection");
     usleep(300 * 1000); /* rank 2 must see rank 1 go first, not our close */
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
 /* abort() reaches every peer with its reason and code. */
 static int abort_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
     int x;
     if (ctx->rank == 0) {
-        tether_mesh_ops.abort(ep, TETHER_ETIMEDOUT, "rank 0 timed out in all_reduce (test)");
-        tether_req *r;
-        CHECK(tether_mesh_ops.irecv(ep, 1, &x, sizeof x, t, &r) == TETHER_ETIMEDOUT,
+        tether__mesh_ops.abort(ep, TETHER_ETIMEDOUT, "rank 0 timed out in all_reduce (test)");
+        tether__req *r;
+        CHECK(tether__mesh_ops.irecv(ep, 1, &x, sizeof x, t, &r) == TETHER_ETIMEDOUT,
               "abort not sticky");
     } else {
         int rc = harness_recv(ep, 0, &x, sizeof x, t);
@@ -159,7 +159,7 @@ static int abort_body(const rank_ctx *ctx)
         CHECK_MSG("rank 0 reported: rank 0 timed out in all_reduce (test)");
         usleep(300 * 1000); /* the other rank must see the abort first, not our close */
     }
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -169,14 +169,14 @@ static int abort_body(const rank_ctx *ctx)
 static int cma_withdraw_body(const rank_ctx *ctx)
 {
     const size_t len = 1u << 20;
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
     unsigned char *buf = calloc(1, len);
-    tether_req *r;
+    tether__req *r;
     CHECK(buf, "calloc");
     if (ctx->rank == 0) {
-        CHECK_OK(tether_mesh_ops.isend(ep, 1, buf, len, t, &r));
-        tether_mesh_ops.abort(ep, TETHER_ETIMEDOUT, "rank 0 gave up (test)");
+        CHECK_OK(tether__mesh_ops.isend(ep, 1, buf, len, t, &r));
+        tether__mesh_ops.abort(ep, TETHER_ETIMEDOUT, "rank 0 gave up (test)");
         usleep(500 * 1000); /* rank 1 reads while the buffer is still mapped */
     } else {
         usleep(200 * 1000);
@@ -186,7 +186,7 @@ static int cma_withdraw_body(const rank_ctx *ctx)
         CHECK_MSG("failed or closed while this rank read a message from its memory");
     }
     free(buf);
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -208,12 +208,12 @@ static void wrong_token_as(int port, int read_answer, const char *token, const c
         close(fd);
         return;
     }
-    tether_test_hs hs = {.rank = 0, .size = 2, .token = token};
-    int status = tether_test_handshake(fd, &hs);
+    tether__test_hs hs = {.rank = 0, .size = 2, .token = token};
+    int status = tether__test_handshake(fd, &hs);
     CHECK(status == TETHER__HS_BAD_TOKEN, "verdict %d on a wrong token", status);
     CHECK(hs.got_challenge && !hs.challenge_proved, "challenge %d, proved under a wrong token %d",
           hs.got_challenge, hs.challenge_proved);
-    CHECK(!right || !tether_test_holds(hs.seen, hs.nseen, right),
+    CHECK(!right || !tether__test_holds(hs.seen, hs.nseen, right),
           "the rank's answers hold the job token");
     close(fd);
 }
@@ -235,15 +235,15 @@ static void wrong_token(int port, int read_answer)
 
 static int strays_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
     int x = 1234;
     CHECK_OK(ctx->rank == 0 ? harness_send(ep, 1, &x, sizeof x, t)
                             : harness_recv(ep, 0, &x, sizeof x, t));
     CHECK(x == 1234, "got %d", x);
     CHECK_OK(ctx->rank == 1 ? harness_send(ep, 0, &x, sizeof x, t)
                             : harness_recv(ep, 1, &x, sizeof x, t));
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -358,7 +358,7 @@ static int run_replay(void)
     pid1 = harness_spawn(&ctx, strays_body);
     /* the recording: a hello, the rank's challenge, and the proof rank 0 would answer it with */
     tether__hello h = {.version = TETHER__PROTO_VERSION, .rank = 0, .size = 2, .nlinks = 1};
-    tether_config cfg;
+    tether__config cfg;
     CHECK_OK(tether__config_load(&cfg));
     tether__config_agreed(&cfg, h.settings);
     snprintf(h.backend, sizeof h.backend, "mesh");
@@ -395,14 +395,14 @@ static const char *huge_len_text;
 
 static int huge_frame_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {.group = 0, .seq = 1, .step = 0, .sig = 1};
     int x = 0;
     int rc = harness_recv(ep, 0, &x, sizeof x, t);
     CHECK(rc == TETHER_ENET, "got %s: %s", tether_err_name(rc), tether_last_error());
     CHECK_MSG(huge_len_text);
     CHECK_MSG("rank 0");
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -416,7 +416,7 @@ static int run_huge_frame(uint32_t seq, uint64_t len, const char *len_text)
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     int pid = harness_spawn(&ctx, huge_frame_body);
     int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test");
-    tether_tag t = {.group = 0, .seq = seq, .step = 0, .sig = 1}; /* not the one it waits for */
+    tether__tag t = {.group = 0, .seq = seq, .step = 0, .sig = 1}; /* not the one it waits for */
     harness_send_frame(fd, TETHER__FRAME_DATA, t, len, 0);
     int failed = harness_reap(pid, 1);
     close(fd);
@@ -447,14 +447,14 @@ static uint64_t vm_data(void)
 }
 
 /* Until the header of tag from rank 0 has arrived (the probe reads what the socket holds). */
-static void lazy_await(tether_ep *ep, tether_tag t)
+static void lazy_await(tether__ep *ep, tether__tag t)
 {
     for (int i = 0; i < 2000; i++) {
-        int rc = tether_mesh_ops.probe(ep, 0, t);
+        int rc = tether__mesh_ops.probe(ep, 0, t);
         CHECK(rc >= 0, "probe: %s", tether_last_error());
         if (rc == 1)
             return;
-        tether_mesh_ops.wait(ep, 10);
+        tether__mesh_ops.wait(ep, 10);
     }
     CHECK(0, "the header of step %u never came", t.step);
 }
@@ -464,15 +464,15 @@ static void lazy_await(tether_ep *ep, tether_tag t)
  * not make it allocate 8 GiB (it did, as soon as the header came). */
 static int lazy_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag real = {.group = 0, .seq = TETHER_TAG_P2P, .step = 1, .sig = 1};
-    tether_tag lie = {.group = 0, .seq = TETHER_TAG_P2P, .step = 2, .sig = 1};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag real = {.group = 0, .seq = TETHER__TAG_P2P, .step = 1, .sig = 1};
+    tether__tag lie = {.group = 0, .seq = TETHER__TAG_P2P, .step = 2, .sig = 1};
     unsigned char *buf = malloc(LAZY_REAL);
     CHECK(buf != NULL, "out of memory");
     lazy_await(ep, real);
     for (int i = 0; i < 10; i++) { /* its first half arrives unclaimed: the buffer grows */
-        CHECK(tether_mesh_ops.probe(ep, 0, real) == 1, "probe: %s", tether_last_error());
-        tether_mesh_ops.wait(ep, 10);
+        CHECK(tether__mesh_ops.probe(ep, 0, real) == 1, "probe: %s", tether_last_error());
+        tether__mesh_ops.wait(ep, 10);
     }
     CHECK_OK(harness_recv(ep, 0, buf, LAZY_REAL, real));
     CHECK(harness_verify(buf, LAZY_REAL, 5) == 0, "the 6 MiB message arrived wrong");
@@ -480,13 +480,13 @@ static int lazy_body(const rank_ctx *ctx)
     uint64_t before = vm_data();
     lazy_await(ep, lie);
     for (int i = 0; i < 20; i++) { /* what follows the header: read as it comes */
-        CHECK(tether_mesh_ops.probe(ep, 0, lie) == 1, "probe: %s", tether_last_error());
-        tether_mesh_ops.wait(ep, 10);
+        CHECK(tether__mesh_ops.probe(ep, 0, lie) == 1, "probe: %s", tether_last_error());
+        tether__mesh_ops.wait(ep, 10);
     }
     uint64_t grew = vm_data() - before;
     CHECK(grew < LAZY_GROWTH_MAX, "a header announcing %llu bytes made the rank grow %llu bytes",
           (unsigned long long)LAZY_LIE, (unsigned long long)grew);
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -501,8 +501,8 @@ static int run_lazy_send(void)
     unsigned char *payload = malloc(LAZY_REAL);
     CHECK(payload != NULL, "out of memory");
     harness_fill(payload, LAZY_REAL, 5);
-    tether_tag real = {.group = 0, .seq = TETHER_TAG_P2P, .step = 1, .sig = 1};
-    tether_tag lie = {.group = 0, .seq = TETHER_TAG_P2P, .step = 2, .sig = 1};
+    tether__tag real = {.group = 0, .seq = TETHER__TAG_P2P, .step = 1, .sig = 1};
+    tether__tag lie = {.group = 0, .seq = TETHER__TAG_P2P, .step = 2, .sig = 1};
     harness_send_frame(fd, TETHER__FRAME_DATA, real, LAZY_REAL, 0);
     harness_write_all(fd, payload, LAZY_REAL / 2);
     usleep(300 * 1000); /* the rank posts its receive meanwhile */
@@ -531,11 +531,11 @@ static int run_port_in_use(void)
           "cannot hold the port");
     setenv("TETHER_RANK", "1", 1);
     setenv("TETHER_HOSTFILE", path, 1);
-    tether_config cfg;
-    tether_ep *ep = NULL;
+    tether__config cfg;
+    tether__ep *ep = NULL;
     int rank, size;
     CHECK_OK(tether__config_load(&cfg));
-    int rc = tether_mesh_ops.open(&cfg, &ep, &rank, &size);
+    int rc = tether__mesh_ops.open(&cfg, &ep, &rank, &size);
     CHECK(rc == TETHER_ENET, "open gave %s", tether_err_name(rc));
     char port[32];
     snprintf(port, sizeof port, "127.0.0.1:%d", ports[1]);
@@ -555,11 +555,11 @@ static int run_bad_rank(void)
     const char *path = harness_hostfile(2, 1, ports);
     setenv("TETHER_RANK", "2", 1);
     setenv("TETHER_HOSTFILE", path, 1);
-    tether_config cfg;
-    tether_ep *ep = NULL;
+    tether__config cfg;
+    tether__ep *ep = NULL;
     int rank, size;
     CHECK_OK(tether__config_load(&cfg));
-    int rc = tether_mesh_ops.open(&cfg, &ep, &rank, &size);
+    int rc = tether__mesh_ops.open(&cfg, &ep, &rank, &size);
     CHECK(rc == TETHER_ECONFIG, "open gave %s", tether_err_name(rc));
     CHECK_MSG("TETHER_RANK=2");
     CHECK_MSG(path);
@@ -576,11 +576,11 @@ static int run_iface_refused(void)
     setenv("TETHER_RANK", "0", 1);
     setenv("TETHER_HOSTFILE", path, 1);
     setenv("TETHER_IFACE_PRIORITY", "127.0.0.2", 1);
-    tether_config cfg;
-    tether_ep *ep = NULL;
+    tether__config cfg;
+    tether__ep *ep = NULL;
     int rank, size;
     CHECK_OK(tether__config_load(&cfg));
-    int rc = tether_mesh_ops.open(&cfg, &ep, &rank, &size);
+    int rc = tether__mesh_ops.open(&cfg, &ep, &rank, &size);
     CHECK(rc == TETHER_ECONFIG, "open gave %s", tether_err_name(rc));
     CHECK_MSG("127.0.0.1");
     CHECK_MSG("TETHER_IFACE_PRIORITY");
@@ -622,7 +622,7 @@ int main(int argc, char **argv)
     if (!strcmp(t, "huge_frame"))
         return run_huge_frame(2, (uint64_t)8 << 30, "8589934592 bytes");
     if (!strcmp(t, "huge_send"))
-        return run_huge_frame(2 | TETHER_TAG_P2P, (uint64_t)1 << 40, "1099511627776 bytes");
+        return run_huge_frame(2 | TETHER__TAG_P2P, (uint64_t)1 << 40, "1099511627776 bytes");
     if (!strcmp(t, "lazy_send"))
         return run_lazy_send();
     if (!strcmp(t, "flood"))

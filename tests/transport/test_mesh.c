@@ -21,9 +21,9 @@ static uint32_t seed_of(int from, int to, size_t i)
  * posted after a pause, so their messages arrive unexpected; the rest are posted first. */
 static int exchange_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
+    tether__ep *ep = harness_open(ctx);
     int n = ctx->size, me = ctx->rank, nreq = 0;
-    tether_req *reqs[2 * MAX_RANKS * NSIZES];
+    tether__req *reqs[2 * MAX_RANKS * NSIZES];
     unsigned char *sbuf[MAX_RANKS][NSIZES], *rbuf[MAX_RANKS][NSIZES];
     for (int p = 0; p < n; p++)
         for (size_t i = 0; p != me && i < NSIZES; i++) {
@@ -34,11 +34,11 @@ static int exchange_body(const rank_ctx *ctx)
     for (int late = 0; late < 2; late++) {
         for (int p = 0; p < n; p++)
             for (size_t i = 0; p != me && i < NSIZES; i++) {
-                tether_tag t = {.group = 0, .seq = 1, .step = (uint32_t)i, .sig = 42};
+                tether__tag t = {.group = 0, .seq = 1, .step = (uint32_t)i, .sig = 42};
                 if ((p < n / 2) == late)
-                    CHECK_OK(tether_mesh_ops.irecv(ep, p, rbuf[p][i], sizes[i], t, &reqs[nreq++]));
+                    CHECK_OK(tether__mesh_ops.irecv(ep, p, rbuf[p][i], sizes[i], t, &reqs[nreq++]));
                 if (!late)
-                    CHECK_OK(tether_mesh_ops.isend(ep, p, sbuf[p][i], sizes[i], t, &reqs[nreq++]));
+                    CHECK_OK(tether__mesh_ops.isend(ep, p, sbuf[p][i], sizes[i], t, &reqs[nreq++]));
             }
         if (!late)
             usleep(200 * 1000);
@@ -52,15 +52,15 @@ static int exchange_body(const rank_ctx *ctx)
             free(sbuf[p][i]);
             free(rbuf[p][i]);
         }
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
 /* Many messages with one tag between a pair arrive in the order sent. */
 static int order_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
-    tether_tag t = {.group = 7, .seq = TETHER_TAG_P2P | 3, .step = 0, .sig = 1};
+    tether__ep *ep = harness_open(ctx);
+    tether__tag t = {.group = 7, .seq = TETHER__TAG_P2P | 3, .step = 0, .sig = 1};
     uint32_t v[64];
     if (ctx->rank == 0) {
         for (uint32_t i = 0; i < 64; i++) {
@@ -76,12 +76,12 @@ static int order_body(const rank_ctx *ctx)
     }
     /* a last round trip so neither closes while the other still reads */
     CHECK_OK(ctx->rank ? harness_send(ep, 0, v, 4, t) : harness_recv(ep, 1, v, 4, t));
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
 typedef struct ping_arg {
-    tether_ep *ep;
+    tether__ep *ep;
     int rank;
     uint32_t group;
     int rc;
@@ -93,7 +93,7 @@ static void *ping(void *p)
     ping_arg *a = p;
     uint64_t x = 0;
     for (uint32_t i = 0; i < 300 && a->rc == TETHER_OK; i++) {
-        tether_tag t = {.group = a->group, .seq = i, .step = 0, .sig = a->group};
+        tether__tag t = {.group = a->group, .seq = i, .step = 0, .sig = a->group};
         int peer = 1 - a->rank;
         if (a->rank == 0) {
             x = i * 10 + a->group;
@@ -114,7 +114,7 @@ static void *ping(void *p)
 
 static int threads_body(const rank_ctx *ctx)
 {
-    tether_ep *ep = harness_open(ctx);
+    tether__ep *ep = harness_open(ctx);
     pthread_t th[2];
     ping_arg a[2];
     for (int i = 0; i < 2; i++) {
@@ -125,7 +125,7 @@ static int threads_body(const rank_ctx *ctx)
         pthread_join(th[i], NULL);
         CHECK(a[i].rc == TETHER_OK, "thread %d: %s", i, tether_err_name(a[i].rc));
     }
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -133,17 +133,17 @@ static int threads_body(const rank_ctx *ctx)
 static int coordinator_body(const rank_ctx *ctx)
 {
     unsetenv("TETHER_HOSTFILE");
-    tether_ep *ep = harness_open(ctx);
+    tether__ep *ep = harness_open(ctx);
     int n = ctx->size, me = ctx->rank, got = -1;
-    tether_tag t = {.group = 0, .seq = 0, .step = 0, .sig = 5};
-    tether_req *r;
-    CHECK_OK(tether_mesh_ops.isend(ep, (me + 1) % n, &me, sizeof me, t, &r));
+    tether__tag t = {.group = 0, .seq = 0, .step = 0, .sig = 5};
+    tether__req *r;
+    CHECK_OK(tether__mesh_ops.isend(ep, (me + 1) % n, &me, sizeof me, t, &r));
     CHECK_OK(harness_recv(ep, (me + n - 1) % n, &got, sizeof got, t));
     CHECK_OK(harness_wait(ep, r));
     CHECK(got == (me + n - 1) % n, "got %d from the left", got);
     CHECK_OK(harness_send(ep, (me + n - 1) % n, &me, sizeof me, t)); /* and back, before closing */
     CHECK_OK(harness_recv(ep, (me + 1) % n, &got, sizeof got, t));
-    tether_mesh_ops.close(ep);
+    tether__mesh_ops.close(ep);
     return 0;
 }
 
@@ -158,7 +158,7 @@ static int run_coordinator(void)
 }
 
 /* Bytes received from peer on all its links so far. */
-static uint64_t link_recvd(tether_ep *ep, int peer)
+static uint64_t link_recvd(tether__ep *ep, int peer)
 {
     uint64_t sent, recvd, total = 0;
     for (int k = 0; tether__tcp_link_bytes((tether__tcp_ep *)ep, peer, k, &sent, &recvd) == 0; k++)
@@ -174,32 +174,32 @@ static uint64_t link_recvd(tether_ep *ep, int peer)
  * woke up to 10 ms (core's sleep slice) late. */
 static int any_wake_body(const rank_ctx *ctx)
 {
-    tether_config cfg;
-    tether_ep *ep = NULL;
+    tether__config cfg;
+    tether__ep *ep = NULL;
     int rank = -1, size = -1, x = 7;
     CHECK_OK(tether__config_load(&cfg));
-    CHECK_OK(tether_ring_ops.open(&cfg, &ep, &rank, &size));
+    CHECK_OK(tether__ring_ops.open(&cfg, &ep, &rank, &size));
     CHECK(rank == ctx->rank && size == ctx->size, "formed rank %d of %d", rank, size);
-    tether_tag t = {.group = 0, .seq = TETHER_TAG_P2P, .step = 0, .sig = 1};
+    tether__tag t = {.group = 0, .seq = TETHER__TAG_P2P, .step = 0, .sig = 1};
     if (rank == 0) {
         usleep(300 * 1000); /* rank 1 has probed, and its progress thread is watching again */
         CHECK_OK(harness_send(ep, 1, &x, sizeof x, t));
         CHECK_OK(harness_recv(ep, 1, &x, sizeof x, t));
     } else if (rank == 1) {
-        CHECK(tether_ring_ops.probe(ep, 0, t) == 0, "a message came before it was sent");
+        CHECK(tether__ring_ops.probe(ep, 0, t) == 0, "a message came before it was sent");
         uint64_t before = link_recvd(ep, 0);
         usleep(600 * 1000); /* rank 0 sends meanwhile, and the progress thread reads it */
         CHECK(link_recvd(ep, 0) > before, "nothing came from rank 0 in 600 ms");
         int64_t t0 = harness_now_ms();
-        CHECK_OK(tether_ring_ops.wait(ep, 5000));
+        CHECK_OK(tether__ring_ops.wait(ep, 5000));
         int64_t waited = harness_now_ms() - t0;
         CHECK(waited < 1000, "wait() slept %lld ms with a message there to claim",
               (long long)waited);
-        CHECK(tether_ring_ops.probe(ep, 0, t) == 1, "the message read is not there to claim");
+        CHECK(tether__ring_ops.probe(ep, 0, t) == 1, "the message read is not there to claim");
         CHECK_OK(harness_recv(ep, 0, &x, sizeof x, t));
         CHECK_OK(harness_send(ep, 0, &x, sizeof x, t));
     }
-    tether_ring_ops.close(ep);
+    tether__ring_ops.close(ep);
     return 0;
 }
 

@@ -41,10 +41,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "token_probe: nothing listens on 127.0.0.1:%s\n", argv[1]);
         return 1;
     }
-    tether_test_hs hs = {.rank = 0, .size = 2, .token = "not-the-job-token"};
-    int status = tether_test_handshake(fd, &hs);
+    tether__test_hs hs = {.rank = 0, .size = 2, .token = "not-the-job-token"};
+    int status = tether__test_handshake(fd, &hs);
     close(fd);
-    int leaked = tether_test_holds(hs.seen, hs.nseen, argv[2]);
+    int leaked = tether__test_holds(hs.seen, hs.nseen, argv[2]);
     printf("token_probe: port %s: %zu bytes back, verdict %d (%s), challenge %s, token %s\n",
            argv[1], hs.nseen, status,
            status < 0 ? "none" : tether__hs_status_text((uint32_t)status),

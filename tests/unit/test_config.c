@@ -56,7 +56,7 @@ static int clean_env(void **state)
 static void defaults(void **state)
 {
     (void)state;
-    tether_config cfg;
+    tether__config cfg;
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);
     assert_int_equal(cfg.rank, -1);
     assert_int_equal(cfg.size, -1);
@@ -70,7 +70,7 @@ static void defaults(void **state)
 static void mlx_and_torch_fallbacks(void **state)
 {
     (void)state;
-    tether_config cfg;
+    tether__config cfg;
     setenv("MLX_RANK", "3", 1);
     setenv("MLX_HOSTFILE", "/tmp/h.json", 1);
     setenv("MASTER_ADDR", "10.0.0.1", 1);
@@ -89,7 +89,7 @@ static void mlx_and_torch_fallbacks(void **state)
 static void malformed_values_name_the_variable(void **state)
 {
     (void)state;
-    tether_config cfg;
+    tether__config cfg;
     const char *bad[][2] = {{"TETHER_RANK", "two"},
                             {"TETHER_RANK", "-1"},
                             {"TETHER_TIMEOUT", "-1"},
@@ -129,7 +129,7 @@ static void malformed_values_name_the_variable(void **state)
 static void iface_filter(void **state)
 {
     (void)state;
-    tether_config cfg;
+    tether__config cfg;
     setenv("TETHER_IFACE_PRIORITY", "192.168.101.,192.168.102.", 1);
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);
     assert_int_equal(cfg.nprefixes, 2);
@@ -146,7 +146,7 @@ static void iface_filter(void **state)
 static void timeout_zero_and_heartbeat(void **state)
 {
     (void)state;
-    tether_config cfg;
+    tether__config cfg;
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);
     assert_int_equal(cfg.call_timeout_ms, -1);
     assert_int_equal(cfg.timeout_ms, 120000);
@@ -170,7 +170,7 @@ static void timeout_zero_and_heartbeat(void **state)
 static void mccl_aliases(void **state)
 {
     (void)state;
-    tether_config cfg;
+    tether__config cfg;
     setenv("MCCL_IFACE_PRIORITY", "192.168.101.,192.168.102.,192.168.103.", 1);
     setenv("MCCL_WIRE_DTYPE", "bf16", 1);
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);
@@ -191,7 +191,7 @@ static void mccl_aliases(void **state)
 static void mlx_size_and_names(void **state)
 {
     (void)state;
-    tether_config cfg;
+    tether__config cfg;
     tether_group *g = NULL;
     setenv("MLX_WORLD_SIZE", "3", 1);
     assert_int_equal(tether__config_load(&cfg), TETHER_OK);

@@ -187,9 +187,9 @@ static const bad_case bad_cases[] = {
 
 static int parse_kind(const bad_case *c)
 {
-    tether_rank_hosts r;
-    tether_launch_hosts l;
-    tether_device_matrix m;
+    tether__rank_hosts r;
+    tether__launch_hosts l;
+    tether__device_matrix m;
 
     switch (c->kind) {
     case RANKS:
@@ -230,7 +230,7 @@ static char *data_path(const char *file)
     return path;
 }
 
-static void assert_addr(const tether_hostaddr *a, const char *host, int port)
+static void assert_addr(const tether__hostaddr *a, const char *host, int port)
 {
     assert_string_equal(a->host, host);
     assert_int_equal(a->port, port);
@@ -238,7 +238,7 @@ static void assert_addr(const tether_hostaddr *a, const char *host, int port)
 
 static void test_ranks_mlx_file(void **state)
 {
-    tether_rank_hosts h;
+    tether__rank_hosts h;
 
     (void)state;
     assert_int_equal(tether__hostfile_load_ranks(data_path("hostfile_mlx_ring.json"), &h),
@@ -254,7 +254,7 @@ static void test_ranks_mlx_file(void **state)
 
 static void test_ranks_names_and_ipv6(void **state)
 {
-    tether_rank_hosts h;
+    tether__rank_hosts h;
 
     (void)state;
     assert_int_equal(tether__hostfile_parse_ranks("[[\"mac-1.local:1\", \"[fe80::1]:65535\"],"
@@ -276,7 +276,7 @@ static void test_ranks_many(void **state)
     enum { N = 200000 };
     size_t cap = (size_t)N * 32 + 64, len = 0;
     char *json = malloc(cap);
-    tether_rank_hosts h;
+    tether__rank_hosts h;
 
     (void)state;
     assert_non_null(json);
@@ -301,7 +301,7 @@ static void test_ranks_write_round_trip(void **state)
     static const char want[] = "[\n  [\"10.0.0.1:5000\", \"[fe80::1]:5001\"],\n"
                                "  [\"node2:5002\"]\n]\n";
     char path[] = "/tmp/tether_hostfile_XXXXXX", text[256] = {0};
-    tether_rank_hosts h, back;
+    tether__rank_hosts h, back;
     FILE *f;
     int fd = mkstemp(path);
 
@@ -325,9 +325,9 @@ static void test_ranks_write_round_trip(void **state)
 
 static void test_ranks_write_rejects_bad_table(void **state)
 {
-    tether_hostaddr a = {"10.0.0.1", 0}, *rows[1] = {&a};
+    tether__hostaddr a = {"10.0.0.1", 0}, *rows[1] = {&a};
     int n = 1;
-    tether_rank_hosts h = {1, &n, rows};
+    tether__rank_hosts h = {1, &n, rows};
 
     (void)state;
     tether__clear_error();
@@ -338,7 +338,7 @@ static void test_ranks_write_rejects_bad_table(void **state)
 
 static void test_load_missing_file(void **state)
 {
-    tether_rank_hosts h;
+    tether__rank_hosts h;
 
     (void)state;
     tether__clear_error();
@@ -349,7 +349,7 @@ static void test_load_missing_file(void **state)
 
 static void test_load_directory(void **state)
 {
-    tether_launch_hosts h;
+    tether__launch_hosts h;
     const char *dir = getenv("TETHER_TEST_DATA");
 
     (void)state;
@@ -360,7 +360,7 @@ static void test_load_directory(void **state)
 
 static void test_load_syntax_position(void **state)
 {
-    tether_rank_hosts h;
+    tether__rank_hosts h;
     char want[4200];
 
     (void)state;
@@ -373,7 +373,7 @@ static void test_load_syntax_position(void **state)
 
 static void test_launch_list_form(void **state)
 {
-    tether_launch_hosts h;
+    tether__launch_hosts h;
 
     (void)state;
     assert_int_equal(tether__hostfile_load_launch(data_path("hostfile_launch_list.json"), &h),
@@ -390,7 +390,7 @@ static void test_launch_list_form(void **state)
 
 static void test_launch_object_form_jaccl(void **state)
 {
-    tether_launch_hosts h;
+    tether__launch_hosts h;
 
     (void)state;
     assert_int_equal(tether__hostfile_load_launch(data_path("hostfile_launch_jaccl.json"), &h),
@@ -411,7 +411,7 @@ static void test_launch_object_form_jaccl(void **state)
 /* Several cables to one peer, user@host, names and IPv6 in "ips", every known backend word. */
 static void test_launch_object_form_variants(void **state)
 {
-    tether_launch_hosts h;
+    tether__launch_hosts h;
     const char *json =
         "{\"backend\": \"mesh\", \"envs\": [\"A=1\", \"B_2=x=y\", \"EMPTY=\"], \"hosts\": ["
         " {\"ssh\": \"me@mac1\", \"ips\": [\"192.168.1.1\", \"mac1.local\", \"fe80::1\"],"
@@ -451,7 +451,7 @@ static void test_launch_write_round_trip(void **state)
         "    {\n      \"ssh\": \"m2\",\n      \"ips\": [],\n"
         "      \"rdma\": [\n        [\n          \"rdma_en4\",\n          \"rdma_en5\"\n"
         "        ],\n        null\n      ]\n    }\n  ]\n}\n";
-    tether_launch_hosts h, back;
+    tether__launch_hosts h, back;
     char *text;
 
     (void)state;
@@ -467,7 +467,7 @@ static void test_launch_write_round_trip(void **state)
 
 static void test_devices_mlx_file(void **state)
 {
-    tether_device_matrix m;
+    tether__device_matrix m;
 
     (void)state;
     assert_int_equal(tether__hostfile_load_devices(data_path("hostfile_devices_mlx.json"), &m),
@@ -484,7 +484,7 @@ static void test_devices_mlx_file(void **state)
 
 static void test_devices_lists_and_no_link(void **state)
 {
-    tether_device_matrix m;
+    tether__device_matrix m;
 
     (void)state;
     assert_int_equal(tether__hostfile_parse_devices("[[null, [\"a\", \"b\"], null],"
@@ -504,7 +504,7 @@ static void test_devices_lists_and_no_link(void **state)
 
 static void test_hostaddr_parse_direct(void **state)
 {
-    tether_hostaddr a;
+    tether__hostaddr a;
 
     (void)state;
     assert_int_equal(tether__hostaddr_parse("127.0.0.1:65535", "x", &a), TETHER_OK);

@@ -152,7 +152,7 @@ static void check_marks_thunderbolt_in_bridge(void **state)
         {.iface = "bridge0", .addr = 0xa9fe2670, .mask = 0xffff0000, .up = 1},
     };
     tether__hostcheck_report r = {0};
-    tether_config cfg;
+    tether__config cfg;
 
     (void)state;
     memset(&cfg, 0, sizeof cfg);

@@ -13,17 +13,17 @@
 
 #include "core/passed.h"
 
-static tether_tag tag(uint32_t group, uint32_t seq)
+static tether__tag tag(uint32_t group, uint32_t seq)
 {
-    return (tether_tag){.group = group, .seq = seq, .step = 0, .sig = 0x1234};
+    return (tether__tag){.group = group, .seq = seq, .step = 0, .sig = 0x1234};
 }
 
 static void test_stale_by_the_receivers_progress(void **state)
 {
     (void)state;
     char why[512] = "";
-    tether_passed *p = tether__passed_new();
-    tether_passed_group *world = NULL, *child = NULL;
+    tether__passed *p = tether__passed_new();
+    tether__passed_group *world = NULL, *child = NULL;
     assert_non_null(p);
     assert_false(tether__passed_stale(p, tag(0, 0), 1, why, sizeof why)); /* no call made yet */
     tether__passed_set(p, &world, 0, 5);                                  /* calls 0-4 over */
@@ -34,8 +34,8 @@ static void test_stale_by_the_receivers_progress(void **state)
     assert_non_null(strstr(why, "rank 1 sent a message of call 4 of group 00000000"));
     assert_non_null(strstr(why, "disagree"));
     /* point-to-point and control traffic have counters of their own */
-    assert_false(tether__passed_stale(p, tag(0, 1 | TETHER_TAG_P2P), 1, why, sizeof why));
-    assert_false(tether__passed_stale(p, tag(0, 1 | TETHER_TAG_CTRL), 1, why, sizeof why));
+    assert_false(tether__passed_stale(p, tag(0, 1 | TETHER__TAG_P2P), 1, why, sizeof why));
+    assert_false(tether__passed_stale(p, tag(0, 1 | TETHER__TAG_CTRL), 1, why, sizeof why));
     /* a child group numbers its calls on its own; unknown until its first call here */
     assert_false(tether__passed_stale(p, tag(0xabc, 0), 2, why, sizeof why));
     tether__passed_set(p, &child, 0xabc, 1);
@@ -50,21 +50,21 @@ static void test_order_and_shared_ids(void **state)
 {
     (void)state;
     char why[512];
-    tether_passed *p = tether__passed_new();
-    tether_passed_group *a = NULL, *b = NULL;
+    tether__passed *p = tether__passed_new();
+    tether__passed_group *a = NULL, *b = NULL;
     tether__passed_set(p, &a, 7, 2);
     assert_true(tether__passed_stale(p, tag(7, 1), 0, why, sizeof why));
     assert_false(tether__passed_stale(p, tag(7, 2), 0, why, sizeof why));
-    /* the order is a signed difference in the wrap of TETHER_TAG_SEQ_MASK (calls are numbered
+    /* the order is a signed difference in the wrap of TETHER__TAG_SEQ_MASK (calls are numbered
      * below the reserved bits): past the wrap, the calls just before it are behind */
     tether__passed_set(p, &a, 7, 1);
-    assert_true(tether__passed_stale(p, tag(7, TETHER_TAG_SEQ_MASK), 0, why, sizeof why));
+    assert_true(tether__passed_stale(p, tag(7, TETHER__TAG_SEQ_MASK), 0, why, sizeof why));
     assert_true(strstr(why, "up to 0 of that group") != NULL);
     assert_false(tether__passed_stale(p, tag(7, 1), 0, why, sizeof why));
-    tether__passed_set(p, &a, 7, TETHER_TAG_SEQ_MASK);
-    assert_false(tether__passed_stale(p, tag(7, TETHER_TAG_SEQ_MASK), 0, why, sizeof why));
+    tether__passed_set(p, &a, 7, TETHER__TAG_SEQ_MASK);
+    assert_false(tether__passed_stale(p, tag(7, TETHER__TAG_SEQ_MASK), 0, why, sizeof why));
     assert_false(tether__passed_stale(p, tag(7, 0), 0, why, sizeof why));
-    assert_true(tether__passed_stale(p, tag(7, TETHER_TAG_SEQ_MASK - 1), 0, why, sizeof why));
+    assert_true(tether__passed_stale(p, tag(7, TETHER__TAG_SEQ_MASK - 1), 0, why, sizeof why));
     tether__passed_set(p, &a, 7, 1);
     /* two groups of this process with one id cannot tell whose call a message is */
     tether__passed_set(p, &b, 7, 5);
@@ -78,9 +78,9 @@ static void test_order_and_shared_ids(void **state)
 static void test_look(void **state)
 {
     (void)state;
-    tether_passed *p = tether__passed_new();
-    tether_passed_group *g = NULL;
-    tether_passed_seen s = {0};
+    tether__passed *p = tether__passed_new();
+    tether__passed_group *g = NULL;
+    tether__passed_seen s = {0};
     uint64_t recvs = 0;
     assert_int_equal(tether__passed_look(p, &s, recvs), TETHER__PASSED_NONE);
     /* a rank that receives in every call only looks at what it keeps, once per call */

@@ -10,31 +10,31 @@
 
 #include "core/scratch.h"
 
-static int cached(const tether_scratch_pool *pool, const void *p)
+static int cached(const tether__scratch_pool *pool, const void *p)
 {
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
+    for (int i = 0; i < TETHER__SCRATCH_SLOTS; i++)
         if (pool->slot[i].p == p)
             return 1;
     return 0;
 }
 
 /* Take a 64-byte block for every slot (all busy), or give them all back. */
-static void take_all(tether_scratch_pool *pool, void *blocks[TETHER_SCRATCH_SLOTS])
+static void take_all(tether__scratch_pool *pool, void *blocks[TETHER__SCRATCH_SLOTS])
 {
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
+    for (int i = 0; i < TETHER__SCRATCH_SLOTS; i++)
         assert_non_null(blocks[i] = tether__pool_get(pool, 64));
 }
 
-static void give_all(tether_scratch_pool *pool, void *blocks[TETHER_SCRATCH_SLOTS])
+static void give_all(tether__scratch_pool *pool, void *blocks[TETHER__SCRATCH_SLOTS])
 {
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
+    for (int i = 0; i < TETHER__SCRATCH_SLOTS; i++)
         tether__pool_put(pool, blocks[i]);
 }
 
 static void test_reuse(void **state)
 {
     (void)state;
-    tether_scratch_pool pool = {0};
+    tether__scratch_pool pool = {0};
     char *a = tether__pool_get(&pool, 1000);
     assert_non_null(a);
     memset(a, 1, 1000);
@@ -48,7 +48,7 @@ static void test_reuse(void **state)
 static void test_smallest_fit(void **state)
 {
     (void)state;
-    tether_scratch_pool pool = {0};
+    tether__scratch_pool pool = {0};
     void *big = tether__pool_get(&pool, 1 << 20), *small = tether__pool_get(&pool, 4096);
     tether__pool_put(&pool, big);
     tether__pool_put(&pool, small);
@@ -60,8 +60,8 @@ static void test_smallest_fit(void **state)
 static void test_grows_a_free_block(void **state)
 {
     (void)state;
-    tether_scratch_pool pool = {0};
-    void *blocks[TETHER_SCRATCH_SLOTS];
+    tether__scratch_pool pool = {0};
+    void *blocks[TETHER__SCRATCH_SLOTS];
     take_all(&pool, blocks);
     give_all(&pool, blocks);
     char *big = tether__pool_get(&pool, 1 << 16); /* no block fits: one is replaced, not added */
@@ -69,9 +69,9 @@ static void test_grows_a_free_block(void **state)
     memset(big, 2, 1 << 16);
     assert_true(cached(&pool, big));
     int n = 0;
-    for (int i = 0; i < TETHER_SCRATCH_SLOTS; i++)
+    for (int i = 0; i < TETHER__SCRATCH_SLOTS; i++)
         n += pool.slot[i].p != NULL;
-    assert_int_equal(n, TETHER_SCRATCH_SLOTS);
+    assert_int_equal(n, TETHER__SCRATCH_SLOTS);
     tether__pool_put(&pool, big);
     tether__pool_clear(&pool);
 }
@@ -79,15 +79,15 @@ static void test_grows_a_free_block(void **state)
 static void test_overflow_and_oversized(void **state)
 {
     (void)state;
-    tether_scratch_pool pool = {0};
-    void *blocks[TETHER_SCRATCH_SLOTS];
+    tether__scratch_pool pool = {0};
+    void *blocks[TETHER__SCRATCH_SLOTS];
     take_all(&pool, blocks);
     void *extra = tether__pool_get(&pool, 64); /* every slot busy: a plain block */
     assert_non_null(extra);
     assert_false(cached(&pool, extra));
     tether__pool_put(&pool, extra); /* freed (ASan would report a leak otherwise) */
     give_all(&pool, blocks);
-    void *huge = tether__pool_get(&pool, TETHER_SCRATCH_KEEP_MAX + 1);
+    void *huge = tether__pool_get(&pool, TETHER__SCRATCH_KEEP_MAX + 1);
     assert_non_null(huge);
     tether__pool_put(&pool, huge); /* too large to keep */
     assert_false(cached(&pool, huge));

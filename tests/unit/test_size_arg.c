@@ -14,7 +14,7 @@
 static size_t parsed(const char *text)
 {
     size_t v = 12345;
-    char err[TETHER_SIZE_ERR_MAX] = "";
+    char err[TETHER__SIZE_ERR_MAX] = "";
     if (tether__size_parse("-b", text, &v, err, sizeof err) != 0)
         fail_msg("'%s' refused: %s", text, err);
     assert_string_equal(err, "");
@@ -25,7 +25,7 @@ static size_t parsed(const char *text)
 static void refused(const char *text, const char *says)
 {
     size_t v = 12345;
-    char err[TETHER_SIZE_ERR_MAX] = "";
+    char err[TETHER__SIZE_ERR_MAX] = "";
     assert_int_equal(tether__size_parse("-e", text, &v, err, sizeof err), -1);
     assert_int_equal(v, 12345);
     assert_true(strncmp(err, "-e: ", 4) == 0);

@@ -16,7 +16,7 @@
 /* One wait whose reply comes reply_us after it starts, on a machine where waking from a sleep
  * takes wake_us: it spins its budget and catches the reply, or sleeps and wakes wake_us after the
  * reply. Returns 1 when it slept; *spun adds the microseconds it spun. */
-static int one_wait(tether_spin *s, int64_t reply_us, int64_t wake_us, int64_t *spun)
+static int one_wait(tether__spin *s, int64_t reply_us, int64_t wake_us, int64_t *spun)
 {
     int64_t budget = tether__spin_budget(s, CAP);
     if (reply_us <= budget) {
@@ -30,7 +30,7 @@ static int one_wait(tether_spin *s, int64_t reply_us, int64_t wake_us, int64_t *
 }
 
 /* Peers computing 20 ms per call bring the budget down to the floor. */
-static void computing(tether_spin *s, int waits, int64_t *spun)
+static void computing(tether__spin *s, int waits, int64_t *spun)
 {
     for (int i = 0; i < waits; i++)
         one_wait(s, 20000, 30, spun);
@@ -39,13 +39,13 @@ static void computing(tether_spin *s, int waits, int64_t *spun)
 /* After peers computing brought the budget to the floor, waits whose reply comes in reply_us, or
  * every tenth in slow_us, on a machine where a wake-up takes wake_us: how many of the waits after
  * the first settle slept. */
-static int slept_after(tether_spin *s, int waits, int settle, int64_t reply_us, int64_t slow_us,
+static int slept_after(tether__spin *s, int waits, int settle, int64_t reply_us, int64_t slow_us,
                        int64_t wake_us)
 {
     int64_t spun = 0;
     int slept = 0;
     computing(s, 40, &spun);
-    assert_true(s->budget <= CAP / TETHER_SPIN_FLOOR_DIV);
+    assert_true(s->budget <= CAP / TETHER__SPIN_FLOOR_DIV);
     for (int i = 0; i < waits; i++)
         if (one_wait(s, i % 10 == 9 ? slow_us : reply_us, wake_us, &spun) && i >= settle)
             slept++;
@@ -58,8 +58,8 @@ static int slept_after(tether_spin *s, int waits, int settle, int64_t reply_us, 
 static void test_slow_wake_recovers(void **state)
 {
     (void)state;
-    tether_spin s = TETHER_SPIN_INIT;
-    assert_int_equal(slept_after(&s, 200, 2 * TETHER_SPIN_PROBE_EVERY, 8, 8, 500), 0);
+    tether__spin s = TETHER__SPIN_INIT;
+    assert_int_equal(slept_after(&s, 200, 2 * TETHER__SPIN_PROBE_EVERY, 8, 8, 500), 0);
     assert_true(s.budget >= CAP);
 }
 
@@ -69,28 +69,28 @@ static void test_slow_wake_recovers(void **state)
 static void test_slow_wake_long_replies(void **state)
 {
     (void)state;
-    tether_spin s = TETHER_SPIN_INIT;
+    tether__spin s = TETHER__SPIN_INIT;
     int64_t spun = 0;
     assert_int_equal(slept_after(&s, 400, 100, 30, 150, 800), 0);
-    assert_true(s.budget <= TETHER_SPIN_WAKE_MAX_US);
+    assert_true(s.budget <= TETHER__SPIN_WAKE_MAX_US);
     /* peers computing again: back to the floor of TETHER_SPIN_US within a few waits */
     computing(&s, 8, &spun);
-    assert_true(s.budget <= CAP / TETHER_SPIN_FLOOR_DIV);
+    assert_true(s.budget <= CAP / TETHER__SPIN_FLOOR_DIV);
 }
 
 /* While peers compute, the budget stays at the floor: the probes add at most one cap of spinning
- * per TETHER_SPIN_PROBE_EVERY waits. */
+ * per TETHER__SPIN_PROBE_EVERY waits. */
 static void test_computing_stays_low(void **state)
 {
     (void)state;
-    tether_spin s = TETHER_SPIN_INIT;
+    tether__spin s = TETHER__SPIN_INIT;
     int64_t spun = 0;
     computing(&s, 20, &spun); /* settle at the floor */
     spun = 0;
     computing(&s, 800, &spun);
-    assert_true(s.budget <= CAP / TETHER_SPIN_FLOOR_DIV);
+    assert_true(s.budget <= CAP / TETHER__SPIN_FLOOR_DIV);
     assert_true(spun <=
-                800 * (CAP / TETHER_SPIN_FLOOR_DIV) + (800 / TETHER_SPIN_PROBE_EVERY) * CAP);
+                800 * (CAP / TETHER__SPIN_FLOOR_DIV) + (800 / TETHER__SPIN_PROBE_EVERY) * CAP);
 }
 
 /* Where a wake-up is quick (within twice the cap) the budget grows back without probes too, and
@@ -98,11 +98,11 @@ static void test_computing_stays_low(void **state)
 static void test_quick_wake_grows(void **state)
 {
     (void)state;
-    tether_spin s = TETHER_SPIN_INIT;
+    tether__spin s = TETHER__SPIN_INIT;
     int64_t spun = 0;
     computing(&s, 40, &spun);
     tether__spin_adapt(&s, CAP, 40, 37); /* slept, woke 40 us after the start: soon enough */
-    assert_int_equal(s.budget, 2 * (CAP / TETHER_SPIN_FLOOR_DIV) + 1);
+    assert_int_equal(s.budget, 2 * (CAP / TETHER__SPIN_FLOOR_DIV) + 1);
     for (int i = 0; i < 10; i++)
         one_wait(&s, 8, 30, &spun);
     assert_int_equal(s.budget, CAP);
@@ -112,8 +112,8 @@ static void test_quick_wake_grows(void **state)
 static void test_caps(void **state)
 {
     (void)state;
-    tether_spin s = TETHER_SPIN_INIT;
-    for (int i = 0; i < 3 * TETHER_SPIN_PROBE_EVERY; i++)
+    tether__spin s = TETHER__SPIN_INIT;
+    for (int i = 0; i < 3 * TETHER__SPIN_PROBE_EVERY; i++)
         assert_int_equal(tether__spin_budget(&s, 0), 0);
     s.budget = CAP;
     assert_int_equal(tether__spin_budget(&s, 10), 10);

@@ -139,7 +139,7 @@ static void test_match_in_order(void **state)
     (void)state;
     tether__rxq q = {0};
     tether__rxmsg a = msg(0, 1, 0, 9, 8), b = msg(0, 1, 0, 9, 8), c = msg(0, 1, 1, 9, 8), *m;
-    tether_tag t = {.group = 0, .seq = 1, .step = 0, .sig = 9};
+    tether__tag t = {.group = 0, .seq = 1, .step = 0, .sig = 9};
     assert_int_equal(tether__rxq_match(&q, t, 8, &m), TETHER__MATCH_NONE);
     tether__rxq_push(&q, &a);
     tether__rxq_push(&q, &c);
@@ -165,7 +165,7 @@ static void test_match_mismatches(void **state)
     tether__rxmsg a = msg(5, 3, 2, 0xaaaa, 64), *m;
     tether__rxq_push(&q, &a);
     /* same tag, other length */
-    tether_tag t = {.group = 5, .seq = 3, .step = 2, .sig = 0xaaaa};
+    tether__tag t = {.group = 5, .seq = 3, .step = 2, .sig = 0xaaaa};
     assert_int_equal(tether__rxq_match(&q, t, 65, &m), TETHER__MATCH_LEN);
     assert_ptr_equal(m, &a);
     assert_ptr_equal(q.head, &a); /* a mismatch leaves the queue alone */
@@ -242,7 +242,7 @@ static void test_handshake_proofs(void **state)
     }
     assert_true(tether__hs_verify("secret", m, TETHER__HS_CHALLENGE));
     /* the token never appears in a message, and a refusal carries only magic, version, status */
-    assert_false(tether_test_holds(&m[0][0], sizeof m, "secret"));
+    assert_false(tether__test_holds(&m[0][0], sizeof m, "secret"));
     unsigned char r[TETHER__HELLO_SIZE], zero[TETHER__HELLO_SIZE] = {0};
     tether__hs_status_msg(TETHER__HS_BAD_TOKEN, r);
     assert_int_equal(tether__hello_decode(r, &h), 0);
@@ -266,7 +266,7 @@ static void test_hello_garbage_and_checks(void **state)
     assert_int_equal(tether__hello_decode(b, &g), 0);
     assert_true(strlen(g.announce_host) < TETHER__ANNOUNCE_MAX);
     assert_true(strlen(g.backend) < TETHER__BACKEND_MAX);
-    assert_true(strlen(g.settings) < TETHER_AGREED_MAX);
+    assert_true(strlen(g.settings) < TETHER__AGREED_MAX);
 
     h = hello(1, 4);
     assert_int_equal(tether__hello_check(&h, &mine, why, sizeof why), TETHER__HS_OK);

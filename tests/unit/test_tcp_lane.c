@@ -137,7 +137,7 @@ static void test_copies_are_capped(void **state)
     tether__link *l = &p.lanes[0];
     enum { N = 80, LEN = 64 << 10 };
     static unsigned char buf[LEN];
-    struct tether_req *r = calloc(1, sizeof *r + sizeof r->part[0]);
+    struct tether__req *r = calloc(1, sizeof *r + sizeof r->part[0]);
     r->parts_left = N;
     for (int i = 0; i < N; i++) {
         tether__txmsg *t = &r->part[0].tx; /* one part, written again and again */

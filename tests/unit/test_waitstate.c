@@ -20,7 +20,7 @@
 
 typedef struct world {
     int n;
-    tether_waitstate *ws[MAXN];
+    tether__waitstate *ws[MAXN];
     uint8_t pending[MAXN][1]; /* the peers each rank has requests pending with */
     uint64_t moved[MAXN];
 } world;

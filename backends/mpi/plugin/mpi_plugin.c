@@ -36,7 +36,7 @@ typedef struct plugin_comm {
 } plugin_comm;
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static const tether_mpi_host *host;
+static const tether__mpi_host *host;
 static int half_ready; /* half_type and half_ops exist (MPI handles have no portable zero) */
 static MPI_Datatype half_type; /* float16 and bfloat16 elements: 2 bytes each */
 static MPI_Op half_ops[2][TETHER_OP_COUNT];
@@ -272,7 +272,7 @@ static int wrap(MPI_Comm comm, void **out, char *err, size_t len)
     return TETHER_OK;
 }
 
-static int plugin_init(const tether_mpi_host *h, void **world, int *rank, int *size, int *multiple,
+static int plugin_init(const tether__mpi_host *h, void **world, int *rank, int *size, int *multiple,
                        char *err, size_t len)
 {
     pthread_mutex_lock(&init_lock);
@@ -341,7 +341,7 @@ static int plugin_split(void *parent, int color, int key, void **child, int *ran
 
 /* Receive exactly count elements from peer (TETHER_ANY_SOURCE: MPI_ANY_SOURCE) and report the
  * sender: a shorter message is the ranks disagreeing, as a longer one (MPI_ERR_TRUNCATE) is. */
-static int recv_exact(const tether_mpi_call *c, MPI_Datatype t, MPI_Comm comm, char *err,
+static int recv_exact(const tether__mpi_call *c, MPI_Datatype t, MPI_Comm comm, char *err,
                       size_t len)
 {
     MPI_Status st;
@@ -373,7 +373,7 @@ static size_t own_block(MPI_Comm comm, MPI_Datatype t, size_t count)
 
 /* Reduce-scatter; in place, recv is this rank's block of send: MPI's in-place form reduces the
  * whole send buffer (which the caller lets tether write) and leaves the result at its start. */
-static int reduce_scatter(const tether_mpi_call *c, MPI_Datatype t, MPI_Comm comm)
+static int reduce_scatter(const tether__mpi_call *c, MPI_Datatype t, MPI_Comm comm)
 {
     MPI_Op op = mpi_op(c->dtype, c->op);
     size_t at = own_block(comm, t, c->count);
@@ -387,7 +387,7 @@ static int reduce_scatter(const tether_mpi_call *c, MPI_Datatype t, MPI_Comm com
     return rc;
 }
 
-static int plugin_run(void *handle, const tether_mpi_call *c, char *err, size_t len)
+static int plugin_run(void *handle, const tether__mpi_call *c, char *err, size_t len)
 {
     MPI_Comm comm = ((plugin_comm *)handle)->comm;
     if (c->count > INT_MAX) {
@@ -401,39 +401,39 @@ static int plugin_run(void *handle, const tether_mpi_call *c, char *err, size_t 
     MPI_Datatype t = mpi_type(c->dtype);
     const char *what = "";
     switch (c->kind) {
-    case TETHER_MPI_ALL_REDUCE:
+    case TETHER__MPI_ALL_REDUCE:
         what = "MPI_Allreduce";
         rc = MPI_Allreduce(c->send == c->recv ? MPI_IN_PLACE : c->send, c->recv, n, t,
                            mpi_op(c->dtype, c->op), comm);
         break;
-    case TETHER_MPI_ALL_GATHER: /* in place: this rank's block already sits at its place in recv */
+    case TETHER__MPI_ALL_GATHER: /* in place: this rank's block already sits at its place in recv */
         what = "MPI_Allgather";
         rc = MPI_Allgather(c->send == (const char *)c->recv + own_block(comm, t, c->count)
                                ? MPI_IN_PLACE
                                : c->send,
                            n, t, c->recv, n, t, comm);
         break;
-    case TETHER_MPI_REDUCE_SCATTER:
+    case TETHER__MPI_REDUCE_SCATTER:
         what = "MPI_Reduce_scatter_block";
         rc = reduce_scatter(c, t, comm);
         break;
-    case TETHER_MPI_BROADCAST:
+    case TETHER__MPI_BROADCAST:
         what = "MPI_Bcast";
         rc = MPI_Bcast(c->recv, n, t, c->peer, comm);
         break;
-    case TETHER_MPI_ALL_TO_ALL:
+    case TETHER__MPI_ALL_TO_ALL:
         what = "MPI_Alltoall";
         rc = MPI_Alltoall(c->send, n, t, c->recv, n, t, comm);
         break;
-    case TETHER_MPI_BARRIER:
+    case TETHER__MPI_BARRIER:
         what = "MPI_Barrier";
         rc = MPI_Barrier(comm);
         break;
-    case TETHER_MPI_SEND:
+    case TETHER__MPI_SEND:
         what = "MPI_Send";
         rc = MPI_Send(c->send, n, t, c->peer, P2P_TAG, comm);
         break;
-    case TETHER_MPI_RECV:
+    case TETHER__MPI_RECV:
         return recv_exact(c, t, comm, err, len);
     }
     return rc == MPI_SUCCESS ? TETHER_OK : mpi_fail(rc, what, comm, err, len);
@@ -449,10 +449,10 @@ static void plugin_free(void *handle)
     free(p);
 }
 
-TETHER_API const tether_mpi_plugin *tether_mpi_plugin_v1(void)
+TETHER_API const tether__mpi_plugin *tether__mpi_plugin_v1(void)
 {
-    static const tether_mpi_plugin table = {
-        .abi = TETHER_MPI_PLUGIN_ABI,
+    static const tether__mpi_plugin table = {
+        .abi = TETHER__MPI_PLUGIN_ABI,
         .built_for = BUILT_FOR,
         .library = plugin_library,
         .init = plugin_init,
