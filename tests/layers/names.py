@@ -19,6 +19,7 @@ import sys
 
 SRC, OBJLIST = sys.argv[1], sys.argv[2]
 PUBLIC = re.compile(r"\b(?:tether|TETHER)_[A-Za-z0-9_]+\b")
+INTERNAL = re.compile(r"(?:tether|TETHER)__")
 
 
 def public_names():
@@ -38,7 +39,7 @@ def internal_with_public_prefix(text):
     for body in re.findall(r"\benum\b[^{;]*\{([^}]*)\}", text):
         body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
         found.update(re.findall(r"(?:^|,)\s*(TETHER_[A-Z0-9_]+)\b", body, re.M))
-    return {n for n in found if not n.startswith(("tether__", "TETHER__"))}
+    return {n for n in found if not INTERNAL.match(n)}
 
 
 def main():
