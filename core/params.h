@@ -116,6 +116,17 @@ long tether__param_quiet(tether__param id);
 /* The name the setting's value came from (the variable or an alias); NULL when unset. */
 const char *tether__param_from(tether__param id);
 
+/* A setting's variable, named from its row wherever code sets it or a message names it, so that
+ * each name is written once, here: TETHER__VAR(RANK) is "TETHER_RANK" (a misspelt id fails to
+ * compile). TETHER__ALIAS(RANK, 0) is its first alias, "MLX_RANK". */
+#define TETHER__VAR(id) (tether__params[TETHER__P_##id].name)
+#define TETHER__ALIAS(id, k) (tether__params[TETHER__P_##id].aliases[k])
+/* The variable with the names it is also read by, as a message names them: "TETHER_RANK (or
+ * MLX_RANK, RANK)", "TETHER_COORDINATOR (or MLX_JACCL_COORDINATOR, MASTER_ADDR with
+ * MASTER_PORT)"; the bare name for a row without aliases. */
+const char *tether__param_names(tether__param id);
+#define TETHER__VARS(id) tether__param_names(TETHER__P_##id)
+
 /* Forget every thread's cached values: tether_init calls it, so a value changed in place (a string
  * given to putenv and then written to, which keeps its entry) is read again at the next init. */
 void tether__params_reload(void);

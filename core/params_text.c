@@ -2,6 +2,7 @@
  * `tether check` prints, tests/unit/test_config.c holds docs/env.md to and the accessors' errors
  * quote; and those accessors (the reading itself is params.c's). */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,6 +52,36 @@ void tether__param_range_text(const tether__param_row *r, char *buf, unsigned le
             snprintf(buf, len, "%ld to %ld", r->min, r->max);
         break;
     }
+}
+
+/* Every row's names in words, built once: rows are constant, and a message may be worded on any
+ * thread. */
+static char names_text[TETHER__P_COUNT][160];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void names_fill(void)
+{
+    for (int id = 0; id < TETHER__P_COUNT; id++) {
+        const tether__param_row *r = &tether__params[id];
+        char *buf = names_text[id];
+        size_t len = sizeof names_text[id], used = 0;
+        used += (size_t)snprintf(buf, len, "%s", r->name);
+        for (int k = 0; r->aliases[k] && used < len; k++) {
+            const char *alias = r->aliases[k], *colon = strchr(alias, ':');
+            int n = colon ? snprintf(buf + used, len - used, "%s%.*s with %s", k ? ", " : " (or ",
+                                     (int)(colon - alias), alias, colon + 1)
+                          : snprintf(buf + used, len - used, "%s%s", k ? ", " : " (or ", alias);
+            used += n > 0 ? (size_t)n : 0;
+        }
+        if (r->aliases[0] && used < len)
+            snprintf(buf + used, len - used, ")");
+    }
+}
+
+const char *tether__param_names(tether__param id)
+{
+    pthread_once(&names_once, names_fill);
+    return names_text[id];
 }
 
 /* TETHER_ECONFIG naming the variable the malformed text came from and what the row accepts. */
