@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "cli/commands.h"
+#include "core/params.h"
 #include "core/size_arg.h"
 #include "tether.h"
 
@@ -111,7 +112,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->op = lookup(optarg, op_names, TETHER_OP_COUNT);
             break;
         case OPT_ALGO:
-            setenv("TETHER_ALLREDUCE_ALGO", optarg, 1);
+            setenv(TETHER__VAR(ALLREDUCE_ALGO), optarg, 1);
             break;
         case OPT_INPLACE:
             o->inplace = 1;

@@ -13,7 +13,8 @@ static int load_coordinator(tether__config *cfg)
     if (cfg->coordinator)
         return TETHER_OK;
     /* torchrun's two names, the row's "MASTER_ADDR:MASTER_PORT" alias */
-    const char *addr = tether__env_raw("MASTER_ADDR"), *port = tether__env_raw("MASTER_PORT");
+    const char *addr = tether__env_raw(tether__master_addr);
+    const char *port = tether__env_raw(tether__master_port);
     if (addr && *addr && port && *port) { /* torchrun's names */
         snprintf(cfg->coordinator_buf, sizeof cfg->coordinator_buf, "%s:%s", addr, port);
         cfg->coordinator = cfg->coordinator_buf;
@@ -30,8 +31,8 @@ static int load_prefixes(tether__config *cfg)
         if (len > 0) {
             if (cfg->nprefixes == TETHER__MAX_PREFIXES || len >= sizeof cfg->prefixes[0])
                 return tether__fail(TETHER_ECONFIG,
-                                    "TETHER_IFACE_PRIORITY: at most %d prefixes of up to %zu "
-                                    "characters each",
+                                    "%s: at most %d prefixes of up to %zu characters each",
+                                    tether__param_from(TETHER__P_IFACE_PRIORITY),
                                     TETHER__MAX_PREFIXES, sizeof cfg->prefixes[0] - 1);
             memcpy(cfg->prefixes[cfg->nprefixes], p, len);
             cfg->prefixes[cfg->nprefixes++][len] = '\0';
@@ -59,7 +60,7 @@ int tether__config_load(tether__config *cfg)
     TRY(load_coordinator(cfg));
     TRY(tether__param_text(TETHER__P_JOB_TOKEN, &tok));
     if (tok && strlen(tok) >= sizeof cfg->job_token)
-        return tether__fail(TETHER_ECONFIG, "TETHER_JOB_TOKEN: longer than %zu characters",
+        return tether__fail(TETHER_ECONFIG, "%s: longer than %zu characters", TETHER__VAR(JOB_TOKEN),
                             sizeof cfg->job_token - 1);
     snprintf(cfg->job_token, sizeof cfg->job_token, "%s", tok ? tok : "");
     TRY(load_prefixes(cfg));

@@ -124,6 +124,9 @@ const tether__param_row tether__params[TETHER__P_COUNT] = {
                 "call"),
 };
 
+/* The COORDINATOR row's last alias, one name at a time. */
+const char tether__master_addr[] = "MASTER_ADDR", tether__master_port[] = "MASTER_PORT";
+
 #define OTHER(n, d, h, who)                                                                        \
     {                                                                                              \
         .name = n, .def_text = d, .help = h, .reader = TETHER__READ_##who                          \

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "group.h"
+#include "params.h"
 
 static tether_group *group_alloc(tether__world *w, int rank, int size)
 {
@@ -112,9 +113,9 @@ int tether__world_open(const tether__transport_ops *ops, const tether__config *c
     cfg = &resolved;
     if (!ops->alive && cfg->call_timeout_ms == 0) /* every wait keeps a bound */
         return tether__fail(TETHER_ECONFIG,
-                            "TETHER_TIMEOUT=0 waits as long as peers answer heartbeats, which "
-                            "the %s backend does not send; give a number of seconds",
-                            ops->name);
+                            "%s=0 waits as long as peers answer heartbeats, which the %s "
+                            "backend does not send; give a number of seconds",
+                            TETHER__VAR(TIMEOUT), ops->name);
     TRY(ops->open(cfg, &ep, &rank, &size));
     if (rank < 0 || size < 1 || rank >= size) {
         ops->close(ep);

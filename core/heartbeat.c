@@ -14,6 +14,7 @@
 #include "config.h"
 #include "errors.h"
 #include "heartbeat.h"
+#include "params.h"
 
 /* The thread wakes this many times a period: each time to note what arrived (so a peer's
  * silence is timed from within a quarter period of its last bytes), the last to send too. */
@@ -135,7 +136,8 @@ int tether__heartbeat_silent(const tether__heartbeat *h, int peer, const char *w
         return 0;
     snprintf(why, why_len,
              "rank %d (%s) has sent nothing, not even a heartbeat, for %.1f s (%d heartbeats of "
-             "TETHER_HEARTBEAT=%g s): it is stopped, hung or unreachable",
-             peer, where, (double)silent / 1000, TETHER__HEARTBEATS_MISSED, h->period_ms / 1000.0);
+             "%s=%g s): it is stopped, hung or unreachable",
+             peer, where, (double)silent / 1000, TETHER__HEARTBEATS_MISSED, TETHER__VAR(HEARTBEAT),
+             h->period_ms / 1000.0);
     return 1;
 }

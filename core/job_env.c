@@ -12,16 +12,31 @@
 
 #include "config.h"
 #include "errors.h"
-
-/* The variables named in the message when set, in the order a reader looks for them. */
-static const char *const shown[] = {
-    "TETHER_RANK", "TETHER_SIZE", "MLX_RANK",           "MLX_WORLD_SIZE",  "RANK", "WORLD_SIZE",
-    "MASTER_ADDR", "MASTER_PORT", "TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", NULL};
+#include "params.h"
 
 static int is_set(const char *name)
 {
     const char *v = tether__env_raw(name);
     return v && *v;
+}
+
+/* Append ", NAME=value" for a name that is set, or ", NAME is unset" where unset says why. */
+static void show(char *set, size_t size, const char *name, int say_unset)
+{
+    size_t used = strlen(set);
+    if (is_set(name))
+        snprintf(set + used, size - used, "%s%s=%s", used ? ", " : "", name,
+                 tether__env_raw(name));
+    else if (say_unset)
+        snprintf(set + used, size - used, "%s%s is unset", used ? ", " : "", name);
+}
+
+static void show_row(char *set, size_t size, tether__param id)
+{
+    const tether__param_row *r = &tether__params[id];
+    show(set, size, r->name, 0);
+    for (int k = 0; r->aliases[k]; k++)
+        show(set, size, r->aliases[k], 0);
 }
 
 int tether__config_job_check(const tether__config *cfg)
@@ -30,28 +45,24 @@ int tether__config_job_check(const tether__config *cfg)
         return TETHER_OK;
     if (cfg->size == 1) {
         if (cfg->rank > 0)
-            return tether__fail(TETHER_ECONFIG,
-                                "rank %d in a job of size 1 (TETHER_RANK or MLX_RANK or RANK, "
-                                "TETHER_SIZE or MLX_WORLD_SIZE or WORLD_SIZE): expected rank 0",
-                                cfg->rank);
+            return tether__fail(TETHER_ECONFIG, "rank %d in a job of size 1 (%s, %s): expected rank 0",
+                                cfg->rank, TETHER__VARS(RANK), TETHER__VARS(SIZE));
         return TETHER_OK;
     }
-    if (cfg->size < 2 && !is_set("TETHER_RANK") && !is_set("MLX_RANK") && !cfg->ibv_devices)
+    if (cfg->size < 2 && !is_set(TETHER__VAR(RANK)) && !is_set(TETHER__ALIAS(RANK, 0)) &&
+        !cfg->ibv_devices)
         return TETHER_OK;
+    /* torchrun's address and port, one without the other named as missing */
+    int half = is_set(tether__master_addr) != is_set(tether__master_port);
     char set[512] = "";
-    for (int i = 0; shown[i]; i++)
-        if (is_set(shown[i])) {
-            size_t used = strlen(set);
-            snprintf(set + used, sizeof set - used, "%s%s=%s", used ? ", " : "", shown[i],
-                     tether__env_raw(shown[i]));
-        }
-    const char *hint = is_set("MASTER_ADDR") && !is_set("MASTER_PORT")   ? " (MASTER_PORT is unset)"
-                       : is_set("MASTER_PORT") && !is_set("MASTER_ADDR") ? " (MASTER_ADDR is unset)"
-                                                                         : "";
+    show_row(set, sizeof set, TETHER__P_RANK);
+    show_row(set, sizeof set, TETHER__P_SIZE);
+    show(set, sizeof set, tether__master_addr, half);
+    show(set, sizeof set, tether__master_port, half);
+    show_row(set, sizeof set, TETHER__P_IBV_DEVICES);
     return tether__fail(TETHER_ECONFIG,
                         "the environment announces a job (%s) but says nowhere how to reach its "
-                        "ranks: set TETHER_HOSTFILE (or MLX_HOSTFILE) or TETHER_COORDINATOR (or "
-                        "MLX_JACCL_COORDINATOR, or MASTER_ADDR with MASTER_PORT%s), as tether "
-                        "launch does; or unset them to run alone as a group of size 1",
-                        set, hint);
+                        "ranks: set %s or %s, as tether launch does; or unset them to run alone "
+                        "as a group of size 1",
+                        set, TETHER__VARS(HOSTFILE), TETHER__VARS(COORDINATOR));
 }

@@ -126,6 +126,9 @@ const char *tether__param_from(tether__param id);
  * MASTER_PORT)"; the bare name for a row without aliases. */
 const char *tether__param_names(tether__param id);
 #define TETHER__VARS(id) tether__param_names(TETHER__P_##id)
+/* torchrun's two names, which the COORDINATOR row's "MASTER_ADDR:MASTER_PORT" alias reads together:
+ * for the code that reads or sets them one by one. */
+extern const char tether__master_addr[], tether__master_port[];
 
 /* Forget every thread's cached values: tether_init calls it, so a value changed in place (a string
  * given to putenv and then written to, which keeps its entry) is read again at the next init. */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "params.h"
 #include "spin.h"
 #include "wait.h"
 
@@ -206,10 +207,9 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
         if (timeout_us && now - alive >= timeout_us)
             return tether__fail(TETHER_ETIMEDOUT,
                                 "%s: no progress for %d s in %s: no request finished and no "
-                                "data moved; a peer is overloaded or never made this call "
-                                "(TETHER_TIMEOUT)",
+                                "data moved; a peer is overloaded or never made this call (%s)",
                                 TETHER__RANK_TEXT(g, g->rank), w->cfg.call_timeout_ms / 1000,
-                                CALL_TEXT(g));
+                                CALL_TEXT(g), TETHER__VAR(TIMEOUT));
         if (budget < 0)
             budget = tether__spin_budget(&spin, w->cfg.spin_us);
         if (now - spin_from < (probe.t ? w->cfg.spin_us : budget)) {

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "errors.h"
+#include "params.h"
 #include "tag.h"
 #include "wire.h"
 
@@ -487,13 +488,13 @@ static int deadlocked(const tether__waitstate *ws, int64_t now, char *why, size_
         if (used < why_len && one_call)
             snprintf(why + used, why_len - used,
                      "; none of them moved for %d heartbeats, though each sent its part: data was "
-                     "lost on the way (a dead link or cable, TETHER_VERBOSE=1 names each)",
-                     TETHER__WS_STABLE);
+                     "lost on the way (a dead link or cable, %s=1 names each)",
+                     TETHER__WS_STABLE, TETHER__VAR(VERBOSE));
         else if (used < why_len)
             snprintf(why + used, why_len - used,
-                     "; none of them moved for %d heartbeats (TETHER_DEADLOCK=0 if another thread "
-                     "of one will still send)",
-                     TETHER__WS_STABLE);
+                     "; none of them moved for %d heartbeats (%s=0 if another thread of one will "
+                     "still send)",
+                     TETHER__WS_STABLE, TETHER__VAR(DEADLOCK));
         found = one_call ? TETHER_ENET : TETHER_EDEADLOCK;
     }
     free(queue);

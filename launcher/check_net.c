@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/params.h"
 #include "core/platform.h"
 #include "tools/netcmd_text.h"
 #include "tools/strbuf.h"
@@ -140,13 +141,13 @@ void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether__con
         char ip[INET_ADDRSTRLEN];
         struct in_addr in = {.s_addr = htonl(a[i].addr)};
         inet_ntop(AF_INET, &in, ip, sizeof ip);
-        tether__sb_addf(&r->text, "  %-14s %s/%d%s%s%s%s\n", a[i].iface, ip, prefix_len(a[i].mask),
-                        a[i].up ? "" : "  down", a[i].loopback ? "  loopback" : "",
-                        a[i].thunderbolt ? "  thunderbolt" : "",
-                        cfg->nprefixes == 0 ? ""
-                        : tether__addr_allowed(cfg, ip)
-                            ? "  passes TETHER_IFACE_PRIORITY"
-                            : "  filtered out by TETHER_IFACE_PRIORITY");
+        const char *verdict = cfg->nprefixes == 0              ? ""
+                              : tether__addr_allowed(cfg, ip) ? "  passes "
+                                                              : "  filtered out by ";
+        tether__sb_addf(&r->text, "  %-14s %s/%d%s%s%s%s%s\n", a[i].iface, ip,
+                        prefix_len(a[i].mask), a[i].up ? "" : "  down",
+                        a[i].loopback ? "  loopback" : "", a[i].thunderbolt ? "  thunderbolt" : "",
+                        verdict, *verdict ? tether__param_from(TETHER__P_IFACE_PRIORITY) : "");
         if (a[i].thunderbolt && a[i].master[0])
             tether__hostcheck_problem(r,
                                       "%s is a Thunderbolt interface in bridge %s: take it out of "

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 
+#include "core/params.h"
 #include "hostfile/hostfile.h"
 #include "launch_args.h"
 
@@ -15,8 +16,8 @@
 /* A file every rank needs (the per-rank hostfile, the RDMA device matrix). Local ranks read the
  * copy in the job's temp dir; a remote rank gets the text in its command and writes its own. */
 typedef struct tether__job_file {
-    const char *env;     /* the variable that tells ranks its path: "TETHER_HOSTFILE" */
-    const char *mlx_env; /* MLX's name for it, set too: "MLX_HOSTFILE" */
+    tether__param var;   /* the setting that tells ranks its path (TETHER__P_HOSTFILE); set
+                            under its name and its first alias, MLX's */
     const char *name;    /* file name: "hostfile.json" */
     char path[PATH_MAX]; /* the local copy */
     char *text;          /* its contents */

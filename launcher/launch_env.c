@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/params.h"
 #include "job.h"
 #include "launch_args.h"
 #include "launch_env.h"
@@ -47,31 +48,35 @@ int tether__rank_env(const tether__job *job, int rank, int files, tether__envlis
     const tether__launch_opts *o = job->opts;
     int rc = 0;
     memset(out, 0, sizeof *out);
-    rc |= env_add(out, "TETHER_RANK", "%d", rank);
-    rc |= env_add(out, "TETHER_SIZE", "%d", job->nranks);
+    /* The names come from the settings' rows: MLX's are the first aliases, as mlx.launch sets
+     * them, so an MLX program runs unchanged under tether. */
+    rc |= env_add(out, TETHER__VAR(RANK), "%d", rank);
+    rc |= env_add(out, TETHER__VAR(SIZE), "%d", job->nranks);
     for (int i = 0; files && i < job->nfiles; i++) {
-        rc |= env_add(out, job->files[i].env, "%s", job->files[i].path);
-        rc |= env_add(out, job->files[i].mlx_env, "%s", job->files[i].path);
+        const tether__param_row *var = &tether__params[job->files[i].var];
+        rc |= env_add(out, var->name, "%s", job->files[i].path);
+        rc |= env_add(out, var->aliases[0], "%s", job->files[i].path);
     }
-    rc |= env_add(out, "TETHER_JOB_TOKEN", "%s", job->token);
+    rc |= env_add(out, TETHER__VAR(JOB_TOKEN), "%s", job->token);
     if (job->backend)
-        rc |= env_add(out, "TETHER_BACKEND", "%s", job->backend);
+        rc |= env_add(out, TETHER__VAR(BACKEND), "%s", job->backend);
     if (o->timeout_set)
-        rc |= env_add(out, "TETHER_TIMEOUT", "%ld", o->timeout_s);
+        rc |= env_add(out, TETHER__VAR(TIMEOUT), "%ld", o->timeout_s);
     if (o->verbose)
-        rc |= env_add(out, "TETHER_VERBOSE", "1");
-    /* MLX's names, as mlx.launch sets them, so an MLX program runs unchanged under tether. */
-    rc |= env_add(out, "MLX_RANK", "%d", rank);
-    rc |= env_add(out, "MLX_WORLD_SIZE", "%d", job->nranks);
+        rc |= env_add(out, TETHER__VAR(VERBOSE), "1");
+    rc |= env_add(out, TETHER__ALIAS(RANK, 0), "%d", rank);
+    rc |= env_add(out, TETHER__ALIAS(SIZE, 0), "%d", job->nranks);
     if (job->backend && strcmp(job->backend, "rdma") == 0)
-        rc |= env_add(out, "MLX_JACCL_COORDINATOR", "%s:%d", job->master_addr, job->master_port);
+        rc |= env_add(out, TETHER__ALIAS(COORDINATOR, 0), "%s:%d", job->master_addr,
+                      job->master_port);
     if (o->verbose)
-        rc |= env_add(out, "MLX_RING_VERBOSE", "1");
-    /* torchrun's names, so unchanged torch.distributed scripts find their rank and rendezvous. */
-    rc |= env_add(out, "MASTER_ADDR", "%s", job->master_addr);
-    rc |= env_add(out, "MASTER_PORT", "%d", job->master_port);
-    rc |= env_add(out, "RANK", "%d", rank);
-    rc |= env_add(out, "WORLD_SIZE", "%d", job->nranks);
+        rc |= env_add(out, TETHER__ALIAS(VERBOSE, 0), "1");
+    /* torchrun's names (the rows' last aliases), so unchanged torch.distributed scripts find their
+     * rank and rendezvous. */
+    rc |= env_add(out, tether__master_addr, "%s", job->master_addr);
+    rc |= env_add(out, tether__master_port, "%d", job->master_port);
+    rc |= env_add(out, TETHER__ALIAS(RANK, 1), "%d", rank);
+    rc |= env_add(out, TETHER__ALIAS(SIZE, 1), "%d", job->nranks);
     rc |= env_add(out, "LOCAL_RANK", "%d", rank % job->ranks_per_host);
     rc |= env_add(out, "LOCAL_WORLD_SIZE", "%d", job->ranks_per_host);
     for (int i = 0; i < job->hosts.nenvs; i++)

@@ -29,12 +29,10 @@ static int slurp(tether__job_file *f)
     return 0;
 }
 
-static tether__job_file *add_file(tether__job *job, const char *env, const char *mlx_env,
-                                  const char *name)
+static tether__job_file *add_file(tether__job *job, tether__param var, const char *name)
 {
     tether__job_file *f = &job->files[job->nfiles++];
-    f->env = env;
-    f->mlx_env = mlx_env;
+    f->var = var;
     f->name = name;
     snprintf(f->path, sizeof f->path, "%s/%s", job->tmpdir, name);
     return f;
@@ -97,13 +95,13 @@ static int wants_devices(const tether__job *job)
 
 int tether__job_files(tether__job *job)
 {
-    tether__job_file *f = add_file(job, "TETHER_HOSTFILE", "MLX_HOSTFILE", "hostfile.json");
+    tether__job_file *f = add_file(job, TETHER__P_HOSTFILE, "hostfile.json");
     if (tether__hostfile_write_ranks(f->path, &job->addrs) != 0) {
         tether__launch_say("cannot write the hostfile: %s", tether_last_error());
         return -1;
     }
     if (wants_devices(job) &&
-        write_devices(job, add_file(job, "TETHER_IBV_DEVICES", "MLX_IBV_DEVICES", "devices.json")))
+        write_devices(job, add_file(job, TETHER__P_IBV_DEVICES, "devices.json")))
         return -1;
     for (int i = 0; i < job->nfiles; i++)
         if (slurp(&job->files[i]) != 0)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bind.h"
+#include "core/params.h"
 #include "job.h"
 #include "launch_args.h"
 #include "launch_env.h"
@@ -32,9 +33,10 @@ static void add_files(tether__strbuf *b, const tether__job *job, int rank)
     for (int i = 0; i < job->nfiles; i++) {
         tether__sb_add(b, "printf '%s' ");
         tether__sb_add_quoted(b, job->files[i].text);
+        const tether__param_row *var = &tether__params[job->files[i].var];
         tether__sb_addf(b, " >\"$d/%s\" && export %s=\"$d/%s\" %s=\"$d/%s\" || { ",
-                        job->files[i].name, job->files[i].env, job->files[i].name,
-                        job->files[i].mlx_env, job->files[i].name);
+                        job->files[i].name, var->name, job->files[i].name, var->aliases[0],
+                        job->files[i].name);
         add_error(b, job, rank, "cannot write the job's files into its temp dir");
         tether__sb_add(b, "; rm -rf \"$d\"; exit 127; }\n");
     }

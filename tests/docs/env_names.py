@@ -4,6 +4,13 @@ core/env.c's table and is documented in docs/env.md, and the C sources outside t
 nowhere but in core/env.c: libtether's settings are read through the accessor of the table
 (tether__param_*, core/params.h), any other variable through tether__env_raw beside it.
 
+And the names are written once, in that table: a C or C++ string literal of the tree's programs
+(anything but tests/ and lab/) that names a variable of the table, or one of its aliases (MLX's,
+mccl's, torchrun's), is an error outside core/env.c: code that sets a variable and a message that
+names one take the name from its row (TETHER__VAR, TETHER__ALIAS, TETHER__VARS: core/params.h).
+Two kinds of text may name them, as docs/ does: a command's usage text (a string constant whose
+name says usage) and a shell script carried in a string, which reads its variable as $NAME.
+
 Usage: env_names.py SOURCE_DIR. Exit 1 naming each variable missing from either, with a file that
 names it, and each stray getenv.
 
@@ -73,6 +80,43 @@ def header_identifiers(src):
     return names
 
 
+LITERAL_RX = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+COMMENT_RX = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+CHAR_RX = re.compile(r"'(?:[^'\\\n]|\\.)*'")
+# a usage text: static const char usage_text[] = "..." "...";  or  *const usage = ...;
+USAGE_RX = re.compile(r"\bconst\s+char\s+(?:\*\s*const\s+)?\w*usage\w*\s*(?:\[\])?\s*=\s*"
+                      r'(?:"(?:[^"\\\n]|\\.)*"\s*)+;')
+
+
+def blank(m):
+    """The match with every character but newlines made a space: line numbers stay right."""
+    return re.sub(r"[^\n]", " ", m.group())
+
+
+def table_names(config):
+    """Every name the table's rows read: their variables and their aliases ("A:B" is two)."""
+    names = {"TETHER_" + i for i in re.findall(r"^\s*ROW\((\w+),", config, re.M)}
+    names |= set(re.findall(r'OTHER\("' + NAME + '"', config))
+    for also in re.findall(r"ALSO\(([^)]*)\)", config):
+        for alias in re.findall(r'"([^"]+)"', also):
+            names |= set(alias.split(":"))
+    return names
+
+
+def names_written_twice(path, text, names):
+    """(line, name) for each variable a string literal of a C or C++ file names."""
+    code = COMMENT_RX.sub(blank, text)
+    code = CHAR_RX.sub(blank, code)
+    code = USAGE_RX.sub(blank, code)
+    found = []
+    for m in LITERAL_RX.finditer(code):
+        lit = re.sub(r"\$\{?[A-Z_][A-Z0-9_]*", "", m.group())  # a script's own $NAME reads
+        for name in re.findall(r"\b[A-Z][A-Z0-9_]*[A-Z0-9]\b", lit):
+            if name in names:
+                found.append((code.count("\n", 0, m.start()) + 1, name))
+    return found
+
+
 def main(src):
     api = header_identifiers(src)
     config = open(os.path.join(src, "core", "env.c"), encoding="utf-8").read()
@@ -81,7 +125,8 @@ def main(src):
     table |= set(re.findall(r'OTHER\("' + NAME + '"', config))
     documented = set(re.findall("`" + NAME + "`", open(os.path.join(src, "docs", "env.md"),
                                                         encoding="utf-8").read()))
-    found, bad = {}, 0
+    every_name = table_names(config)
+    found, bad, twice = {}, 0, 0
     me = os.path.realpath(__file__)
     for path in source_files(src):
         if path.endswith(".md") or os.path.realpath(os.path.join(src, path)) == me:
@@ -91,6 +136,12 @@ def main(src):
         except (UnicodeDecodeError, OSError):
             continue
         rx = pattern_for(path, text)
+        if rx is C_RX and path != "core/env.c" and not path.startswith(("tests/", "lab/")):
+            for line, name in names_written_twice(path, text, every_name):
+                print(f"{path}:{line}: {name}: name it from its row of core/env.c (TETHER__VAR, "
+                      "TETHER__ALIAS, TETHER__VARS: core/params.h)")
+                bad += 1
+                twice += 1
         if rx is C_RX and not path.startswith(("tests/", "python/") + GETENV_OK):
             for m in STRAY_READ_RX.finditer(text):
                 line = text.count("\n", 0, m.start()) + 1
@@ -114,7 +165,14 @@ def main(src):
         if name not in documented:
             print(f"{name} (named in {found[name]}) is not documented in docs/env.md")
             bad += 1
-    print(f"env_names: {len(found)} TETHER_* variables in the sources, {bad} problems")
+    # The literal rule must work too: on a sample, it finds the message's name and only that one.
+    sample = ('/* TETHER_SIZE */ static const char usage[] = "sets TETHER_SIZE";\n'
+              'int f(void) { return fail("TETHER_RANK=%d", \'"\', "${TETHER_SIZE:-1}"); }')
+    if names_written_twice("sample.c", sample, every_name) != [(2, "TETHER_RANK")]:
+        print("env_names: the literal rule misreads its sample: the scan is broken")
+        return 1
+    print(f"env_names: {len(found)} TETHER_* variables in the sources, {twice} names written "
+          f"outside the table, {bad} problems")
     return 1 if bad else 0
 
 
