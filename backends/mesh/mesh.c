@@ -14,13 +14,15 @@
 #include "backends/mesh/mesh.h"
 #include "backends/tcp/engine.h"
 #include "backends/tcp/world.h"
+#include "core/params.h"
 #include "core/transport.h"
 
 static int mesh_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if (cfg->hostfile || cfg->coordinator)
         return 1;
-    snprintf(why, why_len, "TETHER_HOSTFILE and TETHER_COORDINATOR are unset");
+    snprintf(why, why_len, "%s and %s are unset", TETHER__VARS(HOSTFILE),
+             TETHER__VARS(COORDINATOR));
     return 0;
 }
 

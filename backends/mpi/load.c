@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/params.h"
 
 #if defined(__APPLE__)
 #define PLUGIN_SUFFIX ".dylib"
@@ -128,7 +129,7 @@ const tether__mpi_plugin *tether__mpi_plugin_load(const char **path, char *why, 
     if (!p)
         snprintf(why, why_len,
                  "no MPI plugin loads (%s); build one for this MPI (docs/mpi.md) or "
-                 "name it with TETHER_MPI_PLUGIN",
-                 tried);
+                 "name it with %s",
+                 tried, TETHER__VAR(MPI_PLUGIN));
     return p;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/coll.h"
+#include "core/params.h"
 #include "core/reduce.h"
 #include "load.h"
 
@@ -102,8 +103,8 @@ static int mpi_open(const tether__config *cfg, tether__ep **out, int *rank, int 
             TETHER_EUNAVAIL,
             "mpi: the launcher started %ld ranks (%s) but MPI formed a world of %d: "
             "the plugin %s, built for %s, is not the launcher's MPI; "
-            "TETHER_MPI_PLUGIN names another plugin",
-            expected, var, *size, path, plugin->built_for);
+            "%s names another plugin",
+            expected, var, *size, path, plugin->built_for, TETHER__VAR(MPI_PLUGIN));
     }
     if (!multiple) /* the program initialised MPI itself, with less */
         TLOG_WARN("mpi: MPI runs calls from one thread at a time only (not MPI_THREAD_MULTIPLE): "
@@ -163,7 +164,8 @@ static int agree(mpi_ep *ep, void *comm, uint32_t sig)
     if (v[0] != sig || v[1] != (uint32_t)~sig)
         return tether__fail(TETHER_EMISMATCH,
                             "mpi: ranks called different collectives, counts, dtypes, ops or roots "
-                            "(TETHER_MPI_CHECK: another rank's call differs from this one's)");
+                            "(%s: another rank's call differs from this one's)",
+                            TETHER__VAR(MPI_CHECK));
     return TETHER_OK;
 }
 

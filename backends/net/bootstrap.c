@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/params.h"
 #include "core/wire.h"
 #include "setup.h"
 #include "token.h"
@@ -58,9 +59,8 @@ static int table_decode(const unsigned char *buf, uint32_t len, int size, tether
 {
     const unsigned char *p = buf + 8, *end = buf + len;
     if ((int)tether__get_u32(buf + 4) != size)
-        return tether__fail(TETHER_EPEER,
-                            "the coordinator sent a table of %u ranks, TETHER_SIZE is %d",
-                            tether__get_u32(buf + 4), size);
+        return tether__fail(TETHER_EPEER, "the coordinator sent a table of %u ranks, %s is %d",
+                            tether__get_u32(buf + 4), TETHER__VAR(SIZE), size);
     TRY(table_alloc(t, size));
     for (int r = 0; r < size; r++) {
         uint32_t hl = end - p >= 8 ? tether__get_u32(p + 4) : UINT32_MAX;
@@ -80,14 +80,13 @@ static int check_env(const tether__config *cfg)
 {
     if (cfg->size < 1)
         return tether__fail(TETHER_ECONFIG,
-                            "TETHER_COORDINATOR=%s is set but TETHER_SIZE (or WORLD_SIZE) "
+                            "%s=%s is set but %s "
                             "is not: the coordinator bootstrap needs the number of ranks",
-                            cfg->coordinator);
+                            TETHER__VAR(COORDINATOR), cfg->coordinator, TETHER__VARS(SIZE));
     if (cfg->rank < 0 || cfg->rank >= cfg->size)
-        return tether__fail(TETHER_ECONFIG,
-                            "TETHER_RANK (or RANK) is %s%d: with TETHER_SIZE=%d it must be "
-                            "0 to %d",
-                            cfg->rank < 0 ? "unset, " : "", cfg->rank, cfg->size, cfg->size - 1);
+        return tether__fail(TETHER_ECONFIG, "%s is %s%d: with %s=%d it must be 0 to %d",
+                            TETHER__VARS(RANK), cfg->rank < 0 ? "unset, " : "", cfg->rank,
+                            TETHER__VAR(SIZE), cfg->size, cfg->size - 1);
     return TETHER_OK;
 }
 
@@ -174,15 +173,15 @@ int tether__net_bootstrap(const tether__config *cfg, tether__rank_hosts *table, 
     tether__hostaddr coord, self;
     int rc;
     memset(table, 0, sizeof *table);
-    TRY(tether__hostaddr_parse(cfg->coordinator, "TETHER_COORDINATOR", &coord));
+    TRY(tether__hostaddr_parse(cfg->coordinator, TETHER__VAR(COORDINATOR), &coord));
     TRY(check_env(cfg));
     tether__net_token_warn_unset(cfg);
     TRY(tether__net_route_addr(coord.host, coord.port, self.host, sizeof self.host));
     if (!tether__addr_allowed(cfg, self.host))
         return tether__fail(TETHER_ECONFIG,
                             "rank %d: %s, the local address that reaches the coordinator "
-                            "%s, does not match TETHER_IFACE_PRIORITY",
-                            cfg->rank, self.host, cfg->coordinator);
+                            "%s, does not match %s",
+                            cfg->rank, self.host, cfg->coordinator, TETHER__VAR(IFACE_PRIORITY));
     TRY(tether__net_listen(self.host, 0, listen_fd, &self.port));
     if (cfg->rank == 0) {
         TRY_GOTO(rc, table_alloc(table, cfg->size), fail);

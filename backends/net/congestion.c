@@ -51,8 +51,8 @@ int tether__net_congestion_open(int fd, int one_host, const char *what)
     if (!cc || setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) == 0)
         return TETHER_OK;
     int e = errno;
-    return tether__fail(TETHER_ECONFIG, "TETHER_TCP_CONGESTION=\"%s\" on %s: %s%s", cc, what,
-                        strerror(e),
+    return tether__fail(TETHER_ECONFIG, "%s=\"%s\" on %s: %s%s", TETHER__VAR(TCP_CONGESTION), cc,
+                        what, strerror(e),
                         e == ENOENT  ? " (the kernel has no such algorithm: see "
                                        "/proc/sys/net/ipv4/tcp_available_congestion_control)"
                         : e == EPERM ? " (not in net.ipv4.tcp_allowed_congestion_control, and "
@@ -63,9 +63,9 @@ int tether__net_congestion_open(int fd, int one_host, const char *what)
     if (!cc)
         return TETHER_OK;
     return tether__fail(TETHER_ECONFIG,
-                        "TETHER_TCP_CONGESTION=\"%s\" on %s: this system has no per-socket "
+                        "%s=\"%s\" on %s: this system has no per-socket "
                         "congestion control; unset it",
-                        cc, what);
+                        TETHER__VAR(TCP_CONGESTION), cc, what);
 #endif
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/params.h"
 #include "core/wire.h"
 #include "hmac.h"
 
@@ -120,15 +121,15 @@ tether__hs_status tether__hello_check(const tether__hello *got, const tether__he
     if (got->size != mine->size) {
         snprintf(why, why_len,
                  "world size %d, this rank has %d: do all ranks use the same hostfile "
-                 "and TETHER_SIZE?",
-                 got->size, mine->size);
+                 "and %s?",
+                 got->size, mine->size, TETHER__VAR(SIZE));
         return TETHER__HS_BAD_SIZE;
     }
     if (strcmp(got->backend, mine->backend)) {
         snprintf(why, why_len,
                  "backend \"%s\", this rank \"%s\": every rank must run the same backend "
-                 "(TETHER_BACKEND, the backend passed to tether_init)",
-                 got->backend, mine->backend);
+                 "(%s, the backend passed to tether_init)",
+                 got->backend, mine->backend, TETHER__VAR(BACKEND));
         return TETHER__HS_BAD_SETTINGS;
     }
     if (strcmp(got->settings, mine->settings)) {

@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/params.h"
 #include "core/random.h"
 #include "handshake.h"
 
@@ -270,8 +271,8 @@ static int check_challenge(setup *s, conn *c)
     if (!tether__hs_verify(s->token, c->msgs, TETHER__HS_CHALLENGE))
         return tether__fail(TETHER_EPEER,
                             "rank %d: %s does not know this job's token: another job listens "
-                            "there, or TETHER_JOB_TOKEN differs between ranks",
-                            s->p->rank, c->what);
+                            "there, or %s differs between ranks",
+                            s->p->rank, c->what, TETHER__VAR(JOB_TOKEN));
     uint32_t verdict = tether__hello_check(&h, &s->mine, why, sizeof why);
     if (verdict == TETHER__HS_OK && h.rank != c->peer) {
         verdict = TETHER__HS_BAD_LINK;
@@ -357,9 +358,10 @@ static int check_proof(setup *s, conn *c)
     if (tether__hello_decode(c->msgs[TETHER__HS_PROOF], &proof) < 0 ||
         !tether__hs_verify(s->token, c->msgs, TETHER__HS_PROOF)) {
         refuse(c, TETHER__HS_BAD_TOKEN);
-        drop(c, 1,
-             "wrong job token: a connection from another job, or TETHER_JOB_TOKEN differs "
-             "between ranks");
+        snprintf(why, sizeof why,
+                 "wrong job token: a connection from another job, or %s differs between ranks",
+                 TETHER__VAR(JOB_TOKEN));
+        drop(c, 1, why);
         return TETHER_OK;
     }
     tether__hello_decode(c->msgs[TETHER__HS_HELLO], &h);

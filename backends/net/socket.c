@@ -22,6 +22,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/params.h"
 #include "core/platform.h"
 
 #if TETHER__LINUX
@@ -73,8 +74,8 @@ int tether__net_resolve(const char *host, int port, struct sockaddr_storage *ss,
     if (rc != 0 || !res)
         return tether__fail(TETHER_ENET,
                             "getaddrinfo(%s): %s; check the host name in the hostfile or "
-                            "TETHER_COORDINATOR",
-                            host, gai_strerror(rc));
+                            "%s",
+                            host, gai_strerror(rc), TETHER__VAR(COORDINATOR));
     memcpy(ss, res->ai_addr, res->ai_addrlen);
     *len = res->ai_addrlen;
     freeaddrinfo(res);

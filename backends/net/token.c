@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/params.h"
 
 static void mix(uint64_t h[2], const void *p, size_t n)
 {
@@ -37,16 +38,16 @@ void tether__net_token_from_table(const tether__rank_hosts *t, const char *path,
         mix(h, "|", 1);
     }
     snprintf(out, n, "hostfile-%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
-    TLOG_INFO("TETHER_JOB_TOKEN is unset: using a token derived from the ranks of %s, which "
+    TLOG_INFO("%s is unset: using a token derived from the ranks of %s, which "
               "every rank of the job reads",
-              path);
+              TETHER__VAR(JOB_TOKEN), path);
 }
 
 void tether__net_token_warn_unset(const tether__config *cfg)
 {
     if (!cfg->job_token[0])
-        TLOG_WARN("TETHER_JOB_TOKEN is unset: any process that reaches the coordinator %s or this "
+        TLOG_WARN("%s is unset: any process that reaches the coordinator %s or this "
                   "rank's port can join the job as a rank; set it to the same secret on every "
                   "rank (tether launch does)",
-                  cfg->coordinator);
+                  TETHER__VAR(JOB_TOKEN), cfg->coordinator);
 }

@@ -23,6 +23,7 @@
 #include "backends/net/socket.h"
 #include "cables.h"
 #include "cm.h"
+#include "core/params.h"
 #include "device.h"
 #include "hostfile/hostfile.h"
 #include "qp.h"
@@ -367,9 +368,10 @@ static int next_event(rdma_ep *ep, int64_t deadline, cm_event *out)
         if (left <= 0) {
             waiting_for(ep, who, sizeof who);
             return tether__fail(TETHER_ETIMEDOUT,
-                                "rdma: rdma_cm connections timed out (TETHER_TIMEOUT); rank %d "
+                                "rdma: rdma_cm connections timed out (%s); rank %d "
                                 "(%s) still waits for rank(s) %s",
-                                ep->rank, host_of(ep, ep->rank), who[0] ? who : "none");
+                                TETHER__VAR(TIMEOUT), ep->rank, host_of(ep, ep->rank),
+                                who[0] ? who : "none");
         }
         poll(&pfd, 1, left < 100 ? (int)left : 100);
     }
@@ -392,12 +394,14 @@ int tether__rdma_cm_open(const tether__config *cfg, rdma_ep *ep, int64_t deadlin
     cm_event e;
     if (ep->uc)
         return tether__fail(TETHER_ECONFIG,
-                            "rdma: TETHER_RDMA_QP=uc: rdma_cm connects RC QPs; UC needs the device "
-                            "matrix (TETHER_IBV_DEVICES)");
+                            "rdma: %s=uc: rdma_cm connects RC QPs; UC needs the device "
+                            "matrix (%s)",
+                            TETHER__VAR(RDMA_QP), TETHER__VAR(IBV_DEVICES));
     if (!cfg->hostfile)
         return tether__fail(TETHER_ECONFIG,
-                            "rdma: no device matrix (TETHER_IBV_DEVICES) and no hostfile "
-                            "(TETHER_HOSTFILE) whose addresses rdma_cm could connect");
+                            "rdma: no device matrix (%s) and no hostfile "
+                            "(%s) whose addresses rdma_cm could connect",
+                            TETHER__VAR(IBV_DEVICES), TETHER__VAR(HOSTFILE));
     if (!(ep->cm = calloc(1, sizeof *ep->cm)))
         return tether__fail(TETHER_ENOMEM, "rdma: out of memory for the connection manager");
     if (tether__rdmacm_load(&ep->cm->lib, why, sizeof why))

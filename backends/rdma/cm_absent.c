@@ -3,6 +3,7 @@
  * device matrix only. CMakeLists.txt compiles this file instead of cm.c and rdmacm.c. */
 
 #include "cm.h"
+#include "core/params.h"
 #include "rdma.h"
 #include "rdma_impl.h"
 
@@ -12,9 +13,10 @@ int tether__rdma_cm_open(const tether__config *cfg, rdma_ep *ep, int64_t deadlin
     (void)ep;
     (void)deadline_ms;
     return tether__fail(TETHER_ECONFIG,
-                        "rdma: TETHER_IBV_DEVICES (or MLX_IBV_DEVICES) is unset, and this build "
+                        "rdma: %s is unset, and this build "
                         "has no rdma_cm to find the devices from the hostfile's addresses (built "
-                        "without rdma/rdma_cma.h: librdmacm-dev on Linux)");
+                        "without rdma/rdma_cma.h: librdmacm-dev on Linux)",
+                        TETHER__VARS(IBV_DEVICES));
 }
 
 int tether__rdma_cm_usable(char *why, size_t why_len)

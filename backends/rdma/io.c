@@ -22,6 +22,7 @@
 
 #include "backends/net/socket.h"
 #include "cables.h"
+#include "core/params.h"
 #include "device.h"
 #include "failover.h"
 #include "io.h"
@@ -540,10 +541,10 @@ static int rv_accept(rdma_ep *ep, rdma_link *l, rdma_part *pt, int id)
     if (rc) /* the sender waits for this buffer: the message cannot come as frames any more */
         return tether__rdma_break(ep, TETHER_ENET,
                                   "rdma: ibv_reg_mr of a %llu-byte receive buffer for rank %d's "
-                                  "RDMA WRITE on %s failed: %s (TETHER_RDMA_WRITE_MIN=0 on every "
+                                  "RDMA WRITE on %s failed: %s (%s=0 on every "
                                   "rank sends every message through the registered slots instead)",
                                   (unsigned long long)pt->rx.len, l->peer, l->dev->name,
-                                  strerror(rc));
+                                  strerror(rc), TETHER__VAR(RDMA_WRITE_MIN));
     l->rv_in[id] = pt;
     l->cts_due |= 1u << id;
     return TETHER_OK;

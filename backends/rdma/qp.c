@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "core/params.h"
 #include "post.h"
 #include "qp.h"
 #include "rdma_impl.h"
@@ -71,8 +72,8 @@ int tether__rdma_qp_create(rdma_ep *ep, rdma_link *l)
             snprintf(hint, sizeof hint,
                      "; the device allows %d QPs (Apple's about 10) and this rank "
                      "needs one per peer on it: spread the peers over more devices in "
-                     "TETHER_IBV_DEVICES",
-                     l->dev->max_qp);
+                     "%s",
+                     l->dev->max_qp, TETHER__VAR(IBV_DEVICES));
         return tether__fail(TETHER_ENET, "rdma: ibv_create_qp(%s, %s) for rank %d failed: %s%s",
                             l->dev->name, qp_kind(ep), l->peer, strerror(e), hint);
     }

@@ -23,6 +23,7 @@
 #include "backends/net/socket.h"
 #include "cables.h"
 #include "cm.h"
+#include "core/params.h"
 #include "core/registry.h"
 #include "device.h"
 #include "heartbeat.h"
@@ -76,11 +77,14 @@ static int rdma_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if ((cfg->ibv_devices || cm_wanted(cfg)) && cfg->coordinator)
         return 1;
-    snprintf(why, why_len, "%s",
-             cfg->ibv_devices || cm_wanted(cfg)
-                 ? "TETHER_COORDINATOR is unset (the RDMA side channel needs it)"
-                 : "TETHER_IBV_DEVICES (or MLX_IBV_DEVICES) is unset (on Linux, "
-                   "TETHER_BACKEND=rdma with a hostfile connects through rdma_cm instead)");
+    if (cfg->ibv_devices || cm_wanted(cfg))
+        snprintf(why, why_len, "%s is unset (the RDMA side channel needs it)",
+                 TETHER__VARS(COORDINATOR));
+    else
+        snprintf(why, why_len,
+                 "%s is unset (on Linux, %s=rdma with a hostfile connects through rdma_cm "
+                 "instead)",
+                 TETHER__VARS(IBV_DEVICES), TETHER__VAR(BACKEND));
     return 0;
 }
 
@@ -312,9 +316,9 @@ static int rdma_open(const tether__config *given, tether__ep **out, int *rank, i
     TRY(size_from_matrix(given, &derived));
     if (cfg->size < 1 || cfg->rank < 0 || cfg->rank >= cfg->size)
         return tether__fail(TETHER_ECONFIG,
-                            "rdma: TETHER_RANK=%d and TETHER_SIZE=%d: the coordinator "
+                            "rdma: %s=%d and %s=%d: the coordinator "
                             "bootstrap needs both, with 0 <= rank < size",
-                            cfg->rank, cfg->size);
+                            TETHER__VAR(RANK), cfg->rank, TETHER__VAR(SIZE), cfg->size);
     ep = calloc(1, sizeof *ep);
     if (!ep || !(ep->peers = calloc((size_t)cfg->size, sizeof *ep->peers)) ||
         !(ep->devs = calloc((size_t)cfg->size * MAX_CABLES, sizeof *ep->devs))) {
@@ -649,10 +653,10 @@ static void rdma_close(tether__ep *tep)
     if (!ep->uc) /* TETHER_RDMA_WRITE_MIN=0 too: what the SEND path copies */
         TLOG_INFO("rdma: rank %d took %llu bytes by RDMA WRITE in %llu messages and copied %llu "
                   "payload bytes out of receive slots, %llu of them of messages from "
-                  "TETHER_RDMA_WRITE_MIN up; at most %d message registrations at once (bound %d)",
+                  "%s up; at most %d message registrations at once (bound %d)",
                   ep->rank, (unsigned long long)ep->written, (unsigned long long)ep->written_msgs,
-                  (unsigned long long)ep->copied, (unsigned long long)ep->copied_big, ep->mrs_peak,
-                  RDMA_MRS_BOUND(nlinks));
+                  (unsigned long long)ep->copied, (unsigned long long)ep->copied_big,
+                  TETHER__VAR(RDMA_WRITE_MIN), ep->mrs_peak, RDMA_MRS_BOUND(nlinks));
     for (RDMA_EACH_LINK(ep, l)) /* a cable that came back is in use (rejoin.c) */
         if (l->rejoins)
             TLOG_INFO("rdma: rank %d: cable %s to rank %d came back %d time(s) and carried %u "

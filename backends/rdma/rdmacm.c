@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/params.h"
 #include "verbs.h"
 
 #define SYM(field, name) TETHER__DL_SYM(tether__rdmacm, field, name)
@@ -36,11 +37,13 @@ int tether__rdmacm_load(tether__rdmacm *cm, char *why, size_t why_len)
     tether__param_text(TETHER__P_RDMACM_LIB, &path);
     memset(cm, 0, sizeof *cm);
     snprintf(cm->path, sizeof cm->path, "%s", path);
+    char hint[256];
+    snprintf(hint, sizeof hint,
+             "without a device matrix (%s) RDMA connects through librdmacm (rdma-core's "
+             "librdmacm1), %s names another file",
+             TETHER__VAR(IBV_DEVICES), TETHER__VAR(RDMACM_LIB));
     return tether__dl_table(cm->path, &cm->lib, cm, symbols, sizeof symbols / sizeof symbols[0],
-                            "without a device matrix (TETHER_IBV_DEVICES) RDMA connects through "
-                            "librdmacm (rdma-core's librdmacm1), TETHER_RDMACM_LIB names another "
-                            "file",
-                            "connection manager", why, why_len);
+                            hint, "connection manager", why, why_len);
 }
 
 void tether__rdmacm_unload(tether__rdmacm *cm)

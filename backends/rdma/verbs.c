@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/params.h"
 
 #define SYM(field, name) TETHER__DL_SYM(tether__ibv, field, name)
 static const tether__dl_sym symbols[] = {
@@ -62,9 +63,11 @@ int tether__ibv_load(tether__ibv *v, char *why, size_t why_len)
     tether__param_text(TETHER__P_IBVERBS_LIB, &path);
     memset(v, 0, sizeof *v);
     snprintf(v->path, sizeof v->path, "%s", path);
-    return tether__dl_table(v->path, &v->lib, v, symbols, sizeof symbols / sizeof symbols[0],
-                            "RDMA needs libibverbs (Linux) or macOS 26.2+, TETHER_IBVERBS_LIB "
-                            "names another file",
+    char hint[128];
+    snprintf(hint, sizeof hint,
+             "RDMA needs libibverbs (Linux) or macOS 26.2+, %s names another file",
+             TETHER__VAR(IBVERBS_LIB));
+    return tether__dl_table(v->path, &v->lib, v, symbols, sizeof symbols / sizeof symbols[0], hint,
                             "verbs", why, why_len);
 }
 

@@ -18,6 +18,7 @@
 #include "backends/net/hop.h"
 #include "backends/ring/ring.h"
 #include "backends/tcp/world.h"
+#include "core/params.h"
 #include "core/transport.h"
 
 /* How long a closing rank keeps passing messages on for others, until both neighbours close too. */
@@ -31,7 +32,7 @@ static int ring_configured(const tether__config *cfg, char *why, size_t why_len)
 {
     if (cfg->hostfile)
         return 1;
-    snprintf(why, why_len, "TETHER_HOSTFILE (or MLX_HOSTFILE) is unset");
+    snprintf(why, why_len, "%s is unset", TETHER__VARS(HOSTFILE));
     return 0;
 }
 
@@ -68,8 +69,9 @@ static int plan_right(const tether__config *cfg, tether__tcp_world *w, int right
             if (!tether__addr_allowed(cfg, all[i].host))
                 return tether__fail(TETHER_ECONFIG,
                                     "rank %d: address %s of rank %d (entry %d of %s) does not "
-                                    "match TETHER_IFACE_PRIORITY",
-                                    w->rank, all[i].host, right, i, cfg->hostfile);
+                                    "match %s",
+                                    w->rank, all[i].host, right, i, cfg->hostfile,
+                                    TETHER__VAR(IFACE_PRIORITY));
             TRY(tether__net_plan_add_addr(&w->plan, right, &all[i]));
         }
     w->plan.out_links[right] = w->plan.naddrs[right];

@@ -13,6 +13,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/params.h"
 #include "core/platform.h"
 #include "core/wire.h"
 
@@ -177,12 +178,13 @@ static void take_offer(tether__cma_link *c, const tether__cma_at *at, tether__cm
                   "(process_vm_readv)",
                   at->peer, at->addr, at->rank);
     } else if (c->hdr.len > 0) { /* an empty offer: the peer's own log says why */
-        TLOG_INFO("rank %d (%s) is on this host but rank %d cannot read its memory (%s): its "
+        TLOG_INFO("rank %d (%s) is on this host but rank %d cannot read its memory (%s%s): its "
                   "messages come through the socket",
                   at->peer, at->addr, at->rank,
-                  !at->min ? "TETHER_TCP_CMA_MIN=0"
+                  !at->min ? TETHER__VAR(TCP_CMA_MIN)
                   : e      ? strerror(e)
-                           : "another process answers at its pid");
+                           : "another process answers at its pid",
+                  !at->min ? "=0" : "");
     }
     tether__frame f = {.type = TETHER__FRAME_CMA_ANSWER, .code = yes};
     reply(t, &f, NULL, 0);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "core/params.h"
 #include "engine_impl.h"
 #include "engine_wait.h"
 
@@ -77,9 +78,10 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
         local_sndbuf = tether__net_local_sndbuf_default();
     if (local_sndbuf > 0 && local_sndbuf < TETHER__NET_LOCAL_SNDBUF_MIN)
         return tether__fail(TETHER_ECONFIG,
-                            "TETHER_TCP_LOCAL_SNDBUF=%ld: expected 0 (the system's) or at least "
+                            "%s=%ld: expected 0 (the system's) or at least "
                             "%ld bytes; smaller buffers stall loopback transfers",
-                            local_sndbuf, TETHER__NET_LOCAL_SNDBUF_MIN);
+                            TETHER__VAR(TCP_LOCAL_SNDBUF), local_sndbuf,
+                            TETHER__NET_LOCAL_SNDBUF_MIN);
     for (int p = 0; p < links->size; p++)
         total += links->nlinks[p];
     tether__tcp_ep *ep = calloc(1, sizeof *ep);

@@ -14,6 +14,7 @@
 
 #include "core/config.h"
 #include "core/errors.h"
+#include "core/params.h"
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
                "the rings' indices are shared between processes: they must be lock-free");
@@ -52,7 +53,8 @@ int tether__shm_config(int size, uint64_t *cap)
     if (!set) /* the row's default is computed here */
         bytes = (long)tether__shm_ring_default(size);
     if (bytes & (bytes - 1))
-        return tether__fail(TETHER_ECONFIG, "TETHER_SHM_RING=%ld: expected a power of two", bytes);
+        return tether__fail(TETHER_ECONFIG, "%s=%ld: expected a power of two",
+                            TETHER__VAR(SHM_RING), bytes);
     *cap = on ? (uint64_t)bytes : 0;
     return TETHER_OK;
 }

@@ -8,26 +8,25 @@
 
 #include "backends/net/bootstrap.h"
 #include "backends/net/token.h"
+#include "core/params.h"
 
 static int load_hostfile(const tether__config *cfg, tether__tcp_world *w)
 {
     TRY(tether__hostfile_load_ranks(cfg->hostfile, &w->table));
     int n = w->table.nranks;
     if (cfg->rank < 0)
-        return tether__fail(TETHER_ECONFIG,
-                            "TETHER_RANK (or MLX_RANK) is unset: with the hostfile %s it must "
-                            "be 0 to %d",
-                            cfg->hostfile, n - 1);
+        return tether__fail(TETHER_ECONFIG, "%s is unset: with the hostfile %s it must be 0 to %d",
+                            TETHER__VARS(RANK), cfg->hostfile, n - 1);
     if (cfg->rank >= n)
         return tether__fail(TETHER_ECONFIG,
-                            "TETHER_RANK=%d is out of range: the hostfile %s lists %d ranks "
+                            "%s=%d is out of range: the hostfile %s lists %d ranks "
                             "(0 to %d)",
-                            cfg->rank, cfg->hostfile, n, n - 1);
+                            TETHER__VAR(RANK), cfg->rank, cfg->hostfile, n, n - 1);
     if (cfg->size >= 0 && cfg->size != n)
         return tether__fail(TETHER_ECONFIG,
-                            "TETHER_SIZE=%d disagrees with the hostfile %s, which lists %d "
+                            "%s=%d disagrees with the hostfile %s, which lists %d "
                             "ranks",
-                            cfg->size, cfg->hostfile, n);
+                            TETHER__VAR(SIZE), cfg->size, cfg->hostfile, n);
     return TETHER_OK;
 }
 
@@ -43,8 +42,8 @@ static int listen_all(const tether__config *cfg, tether__tcp_world *w)
         if (!tether__addr_allowed(cfg, a->host))
             return tether__fail(TETHER_ECONFIG,
                                 "rank %d: address %s (entry %d of %s) does not match "
-                                "TETHER_IFACE_PRIORITY: remove it or widen the prefixes",
-                                w->rank, a->host, i, cfg->hostfile);
+                                "%s: remove it or widen the prefixes",
+                                w->rank, a->host, i, cfg->hostfile, TETHER__VAR(IFACE_PRIORITY));
         TRY(tether__net_listen(a->host, a->port, &w->listen_fds[i], &port));
         w->nlisten++;
     }
@@ -142,9 +141,9 @@ int tether__tcp_world_addrs(const tether__config *cfg, tether__tcp_world *w, int
                 (!cables || near(w, all[i].host) == (pass == 0)))
                 TRY(tether__net_plan_add_addr(&w->plan, peer, &all[i]));
     if (w->plan.naddrs[peer] == 0 && w->plan.out_links[peer] > 0)
-        return tether__fail(TETHER_ECONFIG,
-                            "rank %d: no address of rank %d in %s matches TETHER_IFACE_PRIORITY",
-                            w->rank, peer, cfg->hostfile ? cfg->hostfile : "the table");
+        return tether__fail(TETHER_ECONFIG, "rank %d: no address of rank %d in %s matches %s",
+                            w->rank, peer, cfg->hostfile ? cfg->hostfile : "the table",
+                            TETHER__VAR(IFACE_PRIORITY));
     return TETHER_OK;
 }
 

@@ -209,7 +209,9 @@ ProcessGroupTether::ProcessGroupTether(int rank, int size, std::chrono::millisec
                                  ", tether formed rank " +
                                  std::to_string(tether_group_rank(group_)) + " of " +
                                  std::to_string(tether_group_size(group_)) +
-                                 "; check RANK/WORLD_SIZE against TETHER_RANK and the hostfile";
+                                 "; check that the rank and world size torchrun (or your launcher) "
+                                 "gave this process match the rank tether launch gave it and "
+                                 "the hostfile's ranks";
         tether_group_free(group_);
         throw std::runtime_error(what);
     }
