@@ -60,8 +60,8 @@ int tether__config_load(tether__config *cfg)
     TRY(load_coordinator(cfg));
     TRY(tether__param_text(TETHER__P_JOB_TOKEN, &tok));
     if (tok && strlen(tok) >= sizeof cfg->job_token)
-        return tether__fail(TETHER_ECONFIG, "%s: longer than %zu characters", TETHER__VAR(JOB_TOKEN),
-                            sizeof cfg->job_token - 1);
+        return tether__fail(TETHER_ECONFIG, "%s: longer than %zu characters",
+                            TETHER__VAR(JOB_TOKEN), sizeof cfg->job_token - 1);
     snprintf(cfg->job_token, sizeof cfg->job_token, "%s", tok ? tok : "");
     TRY(load_prefixes(cfg));
     /* unset: -1, which tether__world_open makes none where the backend sends heartbeats */

@@ -25,8 +25,7 @@ static void show(char *set, size_t size, const char *name, int say_unset)
 {
     size_t used = strlen(set);
     if (is_set(name))
-        snprintf(set + used, size - used, "%s%s=%s", used ? ", " : "", name,
-                 tether__env_raw(name));
+        snprintf(set + used, size - used, "%s%s=%s", used ? ", " : "", name, tether__env_raw(name));
     else if (say_unset)
         snprintf(set + used, size - used, "%s%s is unset", used ? ", " : "", name);
 }
@@ -45,8 +44,9 @@ int tether__config_job_check(const tether__config *cfg)
         return TETHER_OK;
     if (cfg->size == 1) {
         if (cfg->rank > 0)
-            return tether__fail(TETHER_ECONFIG, "rank %d in a job of size 1 (%s, %s): expected rank 0",
-                                cfg->rank, TETHER__VARS(RANK), TETHER__VARS(SIZE));
+            return tether__fail(TETHER_ECONFIG,
+                                "rank %d in a job of size 1 (%s, %s): expected rank 0", cfg->rank,
+                                TETHER__VARS(RANK), TETHER__VARS(SIZE));
         return TETHER_OK;
     }
     if (cfg->size < 2 && !is_set(TETHER__VAR(RANK)) && !is_set(TETHER__ALIAS(RANK, 0)) &&

@@ -233,8 +233,8 @@ int tether_init(const char *backend, int strict, tether_group **out)
     int set = tether__param_text(TETHER__P_BACKEND, &env);
     if (strcmp(backend, "any") == 0 && set > 0) {
         if (!(backend = tether__backend_canonical(env)))
-            return tether__fail(TETHER_ECONFIG, "%s=\"%s\": expected %s", TETHER__VAR(BACKEND),
-                                env, tether__backend_names());
+            return tether__fail(TETHER_ECONFIG, "%s=\"%s\": expected %s", TETHER__VAR(BACKEND), env,
+                                tether__backend_names());
     }
     TRY(tether__config_load(&cfg));
     if (strcmp(backend, "singleton") == 0)

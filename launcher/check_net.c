@@ -141,7 +141,7 @@ void tether__hostcheck_interfaces(tether__hostcheck_report *r, const tether__con
         char ip[INET_ADDRSTRLEN];
         struct in_addr in = {.s_addr = htonl(a[i].addr)};
         inet_ntop(AF_INET, &in, ip, sizeof ip);
-        const char *verdict = cfg->nprefixes == 0              ? ""
+        const char *verdict = cfg->nprefixes == 0             ? ""
                               : tether__addr_allowed(cfg, ip) ? "  passes "
                                                               : "  filtered out by ";
         tether__sb_addf(&r->text, "  %-14s %s/%d%s%s%s%s%s\n", a[i].iface, ip,

@@ -199,8 +199,8 @@ int tether__job_plan(tether__job *job, const tether__launch_opts *o)
         tether__job_files(job) != 0)
         return -1;
     if (o->verbose)
-        tether__launch_say("%d rank%s on %d host%s, files in %s, first port %d, %s %d",
-                           job->nranks, job->nranks == 1 ? "" : "s", job->hosts.nhosts,
+        tether__launch_say("%d rank%s on %d host%s, files in %s, first port %d, %s %d", job->nranks,
+                           job->nranks == 1 ? "" : "s", job->hosts.nhosts,
                            job->hosts.nhosts == 1 ? "" : "s", job->tmpdir,
                            job->addrs.addrs[0][0].port, tether__master_port, job->master_port);
     return 0;
