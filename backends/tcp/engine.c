@@ -1,136 +1,28 @@
-/* backends/tcp/engine.c - the endpoint: errors, the send side, requests, creation.
+/* backends/tcp/engine.c - the endpoint's calls: sends queued, the helpers' answers applied,
+ * requests (isend, irecv, test, cancel), what the links moved and give.
  *
- * The other halves of the engine: engine_rx.c reads and matches frames, engine_wait.c waits (in
- * poll(), or for the progress thread, net/loop.h), engine_close.c aborts and closes,
- * engine_beat.c keeps the heartbeats. The memory path (cma.h) and the routing rules (route.h) are
- * helpers called from here that return what to do. */
-#include <errno.h>
+ * The other half of the engine, engine_rx.c, reads and matches frames; the two call each other.
+ * Beneath them, calling neither: the lanes of pairs with several links, with the flush of every
+ * link (engine_lane.c), a link's queue written (engine_write.c), what a lane's sender keeps until
+ * acknowledged (engine_kept.c), breaking the endpoint (engine_break.c). Above them: engine_wait.c
+ * waits (in poll(), or for the progress thread, net/loop.h), engine_open.c and engine_close.c open
+ * and close, engine_ctrl.c sends aborts and byes, engine_beat.c keeps the heartbeats. The memory
+ * path (cma.h) and the routing rules (route.h) are helpers called from here that return what to
+ * do. */
 #include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 
-#include "backends/net/socket.h"
+#include "engine_break.h"
 #include "engine_core.h"
 #include "engine_impl.h"
 #include "engine_lane.h"
 #include "engine_rx.h"
 #include "engine_shm.h"
+#include "engine_write.h"
 
-#define IOV_BATCH 64       /* frames gathered into one write */
-#define SEND_COPY_MAX 4096 /* pieces up to this many bytes are copied together for one send() */
-
-/* ---- errors ---- */
-
-void tether__tcp_tx_forget(tether__txmsg *t)
-{
-    while (t) {
-        tether__txmsg *next = t->next;
-        if (!t->req)
-            free(t);
-        t = next;
-    }
-}
-
-void tether__tcp_tx_clear(tether__link *l)
-{
-    tether__tcp_tx_forget(l->txhead);
-    l->txhead = l->txtail = NULL;
-    l->passing = 0;
-    l->pass_extra = 0;
-}
-
-void tether__tcp_cma_withdraw(tether__tcp_ep *ep)
-{
-    int any = 0;
-    for (int i = 0; i < ep->nflat; i++)
-        any |= tether__cma_forget(&ep->flat[i]->cma);
-    if (any)
-        tether__cma_withdrew();
-}
-
-/* After a break: forget l's queued frames but a half-sent one, whose tail must still go out before
- * an abort frame can: the peer would read a cut frame and the abort behind it as garbage, and
- * report a malformed stream instead of our reason. A request's frame becomes the link's own, its
- * unsent bytes copied (the request fails now, and its buffer, which holds a CMA descriptor's
- * bytes too, is the program's again); one with more than TETHER__TAIL_MAX left cuts the link. */
-static void tx_keep_tail(tether__tcp_ep *ep, tether__link *l)
-{
-    tether__txmsg *t = l->txhead;
-    if (!t || t->sent == 0 || l->fd < 0) {
-        tether__tcp_tx_clear(l);
-        return;
-    }
-    tether__tcp_tx_forget(t->next);
-    t->next = NULL;
-    l->txtail = t;
-    if (!t->req)
-        return;
-    uint64_t done = t->sent > TETHER__FRAME_SIZE ? t->sent - TETHER__FRAME_SIZE : 0;
-    uint64_t left = t->len - done; /* payload bytes to go */
-    tether__txmsg *o = tether__tcp_tail_fits(t) ? calloc(1, sizeof *o + left) : NULL;
-    l->txhead = l->txtail = o;
-    if (!o) {
-        l->cut = 1;
-        TLOG_INFO("rank %d: the link to rank %d ends inside a frame; it gets no abort frame",
-                  ep->rank, l->peer);
-        return;
-    }
-    memcpy(o->hdr, t->hdr, sizeof o->hdr);
-    if (left)
-        memcpy(o + 1, t->payload + done, (size_t)left);
-    o->payload = (const unsigned char *)(o + 1);
-    o->len = left;
-    o->sent = t->sent < TETHER__FRAME_SIZE ? t->sent : TETHER__FRAME_SIZE;
-}
-
-int tether__tcp_break(tether__tcp_ep *ep, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int first = tether__net_fail_first(&ep->err, ep->errmsg, ep->backend, code, fmt, ap);
-    va_end(ap);
-    if (!first)
-        return ep->err;
-    ep->events++;
-    if (ep->loop) /* tell the neighbours now, even while the thread stands by */
-        tether__loop_kick(ep->loop);
-    tether__tcp_cma_withdraw(ep);
-    for (int i = 0; i < ep->nflat + ep->nvirt; i++) {
-        tether__tcp_lane_clear(ep->flat[i]);
-        tx_keep_tail(ep, ep->flat[i]);
-        tether__tcp_rx_clear(ep, ep->flat[i]);
-    }
-    return code;
-}
-
-int tether__tcp_gone(tether__tcp_ep *ep, const tether__link *l, const char *what)
-{
-    return tether__tcp_break(ep, TETHER_EPEER,
-                             "rank %d (%s) closed its connections (its program freed "
-                             "the group or is exiting) while rank %d still %s",
-                             l->peer, ep->addr[l->peer], ep->rank, what);
-}
-
-int tether__tcp_sticky(const tether__tcp_ep *ep)
-{
-    return tether__fail(ep->err, "%s", ep->errmsg);
-}
-
-/* ---- send side ---- */
-
-void tether__tcp_tx_push(tether__link *l, tether__txmsg *t)
-{
-    t->next = NULL;
-    if (l->txtail)
-        l->txtail->next = t;
-    else
-        l->txhead = t;
-    l->txtail = t;
-}
+/* ---- queueing sends ---- */
 
 /* Queue t, a chunk passing through, before the frames of this rank's own not yet begun: it drains
  * a held link behind it (engine_impl.h, TETHER__PASS_MAX). */
@@ -148,156 +40,6 @@ static void push_passing(tether__link *l, tether__txmsg *t)
         l->txtail = t;
 }
 
-/* Gather queued frames into iov, at most max_io bytes. Returns the count; *total the bytes. */
-static int gather(const tether__tcp_ep *ep, const tether__link *l, struct iovec *iov,
-                  uint64_t *total)
-{
-    int n = 0;
-    *total = 0;
-    for (tether__txmsg *t = l->txhead; t && n < IOV_BATCH - 1 && *total < ep->max_io; t = t->next) {
-        if (t->sent < TETHER__FRAME_SIZE) {
-            iov[n++] = (struct iovec){t->hdr + t->sent, TETHER__FRAME_SIZE - (size_t)t->sent};
-            *total += TETHER__FRAME_SIZE - t->sent;
-        }
-        uint64_t done = t->sent > TETHER__FRAME_SIZE ? t->sent - TETHER__FRAME_SIZE : 0;
-        uint64_t left = t->len - done, room = ep->max_io > *total ? ep->max_io - *total : 0;
-        if (left > room)
-            left = room;
-        if (left > 0) {
-            iov[n++] = (struct iovec){(void *)(t->payload + done), (size_t)left};
-            *total += left;
-        }
-        if (t->shm_switch) /* the frames behind it go into the ring (engine_shm.c) */
-            break;
-    }
-    return n;
-}
-
-/* Account n written bytes to the queue head, finishing frames. */
-static void tx_advance(tether__tcp_ep *ep, tether__link *l, uint64_t n)
-{
-    while (n > 0 && l->txhead) {
-        tether__txmsg *t = l->txhead;
-        uint64_t left = TETHER__FRAME_SIZE + t->len - t->sent;
-        uint64_t k = n < left ? n : left;
-        uint64_t hdr_left = t->sent < TETHER__FRAME_SIZE ? TETHER__FRAME_SIZE - t->sent : 0;
-        if (!t->beat)
-            l->payload_sent += k > hdr_left ? k - hdr_left : 0;
-        if (!t->beat && !t->ack)
-            l->tx_pos += k; /* the lane's stream (engine_lane.c) */
-        t->sent += k;
-        n -= k;
-        if (t->sent < TETHER__FRAME_SIZE + t->len)
-            break;
-        l->txhead = t->next;
-        if (!l->txhead)
-            l->txtail = NULL;
-        if (t->passing && (l->passing -= t->len) < TETHER__PASS_MAX)
-            l->pass_extra = 0; /* caught up: stalls grant again from nothing */
-        if (t == l->ack)
-            l->ack = NULL;
-        if (t->shm_switch)
-            tether__tcp_shm_switched(l);
-        if (l->nlinks > 1 && !t->beat && !t->ack) /* kept until the peer acknowledges it */
-            tether__tcp_lane_keep(ep, l, t);
-        else if (t->req)
-            tether__tcp_part_done(ep, t->req);
-        else
-            free(t);
-    }
-}
-
-/* Write the gathered iov[0..n) (total bytes). One buffer goes out through send(), which costs less
- * in the kernel than sendmsg() (0.3 of a 4.7 us exchange of 40 bytes between two processes); so
- * do a few pieces up to SEND_COPY_MAX bytes, copied together first
- * (measured: docs/perf/notes.md, backends/tcp/engine.c). */
-static ssize_t send_gathered(int fd, struct iovec *iov, int n, uint64_t total)
-{
-    if (n > 1 && total <= SEND_COPY_MAX) {
-        unsigned char buf[SEND_COPY_MAX];
-        size_t at = 0;
-        for (int i = 0; i < n; i++) {
-            memcpy(buf + at, iov[i].iov_base, iov[i].iov_len);
-            at += iov[i].iov_len;
-        }
-        return send(fd, buf, at, TETHER__SEND_FLAGS);
-    }
-    if (n == 1)
-        return send(fd, iov[0].iov_base, iov[0].iov_len, TETHER__SEND_FLAGS);
-    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-    return sendmsg(fd, &mh, TETHER__SEND_FLAGS);
-}
-
-static int write_queue(tether__tcp_ep *ep, tether__link *l)
-{
-    struct iovec iov[IOV_BATCH];
-    while (l->txhead) {
-        uint64_t total;
-        int niov = gather(ep, l, iov, &total);
-        ssize_t n = l->shm_tx ? (ssize_t)tether__tcp_shm_send(l, iov, niov)
-                              : send_gathered(l->fd, iov, niov, total);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : errno;
-        }
-        if (n == 0 && l->shm_tx) /* the ring is full */
-            return 0;
-        l->bytes_sent += (uint64_t)n;
-        if (l->passing && n > 0) /* the onward link of chunks passing through moves */
-            l->passing_at = tether__net_now_ms();
-        tx_advance(ep, l, (uint64_t)n);
-        if ((uint64_t)n < total)
-            return 0;
-    }
-    return 0;
-}
-
-int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l)
-{
-    if (l->fd < 0) /* a lane taken out, waiting for its peer's position (engine_lane.c) */
-        return 0;
-    int e = write_queue(ep, l);
-    if (!e && l->nlinks > 1)
-        tether__tcp_lane_move(ep, l);
-    return e;
-}
-
-/* Forget l's heartbeat frames: its connection failed, and only the program's own frames may
- * report that (a heartbeat left queued would make the next wait that flushes l fail, though the
- * peer may have closed normally). */
-void tether__tcp_tx_drop_beats(tether__link *l)
-{
-    tether__txmsg **pp = &l->txhead, *last = NULL;
-    while (*pp) {
-        tether__txmsg *t = *pp;
-        tether__frame f;
-        if (!t->req && tether__frame_decode(t->hdr, &f) == 0 && f.type == TETHER__FRAME_HEARTBEAT) {
-            *pp = t->next;
-            free(t);
-            continue;
-        }
-        last = t;
-        pp = &t->next;
-    }
-    l->txtail = last;
-}
-
-int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
-{
-    int e = tether__tcp_tx_flush(ep, l);
-    if (!e || tether__tcp_lane_down(ep, l, strerror(e)) == 0)
-        return TETHER_OK;
-    tether__tcp_tx_drop_beats(l);
-    if (!l->txhead) /* only heartbeats were lost: a later call on this peer tells what became of it
-                     */
-        return TETHER_OK;
-    return tether__tcp_break(
-        ep, e == EPIPE || e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
-        "send to rank %d (%s) failed: %s%s", l->peer, ep->addr[l->peer], strerror(e),
-        e == EPIPE || e == ECONNRESET ? "; it probably exited, see its output" : "");
-}
-
 int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
 {
     int idle = l->txhead == NULL;
@@ -311,12 +53,6 @@ int tether__tcp_tx_queue(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
     TRY(tether__tcp_flush(ep, l));
     tether__tcp_kick_for_room(ep, l);
     return TETHER_OK;
-}
-
-void tether__tcp_kick_for_room(tether__tcp_ep *ep, const tether__link *l)
-{
-    if (l->txhead && ep->loop && !ep->standing_by)
-        tether__loop_kick(ep->loop);
 }
 
 int tether__tcp_tx_owned(tether__tcp_ep *ep, tether__link *l, const tether__frame *f,

@@ -30,11 +30,12 @@
 
 #include "backends/net/liveness.h"
 #include "backends/net/socket.h"
-#include "engine_core.h"
+#include "engine_break.h"
 #include "engine_impl.h"
 #include "engine_lane.h"
 #include "engine_rx.h"
 #include "engine_shm.h"
+#include "engine_write.h"
 
 /* Bytes arrived from peer p over all its links: read, or waiting in the socket. */
 static int arrived(void *arg, int p, uint64_t *bytes)

@@ -3,12 +3,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "engine_break.h"
 #include "engine_core.h"
 #include "engine_ctrl.h"
 #include "engine_impl.h"
-#include "engine_lane.h"
 #include "engine_rejoin.h"
-#include "engine_rx.h"
 
 static void log_link_bytes(const tether__tcp_ep *ep)
 {

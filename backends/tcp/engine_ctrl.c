@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include "backends/net/socket.h"
-#include "engine_core.h"
+#include "engine_break.h"
 #include "engine_ctrl.h"
 #include "engine_impl.h"
+#include "engine_lane.h"
 #include "engine_shm.h"
+#include "engine_write.h"
 
 #define CTRL_FLUSH_MS 500 /* how long abort() and close() try to get their frame out */
 

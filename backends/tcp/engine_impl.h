@@ -3,10 +3,13 @@
  * engine_core.h, engine.h being the engine's face for mesh and ring), which includes this.
  *
  * Private to the engine's own files (engine*.c), as those headers are. Its two halves call each
- * other: the send and request side (engine.c) and the receive side (engine_rx.c), and with them the
- * lanes of pairs with several links (engine_lane.c: stream counts, acks, failover through a live
- * link), which both halves call and which queue and fail through them. The other files only call
- * down into them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats
+ * other: the send and request side (engine.c) and the receive side (engine_rx.c). Beneath them,
+ * each calling only those after it: the lanes of pairs with several links (engine_lane.c: stream
+ * counts, acks, failover through a live link), with the flush of every link; a link's queue
+ * written into its socket or ring (engine_write.c); what a lane's sender keeps until acknowledged
+ * (engine_kept.c); breaking the endpoint, every link forgetting what it holds (engine_break.c).
+ * The rings of pairs on one host (engine_shm.c) call none of them. The other files only call down
+ * into them, in this order: control frames (engine_ctrl.c: abort, bye) and heartbeats
  * (engine_beat.c); waiting and the progress thread's handler (engine_wait.c); opening
  * (engine_open.c) and closing (engine_close.c); the thread that dials lanes that left again
  * (engine_rejoin.c), which hands a new socket to engine_lane.c and is woken through ep->lane_out.
@@ -33,8 +36,8 @@
 /* Bytes read ahead per link: a header and a small payload (often several) per recv; a header
  * alone where the receive posted first brings at least this much (engine_rx.c). */
 #define TETHER__RBUF_SIZE (64u << 10)
-/* A half-sent frame with more than this left is not finished after a break (engine.c) or for a
- * control frame (engine_ctrl.c): the link is cut instead. */
+/* A half-sent frame with more than this left is not finished after a break (engine_break.c) or for
+ * a control frame (engine_ctrl.c): the link is cut instead. */
 #define TETHER__TAIL_MAX (4u << 20)
 /* Payload left to read from which a recv goes straight into the destination buffer. */
 #define TETHER__DIRECT_MIN (16u << 10)
@@ -257,6 +260,13 @@ struct tether__tcp_ep {
     struct tether__tcp_rejoin *rejoin;
     void (*lane_out)(tether__tcp_ep *ep);
 };
+
+/* One part of r finished (a wait may return). Caller holds ep->mu. */
+static inline void tether__tcp_part_done(tether__tcp_ep *ep, struct tether__req *r)
+{
+    r->parts_left--;
+    ep->events++;
+}
 
 /* 1 if what is left of t to send, header and payload, is at most TETHER__TAIL_MAX: a half-sent
  * frame that may still be finished after a break or before a control frame. */

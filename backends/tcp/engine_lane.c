@@ -32,7 +32,12 @@
  * doubled and the tunnel's bytes before the switch come first. One stderr line per side says it.
  * A lane back that fails again is taken out again.
  *
- * Pairs with one link never come here: their frames finish when written, as before. */
+ * What the sender keeps for the replay is engine_kept.c's; what the receiver does with the frames
+ * of a lane is the parser's (engine_rx.c), which calls here for the lanes' own frames. Every link's
+ * flush is here too, since it moves the tunnels after a write and takes a lane out when the write
+ * fails, and the lanes flush in turn; pairs with one link only pass through it: their frames
+ * finish when written, as before. This file calls nothing of the halves (engine.c, engine_rx.c):
+ * beneath them, it writes through engine_write.c and breaks ep through engine_break.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -43,16 +48,14 @@
 #include <unistd.h>
 
 #include "backends/net/socket.h"
-#include "engine_core.h"
+#include "engine_break.h"
 #include "engine_impl.h"
+#include "engine_kept.h"
 #include "engine_lane.h"
-#include "engine_rx.h"
+#include "engine_write.h"
 
 /* The receiver acks at least every this many bytes consumed (what small frames' copies cost). */
 #define TETHER__LANE_ACK_EVERY ((uint64_t)1 << 20)
-/* Copies a lane may hold unacknowledged: beyond, a small frame's part waits for its ack too (a
- * peer that stopped acking, or reading, costs this much memory per lane, not what it is sent). */
-#define TETHER__LANE_COPIES_MAX ((uint64_t)4 << 20)
 /* Stream bytes one tunnel frame carries, and what a carrier may hold queued of them: beyond, the
  * tunnelled lane's writes wait (its socketpair fills) until the carrier drains. 64 KiB: below
  * malloc's mmap threshold, so a chunk's block comes back from the heap warm, where a fresh mapping
@@ -67,80 +70,6 @@
 #else
 #define LANE_HANGUP (POLLHUP | POLLERR)
 #endif
-
-static void kept_push(tether__link *l, tether__txmsg *t)
-{
-    t->next = NULL;
-    if (l->kept_tail)
-        l->kept_tail->next = t;
-    else
-        l->kept = t;
-    l->kept_tail = t;
-}
-
-void tether__tcp_lane_keep(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t)
-{
-    t->end = l->tx_pos;
-    t->passing = 0; /* counted off by tx_advance */
-    if (t->tunnel) {
-        l->tunnel_queued -= t->len;
-        t->tunnel = 0;
-    }
-    if (t->req && t->len <= TETHER__LANE_COPY_MAX && l->copies < TETHER__LANE_COPIES_MAX) {
-        tether__txmsg *c = malloc(sizeof *c + (size_t)t->len);
-        if (c) { /* else the part waits for its ack */
-            *c = *t;
-            memcpy(c + 1, t->payload, (size_t)t->len);
-            c->payload = (const unsigned char *)(c + 1);
-            c->req = NULL;
-            c->copy = 1;
-            tether__tcp_part_done(ep, t->req);
-            t = c;
-        }
-    }
-    l->awaiting += t->req != NULL;
-    l->copies += t->copy ? t->len : 0; /* a copy written again after a replay too */
-    kept_push(l, t);
-}
-
-/* The peer consumed l's stream up to pos: what it kept before is done. */
-static int acked(tether__tcp_ep *ep, tether__link *l, uint64_t pos)
-{
-    if (pos > l->tx_pos)
-        return tether__tcp_protocol_error(ep, l, "an ack of bytes never sent");
-    while (l->kept && l->kept->end <= pos) {
-        tether__txmsg *t = l->kept;
-        if (!(l->kept = t->next))
-            l->kept_tail = NULL;
-        if (t->req) {
-            l->awaiting--;
-            tether__tcp_part_done(ep, t->req);
-        } else {
-            l->copies -= t->copy ? t->len : 0;
-            free(t);
-        }
-    }
-    return TETHER_OK;
-}
-
-void tether__tcp_lane_clear(tether__link *l)
-{
-    tether__tcp_tx_forget(l->kept);
-    l->kept = l->kept_tail = NULL;
-    l->awaiting = 0;
-    l->copies = 0;
-    l->ack = NULL; /* in the queue, which its link clears */
-    l->tunnel_queued = 0;
-    if (l->pump >= 0 && l->lane == TETHER__LANE_TUNNEL)
-        close(l->pump);
-    l->pump = -1;
-    free(l->in);
-    l->in = NULL;
-    l->inlen = l->incap = 0;
-    if (l->nlinks > 1 && l->newfd >= 0)
-        close(l->newfd);
-    l->newfd = -1;
-}
 
 /* Unlink from l's queue the frames outside its stream (heartbeats, acks): they were for a socket
  * that is gone, and a replay starts at a frame's byte. */
@@ -159,33 +88,6 @@ static void drop_uncounted(tether__link *l)
     }
     l->txtail = last;
     l->ack = NULL;
-}
-
-int tether__tcp_lane_rewind(tether__link *l, uint64_t pos)
-{
-    tether__txmsg *first = l->kept ? l->kept : l->txhead;
-    uint64_t start = l->kept ? l->kept->end - (TETHER__FRAME_SIZE + l->kept->len)
-                             : l->tx_pos - (first ? first->sent : 0);
-    if (pos > l->tx_pos || (first ? pos < start : pos != l->tx_pos))
-        return -1;
-    if (l->kept) { /* what was kept goes first, written again */
-        l->kept_tail->next = l->txhead;
-        if (!l->txhead)
-            l->txtail = l->kept_tail;
-        l->txhead = l->kept;
-        l->kept = l->kept_tail = NULL;
-        l->awaiting = 0;
-        l->copies = 0; /* queued again: counted when written again, copied or not */
-    }
-    for (tether__txmsg *t = l->txhead; t; t = t->next)
-        t->sent = 0;
-    if (first) {
-        if (pos - start > TETHER__FRAME_SIZE + first->len)
-            return -1;
-        first->sent = pos - start;
-    }
-    l->tx_pos = pos;
-    return 0;
 }
 
 /* A live lane of l's pair to carry its stream, or NULL: one with its socket and no hang-up on it.
@@ -329,6 +231,38 @@ int tether__tcp_lane_move(tether__tcp_ep *ep, tether__link *l)
     return ep->err;
 }
 
+/* ---- flushing a link ---- */
+
+/* Every link is flushed here, not only those of pairs with several links: after its write the
+ * tunnels of its pair move, and a write that fails takes its lane out before anything breaks ep.
+ * The lanes flush in turn (lane_move, queue_header), so the flush lives with them, above the plain
+ * write (engine_write.c). */
+
+int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l)
+{
+    if (l->fd < 0) /* a lane taken out, waiting for its peer's position (lane_down) */
+        return 0;
+    int e = tether__tcp_tx_write(ep, l);
+    if (!e && l->nlinks > 1)
+        tether__tcp_lane_move(ep, l);
+    return e;
+}
+
+int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l)
+{
+    int e = tether__tcp_tx_flush(ep, l);
+    if (!e || tether__tcp_lane_down(ep, l, strerror(e)) == 0)
+        return TETHER_OK;
+    tether__tcp_tx_drop_beats(l);
+    if (!l->txhead) /* only heartbeats were lost: a later call on this peer tells what became of it
+                     */
+        return TETHER_OK;
+    return tether__tcp_break(
+        ep, e == EPIPE || e == ECONNRESET ? TETHER_EPEER : TETHER_ENET,
+        "send to rank %d (%s) failed: %s%s", l->peer, ep->addr[l->peer], strerror(e),
+        e == EPIPE || e == ECONNRESET ? "; it probably exited, see its output" : "");
+}
+
 void tether__tcp_lane_ack(tether__tcp_ep *ep, tether__link *l)
 {
     if (ep->err || l->lane == TETHER__LANE_WAIT || l->rx_pos == l->rx_acked || l->eof || l->bye)
@@ -385,7 +319,7 @@ static int failed_over(tether__tcp_ep *ep, tether__link *c, int idx, uint64_t po
                                  "rank %d (%s) gave up link %d, and rank %d has "
                                  "no link left to it",
                                  c->peer, ep->addr[c->peer], idx, ep->rank);
-    TRY(acked(ep, l, pos));
+    TRY(tether__tcp_lane_acked(ep, l, pos));
     if (tether__tcp_lane_rewind(l, pos) < 0)
         return tether__tcp_protocol_error(ep, c, "a failover from a position never sent");
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
@@ -420,7 +354,7 @@ static int failed_over(tether__tcp_ep *ep, tether__link *c, int idx, uint64_t po
 static int finish_switch(tether__tcp_ep *ep, tether__link *l, uint64_t pos)
 {
     char at[32], where[2 * TETHER__ADDR_TEXT + 8];
-    TRY(acked(ep, l, pos));
+    TRY(tether__tcp_lane_acked(ep, l, pos));
     if (tether__tcp_lane_rewind(l, pos) < 0)
         return tether__tcp_protocol_error(ep, l, "a switch from a position never sent");
     l->fd = l->newfd;
@@ -517,7 +451,7 @@ int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__fr
         return tether__tcp_protocol_error(ep, l, "a lane frame for a lane it cannot name");
     switch (f->type) {
     case TETHER__FRAME_ACK:
-        return acked(ep, &ep->links[l->peer][idx], f->len);
+        return tether__tcp_lane_acked(ep, &ep->links[l->peer][idx], f->len);
     case TETHER__FRAME_FAILOVER:
         return failed_over(ep, l, idx, f->len);
     case TETHER__FRAME_SWITCH:

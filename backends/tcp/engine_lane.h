@@ -6,20 +6,19 @@
 
 /* Caller holds ep->mu. */
 
-/* l's frame t was written whole: keep it until the peer acknowledges it. */
-void tether__tcp_lane_keep(tether__tcp_ep *ep, tether__link *l, tether__txmsg *t);
+/* Write what l's socket takes of its queue, then, on a pair with several links, move its tunnels.
+ * A failure takes l's lane out (another lane of its pair carries its stream), else breaks ep. */
+int tether__tcp_flush(tether__tcp_ep *ep, tether__link *l);
+/* The same without either: 0, or the errno (heartbeats and control frames). */
+int tether__tcp_tx_flush(tether__tcp_ep *ep, tether__link *l);
+
 /* The parser consumed bytes of l's stream: ack what asks for it. */
 void tether__tcp_lane_consumed(tether__tcp_ep *ep, tether__link *l);
 /* Queue an ack of l's position when it moved since the last (the heartbeats, once a period). */
 void tether__tcp_lane_ack(tether__tcp_ep *ep, tether__link *l);
-/* Forget what l kept (a break or close: requests fail, buffers are the program's again). */
-void tether__tcp_lane_clear(tether__link *l);
 /* l's connection failed (why): carry its stream through another lane of its pair. 0 when taken
  * out, -1 when no other lane is left (the caller fails as before). */
 int tether__tcp_lane_down(tether__tcp_ep *ep, tether__link *l, const char *why);
-/* Make l's stream start again at pos, which the peer consumed: what l kept, then its queue, the
- * first frame from where pos falls in it. -1 when pos is not in what l kept or queued. */
-int tether__tcp_lane_rewind(tether__link *l, uint64_t pos);
 /* An ack, failover or tunnel frame's header arrived on l. */
 int tether__tcp_lane_frame(tether__tcp_ep *ep, tether__link *l, const tether__frame *f);
 /* A tunnel frame's payload m arrived on l: feed it to its lane. */

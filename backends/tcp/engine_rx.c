@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "backends/net/socket.h"
+#include "engine_break.h"
 #include "engine_core.h"
 #include "engine_impl.h"
 #include "engine_lane.h"
@@ -60,14 +61,6 @@ int tether__tcp_sweep_stale(tether__tcp_ep *ep)
     return TETHER_OK;
 }
 
-int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what)
-{
-    return tether__tcp_break(ep, TETHER_ENET,
-                             "rank %d (%s) sent a malformed frame on link %d (%s): is "
-                             "something else writing to this port, or a different tether version?",
-                             l->peer, ep->addr[l->peer], l->index, what);
-}
-
 int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether__tag tag)
 {
     return tether__tcp_break(ep, TETHER_ENET,
@@ -79,12 +72,6 @@ int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len
                              tag.seq & TETHER__TAG_P2P
                                  ? "half this machine's memory, for a send"
                                  : "twice its largest message, at least 1 GiB");
-}
-
-void tether__tcp_part_done(tether__tcp_ep *ep, struct tether__req *r)
-{
-    r->parts_left--;
-    ep->events++;
 }
 
 /* m, a routed chunk passing through that came on link from, is read: queue it on towards its
@@ -760,38 +747,6 @@ int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether__re
         m->req = r;
     }
     return TETHER_OK;
-}
-
-static void free_heap_queue(tether__tcp_ep *ep, tether__rxq *q)
-{
-    while (q->head) {
-        tether__rxmsg *m = q->head;
-        q->head = m->next;
-        if (m->heap)
-            tether__rxcache_put(&ep->rxcache, m);
-    }
-    q->tail = NULL;
-}
-
-void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l)
-{
-    /* cur is either in the unexpected queue, a posted part (owned by its request) or an abort
-     * frame's text (owned by the link) */
-    if (l->rx == TETHER__RX_ABORT || l->rx == TETHER__RX_BEAT || l->rx == TETHER__RX_TUNNEL)
-        tether__rxcache_put(&ep->rxcache, l->cur);
-    else if (l->rx == TETHER__RX_PASSING) /* not queued yet: the block is still ours */
-        free((char *)l->cur - offsetof(tether__fwd, rx));
-    else if (l->rx == TETHER__RX_DATA && l->cur->heap && l->cur->req) /* claimed while arriving */
-        tether__rxcache_put(&ep->rxcache, l->cur);
-    if (l->joining && l->joining->heap && l->joining->req) /* claimed while its chunks arrive */
-        tether__rxcache_put(&ep->rxcache, l->joining);
-    l->joining = NULL; /* unclaimed: in the unexpected queue, freed below */
-    l->cur = NULL; /* RX_MEMORY: the memory path's own message; RX_CHUNK: its origin's joining */
-    l->rx = TETHER__RX_HEADER;
-    tether__cma_rx_clear(&l->cma);
-    l->posted.head = l->posted.tail = NULL;
-    free_heap_queue(ep, &l->unexpected);
-    l->rlen = 0;
 }
 
 /* Has the next message of a tag from peer arrived, unclaimed? The probe an any-source receive asks

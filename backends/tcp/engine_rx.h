@@ -28,20 +28,16 @@ int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents);
  * polled only for a hang-up, which is then read at once). */
 short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l);
 void tether__tcp_loop_input(tether__tcp_ep *ep, tether__link *l, short revents);
-/* One part of r finished (a wait may return). */
-void tether__tcp_part_done(tether__tcp_ep *ep, struct tether__req *r);
 /* Payload bytes of the frame being read on l (l->cur) still to come. */
 uint64_t tether__tcp_payload_left(const tether__link *l);
 int tether__tcp_post_recv(tether__tcp_ep *ep, tether__link *l, struct tether__req *r,
                           tether__rxmsg *part);
-void tether__tcp_rx_clear(tether__tcp_ep *ep, tether__link *l);
 int tether__tcp_mismatch(tether__tcp_ep *ep, const tether__link *l, tether__tag got_tag,
                          uint64_t got_len, tether__tag want, uint64_t want_len);
 /* A stale message (core/passed.h) arrived (tag from l's peer) or is kept: EMISMATCH. */
 int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether__tag tag);
 /* Look again at the messages kept unexpected, once some call is over since the last look. */
 int tether__tcp_sweep_stale(tether__tcp_ep *ep);
-int tether__tcp_protocol_error(tether__tcp_ep *ep, const tether__link *l, const char *what);
 /* l's peer announced len bytes no receive claims, more than tether__rxcache_admits: ENET. */
 int tether__tcp_too_long(tether__tcp_ep *ep, const tether__link *l, uint64_t len, tether__tag tag);
 /* Queue a leave notice of origin to neighbour to (route.h). Caller holds ep->mu. */

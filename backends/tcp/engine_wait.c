@@ -17,8 +17,10 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "engine_break.h"
 #include "engine_core.h"
 #include "engine_impl.h"
+#include "engine_lane.h"
 #include "engine_rx.h"
 #include "engine_shm.h"
 #include "engine_wait.h"

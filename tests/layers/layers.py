@@ -20,9 +20,10 @@ Call graph (from nm: which object defines a symbol another one uses):
   - backends/net/ calls no backend;
   - between the files of one folder (core/, core/algo/, hostfile/, each folder of backends/, and
     of the tether command) there is no call cycle, except in backends/tcp/ between
-    the engine's core parts: its two halves, engine.c and engine_rx.c, and the lanes of a pair
-    with several links (engine_lane.c: what the halves write and read of such a pair goes through
-    its stream counts, and a dead lane's bytes come back through the halves' queues);
+    the engine's two halves, engine.c (sends, requests) and engine_rx.c (reading, matching): what
+    is read queues its replies and the chunks it passes on, and a send or test reads what came. The
+    lanes of a pair with several links (engine_lane.c) and what they write and break through are
+    beneath both;
   - the helpers the engines call for routing and the memory path (tcp/cma.c, tcp/route.c,
     rdma/route.c) call nothing of their backend: they return what to do.
 Each broken rule is printed with the files involved; the exit status is 1 if any broke."""
@@ -177,7 +178,7 @@ for comp in cycles(includes):
 # Within a folder, a .c and its .h are one module, and the modules include no circle either: a.c
 # including b.h while b.c includes a.h is a knot the header graph alone does not show. The TCP
 # engine's files (backends/tcp/engine*) are one module here, whose inside the call graph below
-# checks (the two halves and the lanes call each other; nothing else does).
+# checks (the two halves call each other; nothing else does).
 def module(path):
     stem = os.path.splitext(path)[0]
     return "backends/tcp/engine*" if stem.startswith("backends/tcp/engine") else stem
@@ -237,9 +238,9 @@ for src, callees in sorted(calls.items()):
 if not any(s.startswith("launcher/") for s in used):
     fail(f"no object of launcher/ in {OBJLIST}: the tether command was not checked")
 
-# per folder; tcp/'s engine core counts as one node, any other cycle is a knot
-HALVES = {"backends/tcp/engine.c", "backends/tcp/engine_rx.c", "backends/tcp/engine_lane.c"}
-node = lambda s: "backends/tcp/engine.c+engine_rx.c+engine_lane.c" if s in HALVES else s
+# per folder; tcp/'s engine halves count as one node, any other cycle is a knot
+HALVES = {"backends/tcp/engine.c", "backends/tcp/engine_rx.c"}
+node = lambda s: "backends/tcp/engine.c+engine_rx.c" if s in HALVES else s
 folder_of = os.path.dirname
 for folder in sorted({folder_of(s) for s in calls}):
     graph = {}

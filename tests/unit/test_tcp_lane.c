@@ -1,6 +1,7 @@
-/* tests/unit/test_tcp_lane.c - the bookkeeping of a lane's stream (backends/tcp/engine_lane.c):
- * frames kept once written, freed by the peer's acks, and the replay from the position the peer
- * consumed after a failover. No sockets: the frames are the link's own (no request). */
+/* tests/unit/test_tcp_lane.c - the bookkeeping of a lane's stream (backends/tcp/engine_kept.c,
+ * its ack frames through engine_lane.c): frames kept once written, freed by the peer's acks, and
+ * the replay from the position the peer consumed after a failover. No sockets: the frames are the
+ * link's own (no request). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,9 +11,11 @@
 
 #include <cmocka.h>
 
-#include "backends/tcp/engine_core.h"
+#include "backends/tcp/engine_break.h"
 #include "backends/tcp/engine_impl.h"
+#include "backends/tcp/engine_kept.h"
 #include "backends/tcp/engine_lane.h"
+#include "backends/tcp/engine_write.h"
 
 /* A pair of two lanes to rank 1, as seen from rank 0. */
 typedef struct {
