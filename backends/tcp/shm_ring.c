@@ -198,6 +198,21 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
     return (size_t)done;
 }
 
+/* Copy len bytes from ring position tail + skip into dst, then consume skip + len: *ring as
+ * tether__shm_read says. */
+static void consume(tether__shm *s, uint64_t tail, uint64_t skip, void *dst, uint64_t len,
+                    int *ring)
+{
+    struct tether__shm_ring *r = s->rx;
+    uint64_t at = (tail + skip) & (s->cap - 1);
+    uint64_t first = len < s->cap - at ? len : s->cap - at;
+    memcpy(dst, r->data + at, (size_t)first);
+    memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
+    atomic_store_explicit(&r->tail, tail + skip + len, memory_order_seq_cst);
+    *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
+            atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
+}
+
 long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring)
 {
     struct tether__shm_ring *r = s->rx;
@@ -207,16 +222,21 @@ long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring)
     if (head - tail > s->cap)
         return -1;
     uint64_t len = head - tail < want ? head - tail : want;
-    if (!len)
-        return 0;
-    uint64_t at = tail & (s->cap - 1);
-    uint64_t first = len < s->cap - at ? len : s->cap - at;
-    memcpy(dst, r->data + at, (size_t)first);
-    memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
-    atomic_store_explicit(&r->tail, tail + len, memory_order_seq_cst);
-    *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
-            atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
+    if (len)
+        consume(s, tail, 0, dst, len, ring);
     return (long)len;
+}
+
+int tether__shm_take(tether__shm *s, size_t skip, void *dst, size_t n, int *ring)
+{
+    struct tether__shm_ring *r = s->rx;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    *ring = 0;
+    if (head - tail > s->cap || head - tail < (uint64_t)skip + n)
+        return 0;
+    consume(s, tail, skip, dst, n, ring);
+    return 1;
 }
 
 int tether__shm_peek(const tether__shm *s, void *dst, size_t n)

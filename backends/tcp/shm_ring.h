@@ -72,6 +72,10 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
 /* Copy up to want bytes out of the rx ring into dst: the bytes copied, or -1 when the peer's
  * indices are corrupt. *ring is set when the peer sleeps waiting for room: send it a doorbell. */
 long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring);
+/* Consume skip bytes of the rx ring unseen (a header already peeked), then copy the next n into
+ * dst and consume them: 1, or 0 (nothing consumed) if fewer than skip + n wait. *ring as
+ * tether__shm_read says. */
+int tether__shm_take(tether__shm *s, size_t skip, void *dst, size_t n, int *ring);
 /* Copy the next n bytes of the rx ring into dst without consuming them: 1, or 0 if fewer wait. */
 int tether__shm_peek(const tether__shm *s, void *dst, size_t n);
 /* Bytes waiting in the rx ring, and bytes of the tx ring the peer has not consumed yet. */
