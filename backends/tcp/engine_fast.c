@@ -4,11 +4,12 @@
  * An 8-byte all-reduce between two ranks of one host spent most of its ~4,000 instructions per
  * call in the general path's layers (a request per message, the send queue and its gathering,
  * the read-ahead buffer, the frame parser, the posted queue), each a few percent. A data frame
- * between two ranks whose ring is idle needs none of them: the bytes on the ring are the same
- * frame (header and payload), so the peer reads it with either path. Whatever is not that
- * simple case (frames queued ahead, bytes read ahead, unexpected or earlier receives, a
- * heartbeat or abort next in the ring, another tag or length, which the general path reports as
- * a mismatch) is left to the general path, untouched. */
+ * through a pair's ring, with nothing queued ahead of it on the way out or read ahead on the way
+ * in, needs none of them: the bytes on the ring are the same frame (header and payload), so the
+ * peer reads it with either path. Whatever is not that simple case (frames queued ahead, bytes read
+ * ahead, unexpected or earlier receives, a heartbeat or abort next in the ring, another tag or
+ * length, which the general path reports as a mismatch) is left to the general path, untouched
+ * (measured: docs/perf/notes.md, backends/tcp/engine_fast.c). */
 #include "engine_fast.h"
 #include "engine_shm.h"
 
@@ -25,7 +26,7 @@ int tether__tcp_fast_send(tether__tcp_ep *ep, int peer, const void *buf, size_t 
     tether__link *l = ring_link(ep, peer);
     if (!l || !l->shm_tx || l->txhead || l->bye || (tag.seq & TETHER__TAG_P2P) ||
         tether__cma_use(&l->cma, tether__tcp_cma_min_of(ep, l), len) ||
-        l->shm->cap - tether__shm_unconsumed(l->shm) < TETHER__FRAME_SIZE + (uint64_t)len)
+        !tether__shm_fits(l->shm, TETHER__FRAME_SIZE + (uint64_t)len))
         return 0;
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
     unsigned char hdr[TETHER__FRAME_SIZE];
