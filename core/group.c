@@ -152,10 +152,10 @@ const char *tether_group_backend(const tether_group *g)
 int tether__group_check(tether_group *g)
 {
     tether__world *w = g->world;
-    if (!w->ops)
+    if (!w->ops || !atomic_load_explicit(&w->broken, memory_order_acquire))
         return TETHER_OK;
     pthread_mutex_lock(&w->lock);
-    int code = w->broken;
+    int code = atomic_load_explicit(&w->broken, memory_order_relaxed);
     char msg[TETHER__ERRMSG_MAX];
     if (code)
         memcpy(msg, w->broken_msg, sizeof msg);
@@ -177,11 +177,11 @@ int tether__group_break(tether_group *g, int code)
     tether__world *w = g->world;
     int first = 0;
     pthread_mutex_lock(&w->lock);
-    if (!w->broken) {
+    if (!atomic_load_explicit(&w->broken, memory_order_relaxed)) {
         first = 1;
-        w->broken = code;
         snprintf(w->broken_msg, sizeof w->broken_msg, "%s",
                  tether__has_error() ? tether_last_error() : tether_strerror(code));
+        atomic_store_explicit(&w->broken, code, memory_order_release);
     }
     pthread_mutex_unlock(&w->lock);
     if (first && w->ops) {

@@ -4,6 +4,7 @@
 #define TETHER_CORE_GROUP_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,8 +24,10 @@ typedef struct tether__world {
     const tether__transport_ops *ops; /* NULL for the singleton */
     tether__ep *ep;
     int rank, size;
-    int refs;   /* groups alive on it; the endpoint closes with the last */
-    int broken; /* sticky error code of the world, 0 while healthy */
+    int refs; /* groups alive on it; the endpoint closes with the last */
+    /* sticky error code of the world, 0 while healthy; set once, under lock, after broken_msg,
+     * so that every call's check reads it without the lock while it is 0 */
+    atomic_int broken;
     char broken_msg[TETHER__ERRMSG_MAX];
     tether__create_count *creates; /* per list of ranks given to tether_group_create */
     size_t ncreates;
@@ -118,5 +121,11 @@ const char *tether__rank_text(const tether_group *g, int r, char *buf, size_t n)
  * arguments. */
 #define TETHER__RANK_TEXT(g, r)                                                                    \
     tether__rank_text((g), (r), (char[TETHER__RANK_TEXT_MAX]){0}, TETHER__RANK_TEXT_MAX)
+
+/* The tag of g's current call at step. */
+static inline tether__tag tether__tag_of(const tether_group *g, uint32_t step)
+{
+    return (tether__tag){.group = g->id, .seq = g->cur_seq, .step = step, .sig = g->cur_sig};
+}
 
 #endif

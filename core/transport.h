@@ -41,6 +41,15 @@ typedef struct tether__req tether__req; /* one posted send or receive, owned by 
 struct tether__coll;                    /* one checked call (core/coll.h) */
 typedef struct tether__passed tether__passed; /* calls this rank has passed (core/passed.h) */
 
+/* One message of a batch (post()): a send to or a receive from world rank peer. */
+typedef struct tether__post {
+    int peer;
+    int is_send;
+    void *buf; /* a send's is only read */
+    size_t len;
+    tether__tag tag;
+} tether__post;
+
 /* caps(): what the links allow, for algorithm choice. */
 #define TETHER__CAP_DIRECT                                                                         \
     1u /* a direct link to every peer (full mesh); else only ring neighbours                       \
@@ -90,6 +99,12 @@ typedef struct tether__transport_ops {
                  tether__req **out);
     int (*irecv)(tether__ep *ep, int peer, void *buf, size_t len, tether__tag tag,
                  tether__req **out);
+
+    /* Optional: post n messages at once, as isend and irecv would one by one in that order
+     * (an error stops there, with what was posted before it left posted), in one turn of the
+     * endpoint's lock. reqs[i] is posts[i]'s request, or NULL where it finished while posted
+     * (released: nothing to test). NULL: core posts them one by one. */
+    int (*post)(tether__ep *ep, const tether__post *posts, int n, tether__req **reqs);
 
     /* Make what progress is possible without blocking, then report: *done = 1 when r completed
      * (r is released). A negative return is the endpoint's sticky error (r is released). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "batch.h"
 #include "clock.h"
 #include "params.h"
 #include "spin.h"
@@ -28,23 +29,18 @@
 /* How long this thread's waits spin (yielding) before they sleep (core/spin.h). */
 static _Thread_local tether__spin spin = TETHER__SPIN_INIT;
 
-static tether__tag tag_of(const tether_group *g, uint32_t step)
-{
-    return (tether__tag){.group = g->id, .seq = g->cur_seq, .step = step, .sig = g->cur_sig};
-}
-
 int tether__isend(tether_group *g, int peer, const void *buf, size_t bytes, uint32_t step,
                   tether__req **out)
 {
     tether__world *w = g->world;
-    return w->ops->isend(w->ep, g->world_ranks[peer], buf, bytes, tag_of(g, step), out);
+    return w->ops->isend(w->ep, g->world_ranks[peer], buf, bytes, tether__tag_of(g, step), out);
 }
 
 int tether__irecv(tether_group *g, int peer, void *buf, size_t bytes, uint32_t step,
                   tether__req **out)
 {
     tether__world *w = g->world;
-    return w->ops->irecv(w->ep, g->world_ranks[peer], buf, bytes, tag_of(g, step), out);
+    return w->ops->irecv(w->ep, g->world_ranks[peer], buf, bytes, tether__tag_of(g, step), out);
 }
 
 /* Test every pending request once. Returns <0 on error, else the number still pending; *progress
@@ -284,7 +280,10 @@ int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, i
                      size_t rbytes, uint32_t step)
 {
     tether__req *reqs[2] = {NULL, NULL};
-    TRY(tether__irecv(g, from, rbuf, rbytes, step, &reqs[0]));
-    TRY(tether__isend(g, to, sbuf, sbytes, step, &reqs[1]));
+    tether__batch b;
+    tether__batch_init(&b, g);
+    TRY(tether__batch_recv(&b, from, rbuf, rbytes, step, &reqs[0]));
+    TRY(tether__batch_send(&b, to, sbuf, sbytes, step, &reqs[1]));
+    TRY(tether__batch_post(&b));
     return tether__waitall(g, reqs, 2);
 }

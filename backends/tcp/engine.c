@@ -16,6 +16,7 @@
 
 #include "engine_break.h"
 #include "engine_core.h"
+#include "engine_fast.h"
 #include "engine_impl.h"
 #include "engine_lane.h"
 #include "engine_rx.h"
@@ -152,11 +153,10 @@ void tether__tcp_req_free(tether__tcp_ep *ep, struct tether__req *r)
         free(r);
 }
 
-/* Common entry of isend/irecv of len bytes: lock, check, allocate. Returns with ep->mu held on
- * success. */
-static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct tether__req **r)
+/* Lock ep and take stock: returns with ep->mu held while it is healthy, else its sticky error
+ * (unlocked). */
+static int enter(tether__tcp_ep *ep)
 {
-    TRY(check_peer(ep, peer));
     pthread_mutex_lock(&ep->mu);
     ep->calls++;
     if (!ep->err)
@@ -166,26 +166,49 @@ static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct
         pthread_mutex_unlock(&ep->mu);
         return rc;
     }
+    return TETHER_OK;
+}
+
+/* The request of a send or receive of len bytes, with ep->mu held. */
+static int req_for(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct tether__req **r)
+{
     uint64_t k = ep->nlinks[peer] ? (uint64_t)ep->nlinks[peer]
                  : is_send        ? tether__route_chunks(len)
                                   : 1;
     *r = req_new(ep, peer, is_send, k);
-    if (!*r) {
-        pthread_mutex_unlock(&ep->mu);
+    if (!*r)
         return tether__fail(TETHER_ENOMEM, "out of memory posting a message to rank %d", peer);
-    }
     return TETHER_OK;
 }
 
-/* Common exit: on failure the request is released and the error recorded. */
-static int end(tether__tcp_ep *ep, struct tether__req *r, int rc, tether__req **out)
+/* Common entry of isend/irecv of len bytes: lock, check, allocate. Returns with ep->mu held on
+ * success. */
+static int begin(tether__tcp_ep *ep, int peer, int is_send, uint64_t len, struct tether__req **r)
+{
+    TRY(check_peer(ep, peer));
+    TRY(enter(ep));
+    int rc = req_for(ep, peer, is_send, len, r);
+    if (rc < 0)
+        pthread_mutex_unlock(&ep->mu);
+    return rc;
+}
+
+/* A posted request's outcome, with ep->mu held: on failure it is released and the error
+ * recorded. */
+static int settle(tether__tcp_ep *ep, struct tether__req *r, int rc, tether__req **out)
 {
     if (rc < 0) {
         tether__tcp_req_free(ep, r);
-        rc = tether__tcp_sticky(ep);
-    } else {
-        *out = r;
+        return tether__tcp_sticky(ep);
     }
+    *out = r;
+    return rc;
+}
+
+/* Common exit: settle, unlock. */
+static int end(tether__tcp_ep *ep, struct tether__req *r, int rc, tether__req **out)
+{
+    rc = settle(ep, r, rc, out);
     pthread_mutex_unlock(&ep->mu);
     return rc;
 }
@@ -265,20 +288,18 @@ static int read_peer_abort(tether__tcp_ep *ep, int peer)
     return ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
 }
 
-int tether__tcp_isend(tether__ep *tep, int peer, const void *buf, size_t len, tether__tag tag,
-                      tether__req **out)
+/* isend's work once r is made, with ep->mu held. */
+static int send_on(tether__tcp_ep *ep, struct tether__req *r, const void *buf, size_t len,
+                   tether__tag tag)
 {
-    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
-    struct tether__req *r;
-    int rc = TETHER_OK;
-    TRY(begin(ep, peer, 1, len, &r));
+    int peer = r->peer, rc = TETHER_OK;
     tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
-        return end(ep, r, route_send(ep, r, buf, len, tag), out);
+        return route_send(ep, r, buf, len, tag);
     if (ep->links[peer][0].bye)
-        return end(ep, r, tether__tcp_gone(ep, &ep->links[peer][0], "sends to it"), out);
+        return tether__tcp_gone(ep, &ep->links[peer][0], "sends to it");
     if ((tag.seq & TETHER__TAG_P2P) && (rc = read_peer_abort(ep, peer)) < 0)
-        return end(ep, r, rc, out);
+        return rc;
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
     int cma = tether__cma_use(&ep->links[peer][0].cma,
                               tether__tcp_cma_min_of(ep, &ep->links[peer][0]), len);
@@ -302,20 +323,18 @@ int tether__tcp_isend(tether__ep *tep, int peer, const void *buf, size_t len, te
         }
         rc = tether__tcp_tx_queue(ep, l, t);
     }
-    return end(ep, r, rc, out);
+    return rc;
 }
 
-int tether__tcp_irecv(tether__ep *tep, int peer, void *buf, size_t len, tether__tag tag,
-                      tether__req **out)
+/* irecv's work once r is made, with ep->mu held. */
+static int recv_on(tether__tcp_ep *ep, struct tether__req *r, void *buf, size_t len,
+                   tether__tag tag)
 {
-    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
-    struct tether__req *r;
-    int rc = TETHER_OK;
-    TRY(begin(ep, peer, 0, len, &r));
+    int peer = r->peer, rc = TETHER_OK;
     ep->recvs++;
     tether__rxcache_note(&ep->rxcache, len);
     if (ep->nlinks[peer] == 0)
-        return end(ep, r, route_recv(ep, r, buf, len, tag), out);
+        return route_recv(ep, r, buf, len, tag);
     for (int k = 0; k < ep->nlinks[peer]; k++) { /* count first: a part may finish while posting */
         uint64_t off, n;
         r->parts_left += tether__stripe(len, ep->nlinks[peer], k, &off, &n);
@@ -329,7 +348,60 @@ int tether__tcp_irecv(tether__ep *tep, int peer, void *buf, size_t len, tether__
             .tag = tag, .msglen = len, .len = n, .buf = (unsigned char *)buf + off, .req = r};
         rc = tether__tcp_post_recv(ep, &ep->links[peer][k], r, m);
     }
-    return end(ep, r, rc, out);
+    return rc;
+}
+
+int tether__tcp_isend(tether__ep *tep, int peer, const void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    struct tether__req *r;
+    TRY(begin(ep, peer, 1, len, &r));
+    return end(ep, r, send_on(ep, r, buf, len, tag), out);
+}
+
+int tether__tcp_irecv(tether__ep *tep, int peer, void *buf, size_t len, tether__tag tag,
+                      tether__req **out)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    struct tether__req *r;
+    TRY(begin(ep, peer, 0, len, &r));
+    return end(ep, r, recv_on(ep, r, buf, len, tag), out);
+}
+
+/* Every message of the batch in one turn of ep->mu; a request that finished while it was posted
+ * (a small send into a pair's ring, a receive whose message had come) is released at once, so
+ * the caller tests only those still pending: each test is a turn of the lock. */
+int tether__tcp_post(tether__ep *tep, const tether__post *posts, int n, tether__req **reqs)
+{
+    tether__tcp_ep *ep = (tether__tcp_ep *)tep;
+    for (int i = 0; i < n; i++) {
+        reqs[i] = NULL;
+        TRY(check_peer(ep, posts[i].peer));
+    }
+    TRY(enter(ep));
+    int rc = TETHER_OK;
+    for (int i = 0; i < n && rc == TETHER_OK; i++) {
+        const tether__post *p = &posts[i];
+        struct tether__req *r;
+        if (p->is_send ? tether__tcp_fast_send(ep, p->peer, p->buf, p->len, p->tag)
+                       : tether__tcp_fast_recv(ep, p->peer, p->buf, p->len, p->tag, NULL)) {
+            ep->recvs += !p->is_send;
+            continue;
+        }
+        if ((rc = req_for(ep, p->peer, p->is_send, p->len, &r)) < 0)
+            break;
+        rc = settle(ep, r,
+                    p->is_send ? send_on(ep, r, p->buf, p->len, p->tag)
+                               : recv_on(ep, r, p->buf, p->len, p->tag),
+                    &reqs[i]);
+        if (rc == TETHER_OK && r->parts_left == 0) {
+            tether__tcp_req_free(ep, r);
+            reqs[i] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
 }
 
 /* Move what can move on every link to peer (or to the neighbour a routed message to it takes),
@@ -348,12 +420,25 @@ static int progress_peer(tether__tcp_ep *ep, int peer, int read)
     return ep->err;
 }
 
+/* Receive r's message straight from its peer's ring, where it is next there (engine_fast.h): 1
+ * when r finished so. */
+static int fast_recv_of(tether__tcp_ep *ep, struct tether__req *r)
+{
+    tether__rxmsg *m = &r->part[0].rx;
+    if (r->is_send || r->nparts != 1 || ep->nlinks[r->peer] != 1 ||
+        !tether__tcp_fast_recv(ep, r->peer, m->buf, m->msglen, m->tag, m))
+        return 0;
+    tether__rxq_remove(&ep->links[r->peer][0].posted, m);
+    tether__tcp_part_done(ep, r);
+    return 1;
+}
+
 int tether__tcp_test(tether__ep *tep, tether__req *r, int *done)
 {
     tether__tcp_ep *ep = (tether__tcp_ep *)tep;
     pthread_mutex_lock(&ep->mu);
     ep->calls++;
-    if (r->parts_left > 0 && !ep->err)
+    if (r->parts_left > 0 && !ep->err && !fast_recv_of(ep, r))
         progress_peer(ep, r->peer, !r->is_send);
     int rc = TETHER_OK;
     *done = r->parts_left == 0;

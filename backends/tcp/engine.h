@@ -26,6 +26,7 @@ int tether__tcp_isend(tether__ep *ep, int peer, const void *buf, size_t len, tet
                       tether__req **out);
 int tether__tcp_irecv(tether__ep *ep, int peer, void *buf, size_t len, tether__tag tag,
                       tether__req **out);
+int tether__tcp_post(tether__ep *ep, const tether__post *posts, int n, tether__req **reqs);
 int tether__tcp_test(tether__ep *ep, tether__req *r, int *done);
 int tether__tcp_wait(tether__ep *ep, int timeout_ms);
 void tether__tcp_abort(tether__ep *ep, int code, const char *msg);
@@ -48,10 +49,11 @@ void tether__tcp_track(tether__ep *ep, tether__passed *p);
 
 /* Those calls in the initializer of such a backend's vtable. */
 #define TETHER__TCP_MESSAGE_OPS                                                                    \
-    .isend = tether__tcp_isend, .irecv = tether__tcp_irecv, .test = tether__tcp_test,              \
-    .probe = tether__tcp_probe, .cancel = tether__tcp_cancel, .wait = tether__tcp_wait,            \
-    .moved = tether__tcp_moved, .alive = tether__tcp_alive, .abort = tether__tcp_abort,            \
-    .packet = tether__tcp_packet, .watch = tether__tcp_watch, .track = tether__tcp_track
+    .isend = tether__tcp_isend, .irecv = tether__tcp_irecv, .post = tether__tcp_post,              \
+    .test = tether__tcp_test, .probe = tether__tcp_probe, .cancel = tether__tcp_cancel,            \
+    .wait = tether__tcp_wait, .moved = tether__tcp_moved, .alive = tether__tcp_alive,              \
+    .abort = tether__tcp_abort, .packet = tether__tcp_packet, .watch = tether__tcp_watch,          \
+    .track = tether__tcp_track
 
 void tether__tcp_close(tether__tcp_ep *ep);
 

@@ -155,6 +155,14 @@ long tether__tcp_shm_recv(tether__link *l, void *dst, size_t want)
     return k;
 }
 
+int tether__tcp_shm_take(tether__link *l, size_t skip, void *dst, size_t n)
+{
+    int ring, k = tether__shm_take(l->shm, skip, dst, n, &ring);
+    if (ring)
+        ring_bell(l);
+    return k;
+}
+
 void tether__tcp_shm_switched(tether__link *l)
 {
     l->shm_tx = 1;

@@ -25,6 +25,9 @@ size_t tether__tcp_shm_send(tether__link *l, const struct iovec *iov, int n);
 /* Read up to want bytes of l's ring (l->shm_rx): as recv() answers, 0 once the ring is empty and
  * the socket ended; -1 with errno EAGAIN when empty, EPROTO when the peer's indices are corrupt. */
 long tether__tcp_shm_recv(tether__link *l, void *dst, size_t want);
+/* tether__shm_take on l's ring (l->shm_rx), ringing the peer if it sleeps: 1, or 0 if fewer than
+ * skip + n bytes wait. */
+int tether__tcp_shm_take(tether__link *l, size_t skip, void *dst, size_t n);
 /* Our switch frame went out: the doorbell owed meanwhile, if any. */
 void tether__tcp_shm_switched(tether__link *l);
 /* Read the doorbells on l's socket (l->shm_rx), noting its end in l->sock_eof. */

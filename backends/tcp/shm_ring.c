@@ -176,12 +176,27 @@ void tether__shm_close(tether__shm *s)
     s->tx = s->rx = NULL;
 }
 
+/* Room in the tx ring, at least want bytes of it if there are (tail_seen, read again when it
+ * shows less). */
+static uint64_t room_for(tether__shm *s, uint64_t head, uint64_t want)
+{
+    if (s->cap - (head - s->tail_seen) < want)
+        s->tail_seen = atomic_load_explicit(&s->tx->tail, memory_order_acquire);
+    return s->cap - (head - s->tail_seen);
+}
+
+int tether__shm_fits(tether__shm *s, uint64_t n)
+{
+    return room_for(s, atomic_load_explicit(&s->tx->head, memory_order_relaxed), n) >= n;
+}
+
 size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ring)
 {
     struct tether__shm_ring *r = s->tx;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-    uint64_t room = s->cap - (head - tail), done = 0;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), want = 0;
+    for (int i = 0; i < n; i++)
+        want += iov[i].iov_len;
+    uint64_t room = room_for(s, head, want), done = 0;
     for (int i = 0; i < n && room > done; i++) {
         const unsigned char *p = iov[i].iov_base;
         uint64_t len = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
@@ -200,33 +215,62 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
     return (size_t)done;
 }
 
+/* Copy len bytes from ring position tail + skip into dst, then consume skip + len: *ring as
+ * tether__shm_read says. */
+static void consume(tether__shm *s, uint64_t tail, uint64_t skip, void *dst, uint64_t len,
+                    int *ring)
+{
+    struct tether__shm_ring *r = s->rx;
+    uint64_t at = (tail + skip) & (s->cap - 1);
+    uint64_t first = len < s->cap - at ? len : s->cap - at;
+    memcpy(dst, r->data + at, (size_t)first);
+    memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
+    atomic_store_explicit(&r->tail, tail + skip + len, memory_order_seq_cst);
+    *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
+            atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
+}
+
 long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring)
 {
     struct tether__shm_ring *r = s->rx;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t head = s->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
     *ring = 0;
     if (head - tail > s->cap)
         return -1;
     uint64_t len = head - tail < want ? head - tail : want;
-    if (!len)
-        return 0;
-    uint64_t at = tail & (s->cap - 1);
-    uint64_t first = len < s->cap - at ? len : s->cap - at;
-    memcpy(dst, r->data + at, (size_t)first);
-    memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
-    atomic_store_explicit(&r->tail, tail + len, memory_order_seq_cst);
-    *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
-            atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
+    if (len)
+        consume(s, tail, 0, dst, len, ring);
     return (long)len;
 }
 
-int tether__shm_peek(const tether__shm *s, void *dst, size_t n)
+/* Bytes waiting in the rx ring from tail, at least want of them if there are (head_seen, read
+ * again when it shows less; every consumer keeps it at or past tail); more than the ring holds
+ * when the peer's index is corrupt. */
+static uint64_t waiting_for(tether__shm *s, uint64_t tail, uint64_t want)
+{
+    if (s->head_seen - tail < want)
+        s->head_seen = atomic_load_explicit(&s->rx->head, memory_order_acquire);
+    return s->head_seen - tail;
+}
+
+int tether__shm_take(tether__shm *s, size_t skip, void *dst, size_t n, int *ring)
+{
+    uint64_t tail = atomic_load_explicit(&s->rx->tail, memory_order_relaxed);
+    uint64_t held = waiting_for(s, tail, (uint64_t)skip + n);
+    *ring = 0;
+    if (held > s->cap || held < (uint64_t)skip + n)
+        return 0;
+    consume(s, tail, skip, dst, n, ring);
+    return 1;
+}
+
+int tether__shm_peek(tether__shm *s, void *dst, size_t n)
 {
     struct tether__shm_ring *r = s->rx;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-    if (head - tail > s->cap || head - tail < n)
+    uint64_t held = waiting_for(s, tail, n);
+    if (held > s->cap || held < n)
         return 0;
     uint64_t at = tail & (s->cap - 1);
     uint64_t first = n < s->cap - at ? n : s->cap - at;

@@ -45,7 +45,13 @@ typedef struct tether__shm {
     void *map;
     size_t maplen;
     struct tether__shm_ring *tx, *rx;
-    uint64_t cap;                    /* bytes per direction, a power of two */
+    uint64_t cap; /* bytes per direction, a power of two */
+    /* The peer's index as this side last read it: tx's tail (room is at least what it leaves)
+     * and rx's head (at least that much was written). Each side reads the other's index only
+     * when these show too little: a frame at a time, an index read for every frame missed in
+     * the cache whenever the peer had just moved it, a cross-core round trip per frame
+     * (measured: docs/perf/notes.md, backends/tcp/shm_ring.h). */
+    uint64_t tail_seen, head_seen;
     char name[TETHER__SHM_NAME_MAX]; /* while named: the creator removes it once answered */
 } tether__shm;
 
@@ -72,8 +78,14 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
 /* Copy up to want bytes out of the rx ring into dst: the bytes copied, or -1 when the peer's
  * indices are corrupt. *ring is set when the peer sleeps waiting for room: send it a doorbell. */
 long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring);
+/* Consume skip bytes of the rx ring unseen (a header already peeked), then copy the next n into
+ * dst and consume them: 1, or 0 (nothing consumed) if fewer than skip + n wait. *ring as
+ * tether__shm_read says. */
+int tether__shm_take(tether__shm *s, size_t skip, void *dst, size_t n, int *ring);
 /* Copy the next n bytes of the rx ring into dst without consuming them: 1, or 0 if fewer wait. */
-int tether__shm_peek(const tether__shm *s, void *dst, size_t n);
+int tether__shm_peek(tether__shm *s, void *dst, size_t n);
+/* 1 when n bytes fit in the tx ring now. */
+int tether__shm_fits(tether__shm *s, uint64_t n);
 /* Bytes waiting in the rx ring, and bytes of the tx ring the peer has not consumed yet. */
 uint64_t tether__shm_unread(const tether__shm *s);
 uint64_t tether__shm_unconsumed(const tether__shm *s);

@@ -128,6 +128,16 @@ typedef struct tether__small {
 } tether__small;
 void *tether__scratch_small(tether_group *g, tether__small *small, size_t bytes, const char *what);
 void tether__scratch_release(tether_group *g, void *p, const tether__small *small);
+/* Request slots of the small path: n zeroed slots in the caller's tether__req_local (on its stack)
+ * when they fit, else from tether__scratch; tether__req_slots_free gives them back. A calloc and
+ * free of them were a fifth of an 8-byte broadcast's instructions on its root. */
+#define TETHER__LOCAL_REQS 16
+typedef struct tether__req_local {
+    tether__req *r[TETHER__LOCAL_REQS];
+} tether__req_local;
+tether__req **tether__req_slots(tether_group *g, tether__req_local *local, size_t n,
+                                const char *what);
+void tether__req_slots_free(tether_group *g, tether__req **slots, const tether__req_local *local);
 /* bytes rounded up so that what follows in one scratch block is aligned for any element type. */
 static inline size_t tether__aligned(size_t bytes)
 {

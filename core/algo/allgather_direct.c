@@ -6,26 +6,29 @@
  * first target). The same bytes as the ring in one step instead of n - 1; it wants a direct link to
  * every peer (TETHER__CAP_DIRECT). tether__ag_direct is also the second half of the direct
  * all-reduce, where blocks may travel as bfloat16 through a staging buffer. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/algo/algo.h"
+#include "core/batch.h"
 
 static int exchange(tether_group *g, const tether__wire *w, const char *mine,
                     const tether__span *blocks, char *stage, uint32_t step, tether__req **reqs)
 {
     int n = g->size, me = g->rank;
+    tether__batch b;
+    tether__batch_init(&b, g);
     for (int s = 1; s < n; s++) {
         int q = (me - s + n) % n;
         void *into = w->bf16 ? tether__at(stage, blocks[q].off * w->wsize) : blocks[q].dst;
-        TRY(tether__irecv(g, q, into, blocks[q].len * w->wsize, step, &reqs[q]));
+        TRY(tether__batch_recv(&b, q, into, blocks[q].len * w->wsize, step, &reqs[q]));
     }
     const void *bytes =
         tether__wire_pack(w, mine, tether__at(stage, blocks[me].off * w->wsize), blocks[me].len);
     for (int s = 1; s < n; s++) {
         int q = (me + s) % n;
-        TRY(tether__isend(g, q, bytes, blocks[me].len * w->wsize, step, &reqs[n + q]));
+        TRY(tether__batch_send(&b, q, bytes, blocks[me].len * w->wsize, step, &reqs[n + q]));
     }
+    TRY(tether__batch_post(&b));
     /* the rank's own block, while the peers read or receive theirs (all-gather; in the
      * all-reduce it is in place already) */
     if (!w->bf16 && blocks[me].dst != mine && blocks[me].len)
@@ -41,12 +44,12 @@ int tether__ag_direct(tether_group *g, const tether__coll *c, const char *mine,
                       const tether__span *blocks, char *stage, uint32_t step)
 {
     tether__wire w = tether__wire_of(c);
-    tether__req **reqs = calloc(2 * (size_t)g->size, sizeof *reqs);
+    tether__req_local local;
+    tether__req **reqs = tether__req_slots(g, &local, 2 * (size_t)g->size, "request slots");
     if (!reqs)
-        return tether__fail(TETHER_ENOMEM, "%s: out of memory for %d request slots in %s",
-                            TETHER__RANK_TEXT(g, g->rank), 2 * g->size, g->cur_name);
+        return TETHER_ENOMEM;
     int rc = tether__algo_abort(g, exchange(g, &w, mine, blocks, stage, step, reqs));
-    free(reqs);
+    tether__req_slots_free(g, reqs, &local);
     return rc;
 }
 

@@ -4,24 +4,23 @@
  * Ranks are renumbered relative to the root (v = rank - root mod n). Each rank receives segment k
  * from its parent (all posted up front, straight into the buffer), then sends it to every child,
  * so a segment leaves as soon as it has arrived. Message step = segment number. */
-#include <stdlib.h>
-
 #include "core/algo/algo.h"
+#include "core/batch.h"
 
 int tether__bcast_rank(const tether_group *g, const tether__coll *c, int v)
 {
     return (v + c->root) % g->size;
 }
 
-/* Post segment k to every child. */
-static int send_segment(tether_group *g, const tether__coll *c, const tether__bcast_shape *t,
+/* Queue segment k to every child. */
+static int send_segment(tether__batch *b, const tether__coll *c, const tether__bcast_shape *t,
                         size_t nseg, size_t k, tether__req **sends)
 {
     size_t off, len, es = c->esize;
     tether__part(c->count, nseg, k, &off, &len);
     for (int i = 0; i < t->nchildren; i++)
-        TRY(tether__isend(g, t->children[i], tether__at(c->recv, off * es), len * es, (uint32_t)k,
-                          &sends[(size_t)i * nseg + k]));
+        TRY(tether__batch_send(b, t->children[i], tether__at(c->recv, off * es), len * es,
+                               (uint32_t)k, &sends[(size_t)i * nseg + k]));
     return TETHER_OK;
 }
 
@@ -33,17 +32,21 @@ static int run(tether_group *g, const tether__coll *c, const tether__bcast_shape
                tether__req **recvs, tether__req **sends)
 {
     size_t es = c->esize;
+    tether__batch b;
+    tether__batch_init(&b, g);
     for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
         size_t off, len;
         tether__part(c->count, nseg, k, &off, &len);
-        TRY(tether__irecv(g, t->parent, tether__at(c->recv, off * es), len * es, (uint32_t)k,
-                          &recvs[k]));
+        TRY(tether__batch_recv(&b, t->parent, tether__at(c->recv, off * es), len * es, (uint32_t)k,
+                               &recvs[k]));
     }
     for (size_t k = 0; k < nseg && t->parent < 0; k++)
-        TRY(send_segment(g, c, t, nseg, k, sends));
+        TRY(send_segment(&b, c, t, nseg, k, sends));
+    TRY(tether__batch_post(&b));
     for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
         TRY(tether__waitall(g, &recvs[k], 1));
-        TRY(send_segment(g, c, t, nseg, k, sends));
+        TRY(send_segment(&b, c, t, nseg, k, sends));
+        TRY(tether__batch_post(&b));
     }
     return tether__waitall(g, sends, t->nchildren * (int)nseg);
 }
@@ -51,15 +54,12 @@ static int run(tether_group *g, const tether__coll *c, const tether__bcast_shape
 int tether__bcast_pipeline(tether_group *g, const tether__coll *c, const tether__bcast_shape *t,
                            size_t nseg)
 {
-    tether__req **recvs = calloc(nseg, sizeof *recvs);
-    tether__req **sends = calloc(nseg * (size_t)(t->nchildren ? t->nchildren : 1), sizeof *sends);
-    int rc;
-    if (!recvs || !sends)
-        rc = tether__fail(TETHER_ENOMEM, "%s: out of memory for %zu segments of broadcast",
-                          TETHER__RANK_TEXT(g, g->rank), nseg);
-    else
-        rc = tether__algo_abort(g, run(g, c, t, nseg, recvs, sends));
-    free(recvs);
-    free(sends);
+    tether__req_local local;
+    size_t nsends = nseg * (size_t)t->nchildren;
+    tether__req **recvs = tether__req_slots(g, &local, nseg + nsends, "broadcast requests");
+    if (!recvs)
+        return TETHER_ENOMEM;
+    int rc = tether__algo_abort(g, run(g, c, t, nseg, recvs, recvs + nseg));
+    tether__req_slots_free(g, recvs, &local);
     return rc;
 }

@@ -38,6 +38,23 @@ void tether__scratch_release(tether_group *g, void *p, const tether__small *smal
         tether__scratch_free(g, p);
 }
 
+tether__req **tether__req_slots(tether_group *g, tether__req_local *local, size_t n,
+                                const char *what)
+{
+    tether__req **slots = n <= TETHER__LOCAL_REQS ? local->r : NULL;
+    if (!slots)
+        slots = tether__scratch(g, n * sizeof *slots, what);
+    if (slots && n)
+        memset(slots, 0, n * sizeof *slots);
+    return slots;
+}
+
+void tether__req_slots_free(tether_group *g, tether__req **slots, const tether__req_local *local)
+{
+    if (slots != local->r)
+        tether__scratch_free(g, slots);
+}
+
 int tether__algo_abort(tether_group *g, int rc)
 {
     return rc < 0 ? tether__group_break(g, rc) : rc;

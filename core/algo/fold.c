@@ -30,10 +30,10 @@ int tether__fold_rank(const tether__fold *f, int newrank)
 int tether__fold_in(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
                     char *scratch, char *stage, uint32_t step)
 {
+    if (g->rank >= 2 * f->extra) /* not folded: nothing to do, the case of every power of two */
+        return TETHER_OK;
     tether__wire w = tether__wire_of(c);
     tether__req *r = NULL;
-    if (g->rank >= 2 * f->extra)
-        return TETHER_OK;
     if (f->newrank < 0) {
         TRY(tether__isend(g, g->rank + 1, tether__wire_pack(&w, buf, stage, c->count),
                           c->count * w.wsize, step, &r));
@@ -47,10 +47,10 @@ int tether__fold_in(tether_group *g, const tether__coll *c, const tether__fold *
 int tether__fold_out(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
                      char *scratch, char *stage, uint32_t step)
 {
+    if (g->rank >= 2 * f->extra) /* not folded: nothing to do, the case of every power of two */
+        return TETHER_OK;
     tether__wire w = tether__wire_of(c);
     tether__req *r = NULL;
-    if (g->rank >= 2 * f->extra)
-        return TETHER_OK;
     if (f->newrank >= 0) {
         TRY(tether__isend(g, g->rank - 1, tether__wire_pack(&w, buf, stage, c->count),
                           c->count * w.wsize, step, &r));
