@@ -36,6 +36,7 @@ fuzz_one() {
         echo "== fuzz $h for ${secs}s: FAILED"
         tail -n 40 "$out/$h.log"
         echo "fuzz: $h FAILED; reproducer: $(ls "$out/$h-"* 2>/dev/null | head -1)" >&2
+        : >"$out/$h.failed"
         return 1
     fi
     # the last status line (executions, coverage, corpus) and the executions per second
@@ -44,18 +45,20 @@ fuzz_one() {
     grep -E 'stat::(number_of_executed_units|average_exec_per_sec)' "$out/$h.log" || true
 }
 
+# A harness that fails leaves NAME.failed: the verdict, as wait -n's status is no record of it
+# (a job that ends before wait -n is called is reaped unreported; wait -n then says 127, no job).
 jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-failed=0 running=0
+rm -f "$out"/*.failed
+running=0
 for h in "${harnesses[@]}"; do
     if [ "$running" -ge "$jobs_max" ]; then
-        wait -n || failed=1
+        wait -n || true
         running=$((running - 1))
     fi
     fuzz_one "$h" &
     running=$((running + 1))
 done
-while [ "$running" -gt 0 ]; do
-    wait -n || failed=1
-    running=$((running - 1))
-done
-exit $failed
+wait
+failed=("$out"/*.failed)
+[ -e "${failed[0]}" ] && exit 1
+exit 0
