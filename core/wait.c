@@ -282,8 +282,10 @@ int tether__sendrecv(tether_group *g, int to, const void *sbuf, size_t sbytes, i
     tether__req *reqs[2] = {NULL, NULL};
     tether__batch b;
     tether__batch_init(&b, g);
-    TRY(tether__batch_recv(&b, from, rbuf, rbytes, step, &reqs[0]));
+    /* the send first: the receive's request is then made while the message is on its way, not
+     * between the peer's last message and this one (a small exchange's critical path) */
     TRY(tether__batch_send(&b, to, sbuf, sbytes, step, &reqs[1]));
+    TRY(tether__batch_recv(&b, from, rbuf, rbytes, step, &reqs[0]));
     TRY(tether__batch_post(&b));
     return tether__waitall(g, reqs, 2);
 }

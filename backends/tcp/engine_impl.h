@@ -194,6 +194,12 @@ struct tether__req {
     int peer;
     int parts_left; /* parts not yet finished; 0 = done */
     int nparts;     /* parts it has room for */
+    /* A receive on a pair's ring, as its last full test left it (tether__tcp_test): the ring, how
+     * far the peer had written into it then, and the quick tests since. Only its owner touches
+     * these. */
+    const tether__shm *quiet_ring;
+    uint64_t quiet_head;
+    int quiet_polls;
     union {
         tether__txmsg tx;
         tether__rxmsg rx;

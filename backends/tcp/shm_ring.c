@@ -279,6 +279,11 @@ int tether__shm_peek(tether__shm *s, void *dst, size_t n)
     return 1;
 }
 
+uint64_t tether__shm_written(const tether__shm *s)
+{
+    return atomic_load_explicit(&s->rx->head, memory_order_acquire);
+}
+
 uint64_t tether__shm_unread(const tether__shm *s)
 {
     return atomic_load_explicit(&s->rx->head, memory_order_acquire) -

@@ -17,7 +17,8 @@
  * by the lower rank and its mapping by the higher one, who removes the name at once; the creator
  * removes it too once answered, so a crash leaves at most one name behind for that instant. The
  * bytes a peer wrote are checked like a socket's: indices that do not add up are a broken stream.
- * Nothing here knows the engine or frames; every call is made with the endpoint's mutex held. */
+ * Nothing here knows the engine or frames; every call but tether__shm_written is made with the
+ * endpoint's mutex held. */
 #ifndef TETHER_TCP_SHM_RING_H
 #define TETHER_TCP_SHM_RING_H
 
@@ -86,6 +87,9 @@ int tether__shm_take(tether__shm *s, size_t skip, void *dst, size_t n, int *ring
 int tether__shm_peek(tether__shm *s, void *dst, size_t n);
 /* 1 when n bytes fit in the tx ring now. */
 int tether__shm_fits(tether__shm *s, uint64_t n);
+/* How far the peer has written into the rx ring: the one call that needs no mutex (an atomic
+ * load), for a waiter's poll between its tests. */
+uint64_t tether__shm_written(const tether__shm *s);
 /* Bytes waiting in the rx ring, and bytes of the tx ring the peer has not consumed yet. */
 uint64_t tether__shm_unread(const tether__shm *s);
 uint64_t tether__shm_unconsumed(const tether__shm *s);

@@ -1,9 +1,9 @@
 /* core/algo/allgather_direct.c - all-gather over a full mesh: every block goes to every rank at
  * once.
  *
- * One step: each rank posts a receive from every peer straight into that peer's place in recv,
- * then sends its own block to every peer (in the order me + 1, me + 2, ... so no rank is everyone's
- * first target). The same bytes as the ring in one step instead of n - 1; it wants a direct link to
+ * One step: each rank sends its own block to every peer (in the order me + 1, me + 2, ... so no
+ * rank is everyone's first target), then posts a receive from every peer straight into that peer's
+ * place in recv. The same bytes as the ring in one step instead of n - 1; it wants a direct link to
  * every peer (TETHER__CAP_DIRECT). tether__ag_direct is also the second half of the direct
  * all-reduce, where blocks may travel as bfloat16 through a staging buffer. */
 #include <string.h>
@@ -17,16 +17,17 @@ static int exchange(tether_group *g, const tether__wire *w, const char *mine,
     int n = g->size, me = g->rank;
     tether__batch b;
     tether__batch_init(&b, g);
-    for (int s = 1; s < n; s++) {
-        int q = (me - s + n) % n;
-        void *into = w->bf16 ? tether__at(stage, blocks[q].off * w->wsize) : blocks[q].dst;
-        TRY(tether__batch_recv(&b, q, into, blocks[q].len * w->wsize, step, &reqs[q]));
-    }
+    /* the sends first: the receives' requests are then made while the blocks travel */
     const void *bytes =
         tether__wire_pack(w, mine, tether__at(stage, blocks[me].off * w->wsize), blocks[me].len);
     for (int s = 1; s < n; s++) {
         int q = (me + s) % n;
         TRY(tether__batch_send(&b, q, bytes, blocks[me].len * w->wsize, step, &reqs[n + q]));
+    }
+    for (int s = 1; s < n; s++) {
+        int q = (me - s + n) % n;
+        void *into = w->bf16 ? tether__at(stage, blocks[q].off * w->wsize) : blocks[q].dst;
+        TRY(tether__batch_recv(&b, q, into, blocks[q].len * w->wsize, step, &reqs[q]));
     }
     TRY(tether__batch_post(&b));
     /* the rank's own block, while the peers read or receive theirs (all-gather; in the
