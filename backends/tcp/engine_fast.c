@@ -20,6 +20,8 @@ static tether__link *ring_link(tether__tcp_ep *ep, int peer)
     return ep->nlinks[peer] == 1 && l->shm && !l->eof && l->fd >= 0 ? l : NULL;
 }
 
+_Static_assert(TETHER__SHM_HDR == TETHER__FRAME_SIZE, "a ring's frame header is a frame's");
+
 int tether__tcp_fast_send(tether__tcp_ep *ep, int peer, const void *buf, size_t len,
                           tether__tag tag)
 {
@@ -31,26 +33,27 @@ int tether__tcp_fast_send(tether__tcp_ep *ep, int peer, const void *buf, size_t 
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
     unsigned char hdr[TETHER__FRAME_SIZE];
     tether__frame_encode(&f, hdr);
-    struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)buf, len}};
     tether__rxcache_note(&ep->rxcache, len);
-    size_t n = tether__tcp_shm_send(l, iov, 2); /* all of it: the room was there, we write alone */
-    l->bytes_sent += n;
+    tether__tcp_shm_put_frame(l, hdr, buf, len); /* the room was there, we write alone */
+    l->bytes_sent += TETHER__FRAME_SIZE + (uint64_t)len;
     l->payload_sent += len;
-    l->tx_pos += n;
+    l->tx_pos += TETHER__FRAME_SIZE + (uint64_t)len;
     return 1;
 }
 
+/* The next frame must be the data frame this receive expects, byte for byte: its header is the one
+ * the sender's fast or general path writes for it (code 0). Any other (another tag, signature or
+ * length, a heartbeat, an abort) is left where it is, for the general path to read and judge. */
 int tether__tcp_fast_recv(tether__tcp_ep *ep, int peer, void *buf, size_t len, tether__tag tag,
                           const tether__rxmsg *first)
 {
     tether__link *l = ring_link(ep, peer);
+    if (!l || !l->shm_rx || l->cur || l->rlen || l->unexpected.head || l->posted.head != first)
+        return 0;
+    tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
     unsigned char hdr[TETHER__FRAME_SIZE];
-    tether__frame f;
-    if (!l || !l->shm_rx || l->cur || l->rlen || l->unexpected.head || l->posted.head != first ||
-        !tether__shm_peek(l->shm, hdr, sizeof hdr) || tether__frame_decode(hdr, &f) < 0 ||
-        f.type != TETHER__FRAME_DATA || f.len != len || f.tag.group != tag.group ||
-        f.tag.seq != tag.seq || f.tag.step != tag.step || f.tag.sig != tag.sig ||
-        !tether__tcp_shm_take(l, sizeof hdr, buf, len))
+    tether__frame_encode(&f, hdr);
+    if (!tether__tcp_shm_take_frame(l, hdr, buf, len))
         return 0;
     l->bytes_recvd += TETHER__FRAME_SIZE + (uint64_t)len;
     l->payload_recvd += len;

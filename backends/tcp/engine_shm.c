@@ -155,9 +155,17 @@ long tether__tcp_shm_recv(tether__link *l, void *dst, size_t want)
     return k;
 }
 
-int tether__tcp_shm_take(tether__link *l, size_t skip, void *dst, size_t n)
+void tether__tcp_shm_put_frame(tether__link *l, const unsigned char *hdr, const void *p, size_t len)
 {
-    int ring, k = tether__shm_take(l->shm, skip, dst, n, &ring);
+    int ring;
+    tether__shm_put_frame(l->shm, hdr, p, len, &ring);
+    if (ring)
+        ring_bell(l);
+}
+
+int tether__tcp_shm_take_frame(tether__link *l, const unsigned char *hdr, void *dst, size_t n)
+{
+    int ring, k = tether__shm_take_frame(l->shm, hdr, dst, n, &ring);
     if (ring)
         ring_bell(l);
     return k;

@@ -25,9 +25,13 @@ size_t tether__tcp_shm_send(tether__link *l, const struct iovec *iov, int n);
 /* Read up to want bytes of l's ring (l->shm_rx): as recv() answers, 0 once the ring is empty and
  * the socket ended; -1 with errno EAGAIN when empty, EPROTO when the peer's indices are corrupt. */
 long tether__tcp_shm_recv(tether__link *l, void *dst, size_t want);
-/* tether__shm_take on l's ring (l->shm_rx), ringing the peer if it sleeps: 1, or 0 if fewer than
- * skip + n bytes wait. */
-int tether__tcp_shm_take(tether__link *l, size_t skip, void *dst, size_t n);
+/* A frame's header and payload of len bytes into l's ring (l->shm_tx), which has room for them,
+ * ringing the peer if it sleeps. */
+void tether__tcp_shm_put_frame(tether__link *l, const unsigned char *hdr, const void *p,
+                               size_t len);
+/* tether__shm_take_frame on l's ring (l->shm_rx), ringing the peer if it sleeps: 1 when the next
+ * frame had header hdr and its n bytes of payload are in dst, else 0 (nothing consumed). */
+int tether__tcp_shm_take_frame(tether__link *l, const unsigned char *hdr, void *dst, size_t n);
 /* Our switch frame went out: the doorbell owed meanwhile, if any. */
 void tether__tcp_shm_switched(tether__link *l);
 /* Read the doorbells on l's socket (l->shm_rx), noting its end in l->sock_eof. */

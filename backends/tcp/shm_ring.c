@@ -190,29 +190,48 @@ int tether__shm_fits(tether__shm *s, uint64_t n)
     return room_for(s, atomic_load_explicit(&s->tx->head, memory_order_relaxed), n) >= n;
 }
 
-size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ring)
+/* Copy len bytes from p into the ring at stream position pos, wrapping at its end. */
+static void put(tether__shm *s, uint64_t pos, const void *p, uint64_t len)
+{
+    uint64_t at = pos & (s->cap - 1), first = len < s->cap - at ? len : s->cap - at;
+    memcpy(s->tx->data + at, p, (size_t)first);
+    if (len > first) /* a call for nothing costs a small message a tenth of its write */
+        memcpy(s->tx->data, (const unsigned char *)p + first, (size_t)(len - first));
+}
+
+/* Publish the bytes up to head; *ring as tether__shm_write says. */
+static void publish(tether__shm *s, uint64_t head, int *ring)
 {
     struct tether__shm_ring *r = s->tx;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), want = 0;
+    atomic_store_explicit(&r->head, head, memory_order_seq_cst);
+    *ring = atomic_load_explicit(&r->asleep, memory_order_seq_cst) &&
+            atomic_exchange_explicit(&r->asleep, 0, memory_order_seq_cst);
+}
+
+size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ring)
+{
+    uint64_t head = atomic_load_explicit(&s->tx->head, memory_order_relaxed), want = 0;
     for (int i = 0; i < n; i++)
         want += iov[i].iov_len;
     uint64_t room = room_for(s, head, want), done = 0;
     for (int i = 0; i < n && room > done; i++) {
-        const unsigned char *p = iov[i].iov_base;
         uint64_t len = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
-        uint64_t at = (head + done) & (s->cap - 1);
-        uint64_t first = len < s->cap - at ? len : s->cap - at;
-        memcpy(r->data + at, p, (size_t)first);
-        memcpy(r->data, p + first, (size_t)(len - first));
+        put(s, head + done, iov[i].iov_base, len);
         done += len;
     }
     *ring = 0;
-    if (done) {
-        atomic_store_explicit(&r->head, head + done, memory_order_seq_cst);
-        *ring = atomic_load_explicit(&r->asleep, memory_order_seq_cst) &&
-                atomic_exchange_explicit(&r->asleep, 0, memory_order_seq_cst);
-    }
+    if (done)
+        publish(s, head + done, ring);
     return (size_t)done;
+}
+
+void tether__shm_put_frame(tether__shm *s, const unsigned char hdr[TETHER__SHM_HDR], const void *p,
+                           size_t len, int *ring)
+{
+    uint64_t head = atomic_load_explicit(&s->tx->head, memory_order_relaxed);
+    put(s, head, hdr, TETHER__SHM_HDR);
+    put(s, head + TETHER__SHM_HDR, p, len);
+    publish(s, head + TETHER__SHM_HDR + len, ring);
 }
 
 /* Copy len bytes from ring position tail + skip into dst, then consume skip + len: *ring as
@@ -224,7 +243,8 @@ static void consume(tether__shm *s, uint64_t tail, uint64_t skip, void *dst, uin
     uint64_t at = (tail + skip) & (s->cap - 1);
     uint64_t first = len < s->cap - at ? len : s->cap - at;
     memcpy(dst, r->data + at, (size_t)first);
-    memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
+    if (len > first)
+        memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
     atomic_store_explicit(&r->tail, tail + skip + len, memory_order_seq_cst);
     *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
             atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
@@ -254,28 +274,42 @@ static uint64_t waiting_for(tether__shm *s, uint64_t tail, uint64_t want)
     return s->head_seen - tail;
 }
 
-int tether__shm_take(tether__shm *s, size_t skip, void *dst, size_t n, int *ring)
+/* Copy the n bytes at ring position pos into dst, wrapping at its end. */
+static void get(const tether__shm *s, uint64_t pos, void *dst, uint64_t n)
 {
-    uint64_t tail = atomic_load_explicit(&s->rx->tail, memory_order_relaxed);
-    uint64_t held = waiting_for(s, tail, (uint64_t)skip + n);
-    *ring = 0;
-    if (held > s->cap || held < (uint64_t)skip + n)
-        return 0;
-    consume(s, tail, skip, dst, n, ring);
-    return 1;
+    uint64_t at = pos & (s->cap - 1), first = n < s->cap - at ? n : s->cap - at;
+    memcpy(dst, s->rx->data + at, (size_t)first);
+    if (n > first)
+        memcpy((unsigned char *)dst + first, s->rx->data, (size_t)(n - first));
 }
 
 int tether__shm_peek(tether__shm *s, void *dst, size_t n)
 {
-    struct tether__shm_ring *r = s->rx;
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&s->rx->tail, memory_order_relaxed);
     uint64_t held = waiting_for(s, tail, n);
     if (held > s->cap || held < n)
         return 0;
-    uint64_t at = tail & (s->cap - 1);
-    uint64_t first = n < s->cap - at ? n : s->cap - at;
-    memcpy(dst, r->data + at, (size_t)first);
-    memcpy((unsigned char *)dst + first, r->data, (size_t)(n - first));
+    get(s, tail, dst, n);
+    return 1;
+}
+
+int tether__shm_take_frame(tether__shm *s, const unsigned char hdr[TETHER__SHM_HDR], void *dst,
+                           size_t n, int *ring)
+{
+    uint64_t tail = atomic_load_explicit(&s->rx->tail, memory_order_relaxed);
+    uint64_t held = waiting_for(s, tail, TETHER__SHM_HDR + (uint64_t)n), at = tail & (s->cap - 1);
+    unsigned char seen[TETHER__SHM_HDR];
+    const unsigned char *h = s->rx->data + at;
+    *ring = 0;
+    if (held > s->cap || held < TETHER__SHM_HDR + (uint64_t)n)
+        return 0;
+    if (s->cap - at < TETHER__SHM_HDR) { /* the header wraps: compare a copy */
+        get(s, tail, seen, TETHER__SHM_HDR);
+        h = seen;
+    }
+    if (memcmp(h, hdr, TETHER__SHM_HDR) != 0)
+        return 0;
+    consume(s, tail, TETHER__SHM_HDR, dst, n, ring);
     return 1;
 }
 

@@ -79,12 +79,21 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
 /* Copy up to want bytes out of the rx ring into dst: the bytes copied, or -1 when the peer's
  * indices are corrupt. *ring is set when the peer sleeps waiting for room: send it a doorbell. */
 long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring);
-/* Consume skip bytes of the rx ring unseen (a header already peeked), then copy the next n into
- * dst and consume them: 1, or 0 (nothing consumed) if fewer than skip + n wait. *ring as
- * tether__shm_read says. */
-int tether__shm_take(tether__shm *s, size_t skip, void *dst, size_t n, int *ring);
 /* Copy the next n bytes of the rx ring into dst without consuming them: 1, or 0 if fewer wait. */
 int tether__shm_peek(tether__shm *s, void *dst, size_t n);
+
+/* A small message's two pieces, as the engine's fast path moves them (engine_fast.c): a header of
+ * TETHER__SHM_HDR bytes and its payload. Each call is one pass over the ring's indices, with no
+ * gather list and no copy of the header to look at it. */
+#define TETHER__SHM_HDR 32
+/* Write hdr and len bytes from p into the tx ring, which the caller knows has room for them
+ * (tether__shm_fits); *ring as tether__shm_write says. */
+void tether__shm_put_frame(tether__shm *s, const unsigned char hdr[TETHER__SHM_HDR], const void *p,
+                           size_t len, int *ring);
+/* If the rx ring's next bytes are hdr followed by at least n more: copy those n into dst, consume
+ * both and return 1 (*ring as tether__shm_read says); else 0, nothing consumed. */
+int tether__shm_take_frame(tether__shm *s, const unsigned char hdr[TETHER__SHM_HDR], void *dst,
+                           size_t n, int *ring);
 /* 1 when n bytes fit in the tx ring now. */
 int tether__shm_fits(tether__shm *s, uint64_t n);
 /* How far the peer has written into the rx ring: the one call that needs no mutex (an atomic

@@ -125,6 +125,40 @@ static void test_peek(void **state)
     assert_true(tether__shm_unread(&p->a) == 32);
 }
 
+/* A frame put whole comes out through take_frame only when its header is the one asked for and
+ * its payload is all there, wherever it starts: k bytes before the ring's end, for every k that
+ * splits its header or its payload there. Anything else is left in place, unconsumed, for the
+ * general path. */
+static void test_frames(void **state)
+{
+    pair *p = *state;
+    unsigned char hdr[TETHER__SHM_HDR], other[TETHER__SHM_HDR], out[100], in[100];
+    static unsigned char fill[CAP];
+    uint64_t pos = 0; /* bytes through the ring so far */
+    int ring;
+    for (int i = 0; i < TETHER__SHM_HDR; i++)
+        hdr[i] = other[i] = (unsigned char)(i * 7);
+    other[TETHER__SHM_HDR - 1] ^= 1;
+    for (size_t k = 1; k <= TETHER__SHM_HDR + sizeof out; k++) {
+        size_t len = sizeof out - k % 50;
+        size_t skip = (size_t)((CAP - pos % CAP + CAP - k) % CAP); /* start k before the end */
+        for (size_t i = 0; i < len; i++)
+            out[i] = (unsigned char)(k + i);
+        assert_int_equal(put(&p->a, fill, skip, &ring), skip);
+        assert_true(tether__shm_read(&p->b, fill, skip, &ring) == (long)skip);
+        assert_int_equal(tether__shm_take_frame(&p->b, hdr, in, len, &ring), 0); /* empty */
+        assert_true(tether__shm_fits(&p->a, TETHER__SHM_HDR + len));
+        tether__shm_put_frame(&p->a, hdr, out, len, &ring);
+        assert_int_equal(tether__shm_take_frame(&p->b, other, in, len, &ring), 0);
+        assert_int_equal(tether__shm_take_frame(&p->b, hdr, in, len + 1, &ring), 0);
+        assert_true(tether__shm_unread(&p->b) == TETHER__SHM_HDR + len); /* untouched */
+        assert_int_equal(tether__shm_take_frame(&p->b, hdr, in, len, &ring), 1);
+        assert_memory_equal(in, out, len);
+        assert_true(tether__shm_unread(&p->b) == 0);
+        pos += skip + TETHER__SHM_HDR + len;
+    }
+}
+
 /* A peer whose indices do not add up (more unread than the ring holds) is a broken stream, not a
  * read past the ring. */
 static void test_corrupt_indices(void **state)
@@ -191,6 +225,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stream_wraps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_doorbells, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peek, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_indices, setup, teardown),
         cmocka_unit_test(test_name_removed),
         cmocka_unit_test(test_config),
