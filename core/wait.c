@@ -239,7 +239,11 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
 int tether__wait_until(tether_group *g, tether__tester test, void *arg)
 {
     int began = 0, peer = g->cur_peer; /* a receive from any source may claim a peer meanwhile */
-    int rc = wait_loop(g, test, arg, &began);
+    int progress = 0, rc = test(arg, &progress);
+    if (rc <= 0) /* done, or failed, at the first look: no clock read, no wait (a small call's
+                    sends into a pair's ring, a broadcast root's above all) */
+        return rc;
+    rc = wait_loop(g, test, arg, &began);
     if (began)
         tether__ws_wait_end(g->world->ws, peer, 1);
     return rc;

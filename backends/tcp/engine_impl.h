@@ -23,6 +23,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "backends/net/endpoint.h"
 #include "backends/net/frame.h"
@@ -199,6 +200,7 @@ struct tether__req {
      * these. */
     const tether__shm *quiet_ring;
     uint64_t quiet_head;
+    unsigned quiet_sleeps; /* the endpoint's sleeps then */
     int quiet_polls;
     union {
         tether__txmsg tx;
@@ -229,6 +231,10 @@ struct tether__tcp_ep {
      * a malloc of one was a fifth of a small all-reduce's instructions. */
     struct tether__req *spare[TETHER__REQ_SPARES];
     int nspare;
+    /* Sleeps in tether__tcp_wait so far: a receive's quick tests (tether__tcp_test) stop at the
+     * next, for what its peer wrote meanwhile may have been read without moving anything the
+     * quick test looks at. */
+    atomic_uint sleeps;
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
     uint64_t cma_min;     /* TETHER_TCP_CMA_MIN: 0 = off */

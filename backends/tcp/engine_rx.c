@@ -45,6 +45,14 @@ int tether__tcp_stale(tether__tcp_ep *ep, const tether__link *l, tether__tag tag
     return tether__tcp_break(ep, TETHER_EMISMATCH, "%s", why);
 }
 
+/* Something may wait unread on l: anything but a ring with nothing in it or read from it (its
+ * socket then holds only doorbells; its end is the liveness checks' to see). */
+static int may_hold(const tether__link *l)
+{
+    return l->fd >= 0 && !l->eof &&
+           (!l->shm_rx || l->rlen || l->cur || tether__shm_unread(l->shm) > 0);
+}
+
 int tether__tcp_sweep_stale(tether__tcp_ep *ep)
 {
     char why[TETHER__ERRMSG_MAX];
@@ -52,7 +60,7 @@ int tether__tcp_sweep_stale(tether__tcp_ep *ep)
     if (look == TETHER__PASSED_NONE)
         return TETHER_OK;
     for (int i = 0; look == TETHER__PASSED_DRAIN && i < ep->nflat && !ep->err; i++)
-        if (ep->flat[i]->fd >= 0 && !ep->flat[i]->eof)
+        if (may_hold(ep->flat[i]))
             TRY(tether__tcp_read(ep, ep->flat[i], 1)); /* an abort there breaks ep */
     for (int i = 0; i < ep->nflat + ep->nvirt; i++)
         if (tether__rxq_stale(&ep->flat[i]->unexpected, ep->passed, ep->flat[i]->peer, why,

@@ -98,6 +98,7 @@ int tether__tcp_wait(tether__ep *tep, int timeout_ms)
     struct pollfd stack[POLL_STACK], *pfd = stack;
     pthread_mutex_lock(&ep->mu);
     ep->calls++;
+    atomic_fetch_add_explicit(&ep->sleeps, 1, memory_order_relaxed);
     /* broken, or another thread (the progress thread) finished parts since this one's test() */
     if (ep->err || (ep->loop && tether__loop_missed(ep->loop))) {
         int rc = after_wait(ep);
