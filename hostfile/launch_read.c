@@ -191,7 +191,7 @@ static int check_rdma(const tether__launch_hosts *out, const char *name)
                                 "(one per host, null for itself) since host %d has an \"rdma\" "
                                 "list",
                                 name, i, out->hosts[i].nrdma, out->nhosts, first);
-    TRY(tether__hf_calloc((size_t)out->nhosts, sizeof *rows, name, &rows));
+    TRY(tether__hf_calloc((unsigned)out->nhosts, sizeof *rows, name, &rows));
     for (int i = 0; i < out->nhosts; i++)
         rows[i] = out->hosts[i].rdma_devs;
     rc = tether__hf_check_links(rows, out->nhosts, name, HF_RDMA_LISTS);
