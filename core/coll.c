@@ -41,10 +41,10 @@ uint32_t tether__signature(const tether__coll *c)
  * is past. This replaces a round of empty messages in every broadcast (docs/guide.md, "Mismatched
  * calls"). Point-to-point calls involve two ranks only and keep their own signature; a child group
  * starts its own chain (split is itself a collective of the parent). */
-static uint32_t chained_signature(tether_group *g, const tether__coll *c)
+static uint32_t chained_signature(tether_group *g, uint32_t sig)
 {
     uint64_t h = ((uint64_t)g->chain ^ FNV_OFFSET) * FNV_PRIME;
-    h = (h ^ tether__signature(c)) * FNV_PRIME;
+    h = (h ^ sig) * FNV_PRIME;
     g->chain = (uint32_t)(h ^ (h >> 32));
     return g->chain;
 }
@@ -92,10 +92,11 @@ static int collective(tether_group *g, tether__coll *c, const char *name)
         return tether__run_in_backend(g, c, name);
     c->wire_bf16 =
         c->kind == TETHER__COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
-    TRY(tether__algo_choose(g, c)); /* nothing numbered or sent yet: the group stays usable */
+    uint32_t sig;
+    TRY(tether__algo_choose(g, c, &sig)); /* nothing numbered or sent yet: the group stays usable */
     g->cur_seq = g->seq;
     g->seq = (g->seq + 1) & TETHER__TAG_SEQ_MASK;
-    g->cur_sig = chained_signature(g, c);
+    g->cur_sig = chained_signature(g, sig);
     g->cur_name = name;
     g->cur_peer = TETHER__WS_GROUP;
     g->cur_tag = -1;
