@@ -168,7 +168,7 @@ int tether__group_check(tether_group *g)
 int tether__call_end(tether_group *g, const char *name, int rc)
 {
     if (g && g->world->ws && tether__group_owned(g))
-        tether__ws_call_end(g->world->ws, g->id, name, rc, tether_last_error());
+        tether__ws_call_end(g->world->ws, &g->ws_end, g->id, name, rc, tether_last_error());
     return rc;
 }
 

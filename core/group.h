@@ -93,6 +93,7 @@ struct tether_group {
     const char *cur_name;         /* "all_reduce", ... for messages */
     int cur_peer, cur_tag;        /* its peer (world rank, or TETHER__WS_GROUP / _ANY) and p2p tag
                                      (-1: none), for the heartbeats (core/waitstate.h) */
+    tether__ws_end ws_end;        /* what its last call's end left in world->ws */
     tether__scratch_pool scratch; /* blocks the algorithms reuse from call to call */
     tether__plan plans[TETHER__PLAN_KINDS]; /* by kind (core/algo/select.c) */
 };
