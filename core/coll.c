@@ -82,10 +82,10 @@ int tether__run_in_backend(tether_group *g, const tether__coll *c, const char *n
     return TETHER_OK;
 }
 
+/* c checked, its esize set. */
 static int collective(tether_group *g, tether__coll *c, const char *name)
 {
     TRY(tether__group_check(g));
-    c->esize = tether_dtype_size(c->dt);
     if (g->size == 1)
         return run_local(c);
     if (g->world->ops->run)
@@ -125,10 +125,10 @@ typedef struct buffer_layout {
     in_place_form in_place;
 } buffer_layout;
 
-/* This rank's block of a buffer of one block of count elements per rank (NULL for NULL). */
-static const void *own_block(const tether_group *g, const void *buf, size_t count, tether_dtype dt)
+/* This rank's block of a buffer of one block of block bytes per rank (NULL for NULL). */
+static const void *own_block(const tether_group *g, const void *buf, size_t block)
 {
-    return buf ? (const char *)buf + (size_t)g->rank * count * tether_dtype_size(dt) : NULL;
+    return buf ? (const char *)buf + (size_t)g->rank * block : NULL;
 }
 
 /* send and recv overlap only in the layout's in-place form. */
@@ -140,18 +140,18 @@ static int check_overlap(const tether_group *g, const tether__coll *c, const buf
         [IN_PLACE_OWN_RECV] = "in place, send must be this rank's block of recv",
         [IN_PLACE_OWN_SEND] = "in place, recv must be this rank's block of send",
     };
-    size_t block = c->count * tether_dtype_size(c->dt), n = (size_t)g->size;
-    int in_place =
-        (l->in_place == IN_PLACE_SAME && c->send == c->recv) ||
-        (l->in_place == IN_PLACE_OWN_RECV && c->send == own_block(g, c->recv, c->count, c->dt)) ||
-        (l->in_place == IN_PLACE_OWN_SEND && c->recv == own_block(g, c->send, c->count, c->dt));
+    size_t block = c->count * c->esize, n = (size_t)g->size;
+    int in_place = (l->in_place == IN_PLACE_SAME && c->send == c->recv) ||
+                   (l->in_place == IN_PLACE_OWN_RECV && c->send == own_block(g, c->recv, block)) ||
+                   (l->in_place == IN_PLACE_OWN_SEND && c->recv == own_block(g, c->send, block));
     return tether__check_overlap(l->call, c->send, l->send_blocks ? block * n : block, c->recv,
                                  l->recv_blocks ? block * n : block, in_place, rules[l->in_place]);
 }
 
 /* A collective with send and recv buffers: after clearing the thread's error, the checks they all
  * share (count is the whole vector when neither buffer holds one block per rank; collectives
- * without an op pass TETHER_SUM, which every dtype has), then the call. */
+ * without an op pass TETHER_SUM, which every dtype has), then the call. c->esize from the dtype
+ * checked. */
 static int checked_collective(tether_group *g, tether__coll *c, const buffer_layout *l,
                               const char *name)
 {
@@ -160,10 +160,11 @@ static int checked_collective(tether_group *g, tether__coll *c, const buffer_lay
     tether__clear_error();
     TRY(tether__check_group(call, g));
     TRY(tether__check_dtype(call, c->dt));
+    c->esize = tether_dtype_size(c->dt);
     TRY(tether__check_op(call, c->dt, c->op));
     TRY(tether__check_buf(call, "send", c->send, c->count));
     TRY(tether__check_buf(call, "recv", c->recv, c->count));
-    TRY(tether__check_size(call, c->count, whole ? 1 : (size_t)g->size, tether_dtype_size(c->dt)));
+    TRY(tether__check_size(call, c->count, whole ? 1 : (size_t)g->size, c->esize));
     if (c->kind == TETHER__COLL_ALL_TO_ALL && c->count && c->send == c->recv)
         return tether__fail(TETHER_EINVAL, "tether_all_to_all: send and recv are the same buffer; "
                                            "all_to_all is not in place");
@@ -220,13 +221,15 @@ static int broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
     TRY(tether__check_dtype(call, dt));
     TRY(tether__check_buf(call, "buf", buf, count));
     TRY(tether__check_rank(call, "root", root, g->size, g->rank, 1));
-    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
+    size_t esize = tether_dtype_size(dt);
+    TRY(tether__check_size(call, count, 1, esize));
     tether__coll c = {.kind = TETHER__COLL_BROADCAST,
                       .send = buf,
                       .recv = buf,
                       .count = count,
                       .dt = dt,
-                      .root = root};
+                      .root = root,
+                      .esize = esize};
     return collective(g, &c, "broadcast");
 }
 
@@ -249,7 +252,7 @@ static int barrier(tether_group *g)
 {
     tether__clear_error();
     TRY(tether__check_group("tether_barrier", g));
-    tether__coll c = {.kind = TETHER__COLL_BARRIER, .dt = TETHER_UINT8};
+    tether__coll c = {.kind = TETHER__COLL_BARRIER, .dt = TETHER_UINT8, .esize = 1};
     return collective(g, &c, "barrier");
 }
 
