@@ -220,20 +220,24 @@ static tether__algo bcast_auto(const tether_group *g, size_t bytes)
                : TETHER__ALGO_RING;
 }
 
-/* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
- */
-static tether__algo log_choice(const tether__coll *c, tether__algo a)
+/* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call:
+ * the test inline, the message out of line. */
+TETHER__NOINLINE static void log_choice(const tether__coll *c)
 {
     static const char *const kinds[TETHER__COLL_KIND_COUNT] = {
         "all_reduce", "all_gather", "reduce_scatter", "broadcast",
         "all_to_all", "barrier",    "send/recv"};
+    TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize,
+              tether__algo_name(c->algo));
+}
+
+static void note_choice(const tether__coll *c)
+{
     static _Thread_local tether__algo last[TETHER__COLL_KIND_COUNT];
-    if ((int)c->kind >= 0 && c->kind < TETHER__COLL_KIND_COUNT && last[c->kind] != a) {
-        last[c->kind] = a;
-        TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize,
-                  tether__algo_name(a));
+    if (last[c->kind] != c->algo) {
+        last[c->kind] = c->algo;
+        log_choice(c);
     }
-    return a;
 }
 
 /* The algorithm of c on g under the settings in force, or TETHER_ECONFIG (recorded) when a setting
@@ -286,8 +290,9 @@ static void key_of(const tether__coll *c, tether__plan_key *k)
     int first = c->kind == TETHER__COLL_ALL_REDUCE  ? 0
                 : c->kind == TETHER__COLL_BROADCAST ? 1
                                                     : TETHER__PLAN_SETTINGS;
-    tether__param_peek_values(ids + first, TETHER__PLAN_SETTINGS - first, k->set + first,
-                              k->value + first);
+    if (first < TETHER__PLAN_SETTINGS)
+        tether__param_peek_values(ids + first, TETHER__PLAN_SETTINGS - first, k->set + first,
+                                  k->value + first);
 }
 
 static int key_same(const tether__plan_key *a, const tether__plan_key *b)
@@ -299,17 +304,26 @@ static int key_same(const tether__plan_key *a, const tether__plan_key *b)
            a->wire_bf16 == b->wire_bf16;
 }
 
-/* A plan for c under k, worked out anew: out of line, the policy's registers and stack stay off the
- * path of a call that matches its plan. */
+/* c takes p's algorithm and signature. */
+static int take(const tether__plan *p, tether__coll *c, uint32_t *sig)
+{
+    c->algo = (tether__algo)p->algo;
+    *sig = p->sig;
+    note_choice(c);
+    return TETHER_OK;
+}
+
+/* A plan for c under k, worked out anew into p, and taken: out of line, so that the policy's
+ * registers and stack stay off the path of a call that matches its plan. */
 TETHER__NOINLINE static int replan(const tether_group *g, tether__coll *c,
-                                   const tether__plan_key *k, tether__plan *p)
+                                   const tether__plan_key *k, tether__plan *p, uint32_t *sig)
 {
     int a = choose(g, c);
     if (a < 0)
         return a;
     c->algo = (tether__algo)a;
     *p = (tether__plan){.key = *k, .algo = a, .sig = tether__signature(c)};
-    return TETHER_OK;
+    return take(p, c, sig);
 }
 
 int tether__algo_choose(tether_group *g, tether__coll *c, uint32_t *sig)
@@ -318,8 +332,6 @@ int tether__algo_choose(tether_group *g, tether__coll *c, uint32_t *sig)
     tether__plan_key k;
     key_of(c, &k);
     if (p->algo == TETHER__ALGO_AUTO || !key_same(&p->key, &k))
-        TRY(replan(g, c, &k, p));
-    c->algo = log_choice(c, (tether__algo)p->algo);
-    *sig = p->sig;
-    return TETHER_OK;
+        return replan(g, c, &k, p, sig);
+    return take(p, c, sig);
 }
