@@ -7,6 +7,7 @@
 
 #include "group.h"
 #include "params.h"
+#include "platform.h"
 
 static tether_group *group_alloc(tether__world *w, int rank, int size)
 {
@@ -149,11 +150,10 @@ const char *tether_group_backend(const tether_group *g)
     return g->world->ops ? g->world->ops->name : "singleton";
 }
 
-int tether__group_check(tether_group *g)
+/* tether__group_check once the world is broken, or breaking: its message under the lock, out of
+ * line, so that the check of a healthy world saves no registers and keeps no buffer. */
+TETHER__NOINLINE static int group_broken(tether__world *w)
 {
-    tether__world *w = g->world;
-    if (!w->ops || !atomic_load_explicit(&w->broken, memory_order_acquire))
-        return TETHER_OK;
     pthread_mutex_lock(&w->lock);
     int code = atomic_load_explicit(&w->broken, memory_order_relaxed);
     char msg[TETHER__ERRMSG_MAX];
@@ -163,6 +163,14 @@ int tether__group_check(tether_group *g)
     if (code)
         return tether__fail(code, "group is broken by an earlier failure: %s", msg);
     return TETHER_OK;
+}
+
+int tether__group_check(tether_group *g)
+{
+    tether__world *w = g->world;
+    if (!w->ops || !atomic_load_explicit(&w->broken, memory_order_acquire))
+        return TETHER_OK;
+    return group_broken(w);
 }
 
 int tether__call_end(tether_group *g, const char *name, int rc)
