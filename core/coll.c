@@ -41,10 +41,10 @@ uint32_t tether__signature(const tether__coll *c)
  * is past. This replaces a round of empty messages in every broadcast (docs/guide.md, "Mismatched
  * calls"). Point-to-point calls involve two ranks only and keep their own signature; a child group
  * starts its own chain (split is itself a collective of the parent). */
-static uint32_t chained_signature(tether_group *g, const tether__coll *c)
+static uint32_t chained_signature(tether_group *g, uint32_t sig)
 {
     uint64_t h = ((uint64_t)g->chain ^ FNV_OFFSET) * FNV_PRIME;
-    h = (h ^ tether__signature(c)) * FNV_PRIME;
+    h = (h ^ sig) * FNV_PRIME;
     g->chain = (uint32_t)(h ^ (h >> 32));
     return g->chain;
 }
@@ -82,20 +82,21 @@ int tether__run_in_backend(tether_group *g, const tether__coll *c, const char *n
     return TETHER_OK;
 }
 
+/* c checked, its esize set. */
 static int collective(tether_group *g, tether__coll *c, const char *name)
 {
     TRY(tether__group_check(g));
-    c->esize = tether_dtype_size(c->dt);
     if (g->size == 1)
         return run_local(c);
     if (g->world->ops->run)
         return tether__run_in_backend(g, c, name);
     c->wire_bf16 =
         c->kind == TETHER__COLL_ALL_REDUCE && c->dt == TETHER_FLOAT32 && g->world->cfg.wire_bf16;
-    TRY(tether__algo_choose(g, c)); /* nothing numbered or sent yet: the group stays usable */
+    uint32_t sig;
+    TRY(tether__algo_choose(g, c, &sig)); /* nothing numbered or sent yet: the group stays usable */
     g->cur_seq = g->seq;
     g->seq = (g->seq + 1) & TETHER__TAG_SEQ_MASK;
-    g->cur_sig = chained_signature(g, c);
+    g->cur_sig = chained_signature(g, sig);
     g->cur_name = name;
     g->cur_peer = TETHER__WS_GROUP;
     g->cur_tag = -1;
@@ -124,10 +125,10 @@ typedef struct buffer_layout {
     in_place_form in_place;
 } buffer_layout;
 
-/* This rank's block of a buffer of one block of count elements per rank (NULL for NULL). */
-static const void *own_block(const tether_group *g, const void *buf, size_t count, tether_dtype dt)
+/* This rank's block of a buffer of one block of block bytes per rank (NULL for NULL). */
+static const void *own_block(const tether_group *g, const void *buf, size_t block)
 {
-    return buf ? (const char *)buf + (size_t)g->rank * count * tether_dtype_size(dt) : NULL;
+    return buf ? (const char *)buf + (size_t)g->rank * block : NULL;
 }
 
 /* send and recv overlap only in the layout's in-place form. */
@@ -139,18 +140,18 @@ static int check_overlap(const tether_group *g, const tether__coll *c, const buf
         [IN_PLACE_OWN_RECV] = "in place, send must be this rank's block of recv",
         [IN_PLACE_OWN_SEND] = "in place, recv must be this rank's block of send",
     };
-    size_t block = c->count * tether_dtype_size(c->dt), n = (size_t)g->size;
-    int in_place =
-        (l->in_place == IN_PLACE_SAME && c->send == c->recv) ||
-        (l->in_place == IN_PLACE_OWN_RECV && c->send == own_block(g, c->recv, c->count, c->dt)) ||
-        (l->in_place == IN_PLACE_OWN_SEND && c->recv == own_block(g, c->send, c->count, c->dt));
+    size_t block = c->count * c->esize, n = (size_t)g->size;
+    int in_place = (l->in_place == IN_PLACE_SAME && c->send == c->recv) ||
+                   (l->in_place == IN_PLACE_OWN_RECV && c->send == own_block(g, c->recv, block)) ||
+                   (l->in_place == IN_PLACE_OWN_SEND && c->recv == own_block(g, c->send, block));
     return tether__check_overlap(l->call, c->send, l->send_blocks ? block * n : block, c->recv,
                                  l->recv_blocks ? block * n : block, in_place, rules[l->in_place]);
 }
 
 /* A collective with send and recv buffers: after clearing the thread's error, the checks they all
  * share (count is the whole vector when neither buffer holds one block per rank; collectives
- * without an op pass TETHER_SUM, which every dtype has), then the call. */
+ * without an op pass TETHER_SUM, which every dtype has), then the call. c->esize from the dtype
+ * checked. */
 static int checked_collective(tether_group *g, tether__coll *c, const buffer_layout *l,
                               const char *name)
 {
@@ -159,10 +160,11 @@ static int checked_collective(tether_group *g, tether__coll *c, const buffer_lay
     tether__clear_error();
     TRY(tether__check_group(call, g));
     TRY(tether__check_dtype(call, c->dt));
+    c->esize = tether_dtype_size(c->dt);
     TRY(tether__check_op(call, c->dt, c->op));
     TRY(tether__check_buf(call, "send", c->send, c->count));
     TRY(tether__check_buf(call, "recv", c->recv, c->count));
-    TRY(tether__check_size(call, c->count, whole ? 1 : (size_t)g->size, tether_dtype_size(c->dt)));
+    TRY(tether__check_size(call, c->count, whole ? 1 : (size_t)g->size, c->esize));
     if (c->kind == TETHER__COLL_ALL_TO_ALL && c->count && c->send == c->recv)
         return tether__fail(TETHER_EINVAL, "tether_all_to_all: send and recv are the same buffer; "
                                            "all_to_all is not in place");
@@ -219,13 +221,15 @@ static int broadcast(tether_group *g, void *buf, size_t count, tether_dtype dt, 
     TRY(tether__check_dtype(call, dt));
     TRY(tether__check_buf(call, "buf", buf, count));
     TRY(tether__check_rank(call, "root", root, g->size, g->rank, 1));
-    TRY(tether__check_size(call, count, 1, tether_dtype_size(dt)));
+    size_t esize = tether_dtype_size(dt);
+    TRY(tether__check_size(call, count, 1, esize));
     tether__coll c = {.kind = TETHER__COLL_BROADCAST,
                       .send = buf,
                       .recv = buf,
                       .count = count,
                       .dt = dt,
-                      .root = root};
+                      .root = root,
+                      .esize = esize};
     return collective(g, &c, "broadcast");
 }
 
@@ -248,7 +252,7 @@ static int barrier(tether_group *g)
 {
     tether__clear_error();
     TRY(tether__check_group("tether_barrier", g));
-    tether__coll c = {.kind = TETHER__COLL_BARRIER, .dt = TETHER_UINT8};
+    tether__coll c = {.kind = TETHER__COLL_BARRIER, .dt = TETHER_UINT8, .esize = 1};
     return collective(g, &c, "barrier");
 }
 

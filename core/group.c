@@ -7,6 +7,7 @@
 
 #include "group.h"
 #include "params.h"
+#include "platform.h"
 
 static tether_group *group_alloc(tether__world *w, int rank, int size)
 {
@@ -149,11 +150,10 @@ const char *tether_group_backend(const tether_group *g)
     return g->world->ops ? g->world->ops->name : "singleton";
 }
 
-int tether__group_check(tether_group *g)
+/* tether__group_check once the world is broken, or breaking: its message under the lock, out of
+ * line, so that the check of a healthy world saves no registers and keeps no buffer. */
+TETHER__NOINLINE static int group_broken(tether__world *w)
 {
-    tether__world *w = g->world;
-    if (!w->ops || !atomic_load_explicit(&w->broken, memory_order_acquire))
-        return TETHER_OK;
     pthread_mutex_lock(&w->lock);
     int code = atomic_load_explicit(&w->broken, memory_order_relaxed);
     char msg[TETHER__ERRMSG_MAX];
@@ -165,10 +165,18 @@ int tether__group_check(tether_group *g)
     return TETHER_OK;
 }
 
+int tether__group_check(tether_group *g)
+{
+    tether__world *w = g->world;
+    if (!w->ops || !atomic_load_explicit(&w->broken, memory_order_acquire))
+        return TETHER_OK;
+    return group_broken(w);
+}
+
 int tether__call_end(tether_group *g, const char *name, int rc)
 {
     if (g && g->world->ws && tether__group_owned(g))
-        tether__ws_call_end(g->world->ws, g->id, name, rc, tether_last_error());
+        tether__ws_call_end(g->world->ws, &g->ws_end, g->id, name, rc, tether_last_error());
     return rc;
 }
 

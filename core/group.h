@@ -46,6 +46,32 @@ typedef struct tether__p2p_count {
     uint32_t sent, recvd;
 } tether__p2p_count;
 
+/* The kinds of call (core/coll.h's tether__coll_kind), each with a plan in every group. */
+#define TETHER__PLAN_KINDS 7
+/* The settings an algorithm choice reads (core/algo/select.c): TETHER_ALLREDUCE_ALGO and
+ * TETHER_TREE_BELOW. */
+#define TETHER__PLAN_SETTINGS 2
+
+/* What a collective's algorithm and signature were worked out from (core/algo/select.c): the
+ * call's signed fields but its kind and algorithm, and the settings the choice read as
+ * tether__param_peek_values gives them (rc, value; 0 where the kind reads none). */
+typedef struct tether__plan_key {
+    size_t count;
+    tether_dtype dt;
+    tether_op op;
+    int root, wire_bf16;
+    int set[TETHER__PLAN_SETTINGS];
+    long value[TETHER__PLAN_SETTINGS];
+} tether__plan_key;
+
+/* A group's last call of one kind: its algorithm (a tether__algo; 0, AUTO, while there was none)
+ * and signature, which a call of the same key takes without working them out again. */
+typedef struct tether__plan {
+    tether__plan_key key;
+    int algo;
+    uint32_t sig;
+} tether__plan;
+
 struct tether_group {
     tether__world *world;
     int rank, size;
@@ -67,7 +93,9 @@ struct tether_group {
     const char *cur_name;         /* "all_reduce", ... for messages */
     int cur_peer, cur_tag;        /* its peer (world rank, or TETHER__WS_GROUP / _ANY) and p2p tag
                                      (-1: none), for the heartbeats (core/waitstate.h) */
+    tether__ws_end ws_end;        /* what its last call's end left in world->ws */
     tether__scratch_pool scratch; /* blocks the algorithms reuse from call to call */
+    tether__plan plans[TETHER__PLAN_KINDS]; /* by kind (core/algo/select.c) */
 };
 
 /* A group of size 1 over a world with no transport (tether_init's singleton). */

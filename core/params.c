@@ -25,12 +25,6 @@
 
 #define NAMES (1 + TETHER__PARAM_ALIASES)
 
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
 /* Where the environment was when this thread last looked. */
 typedef struct env_mark {
     char **env;       /* the array */
@@ -198,7 +192,7 @@ static void read_slot(const env_mark *m, const tether__param_row *r, slot *s)
 
 /* The slow path, out of line: the environment looked at again where it changed, the setting
  * read. */
-NOINLINE static int peek_slow(cache *c, tether__param id, long *value, const char **text)
+TETHER__NOINLINE static int peek_slow(cache *c, tether__param id, long *value, const char **text)
 {
     slot *s = &c->slots[id];
     if (!env_same(&c->mark))
@@ -221,6 +215,30 @@ int tether__param_peek(tether__param id, long *value, const char **text)
     *value = s->value;
     *text = s->text;
     return s->rc;
+}
+
+/* tether__param_peek_values from the first setting that changed on, out of line (as peek_slow). */
+TETHER__NOINLINE static void peek_values_slow(cache *c, const tether__param *ids, int n, int *rc,
+                                              long *value)
+{
+    for (int i = 0; i < n; i++) {
+        const char *text;
+        rc[i] = peek_slow(c, ids[i], &value[i], &text);
+    }
+}
+
+void tether__param_peek_values(const tether__param *ids, int n, int *restrict rc,
+                               long *restrict value)
+{
+    cache *c = &tls;
+    int i = 0;
+    if (env_same(&c->mark))
+        for (const slot *s; i < n && slot_fresh(&c->mark, s = &c->slots[ids[i]]); i++) {
+            rc[i] = s->rc;
+            value[i] = s->value;
+        }
+    if (i < n)
+        peek_values_slow(c, ids + i, n - i, rc + i, value + i);
 }
 
 long tether__param_quiet(tether__param id)

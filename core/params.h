@@ -112,6 +112,10 @@ int tether__param_text(tether__param id, const char **out);
  * default when unset or malformed) and text (NULL when unset). tether__param_quiet: the number
  * alone, for the logger, which the error path itself calls. */
 int tether__param_peek(tether__param id, long *value, const char **text);
+/* Settings ids[0..n) as tether__param_peek reads each (rc[i], value[i]; no text), the environment
+ * looked at once for all: for a use site that reads several on every call (core/algo/select.c). */
+void tether__param_peek_values(const tether__param *ids, int n, int *restrict rc,
+                               long *restrict value);
 long tether__param_quiet(tether__param id);
 /* The name the setting's value came from (the variable or an alias); NULL when unset. */
 const char *tether__param_from(tether__param id);

@@ -24,4 +24,12 @@ extern char **environ;
 #define tether__environ environ
 #endif
 
+/* A slow path kept out of its caller, so that the fast path around it stays a few instructions
+ * without the slow one's registers and stack to save. */
+#if defined(__GNUC__)
+#define TETHER__NOINLINE __attribute__((noinline))
+#else
+#define TETHER__NOINLINE
+#endif
+
 #endif

@@ -86,6 +86,8 @@ typedef struct tether__transport_ops {
      * stray connection, e.g. another size). */
     int (*open)(const tether__config *cfg, tether__ep **out, int *rank, int *size);
 
+    /* caps() and packet() answer the same from open()'s return to close(): core keeps the
+     * choices made from them per group (core/algo/select.c). */
     unsigned (*caps)(const tether__ep *ep);
 
     /* Optional: payload bytes one packet carries on this endpoint's links (the least of them, the

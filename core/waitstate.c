@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "errors.h"
 #include "params.h"
+#include "platform.h"
 #include "tag.h"
 #include "wire.h"
 
@@ -53,7 +54,16 @@ struct tether__waitstate {
     uint8_t *scratch;      /* the edges the next pack tells */
     int64_t looked_ms;     /* the verdict's last look */
     atomic_uint_fast64_t progress;
+    /* changes of mine, each under mu: a call's end that finds the count as its group's last end
+     * left it knows mine says what it would write, without the lock (tether__ws_call_end) */
+    atomic_uint_fast64_t changes;
 };
+
+/* mine changed (mu held). */
+static void changed(tether__waitstate *ws)
+{
+    atomic_fetch_add_explicit(&ws->changes, 1, memory_order_relaxed);
+}
 
 static int has(const uint8_t *bits, int r)
 {
@@ -84,6 +94,7 @@ tether__waitstate *tether__ws_new(int rank, int size, int period_ms)
     ws->scratch = ws->any_of + ws->nbytes;
     ws->mine.peer = ws->mine.tag = -1;
     atomic_init(&ws->progress, 0);
+    atomic_init(&ws->changes, 1); /* a group's first end (changes 0) never matches */
     pthread_mutex_init(&ws->mu, NULL);
     return ws;
 }
@@ -123,6 +134,7 @@ void tether__ws_wait_begin(tether__waitstate *ws, uint32_t group, uint32_t seq, 
     ws->mine.text[0] = '\0';
     ws->mine_name = NULL;
     copy_text(ws->mine.name, sizeof ws->mine.name, name);
+    changed(ws);
     if (peer == TETHER__WS_ANY) {
         ws->any++;
         for (int i = 0; i < n; i++)
@@ -139,8 +151,10 @@ void tether__ws_wait_end(tether__waitstate *ws, int peer, int progressed)
     pthread_mutex_lock(&ws->mu);
     if (peer == TETHER__WS_ANY && --ws->any == 0)
         memset(ws->any_of, 0, ws->nbytes);
-    if (--ws->waiting == 0)
+    if (--ws->waiting == 0) {
         ws->mine.what = IDLE;
+        changed(ws);
+    }
     pthread_mutex_unlock(&ws->mu);
     if (progressed)
         tether__ws_progress(ws);
@@ -152,11 +166,11 @@ void tether__ws_progress(tether__waitstate *ws)
         atomic_fetch_add_explicit(&ws->progress, 1, memory_order_relaxed);
 }
 
-void tether__ws_call_end(tether__waitstate *ws, uint32_t group, const char *name, int rc,
-                         const char *text)
+/* tether__ws_call_end where mine may have changed since the group's last end: under the lock. */
+TETHER__NOINLINE static void call_end_locked(tether__waitstate *ws, tether__ws_end *last,
+                                             uint32_t group, const char *name, int rc,
+                                             const char *text)
 {
-    if (!ws)
-        return;
     pthread_mutex_lock(&ws->mu);
     /* the record says so already (the same call again and again, as in a loop): its copies
      * were a twentieth of an 8-byte all-reduce's instructions */
@@ -171,8 +185,26 @@ void tether__ws_call_end(tether__waitstate *ws, uint32_t group, const char *name
         ws->mine.peer = ws->mine.tag = -1;
         copy_text(ws->mine.name, sizeof ws->mine.name, name);
         copy_text(ws->mine.text, sizeof ws->mine.text, rc < 0 ? text : "");
+        changed(ws);
+        same = rc >= 0;
     }
+    if (same) /* mine is this end's, as written or found */
+        *last =
+            (tether__ws_end){.changes = atomic_load_explicit(&ws->changes, memory_order_relaxed),
+                             .name = name,
+                             .rc = rc};
     pthread_mutex_unlock(&ws->mu);
+}
+
+void tether__ws_call_end(tether__waitstate *ws, tether__ws_end *last, uint32_t group,
+                         const char *name, int rc, const char *text)
+{
+    /* the same call, ending alike, in a loop: its group's last end left mine as this one would,
+     * and nothing changed it since (the lock was most of this function's instructions) */
+    if (!ws || (rc >= 0 && last->name == name && last->rc == rc &&
+                atomic_load_explicit(&ws->changes, memory_order_relaxed) == last->changes))
+        return;
+    call_end_locked(ws, last, group, name, rc, text);
 }
 
 /* Write v at p as core/wire.h does, and step past it. */

@@ -56,10 +56,18 @@ void tether__ws_wait_begin(tether__waitstate *ws, uint32_t group, uint32_t seq, 
 void tether__ws_wait_end(tether__waitstate *ws, int peer, int progressed);
 /* Core: a wait made progress (a request finished): its record is not stuck. Lock-free. */
 void tether__ws_progress(tether__waitstate *ws);
+/* What a call's end left in the record, kept by the caller per group (tether_group's ws_end): a
+ * later end of the same call with the same rc finds the record unchanged since without the lock. */
+typedef struct tether__ws_end {
+    uint64_t changes; /* the record's count of changes after it; 0: none yet */
+    const char *name;
+    int rc;
+} tether__ws_end;
+
 /* Core: a call on group ended with rc; a failure (text: its message) is told to the peers until
- * the next call ends well or waits. */
-void tether__ws_call_end(tether__waitstate *ws, uint32_t group, const char *name, int rc,
-                         const char *text);
+ * the next call ends well or waits. last is the group's tether__ws_end. */
+void tether__ws_call_end(tether__waitstate *ws, tether__ws_end *last, uint32_t group,
+                         const char *name, int rc, const char *text);
 /* Core, from a wait with no progress for a heartbeat period: TETHER_OK, or TETHER_EDEADLOCK /
  * TETHER_EPEER / TETHER_ENET with why (naming the cycle, or the failed peer and its error). Cheap:
  * it looks at most four times a period. */

@@ -14,31 +14,31 @@
 #include "core/algo/algo.h"
 #include "core/reduce.h"
 
-static int doubling(tether_group *g, const tether__coll *c, const tether__fold *f, char *buf,
-                    char *scratch, char *stage)
+static int doubling(tether_group *g, const tether__coll *c, const tether__wire *w,
+                    const tether__fold *f, char *buf, char *scratch, char *stage)
 {
-    tether__wire w = tether__wire_of(c);
-    size_t bytes = c->count * w.wsize;
+    size_t bytes = c->count * w->wsize;
     for (int k = 0; k < f->rounds; k++) {
         int partner = tether__fold_rank(f, f->newrank ^ (1 << k));
-        if (w.bf16)
+        if (w->bf16)
             tether__round_to_bf16((float *)buf, c->count);
-        const void *out = tether__wire_pack(&w, buf, stage, c->count);
+        const void *out = tether__wire_pack(w, buf, stage, c->count);
         TRY(tether__sendrecv(g, partner, out, bytes, partner, scratch, bytes, (uint32_t)(1 + k)));
-        TRY(tether__wire_reduce(&w, buf, scratch, c->count));
+        TRY(tether__wire_reduce(w, buf, scratch, c->count));
     }
-    if (w.bf16)
+    if (w->bf16)
         tether__round_to_bf16((float *)buf, c->count);
     return TETHER_OK;
 }
 
-static int run(tether_group *g, const tether__coll *c, char *scratch, char *stage)
+static int run(tether_group *g, const tether__coll *c, const tether__wire *w, char *scratch,
+               char *stage)
 {
     tether__fold f = tether__fold_of(g);
     char *buf = c->recv;
     TRY(tether__fold_in(g, c, &f, buf, scratch, stage, 0));
     if (f.newrank >= 0)
-        TRY(doubling(g, c, &f, buf, scratch, stage));
+        TRY(doubling(g, c, w, &f, buf, scratch, stage));
     return tether__fold_out(g, c, &f, buf, scratch, stage, (uint32_t)(1 + f.rounds));
 }
 
@@ -54,7 +54,7 @@ int tether__allreduce_tree(tether_group *g, const tether__coll *c)
         tether__scratch_small(g, &small, w.bf16 ? 2 * bytes : bytes, "tree receive buffer");
     if (!scratch)
         return TETHER_ENOMEM;
-    int rc = tether__algo_abort(g, run(g, c, scratch, w.bf16 ? scratch + bytes : NULL));
+    int rc = tether__algo_abort(g, run(g, c, &w, scratch, w.bf16 ? scratch + bytes : NULL));
     tether__scratch_release(g, scratch, &small);
     return rc;
 }

@@ -1,8 +1,17 @@
 /* core/algo/select.c - which algorithm runs a collective: TETHER_ALLREDUCE_ALGO, TETHER_TREE_BELOW,
  * the group size and the transport's links. The only place a choice is made (coll.c asks once per
- * call, before numbering it); the settings are read on every call through the parameter table's
+ * call, before numbering it). The settings are read on every call through the parameter table's
  * accessor, which parses and validates them again only when the environment changed
  * (core/params.c), so a malformed one fails the call that uses it before anything is sent.
+ *
+ * Each group keeps, per kind of call, the last choice and the call's signature with what they came
+ * from (a plan, core/group.h): the call's signed fields and the settings the choice read, as read
+ * now. A call that matches takes both and skips the rest: the policy below, the transport's caps()
+ * (a few loops over the peers) and the hash. Nothing else goes in: the group's size is fixed, and
+ * so are caps() and packet() once the transport's open() has returned (core/transport.h). The
+ * settings are compared by value, not by the accessor's per-thread epochs, so a group used from one
+ * thread after another stays right; a plan is made only when the choice succeeded, so a malformed
+ * setting the call uses never matches one and fails the call as before.
  *
  * Small messages where only ring neighbours are linked (a transport without TETHER__CAP_DIRECT, 3
  * or more ranks: the ring backend from 4 ranks, RDMA's ring mode): the neighbour algorithms
@@ -42,6 +51,7 @@
 #include "core/algo/select.h"
 #include "core/errors.h"
 #include "core/params.h"
+#include "core/platform.h"
 
 /* The names are the TETHER_ALLREDUCE_ALGO row's words, in tether__algo's order (core/env.c). */
 const char *tether__algo_name(tether__algo a)
@@ -210,20 +220,24 @@ static tether__algo bcast_auto(const tether_group *g, size_t bytes)
                : TETHER__ALGO_RING;
 }
 
-/* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call.
- */
-static tether__algo log_choice(const tether__coll *c, tether__algo a)
+/* TETHER_VERBOSE=1 shows the choice; only when it changes (per thread and kind), not on every call:
+ * the test inline, the message out of line. */
+TETHER__NOINLINE static void log_choice(const tether__coll *c)
 {
     static const char *const kinds[TETHER__COLL_KIND_COUNT] = {
         "all_reduce", "all_gather", "reduce_scatter", "broadcast",
         "all_to_all", "barrier",    "send/recv"};
+    TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize,
+              tether__algo_name(c->algo));
+}
+
+static void note_choice(const tether__coll *c)
+{
     static _Thread_local tether__algo last[TETHER__COLL_KIND_COUNT];
-    if ((int)c->kind >= 0 && c->kind < TETHER__COLL_KIND_COUNT && last[c->kind] != a) {
-        last[c->kind] = a;
-        TLOG_INFO("%s of %zu bytes: %s algorithm", kinds[c->kind], c->count * c->esize,
-                  tether__algo_name(a));
+    if (last[c->kind] != c->algo) {
+        last[c->kind] = c->algo;
+        log_choice(c);
     }
-    return a;
 }
 
 /* The algorithm of c on g under the settings in force, or TETHER_ECONFIG (recorded) when a setting
@@ -262,11 +276,62 @@ static int choose(const tether_group *g, const tether__coll *c)
     return TETHER__ALGO_TREE;
 }
 
-int tether__algo_choose(const tether_group *g, tether__coll *c)
+_Static_assert(TETHER__PLAN_KINDS == TETHER__COLL_KIND_COUNT, "a plan for every kind of call");
+
+/* c's key under the settings as they are now: all_reduce reads both, broadcast TETHER_TREE_BELOW
+ * alone, the others none (choose's reads). A malformed one is there as such (rc -1): a call that
+ * uses it never made a plan (choose failed), so it misses and fails again. */
+static void key_of(const tether__coll *c, tether__plan_key *k)
+{
+    static const tether__param ids[TETHER__PLAN_SETTINGS] = {TETHER__P_ALLREDUCE_ALGO,
+                                                             TETHER__P_TREE_BELOW};
+    *k = (tether__plan_key){
+        .count = c->count, .dt = c->dt, .op = c->op, .root = c->root, .wire_bf16 = c->wire_bf16};
+    int first = c->kind == TETHER__COLL_ALL_REDUCE  ? 0
+                : c->kind == TETHER__COLL_BROADCAST ? 1
+                                                    : TETHER__PLAN_SETTINGS;
+    if (first < TETHER__PLAN_SETTINGS)
+        tether__param_peek_values(ids + first, TETHER__PLAN_SETTINGS - first, k->set + first,
+                                  k->value + first);
+}
+
+static int key_same(const tether__plan_key *a, const tether__plan_key *b)
+{
+    for (int i = 0; i < TETHER__PLAN_SETTINGS; i++)
+        if (a->set[i] != b->set[i] || a->value[i] != b->value[i])
+            return 0;
+    return a->count == b->count && a->dt == b->dt && a->op == b->op && a->root == b->root &&
+           a->wire_bf16 == b->wire_bf16;
+}
+
+/* c takes p's algorithm and signature. */
+static int take(const tether__plan *p, tether__coll *c, uint32_t *sig)
+{
+    c->algo = (tether__algo)p->algo;
+    *sig = p->sig;
+    note_choice(c);
+    return TETHER_OK;
+}
+
+/* A plan for c under k, worked out anew into p, and taken: out of line, so that the policy's
+ * registers and stack stay off the path of a call that matches its plan. */
+TETHER__NOINLINE static int replan(const tether_group *g, tether__coll *c,
+                                   const tether__plan_key *k, tether__plan *p, uint32_t *sig)
 {
     int a = choose(g, c);
     if (a < 0)
         return a;
-    c->algo = log_choice(c, (tether__algo)a);
-    return TETHER_OK;
+    c->algo = (tether__algo)a;
+    *p = (tether__plan){.key = *k, .algo = a, .sig = tether__signature(c)};
+    return take(p, c, sig);
+}
+
+int tether__algo_choose(tether_group *g, tether__coll *c, uint32_t *sig)
+{
+    tether__plan *p = &g->plans[c->kind];
+    tether__plan_key k;
+    key_of(c, &k);
+    if (p->algo == TETHER__ALGO_AUTO || !key_same(&p->key, &k))
+        return replan(g, c, &k, p, sig);
+    return take(p, c, sig);
 }

@@ -31,16 +31,39 @@ static size_t packet_of(const tether__ep *ep)
 static const tether__transport_ops fake_ops = {
     .name = "fake", .caps = caps_of, .packet = packet_of};
 
+/* The group of n ranks over links of caps and packet: one per combination, kept from pick to pick
+ * as a program keeps its group, so that a pick after a setting changed meets the plan of the one
+ * before (a transport's caps and packet never change, core/transport.h). */
+static tether_group *group_of(int n, unsigned caps, size_t packet)
+{
+    static struct made {
+        unsigned caps;
+        size_t packet;
+        tether__world w;
+        tether_group g;
+    } made[64];
+    static int nmade;
+    for (int i = 0; i < nmade; i++)
+        if (made[i].g.size == n && made[i].caps == caps && made[i].packet == packet)
+            return &made[i].g;
+    assert_true(nmade < 64);
+    struct made *m = &made[nmade++];
+    *m = (struct made){.caps = caps, .packet = packet, .w = {.ops = &fake_ops}};
+    m->g = (tether_group){.world = &m->w, .size = n};
+    return &m->g;
+}
+
 static tether__algo pick(tether__coll_kind kind, int n, size_t bytes, unsigned caps)
 {
-    tether__world w = {.ops = &fake_ops};
-    tether_group g = {.world = &w, .size = n};
+    tether_group *g = group_of(n, caps, fake_packet);
     tether__coll c = {.kind = kind, .count = bytes, .esize = 1, .dt = TETHER_UINT8};
+    uint32_t sig;
     fake_caps = caps;
     tether__clear_error(); /* as every public call does first */
-    if (tether__algo_choose(&g, &c) != TETHER_OK)
+    if (tether__algo_choose(g, &c, &sig) != TETHER_OK)
         return TETHER__ALGO_AUTO; /* never chosen: the call fails with TETHER_ECONFIG */
     assert_int_not_equal(c.algo, TETHER__ALGO_AUTO);
+    assert_int_equal(sig, tether__signature(&c)); /* the plan's, of this very call */
     return c.algo;
 }
 
@@ -264,12 +287,23 @@ static void test_packet_band(void **state)
     tether_group g = {.world = &w, .size = 2};
     tether__coll c = {
         .kind = TETHER__COLL_ALL_REDUCE, .count = 16384, .esize = 4, .dt = TETHER_FLOAT32};
+    uint32_t sig, butterfly_sig;
     fake_caps = one_host;
-    assert_int_equal(tether__algo_choose(&g, &c), TETHER_OK);
+    assert_int_equal(tether__algo_choose(&g, &c, &butterfly_sig), TETHER_OK);
     assert_int_equal(c.algo, TETHER__ALGO_BUTTERFLY);
     c.wire_bf16 = 1;
-    assert_int_equal(tether__algo_choose(&g, &c), TETHER_OK);
+    assert_int_equal(tether__algo_choose(&g, &c, &sig), TETHER_OK);
     assert_int_equal(c.algo, TETHER__ALGO_TREE);
+    assert_int_equal(sig, tether__signature(&c));
+    c.wire_bf16 = 0; /* the plan follows the call back: chosen and signed again */
+    assert_int_equal(tether__algo_choose(&g, &c, &sig), TETHER_OK);
+    assert_int_equal(c.algo, TETHER__ALGO_BUTTERFLY);
+    assert_int_equal(sig, butterfly_sig);
+    c.op = TETHER_MAX; /* the same choice, signed anew */
+    assert_int_equal(tether__algo_choose(&g, &c, &sig), TETHER_OK);
+    assert_int_equal(c.algo, TETHER__ALGO_BUTTERFLY);
+    assert_int_equal(sig, tether__signature(&c));
+    assert_int_not_equal(sig, butterfly_sig);
     fake_packet = 0;
 }
 
