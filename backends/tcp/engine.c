@@ -441,7 +441,7 @@ static int fast_recv_of(tether__tcp_ep *ep, struct tether__req *r)
  * socket's end, a heartbeat, an abort and another thread's progress are seen as before, a few
  * microseconds later at most. Only while spinning: the first test after a sleep is full. Quick
  * tests across sleeps held ranks in a barrier for 15 sleep slices (~100 ms) in one start in ten
- * (fault.ring.bcastown.n3). */
+ * (measured: docs/perf/notes.md, backends/tcp/engine.c). */
 #define QUIET_POLLS 15
 
 static int quiet(tether__tcp_ep *ep, struct tether__req *r)
