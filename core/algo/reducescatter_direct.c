@@ -129,7 +129,9 @@ int tether__rs_direct(tether_group *g, const tether__coll *c, const tether__span
 int tether__reducescatter_direct(tether_group *g, const tether__coll *c)
 {
     int n = g->size;
-    tether__span *blocks = tether__scratch(g, sizeof *blocks * (size_t)n, "block table");
+    tether__small small; /* the table on the stack, as the direct all-gather's */
+    tether__span *blocks =
+        tether__scratch_small(g, &small, sizeof *blocks * (size_t)n, "block table");
     if (!blocks)
         return TETHER_ENOMEM;
     for (int b = 0; b < n; b++) {
@@ -140,6 +142,6 @@ int tether__reducescatter_direct(tether_group *g, const tether__coll *c)
                                    .off = off};
     }
     int rc = tether__rs_direct(g, c, blocks, NULL, 0, 0);
-    tether__scratch_free(g, blocks);
+    tether__scratch_release(g, blocks, &small);
     return rc;
 }
