@@ -151,8 +151,9 @@ static void wait_begin(tether_group *g, int *began)
     *began = 1;
 }
 
-/* The wait; *began is set once it told the heartbeats it sleeps (tether__ws_wait_begin). */
-static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began)
+/* The wait, from a first test that found requests pending (its progress flag in progress); *began
+ * is set once it told the heartbeats it sleeps (tether__ws_wait_begin). */
+static int wait_loop(tether_group *g, tether__tester test, void *arg, int progress, int *began)
 {
     tether__world *w = g->world;
     /* 0: no deadline (TETHER_TIMEOUT=0): the wait lasts while the peers answer heartbeats */
@@ -172,9 +173,8 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int *began
     /* how the wait since then went: only progress after an empty test says how long replies take
      * (a send that completes at once does not) */
     enum { FRESH, SPUN, SLEPT } waited = FRESH;
-    for (;;) {
-        int progress = 0;
-        int pending = test(arg, &progress);
+    /* each pass tests again, but the first: its test was the caller's */
+    for (int pending = 1;; progress = 0, pending = test(arg, &progress)) {
         if (pending < 0)
             return pending;
         if (pending == 0 && waited == FRESH)
@@ -243,7 +243,7 @@ int tether__wait_until(tether_group *g, tether__tester test, void *arg)
     if (rc <= 0) /* done, or failed, at the first look: no clock read, no wait (a small call's
                     sends into a pair's ring, a broadcast root's above all) */
         return rc;
-    rc = wait_loop(g, test, arg, &began);
+    rc = wait_loop(g, test, arg, progress, &began);
     if (began)
         tether__ws_wait_end(g->world->ws, peer, 1);
     return rc;

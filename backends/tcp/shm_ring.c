@@ -234,17 +234,22 @@ void tether__shm_put_frame(tether__shm *s, const unsigned char hdr[TETHER__SHM_H
     publish(s, head + TETHER__SHM_HDR + len, ring);
 }
 
+/* Copy the n bytes at ring position pos into dst, wrapping at its end. */
+static void get(const tether__shm *s, uint64_t pos, void *dst, uint64_t n)
+{
+    uint64_t at = pos & (s->cap - 1), first = n < s->cap - at ? n : s->cap - at;
+    memcpy(dst, s->rx->data + at, (size_t)first);
+    if (n > first)
+        memcpy((unsigned char *)dst + first, s->rx->data, (size_t)(n - first));
+}
+
 /* Copy len bytes from ring position tail + skip into dst, then consume skip + len: *ring as
  * tether__shm_read says. */
 static void consume(tether__shm *s, uint64_t tail, uint64_t skip, void *dst, uint64_t len,
                     int *ring)
 {
     struct tether__shm_ring *r = s->rx;
-    uint64_t at = (tail + skip) & (s->cap - 1);
-    uint64_t first = len < s->cap - at ? len : s->cap - at;
-    memcpy(dst, r->data + at, (size_t)first);
-    if (len > first)
-        memcpy((unsigned char *)dst + first, r->data, (size_t)(len - first));
+    get(s, tail + skip, dst, len);
     atomic_store_explicit(&r->tail, tail + skip + len, memory_order_seq_cst);
     *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
             atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
@@ -272,15 +277,6 @@ static uint64_t waiting_for(tether__shm *s, uint64_t tail, uint64_t want)
     if (s->head_seen - tail < want)
         s->head_seen = atomic_load_explicit(&s->rx->head, memory_order_acquire);
     return s->head_seen - tail;
-}
-
-/* Copy the n bytes at ring position pos into dst, wrapping at its end. */
-static void get(const tether__shm *s, uint64_t pos, void *dst, uint64_t n)
-{
-    uint64_t at = pos & (s->cap - 1), first = n < s->cap - at ? n : s->cap - at;
-    memcpy(dst, s->rx->data + at, (size_t)first);
-    if (n > first)
-        memcpy((unsigned char *)dst + first, s->rx->data, (size_t)(n - first));
 }
 
 int tether__shm_peek(tether__shm *s, void *dst, size_t n)

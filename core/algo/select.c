@@ -71,38 +71,34 @@ int tether__algo_parse(const char *s)
     return -1;
 }
 
-/* The algorithm settings, through the parameter table's accessor: parsed again only when the
- * environment changed since this thread last read them (core/params.c), so a call pays a few
- * loads; the quiet read first, and the one that records TETHER_ECONFIG naming the setting only for
- * a malformed one, for the call that uses it. */
-static int setting(tether__param id, long *v)
-{
-    const char *text;
-    int rc = tether__param_peek(id, v, &text);
-    return rc < 0 ? tether__param_long(id, v) : rc;
-}
+/* The settings a choice may read, and the kinds that read them. A kind reads the last reads[kind]
+ * of settings[]: all_reduce both, broadcast TETHER_TREE_BELOW, the others none. key_of() reads
+ * exactly these into a plan's key, and choose() sees the settings only through that key
+ * (setting()), so a plan's key holds everything its choice read: a kind that starts reading a
+ * setting is keyed by it once it is in reads[], and reads it as unset until then. */
+enum { S_ALGO, S_BELOW };
+static const tether__param settings[TETHER__PLAN_SETTINGS] = {[S_ALGO] = TETHER__P_ALLREDUCE_ALGO,
+                                                              [S_BELOW] = TETHER__P_TREE_BELOW};
+static const unsigned char reads[TETHER__COLL_KIND_COUNT] = {[TETHER__COLL_ALL_REDUCE] = 2,
+                                                             [TETHER__COLL_BROADCAST] = 1};
 
-static int forced_algo(long *algo)
+/* Setting i as k holds it: 1 and its value in *v where set, 0 and the default where unset; a
+ * malformed one read again through the accessor, which records TETHER_ECONFIG naming it, so the
+ * call that uses it fails before anything is sent. */
+static int setting(const tether__plan_key *k, int i, long *v)
 {
-    return setting(TETHER__P_ALLREDUCE_ALGO, algo);
-}
-
-/* 1 and the bytes in *below where TETHER_TREE_BELOW is set, 0 where each collective keeps its
- * own threshold, or TETHER_ECONFIG. */
-static int tree_below(size_t *below)
-{
-    long v;
-    int rc = setting(TETHER__P_TREE_BELOW, &v);
-    *below = (size_t)v;
-    return rc;
+    if (k->set[i] < 0)
+        return tether__param_long(settings[i], v);
+    *v = k->value[i];
+    return k->set[i];
 }
 
 int tether__algo_settings_check(void)
 {
-    long algo;
-    size_t below;
-    TRY(forced_algo(&algo));
-    TRY(tree_below(&below));
+    for (int i = 0; i < TETHER__PLAN_SETTINGS; i++) {
+        long v;
+        TRY(tether__param_long(settings[i], &v));
+    }
     return TETHER_OK;
 }
 
@@ -240,31 +236,31 @@ static void note_choice(const tether__coll *c)
     }
 }
 
-/* The algorithm of c on g under the settings in force, or TETHER_ECONFIG (recorded) when a setting
- * c uses is malformed. */
-static int choose(const tether_group *g, const tether__coll *c)
+/* The algorithm of c on g under the settings in k (key_of), or TETHER_ECONFIG (recorded) when a
+ * setting c uses is malformed. */
+static int choose(const tether_group *g, const tether__coll *c, const tether__plan_key *k)
 {
-    size_t bytes = c->count * c->esize, below;
-    long algo;
+    size_t bytes = c->count * c->esize;
+    long algo, below;
     int set;
     switch (c->kind) {
     case TETHER__COLL_ALL_REDUCE:
-        TRY(forced_algo(&algo));
+        TRY(setting(k, S_ALGO, &algo));
         if (algo != TETHER__ALGO_AUTO)
             return (int)algo;
-        TRY(set = tree_below(&below));
+        TRY(set = setting(k, S_BELOW, &below));
         if (!set && allreduce_packet_band(g, c))
             return TETHER__ALGO_BUTTERFLY;
-        return allreduce_auto(g, bytes, set ? below : allreduce_tree_below(g, bytes));
+        return allreduce_auto(g, bytes, set ? (size_t)below : allreduce_tree_below(g, bytes));
     case TETHER__COLL_ALL_GATHER:
         return gather_auto(g, bytes * (size_t)g->size);
     case TETHER__COLL_REDUCE_SCATTER:
         return full_mesh(g, caps_of(g)) ? TETHER__ALGO_DIRECT : TETHER__ALGO_RING;
     case TETHER__COLL_BROADCAST:
-        TRY(set = tree_below(&below));
+        TRY(set = setting(k, S_BELOW, &below));
         if (!set)
             return bcast_auto(g, bytes);
-        return bytes < below ? small_algo(g, caps_of(g)) : TETHER__ALGO_RING;
+        return bytes < (size_t)below ? small_algo(g, caps_of(g)) : TETHER__ALGO_RING;
     case TETHER__COLL_ALL_TO_ALL:
         return TETHER__ALGO_DIRECT;
     case TETHER__COLL_BARRIER:
@@ -278,21 +274,16 @@ static int choose(const tether_group *g, const tether__coll *c)
 
 _Static_assert(TETHER__PLAN_KINDS == TETHER__COLL_KIND_COUNT, "a plan for every kind of call");
 
-/* c's key under the settings as they are now: all_reduce reads both, broadcast TETHER_TREE_BELOW
- * alone, the others none (choose's reads). A malformed one is there as such (rc -1): a call that
- * uses it never made a plan (choose failed), so it misses and fails again. */
+/* c's key under the settings as they are now: the signed fields, and the settings its kind reads
+ * (reads[]), as tether__param_peek_values gives them. A malformed one is there as such (rc -1): a
+ * call that uses it never made a plan (choose failed), so it misses and fails again. */
 static void key_of(const tether__coll *c, tether__plan_key *k)
 {
-    static const tether__param ids[TETHER__PLAN_SETTINGS] = {TETHER__P_ALLREDUCE_ALGO,
-                                                             TETHER__P_TREE_BELOW};
     *k = (tether__plan_key){
         .count = c->count, .dt = c->dt, .op = c->op, .root = c->root, .wire_bf16 = c->wire_bf16};
-    int first = c->kind == TETHER__COLL_ALL_REDUCE  ? 0
-                : c->kind == TETHER__COLL_BROADCAST ? 1
-                                                    : TETHER__PLAN_SETTINGS;
-    if (first < TETHER__PLAN_SETTINGS)
-        tether__param_peek_values(ids + first, TETHER__PLAN_SETTINGS - first, k->set + first,
-                                  k->value + first);
+    int n = reads[c->kind], first = TETHER__PLAN_SETTINGS - n;
+    if (n)
+        tether__param_peek_values(settings + first, n, k->set + first, k->value + first);
 }
 
 static int key_same(const tether__plan_key *a, const tether__plan_key *b)
@@ -318,7 +309,7 @@ static int take(const tether__plan *p, tether__coll *c, uint32_t *sig)
 TETHER__NOINLINE static int replan(const tether_group *g, tether__coll *c,
                                    const tether__plan_key *k, tether__plan *p, uint32_t *sig)
 {
-    int a = choose(g, c);
+    int a = choose(g, c, k);
     if (a < 0)
         return a;
     c->algo = (tether__algo)a;
