@@ -63,6 +63,10 @@ typedef struct tether__post {
  * TCP, both directions of the pair proved readable), so one rank that cannot read, or a peer in
  * another pid namespace, clears it for every rank. */
 #define TETHER__CAP_READS_MEMORY 4u
+/* Every peer is on this host and the backend's rings in shared memory carry the small messages:
+ * no system call per message, so algorithms need not save messages at the cost of rounds. From
+ * TETHER__CAP_ONE_HOST and a setting, which every rank sees alike, not from each pair's rings. */
+#define TETHER__CAP_MEMORY_RINGS 8u
 
 /* probe(): no such message from the peer, and none will come (it closed normally). */
 #define TETHER__PROBE_GONE 2

@@ -66,6 +66,13 @@
  * N = 4 and 5 the neighbour algorithm took half to two thirds of the ring's time up to this size,
  * the largest measured (measured: docs/perf/notes.md, core/algo/algo.h). */
 #define TETHER__NEIGHBOR_GATHER_MAX ((size_t)256 * 1024)
+/* Auto choice on a full mesh of a power of two ranks, 4 or more, whose messages go through sockets:
+ * an all-gather whose whole result is at most this many bytes takes recursive doubling (log2(n)
+ * rounds, one message each way per rank), the direct algorithm above (core/algo/select.c). On
+ * loopback doubling still won at 256 KiB, but there every link is the same memory; separate
+ * cables (a Thunderbolt mesh) carry the direct algorithm's n - 1 blocks at once, so the bound stays
+ * where the latency dominates. */
+#define TETHER__DOUBLING_GATHER_MAX ((size_t)64 * 1024)
 /* Auto choice where only ring neighbours are linked: below this many bytes all-reduce takes the
  * neighbour algorithm, the ring from here (unless TETHER_TREE_BELOW says otherwise). The
  * neighbour algorithm sends n - 1 vectors per rank against the ring's 2(n - 1)/n, but in
@@ -270,6 +277,7 @@ int tether__allreduce_neighbor(tether_group *g, const tether__coll *c);
 int tether__allgather_ring(tether_group *g, const tether__coll *c);
 int tether__allgather_direct(tether_group *g, const tether__coll *c);
 int tether__allgather_neighbor(tether_group *g, const tether__coll *c);
+int tether__allgather_doubling(tether_group *g, const tether__coll *c);
 int tether__reducescatter_ring(tether_group *g, const tether__coll *c);
 int tether__reducescatter_direct(tether_group *g, const tether__coll *c);
 int tether__broadcast_tree(tether_group *g, const tether__coll *c);

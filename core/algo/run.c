@@ -20,6 +20,7 @@ static const algo_fn algos[TETHER__COLL_KIND_COUNT][TETHER__ALGO_COUNT] = {
     [TETHER__COLL_ALL_GATHER] =
         {
             [TETHER__ALGO_RING] = tether__allgather_ring,
+            [TETHER__ALGO_TREE] = tether__allgather_doubling,
             [TETHER__ALGO_DIRECT] = tether__allgather_direct,
             [TETHER__ALGO_NEIGHBOR] = tether__allgather_neighbor,
         },

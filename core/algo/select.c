@@ -37,7 +37,8 @@
  * shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
  * (docs/tuning.md). all_gather and reduce_scatter: direct on such a mesh, else ring; all_gather
  * whose result is at most TETHER__NEIGHBOR_GATHER_MAX bytes where only neighbours are linked:
- * neighbour. all_to_all: direct (every message at once). broadcast: the pipelined chain (RING),
+ * neighbour; at most TETHER__DOUBLING_GATHER_MAX on a mesh of 4, 8, ... ranks whose messages
+ * cross sockets: recursive doubling. all_to_all: direct (every message at once). broadcast: the pipelined chain (RING),
  * but the neighbour algorithm for small messages where only neighbours are linked and the binomial
  * tree for large ones where peers read each other's memory (bcast_auto); under an explicit
  * TETHER_TREE_BELOW the neighbour algorithm or the tree, the chain above. barrier: neighbour where
@@ -186,13 +187,24 @@ static tether__algo allreduce_auto(const tether_group *g, size_t bytes, size_t t
 }
 
 /* All-gather of result_bytes in all: the neighbour algorithm for small results where only
- * neighbours are linked, else direct on a full mesh, else the ring. */
+ * neighbours are linked; on a full mesh recursive doubling (TREE) for small results of 4, 8, ...
+ * ranks whose messages go through sockets (not every link a ring in shared memory), else direct;
+ * else the ring. Through sockets each message is a system call at both ends and a trip through the
+ * kernel: at N = 4 doubling's 8 messages took 0.7-0.8 of the direct algorithm's 12's time up to
+ * 256 KiB; through the rings of one host the two were level (docs/perf/notes.md). Above
+ * TETHER__DOUBLING_GATHER_MAX direct keeps every link busy at once, as separate cables want. */
 static tether__algo gather_auto(const tether_group *g, size_t result_bytes)
 {
     unsigned caps = caps_of(g);
     if (neighbours_only(g, caps) && result_bytes <= TETHER__NEIGHBOR_GATHER_MAX)
         return TETHER__ALGO_NEIGHBOR;
-    return full_mesh(g, caps) ? TETHER__ALGO_DIRECT : TETHER__ALGO_RING;
+    if (!full_mesh(g, caps))
+        return TETHER__ALGO_RING;
+    int pof2 = (g->size & (g->size - 1)) == 0;
+    return g->size >= 4 && pof2 && result_bytes <= TETHER__DOUBLING_GATHER_MAX &&
+                   !(caps & TETHER__CAP_MEMORY_RINGS)
+               ? TETHER__ALGO_TREE
+               : TETHER__ALGO_DIRECT;
 }
 
 /* Broadcast's default (TETHER_TREE_BELOW unset). Where only neighbours are linked, the neighbour

@@ -41,12 +41,12 @@ static tether_group *group_of(int n, unsigned caps, size_t packet)
         size_t packet;
         tether__world w;
         tether_group g;
-    } made[64];
+    } made[128];
     static int nmade;
     for (int i = 0; i < nmade; i++)
         if (made[i].g.size == n && made[i].caps == caps && made[i].packet == packet)
             return &made[i].g;
-    assert_true(nmade < 64);
+    assert_true(nmade < 128);
     struct made *m = &made[nmade++];
     *m = (struct made){.caps = caps, .packet = packet, .w = {.ops = &fake_ops}};
     m->g = (tether_group){.world = &m->w, .size = n};
@@ -128,7 +128,20 @@ static void test_auto_policy(void **state)
     for (int n = 2; n <= 4; n++)
         assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, n, lo, TETHER__CAP_DIRECT),
                          TETHER__ALGO_DIRECT);
-    assert_int_equal(pick(TETHER__COLL_ALL_GATHER, 4, 1, TETHER__CAP_DIRECT), TETHER__ALGO_DIRECT);
+    /* all_gather on a full mesh, by the whole result: recursive doubling for small results of 4,
+     * 8, ... ranks whose messages cross sockets, else direct */
+    const unsigned rings = one_host | TETHER__CAP_MEMORY_RINGS;
+    for (int n = 2; n <= TETHER__DIRECT_MAX_RANKS; n++) {
+        size_t most = TETHER__DOUBLING_GATHER_MAX / (size_t)n;
+        int doubles = n >= 4 && (n & (n - 1)) == 0;
+        assert_int_equal(pick(TETHER__COLL_ALL_GATHER, n, 1, TETHER__CAP_DIRECT),
+                         doubles ? TETHER__ALGO_TREE : TETHER__ALGO_DIRECT);
+        assert_int_equal(pick(TETHER__COLL_ALL_GATHER, n, most, one_host),
+                         doubles ? TETHER__ALGO_TREE : TETHER__ALGO_DIRECT);
+        assert_int_equal(pick(TETHER__COLL_ALL_GATHER, n, most + 1, TETHER__CAP_DIRECT),
+                         TETHER__ALGO_DIRECT);
+        assert_int_equal(pick(TETHER__COLL_ALL_GATHER, n, 1, rings), TETHER__ALGO_DIRECT);
+    }
     assert_int_equal(pick(TETHER__COLL_REDUCE_SCATTER, 4, 1, 0), TETHER__ALGO_RING);
     /* broadcast on a full mesh: the chain, but the tree where readers copy large buffers */
     for (int n = 3; n <= 8; n++) {
@@ -157,6 +170,7 @@ static void test_auto_neighbours(void **state)
     unsetenv("TETHER_ALLREDUCE_ALGO");
     unsetenv("TETHER_TREE_BELOW");
     size_t small = TETHER__TREE_BELOW_DEFAULT - 1, large = TETHER__TREE_BELOW_DEFAULT;
+    const unsigned rings = TETHER__CAP_ONE_HOST | TETHER__CAP_MEMORY_RINGS;
     for (int n = 3; n <= 2 * TETHER__DIRECT_MAX_RANKS; n++) {
         assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, n, small, 0), TETHER__ALGO_NEIGHBOR);
         assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, n, 1, TETHER__CAP_ONE_HOST),
@@ -187,7 +201,7 @@ static void test_auto_neighbours(void **state)
                          TETHER__ALGO_TREE);
         assert_int_equal(pick(TETHER__COLL_BARRIER, n, 0, TETHER__CAP_DIRECT), TETHER__ALGO_TREE);
         assert_int_equal(pick(TETHER__COLL_BROADCAST, n, 1, TETHER__CAP_DIRECT), TETHER__ALGO_RING);
-        assert_int_equal(pick(TETHER__COLL_ALL_GATHER, n, 1, TETHER__CAP_DIRECT),
+        assert_int_equal(pick(TETHER__COLL_ALL_GATHER, n, 1, TETHER__CAP_DIRECT | rings),
                          n <= TETHER__DIRECT_MAX_RANKS ? TETHER__ALGO_DIRECT : TETHER__ALGO_RING);
     }
     /* two ranks: the one neighbour is every peer */
@@ -212,7 +226,8 @@ static void test_overrides(void **state)
     assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, 4, 10, TETHER__CAP_DIRECT),
                      TETHER__ALGO_BUTTERFLY);
     /* forcing all_reduce leaves the others alone */
-    assert_int_equal(pick(TETHER__COLL_ALL_GATHER, 4, 10, TETHER__CAP_DIRECT), TETHER__ALGO_DIRECT);
+    assert_int_equal(pick(TETHER__COLL_ALL_GATHER, 4, 10, TETHER__CAP_DIRECT), TETHER__ALGO_TREE);
+    assert_int_equal(pick(TETHER__COLL_ALL_GATHER, 3, 10, TETHER__CAP_DIRECT), TETHER__ALGO_DIRECT);
     setenv("TETHER_ALLREDUCE_ALGO", "fast", 1);
     assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, 4, 10, 0), TETHER__ALGO_AUTO);
     assert_non_null(strstr(tether_last_error(), "TETHER_ALLREDUCE_ALGO=\"fast\""));
