@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "passed.h"
 
 struct tether__passed_group {
@@ -100,14 +101,18 @@ tether__passed_action tether__passed_look(tether__passed *p, tether__passed_seen
 {
     if (!p)
         return TETHER__PASSED_NONE;
-    uint64_t now = atomic_load_explicit(&p->moves, memory_order_acquire);
-    if (now == s->moves)
+    uint64_t moves = atomic_load_explicit(&p->moves, memory_order_acquire);
+    if (moves == s->moves)
         return TETHER__PASSED_NONE;
-    s->moves = now;
+    s->moves = moves;
     s->quiet = recvs == s->recvs ? s->quiet + 1 : 0;
     s->recvs = recvs;
     if (s->quiet < TETHER__PASSED_QUIET)
         return TETHER__PASSED_SWEEP;
+    int64_t now = tether__now_us(); /* only here: a rank that receives reads no clock */
+    if (s->drained_us && now - s->drained_us < TETHER__PASSED_DRAIN_US)
+        return TETHER__PASSED_SWEEP; /* still quiet: the first look past the interval reads */
     s->quiet = 0;
+    s->drained_us = now;
     return TETHER__PASSED_DRAIN;
 }

@@ -44,12 +44,18 @@ int tether__passed_stale(tether__passed *p, tether__tag tag, int peer, char *why
  * call) reads nothing either: a transport leaves bytes no receive wants where they are (a socket,
  * a completion queue), so the messages of a rank that disagrees, or its abort, would wait unread
  * while every call returns TETHER_OK. So after TETHER__PASSED_QUIET such calls in a row it reads
- * what waits first (one look in so many calls of a root, none for a rank that receives). */
+ * what waits first (one look in so many calls of a root, none for a rank that receives), and at
+ * most once in TETHER__PASSED_DRAIN_US: a read is a system call per socket, and a root of small
+ * broadcasts in a loop, reading every third call, spent a third of its time there (sockets, N =
+ * 4, 8 B: 7.9 us a call, 5.3 without the reads; measured: docs/perf/notes.md, core/passed.h). A
+ * disagreement then shows within a millisecond and three calls. */
 #define TETHER__PASSED_QUIET 3
+#define TETHER__PASSED_DRAIN_US 1000
 typedef struct tether__passed_seen {
-    uint64_t moves; /* p's moves at the last look */
-    uint64_t recvs; /* the transport's receives posted by then */
-    int quiet;      /* looks in a row with no receive posted between them */
+    uint64_t moves;     /* p's moves at the last look */
+    uint64_t recvs;     /* the transport's receives posted by then */
+    int quiet;          /* looks in a row with no receive posted between them */
+    int64_t drained_us; /* when the last look that read what waits was (0: none yet) */
 } tether__passed_seen;
 typedef enum {
     TETHER__PASSED_NONE,  /* no call over since the last look */

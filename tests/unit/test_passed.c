@@ -8,9 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "core/clock.h"
 #include "core/passed.h"
 
 static tether__tag tag(uint32_t group, uint32_t seq)
@@ -90,13 +92,29 @@ static void test_look(void **state)
         assert_int_equal(tether__passed_look(p, &s, recvs), TETHER__PASSED_SWEEP);
         assert_int_equal(tether__passed_look(p, &s, recvs), TETHER__PASSED_NONE);
     }
-    /* a root that receives nothing reads what waits every TETHER__PASSED_QUIET calls */
-    for (uint32_t k = 11; k <= 10 + 2 * TETHER__PASSED_QUIET; k++) {
-        tether__passed_set(p, &g, 0, k);
-        int drain = (k - 10) % TETHER__PASSED_QUIET == 0;
+    /* a root that receives nothing reads what waits after TETHER__PASSED_QUIET calls... */
+    uint32_t k = 10;
+    for (int i = 1; i <= TETHER__PASSED_QUIET; i++) {
+        tether__passed_set(p, &g, 0, ++k);
         assert_int_equal(tether__passed_look(p, &s, recvs),
-                         drain ? TETHER__PASSED_DRAIN : TETHER__PASSED_SWEEP);
+                         i == TETHER__PASSED_QUIET ? TETHER__PASSED_DRAIN : TETHER__PASSED_SWEEP);
     }
+    /* ...and then at most once in TETHER__PASSED_DRAIN_US, at the first call past it */
+    int64_t drained = tether__now_us();
+    for (int i = 0; i < 4 * TETHER__PASSED_QUIET; i++) {
+        tether__passed_set(p, &g, 0, ++k);
+        tether__passed_action a = tether__passed_look(p, &s, recvs);
+        if (tether__now_us() - drained < TETHER__PASSED_DRAIN_US)
+            assert_int_equal(a, TETHER__PASSED_SWEEP);
+    }
+    struct timespec pause = {0, (TETHER__PASSED_DRAIN_US + 100) * 1000L};
+    nanosleep(&pause, NULL);
+    tether__passed_set(p, &g, 0, ++k);
+    assert_int_equal(tether__passed_look(p, &s, recvs), TETHER__PASSED_DRAIN);
+    /* a receive posted starts the count again */
+    nanosleep(&pause, NULL);
+    tether__passed_set(p, &g, 0, ++k);
+    assert_int_equal(tether__passed_look(p, &s, ++recvs), TETHER__PASSED_SWEEP);
     assert_int_equal(tether__passed_look(NULL, &s, recvs), TETHER__PASSED_NONE);
     tether__passed_free(p);
 }
