@@ -8,6 +8,7 @@
 #include "group.h"
 #include "params.h"
 #include "platform.h"
+#include "spin.h"
 
 static tether_group *group_alloc(tether__world *w, int rank, int size)
 {
@@ -88,6 +89,10 @@ static int world_group(const tether__transport_ops *ops, tether__ep *ep, const t
         w->cfg = *cfg;
     else
         tether__config_load(&w->cfg); /* singleton: defaults are enough; errors were reported */
+    /* ranks of one host outnumbering its CPUs spin without the hot start (core/spin.h); ranks
+     * spread over hosts count as one here, as they rarely crowd a host */
+    int here = ops && ops->caps && (ops->caps(ep) & TETHER__CAP_ONE_HOST) ? size : 1;
+    w->hot_spin_us = tether__spin_hot_us(here);
     /* the heartbeats carry what each rank is doing; out of memory, waits go on without verdicts */
     if (ops && ops->watch && ops->alive && size > 1 && w->cfg.deadlock) {
         w->ws = tether__ws_new(rank, size, w->cfg.heartbeat_ms);

@@ -33,6 +33,7 @@ typedef struct tether__world {
     size_t ncreates;
     pthread_mutex_t lock; /* guards refs, broken and creates */
     tether__config cfg;
+    int hot_spin_us;        /* a wait's first microseconds without yielding (core/spin.h) */
     pid_t owner;            /* the process that formed it, for messages */
     unsigned generation;    /* tether__forks when it was formed */
     tether__waitstate *ws;  /* what the ranks are doing (heartbeats); NULL without verdicts */

@@ -31,9 +31,16 @@
 #define TETHER__SPIN_WAKE_MAX_US 1000
 /* The first microseconds of a spin poll without yielding (core/wait.c): a peer on another core
  * answers through a shared ring in under a microsecond, and a sched_yield() in a VM costs about
- * one; ranks that share a core lose at most this per wait (8-byte all-reduce at N = 2: 2.6 us with
- * a yield per poll, 1.6 with 2 us hot, 1.4 with 5; N = 4 on 2 cores unchanged within noise). */
+ * one (8-byte all-reduce at N = 2: 2.6 us with a yield per poll, 1.6 with 2 us hot, 1.4 with 5).
+ * Not where this host has more ranks than CPUs: there the peer a wait needs is often queued on
+ * the waiter's own CPU, and every hot microsecond delays it (8-byte all-reduce on 2 CPUs: N = 3
+ * 5.9-6.3 us a call with 3 us hot, 4.6-4.7 without; N = 4 6.5-10.1 against 4.7-6.4; measured:
+ * docs/perf/notes.md, core/spin.h). */
 #define TETHER__SPIN_HOT_US 3
+
+/* The hot spin of a rank with ranks_here ranks (itself included) on its host: TETHER__SPIN_HOT_US,
+ * or 0 where they outnumber the host's online CPUs. */
+int tether__spin_hot_us(int ranks_here);
 
 typedef struct tether__spin {
     int64_t budget;       /* microseconds; -1 until first use */

@@ -210,11 +210,11 @@ static int wait_loop(tether_group *g, tether__tester test, void *arg, int progre
             budget = tether__spin_budget(&spin, w->cfg.spin_us);
         if (now - spin_from < (probe.t ? w->cfg.spin_us : budget)) {
             /* a reply is often microseconds away; yield so ranks sharing a core run, but not in
-             * the first TETHER__SPIN_HOT_US, where the reply of a peer on another core (through
+             * the first w->hot_spin_us, where the reply of a peer on another core (through
              * shared memory: a fraction of a microsecond) would wait for the system call */
             if (waited == FRESH)
                 waited = SPUN;
-            if (now - spin_from < TETHER__SPIN_HOT_US)
+            if (now - spin_from < w->hot_spin_us)
                 tether__cpu_relax();
             else
                 sched_yield();
