@@ -63,9 +63,9 @@ typedef struct tether__post {
  * TCP, both directions of the pair proved readable), so one rank that cannot read, or a peer in
  * another pid namespace, clears it for every rank. */
 #define TETHER__CAP_READS_MEMORY 4u
-/* Every peer is on this host and the backend's rings in shared memory carry the small messages:
- * no system call per message, so algorithms need not save messages at the cost of rounds. From
- * TETHER__CAP_ONE_HOST and a setting, which every rank sees alike, not from each pair's rings. */
+/* Every pair of ranks has rings in shared memory for its small messages (so every rank is on this
+ * host): no system call per message, so algorithms need not save messages at the cost of rounds.
+ * Every rank must see it alike: a backend agrees on it among all ranks as it opens. */
 #define TETHER__CAP_MEMORY_RINGS 8u
 
 /* probe(): no such message from the peer, and none will come (it closed normally). */

@@ -44,6 +44,7 @@ int tether__frame_decode(const unsigned char in[TETHER__FRAME_SIZE], tether__fra
     case TETHER__FRAME_TUNNEL:
     case TETHER__FRAME_SWITCH:
     case TETHER__FRAME_SHM_OFFER:
+    case TETHER__FRAME_RINGS_ALL:
     case TETHER__FRAME_SHM_ON:
         return 0;
     }

@@ -56,6 +56,10 @@
  * (the higher rank's also accepts the offer); code 0, the offer is declined. */
 #define TETHER__FRAME_SHM_OFFER 0x54464410u
 #define TETHER__FRAME_SHM_ON 0x54464411u
+/* The end of opening on a full mesh, once the sender's every pair has settled its rings: code 1
+ * when each of them has rings, else 0 (a header alone). Every rank ANDs its own with every peer's,
+ * so all agree whether every pair of the job has rings (TETHER__CAP_MEMORY_RINGS). */
+#define TETHER__FRAME_RINGS_ALL 0x54464412u
 static inline int tether__frame_is_cma(uint32_t type)
 {
     return type >= TETHER__FRAME_CMA_OFFER &&

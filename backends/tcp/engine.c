@@ -601,6 +601,6 @@ unsigned tether__tcp_caps(const tether__ep *tep)
     const tether__tcp_ep *ep = (const tether__tcp_ep *)tep;
     return (every_peer_linked(ep) ? TETHER__CAP_DIRECT : 0) |
            (ep->one_host ? TETHER__CAP_ONE_HOST : 0) |
-           (ep->one_host && ep->shm_cap ? TETHER__CAP_MEMORY_RINGS : 0) |
+           (ep->rings_all ? TETHER__CAP_MEMORY_RINGS : 0) |
            (reads_memory(ep) ? TETHER__CAP_READS_MEMORY : 0);
 }

@@ -63,8 +63,8 @@ void tether__tcp_close(tether__tcp_ep *ep);
  * address at both ends: links are then memory copies on shared cores and caches, not cables);
  * TETHER__CAP_READS_MEMORY when this rank and every peer read each other's large messages from
  * memory (cma.h), both directions of every pair, which both ends of it know alike;
- * TETHER__CAP_MEMORY_RINGS with TETHER__CAP_ONE_HOST where the rings of one host are on
- * (TETHER_SHM), whether or not each pair's came up. */
+ * TETHER__CAP_MEMORY_RINGS when every pair of the job has rings in shared memory, which opening
+ * has every rank agree on (engine_wait.c). */
 unsigned tether__tcp_caps(const tether__ep *ep);
 /* core/transport.h's packet: the least TCP segment of the socket links, less a frame header. */
 size_t tether__tcp_packet(const tether__ep *ep);

@@ -158,6 +158,9 @@ typedef struct tether__link {
     int shm_bell; /* a doorbell is owed to the peer once our switch frame is out */
     int shm_drop; /* the switch frame came: what follows it in rbuf are doorbells */
     int sock_eof; /* shm_rx: the socket ended (the peer closed or died) */
+    /* The peer's TETHER__FRAME_RINGS_ALL: -1 until it came, then its code; rings_due while
+     * opening waits for it. */
+    int rings_seen, rings_due;
     /* The lane's stream (engine_lane.c), on pairs with several links only: every frame but
      * heartbeats and acks, as bytes written (tx_pos) and consumed by the parser (rx_pos). */
     uint64_t tx_pos, rx_pos;
@@ -241,6 +244,7 @@ struct tether__tcp_ep {
     uint64_t shm_cap;     /* TETHER_SHM_RING, bytes per direction of a pair's rings: 0 = off */
     uint64_t shm_cma_min; /* TETHER_TCP_CMA_MIN on pairs with rings (tether__tcp_cma_min_of) */
     int one_host;  /* every socket link joins two processes of this host (tether__net_same_host) */
+    int rings_all; /* every pair of the job has rings: agreed at opening (engine_wait.c) */
     size_t packet; /* payload bytes one segment carries on every socket link (0: unknown) */
     int err;       /* sticky status, 0 while healthy */
     char errmsg[TETHER__ERRMSG_MAX];

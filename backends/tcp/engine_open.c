@@ -33,6 +33,7 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
             links->fds[p][i] = -1;
             l->dialed = links->dialed[p][i];
             l->newfd = -1;
+            l->rings_seen = -1;
             int local = tether__net_same_host(l->fd);
             ep->one_host &= local;
             size_t seg = tether__net_segment(l->fd);

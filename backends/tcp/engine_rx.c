@@ -353,6 +353,16 @@ static int rx_shm(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
     return tether__tcp_tx_queue(ep, l, t);
 }
 
+/* The peer's word on its rings (engine_wait.c's opening): once, a header alone. */
+static int rx_rings_all(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
+{
+    if (l->rings_seen >= 0 || (f->code != 0 && f->code != 1) || f->len)
+        return tether__tcp_protocol_error(ep, l, "a word on the shared rings out of turn");
+    l->rings_seen = f->code;
+    l->rings_due = 0;
+    return TETHER_OK;
+}
+
 /* A header arrived: find its receive or keep it as unexpected. */
 static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
 {
@@ -368,6 +378,8 @@ static int rx_start(tether__tcp_ep *ep, tether__link *l, const tether__frame *f)
         return tether__tcp_lane_frame(ep, l, f);
     if (f->type == TETHER__FRAME_SHM_OFFER || f->type == TETHER__FRAME_SHM_ON)
         return rx_shm(ep, l, f);
+    if (f->type == TETHER__FRAME_RINGS_ALL)
+        return rx_rings_all(ep, l, f);
     if (f->type == TETHER__FRAME_ABORT || f->type == TETHER__FRAME_HEARTBEAT) {
         TRY(start_own(ep, l, f));
     } else if (f->type == TETHER__FRAME_ROUTED || f->type == TETHER__FRAME_ROUTED_MORE) {
@@ -408,7 +420,8 @@ static int wants_input(const tether__link *l)
 {
     return l->cur != NULL || l->posted.head != NULL || tether__cma_wants_input(&l->cma) ||
            l->awaiting || l->carrier || /* acks, and other lanes' tunnels (engine_lane.c) */
-           l->shm_due || (l->shm && !l->shm_rx); /* the rings' exchange (engine_shm.c) */
+           l->shm_due || (l->shm && !l->shm_rx) || /* the rings' exchange (engine_shm.c) */
+           l->rings_due;
 }
 
 /* A message l's peer sends, kept while it arrives, outgrew this rank's memory. */
@@ -532,16 +545,18 @@ short tether__tcp_poll_events(const tether__link *l)
     return events(l, wants_input(l) || !l->held);
 }
 
-int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
+/* tether__tcp_input_ready and tether__tcp_opening_input: with opening set, a hang-up reads only
+ * what a receive or the exchange wants, not the whole stream. */
+static int input(tether__tcp_ep *ep, tether__link *l, short revents, int opening)
 {
     if (l->shm_rx) { /* the socket holds doorbells, or its end */
         tether__tcp_shm_bells(l);
         if (l->sock_eof || wants_input(l))
-            return tether__tcp_read(ep, l, l->sock_eof);
+            return tether__tcp_read(ep, l, l->sock_eof && !opening);
         l->held = tether__shm_unread(l->shm) > 0;
         return TETHER_OK;
     }
-    if (revents & HANGUP_EVENTS)
+    if ((revents & HANGUP_EVENTS) && !opening)
         return tether__tcp_read(ep, l, 1); /* what is left, then the end of the stream */
     if (!(revents & POLLIN) || wants_input(l))
         return tether__tcp_read(ep, l, 0);
@@ -551,6 +566,16 @@ int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
         return tether__tcp_read(ep, l, 1); /* closed or failed: let the read report it */
     l->held = n > 0;
     return TETHER_OK;
+}
+
+int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents)
+{
+    return input(ep, l, revents, 0);
+}
+
+int tether__tcp_opening_input(tether__tcp_ep *ep, tether__link *l, short revents)
+{
+    return input(ep, l, revents, 1);
 }
 
 /* The onward link o has held TETHER__PASS_MAX and its extra without taking a byte for

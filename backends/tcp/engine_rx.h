@@ -24,6 +24,12 @@ int tether__tcp_read(tether__tcp_ep *ep, tether__link *l, int all);
  * read; on Linux POLLRDHUP still reports the peer's exit meanwhile). */
 short tether__tcp_poll_events(const tether__link *l);
 int tether__tcp_input_ready(tether__tcp_ep *ep, tether__link *l, short revents);
+/* The same for a link still negotiating as the endpoint opens: its frames up to the end of the
+ * exchange only, even where the peer has hung up since. A peer that finished opening first may
+ * have aborted or closed already, and that news belongs to the first call, as it would had this
+ * rank been quicker; a stream that ends before the exchange does still breaks opening (the read
+ * meets its end while it wants input). */
+int tether__tcp_opening_input(tether__tcp_ep *ep, tether__link *l, short revents);
 /* The same for the progress thread, which reads every link but those held back (TETHER__PASS_MAX:
  * polled only for a hang-up, which is then read at once). */
 short tether__tcp_loop_events(tether__tcp_ep *ep, const tether__link *l);

@@ -234,7 +234,7 @@ void tether__tcp_progress_stop(tether__tcp_ep *ep, int linger_ms)
 /* Whether link 0 of a peer still waits for the memory path's offer or answer, or the rings'. */
 static int negotiating(const tether__link *l)
 {
-    return tether__cma_negotiating(&l->cma) || l->shm_due;
+    return tether__cma_negotiating(&l->cma) || l->shm_due || l->rings_due;
 }
 
 /* Wait at most ms for the links still negotiating, and move their frames. Only those: a frame of
@@ -261,7 +261,7 @@ static int negotiate_step(tether__tcp_ep *ep, struct pollfd *pfd, tether__link *
         if ((pfd[i].revents & room) && ls[i]->txhead)
             tether__tcp_flush(ep, ls[i]);
         if (pfd[i].revents && !ep->err)
-            tether__tcp_input_ready(ep, ls[i], pfd[i].revents);
+            tether__tcp_opening_input(ep, ls[i], pfd[i].revents);
     }
     int rc = ep->err ? tether__tcp_sticky(ep) : TETHER_OK;
     pthread_mutex_unlock(&ep->mu);
@@ -275,6 +275,75 @@ static int first_negotiating(const tether__tcp_ep *ep)
         if (ep->nlinks[peer] > 0 && negotiating(&ep->links[peer][0]))
             return peer;
     return -1;
+}
+
+/* Whether this rank's every pair has rings, its offers settled. */
+static int rings_everywhere(const tether__tcp_ep *ep)
+{
+    for (int p = 0; p < ep->size; p++)
+        if (p != ep->rank && !(ep->nlinks[p] == 1 && ep->links[p][0].shm))
+            return 0;
+    return 1;
+}
+
+/* Opening's second round on a full mesh: say to every peer whether this rank's every pair has
+ * rings, and wait for theirs (rings_due), so that every rank holds the same answer for the whole
+ * job in ep->rings_all, whatever pair failed to map its rings (a full /dev/shm) or declined them. A
+ * ring rank that links only its neighbours has no such round: it has no rings. */
+static int say_rings(tether__tcp_ep *ep)
+{
+    ep->rings_all = 0;
+    for (int p = 0; p < ep->size; p++)
+        if (p != ep->rank && ep->nlinks[p] == 0)
+            return TETHER_OK;
+    int mine = rings_everywhere(ep), rc = TETHER_OK;
+    pthread_mutex_lock(&ep->mu);
+    for (int p = 0; p < ep->size && rc == TETHER_OK; p++) {
+        if (p == ep->rank)
+            continue;
+        tether__link *l = &ep->links[p][0];
+        tether__frame f = {.type = TETHER__FRAME_RINGS_ALL, .code = mine};
+        rc = tether__tcp_tx_owned(ep, l, &f, NULL, 0);
+        /* the peer's may be read ahead already, whole or in part, where no poll() would see it */
+        if (rc == TETHER_OK && (l->rings_due = l->rings_seen < 0) != 0)
+            rc = tether__tcp_read(ep, l, 0);
+    }
+    if (rc < 0)
+        rc = tether__tcp_sticky(ep);
+    pthread_mutex_unlock(&ep->mu);
+    return rc;
+}
+
+/* After say_rings' round: the job's answer. */
+static void agree_rings(tether__tcp_ep *ep)
+{
+    int all = rings_everywhere(ep);
+    for (int p = 0; p < ep->size && all; p++)
+        if (p != ep->rank)
+            all = ep->nlinks[p] > 0 && ep->links[p][0].rings_seen == 1;
+    ep->rings_all = all;
+}
+
+/* Move the negotiating links' frames until none negotiates, or the deadline. */
+static int settle(tether__tcp_ep *ep, struct pollfd *pfd, tether__link **ls, int64_t deadline,
+                  int timeout_ms)
+{
+    int rc = TETHER_OK;
+    for (int peer; rc == TETHER_OK && (peer = first_negotiating(ep)) >= 0;) {
+        int64_t left = deadline - tether__net_now_ms();
+        if (left > 0) {
+            rc = negotiate_step(ep, pfd, ls, (int)(left < 100 ? left : 100));
+            continue;
+        }
+        pthread_mutex_lock(&ep->mu);
+        tether__tcp_break(ep, TETHER_ETIMEDOUT,
+                          "rank %d (%s) formed its link but sent no memory offer or "
+                          "answer within %d s: is it stopped?",
+                          peer, ep->addr[peer], timeout_ms / 1000);
+        rc = tether__tcp_sticky(ep);
+        pthread_mutex_unlock(&ep->mu);
+    }
+    return rc;
 }
 
 int tether__tcp_negotiate(tether__tcp_ep *ep, int timeout_ms)
@@ -303,20 +372,9 @@ int tether__tcp_negotiate(tether__tcp_ep *ep, int timeout_ms)
     if (!pfd || !ls)
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", ep->size);
     int64_t deadline = tether__net_now_ms() + timeout_ms;
-    for (int peer; rc == TETHER_OK && (peer = first_negotiating(ep)) >= 0;) {
-        int64_t left = deadline - tether__net_now_ms();
-        if (left > 0) {
-            rc = negotiate_step(ep, pfd, ls, (int)(left < 100 ? left : 100));
-            continue;
-        }
-        pthread_mutex_lock(&ep->mu);
-        tether__tcp_break(ep, TETHER_ETIMEDOUT,
-                          "rank %d (%s) formed its link but sent no memory offer or "
-                          "answer within %d s: is it stopped?",
-                          peer, ep->addr[peer], timeout_ms / 1000);
-        rc = tether__tcp_sticky(ep);
-        pthread_mutex_unlock(&ep->mu);
-    }
+    if (rc == TETHER_OK && (rc = settle(ep, pfd, ls, deadline, timeout_ms)) == TETHER_OK &&
+        (rc = say_rings(ep)) == TETHER_OK && (rc = settle(ep, pfd, ls, deadline, timeout_ms)) == 0)
+        agree_rings(ep);
     free(pfd);
     free(ls);
     return rc;

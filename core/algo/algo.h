@@ -43,6 +43,14 @@
  * at 4 MiB through the sockets, so 3 ranks keep the direct algorithm and the ring band (measured:
  * docs/perf/notes.md, core/algo/algo.h). */
 #define TETHER__ONE_HOST_BUTTERFLY_MAX ((size_t)16 << 20)
+/* Auto choice on a full mesh of 3 or more ranks all on this host with the shared-memory rings on
+ * (TETHER__CAP_MEMORY_RINGS): an all-reduce of at most this many bytes takes the direct
+ * algorithm's one step (every vector to every rank, reduced in rank order), not recursive doubling:
+ * a message in a ring costs no system call, so one round of n - 1 of them beats log2(n) rounds of
+ * one. On 2 shared CPUs, 8 B: N = 3 2.7-3.2 against 3.9-4.2 us, N = 4 3.2-4.2 against 4.3-5.1,
+ * N = 5, 6, 8 0.75-0.85 of the tree's time; 512 B level or ahead; 4 KiB behind from N = 6 (n - 1
+ * vectors out per rank; measured: docs/perf/notes.md, core/algo/algo.h). */
+#define TETHER__RINGS_ONE_STEP_MAX ((size_t)512)
 /* Auto choice where only ring neighbours are linked: below this many bytes broadcast uses the
  * neighbour algorithm, the chain above (an explicit TETHER_TREE_BELOW sets both). */
 #define TETHER__BCAST_TREE_BELOW_DEFAULT ((size_t)2 * 1024 * 1024)

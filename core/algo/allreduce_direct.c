@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/algo/algo.h"
+#include "core/batch.h"
 
 /* Vectors up to this many bytes take the one-step path: (n - 1) (n - 2) / n vectors more per rank
  * than two steps, for one latency less (measured: docs/perf/notes.md,
@@ -39,14 +40,19 @@ static int one_step(tether_group *g, const tether__coll *c, char *scratch, size_
     const void *out = tether__wire_pack(&w, c->send, mine, c->count);
     if (out != mine && bytes)
         memcpy(mine, out, bytes);
-    for (int s = 1; s < n; s++) {
-        int q = (me - s + n) % n;
-        TRY(tether__irecv(g, q, scratch + (size_t)q * slot_bytes, bytes, 0, &reqs[q]));
-    }
+    /* the sends first, all messages in one post (core/batch.h): the receives' requests are then
+     * made while the vectors travel */
+    tether__batch b;
+    tether__batch_init(&b, g);
     for (int s = 1; s < n; s++) {
         int q = (me + s) % n;
-        TRY(tether__isend(g, q, mine, bytes, 0, &reqs[n + q]));
+        TRY(tether__batch_send(&b, q, mine, bytes, 0, &reqs[n + q]));
     }
+    for (int s = 1; s < n; s++) {
+        int q = (me - s + n) % n;
+        TRY(tether__batch_recv(&b, q, scratch + (size_t)q * slot_bytes, bytes, 0, &reqs[q]));
+    }
+    TRY(tether__batch_post(&b));
     TRY(tether__waitall(g, reqs, 2 * n));
     return tether__wire_reduce_slots(&w, c->recv, scratch, slot_bytes, n, c->count);
 }

@@ -32,10 +32,11 @@
  * the direct algorithm outgrows the shared caches (TETHER__ONE_HOST_RING_MIN..MAX); 2 of them take
  * the butterfly below the latency threshold too where the vector takes two of the links' packets
  * and its half one (allreduce_packet_band), unless TETHER_TREE_BELOW is set.
- * TETHER_ALLREDUCE_ALGO forces one for all_reduce only. Small vectors stay on the tree even on a
- * full mesh: the direct algorithm's one-step path (one latency) lost to it at N = 3, 4 on two
- * shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
- * (docs/tuning.md). all_gather and reduce_scatter: direct on such a mesh, else ring; all_gather
+ * TETHER_ALLREDUCE_ALGO forces one for all_reduce only. Small vectors stay on the tree on a full
+ * mesh of sockets: the direct algorithm's one-step path (one latency) lost to it at N = 3, 4 on
+ * two shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
+ * (docs/tuning.md); on the rings of one host, where a message costs no system call, 3 or more
+ * ranks take the one step up to TETHER__RINGS_ONE_STEP_MAX bytes. all_gather and reduce_scatter: direct on such a mesh, else ring; all_gather
  * whose result is at most TETHER__NEIGHBOR_GATHER_MAX bytes where only neighbours are linked:
  * neighbour; at most TETHER__DOUBLING_GATHER_MAX on a mesh of 4, 8, ... ranks whose messages
  * cross sockets: recursive doubling. all_to_all: direct (every message at once). broadcast: the pipelined chain (RING),
@@ -166,14 +167,19 @@ static int allreduce_packet_band(const tether_group *g, const tether__coll *c)
     return packet && bytes > packet && half <= packet;
 }
 
-/* The ring where only neighbours are linked; on a full mesh the butterfly where 2 or 4 ranks share
- * one host and the vector lies in its band, the ring in its band where 3 or more others do, else
- * the direct algorithm. */
+/* Under the latency threshold the latency algorithm, but the direct one's single step for the
+ * smallest vectors of 3 or more ranks on the rings of one host. Above it the ring where only
+ * neighbours are linked; on a full mesh the butterfly where 2 or 4 ranks share one host and the
+ * vector lies in its band, the ring in its band where 3 or more others do, else the direct
+ * algorithm. */
 static tether__algo allreduce_auto(const tether_group *g, size_t bytes, size_t tree_below)
 {
     unsigned caps = caps_of(g);
     if (bytes < tree_below)
-        return small_algo(g, caps);
+        return g->size >= 3 && bytes <= TETHER__RINGS_ONE_STEP_MAX && full_mesh(g, caps) &&
+                       (caps & TETHER__CAP_MEMORY_RINGS)
+                   ? TETHER__ALGO_DIRECT
+                   : small_algo(g, caps);
     if (!full_mesh(g, caps))
         return TETHER__ALGO_RING;
     /* only on a full mesh is TETHER__CAP_ONE_HOST the same on every rank: a ring rank knows only

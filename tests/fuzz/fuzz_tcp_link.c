@@ -110,7 +110,7 @@ static void send_frame(int fd, uint32_t type)
 }
 
 /* Rank 0's proper connection: the handshake, the empty cross-memory offer and its answer, the
- * empty shared-ring offer. */
+ * empty shared-ring offer, and the word that not every pair has rings. */
 static int join_as_rank0(void)
 {
     int fd = connect_rank1();
@@ -121,6 +121,7 @@ static int join_as_rank0(void)
         send_frame(fd, TETHER__FRAME_CMA_OFFER);
         send_frame(fd, TETHER__FRAME_CMA_ANSWER);
         send_frame(fd, TETHER__FRAME_SHM_OFFER);
+        send_frame(fd, TETHER__FRAME_RINGS_ALL);
     }
     return fd;
 }

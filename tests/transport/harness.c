@@ -226,5 +226,6 @@ int harness_fake_peer(int port, int rank, int size, const char *token)
     harness_send_frame(fd, TETHER__FRAME_CMA_OFFER, none, 0, 0);  /* empty: not on this host */
     harness_send_frame(fd, TETHER__FRAME_CMA_ANSWER, none, 0, 0); /* no to the rank's offer */
     harness_send_frame(fd, TETHER__FRAME_SHM_OFFER, none, 0, 0);  /* empty: no shared ring */
+    harness_send_frame(fd, TETHER__FRAME_RINGS_ALL, none, 0, 0);  /* so not every pair has one */
     return fd;
 }

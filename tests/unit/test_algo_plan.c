@@ -142,6 +142,17 @@ static void test_auto_policy(void **state)
                          TETHER__ALGO_DIRECT);
         assert_int_equal(pick(TETHER__COLL_ALL_GATHER, n, 1, rings), TETHER__ALGO_DIRECT);
     }
+    /* all_reduce of 3 or more ranks on the rings of one host: the direct algorithm's one step
+     * up to TETHER__RINGS_ONE_STEP_MAX, the tree above; 2 ranks and sockets keep the tree */
+    for (int n = 2; n <= TETHER__DIRECT_MAX_RANKS; n++) {
+        assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, n, TETHER__RINGS_ONE_STEP_MAX, rings),
+                         n >= 3 ? TETHER__ALGO_DIRECT : TETHER__ALGO_TREE);
+        assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, n, TETHER__RINGS_ONE_STEP_MAX + 1, rings),
+                         TETHER__ALGO_TREE);
+        assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, n, 8, one_host), TETHER__ALGO_TREE);
+    }
+    assert_int_equal(
+        pick(TETHER__COLL_ALL_REDUCE, TETHER__DIRECT_MAX_RANKS + 1, 8, rings), TETHER__ALGO_TREE);
     assert_int_equal(pick(TETHER__COLL_REDUCE_SCATTER, 4, 1, 0), TETHER__ALGO_RING);
     /* broadcast on a full mesh: the chain, but the tree where readers copy large buffers */
     for (int n = 3; n <= 8; n++) {

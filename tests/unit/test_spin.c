@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "core/spin.h"
@@ -119,6 +121,17 @@ static void test_caps(void **state)
     assert_int_equal(tether__spin_budget(&s, 10), 10);
 }
 
+/* The hot start: kept while the host's ranks fit its CPUs, dropped once they outnumber them. */
+static void test_hot_start(void **state)
+{
+    (void)state;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_true(cpus > 0);
+    assert_int_equal(tether__spin_hot_us(1), TETHER__SPIN_HOT_US);
+    assert_int_equal(tether__spin_hot_us((int)cpus), TETHER__SPIN_HOT_US);
+    assert_int_equal(tether__spin_hot_us((int)cpus + 1), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_computing_stays_low),
         cmocka_unit_test(test_quick_wake_grows),
         cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_hot_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
