@@ -296,8 +296,8 @@ static int say_rings(tether__tcp_ep *ep)
     for (int p = 0; p < ep->size; p++)
         if (p != ep->rank && ep->nlinks[p] == 0)
             return TETHER_OK;
-    int mine = rings_everywhere(ep), rc = TETHER_OK;
     pthread_mutex_lock(&ep->mu);
+    int mine = rings_everywhere(ep), rc = TETHER_OK;
     for (int p = 0; p < ep->size && rc == TETHER_OK; p++) {
         if (p == ep->rank)
             continue;
@@ -317,11 +317,13 @@ static int say_rings(tether__tcp_ep *ep)
 /* After say_rings' round: the job's answer. */
 static void agree_rings(tether__tcp_ep *ep)
 {
+    pthread_mutex_lock(&ep->mu);
     int all = rings_everywhere(ep);
     for (int p = 0; p < ep->size && all; p++)
         if (p != ep->rank)
             all = ep->nlinks[p] > 0 && ep->links[p][0].rings_seen == 1;
     ep->rings_all = all;
+    pthread_mutex_unlock(&ep->mu);
 }
 
 /* Move the negotiating links' frames until none negotiates, or the deadline. */

@@ -36,15 +36,16 @@
  * mesh of sockets: the direct algorithm's one-step path (one latency) lost to it at N = 3, 4 on
  * two shared cores, where waiting on n - 1 peers at once costs more than log2(n) rounds with one
  * (docs/tuning.md); on the rings of one host, where a message costs no system call, 3 or more
- * ranks take the one step up to TETHER__RINGS_ONE_STEP_MAX bytes. all_gather and reduce_scatter: direct on such a mesh, else ring; all_gather
- * whose result is at most TETHER__NEIGHBOR_GATHER_MAX bytes where only neighbours are linked:
- * neighbour; at most TETHER__DOUBLING_GATHER_MAX on a mesh of 4, 8, ... ranks whose messages
- * cross sockets: recursive doubling. all_to_all: direct (every message at once). broadcast: the pipelined chain (RING),
- * but the neighbour algorithm for small messages where only neighbours are linked and the binomial
- * tree for large ones where peers read each other's memory (bcast_auto); under an explicit
- * TETHER_TREE_BELOW the neighbour algorithm or the tree, the chain above. barrier: neighbour where
- * only neighbours are linked, else dissemination. The choice goes into the call signature, so ranks
- * whose settings differ get TETHER_EMISMATCH. */
+ * ranks take the one step up to TETHER__RINGS_ONE_STEP_MAX bytes. all_gather and reduce_scatter:
+ * direct on such a mesh, else ring; all_gather whose result is at most TETHER__NEIGHBOR_GATHER_MAX
+ * bytes where only neighbours are linked: neighbour; at most TETHER__DOUBLING_GATHER_MAX on a mesh
+ * of 4, 8, ... ranks whose messages cross sockets: recursive doubling. all_to_all: direct (every
+ * message at once). broadcast: the pipelined chain (RING), but the neighbour algorithm for small
+ * messages where only neighbours are linked and the binomial tree for large ones where peers read
+ * each other's memory (bcast_auto); under an explicit TETHER_TREE_BELOW the neighbour algorithm or
+ * the tree, the chain above. barrier: neighbour where only neighbours are linked, else
+ * dissemination. The choice goes into the call signature, so ranks whose settings differ get
+ * TETHER_EMISMATCH. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,10 +80,10 @@ int tether__algo_parse(const char *s)
  * (setting()), so a plan's key holds everything its choice read: a kind that starts reading a
  * setting is keyed by it once it is in reads[], and reads it as unset until then. */
 enum { S_ALGO, S_BELOW };
-static const tether__param settings[TETHER__PLAN_SETTINGS] = {[S_ALGO] = TETHER__P_ALLREDUCE_ALGO,
-                                                              [S_BELOW] = TETHER__P_TREE_BELOW};
-static const unsigned char reads[TETHER__COLL_KIND_COUNT] = {[TETHER__COLL_ALL_REDUCE] = 2,
-                                                             [TETHER__COLL_BROADCAST] = 1};
+static const tether__param settings[TETHER__PLAN_SETTINGS] = {
+    [S_ALGO] = TETHER__P_ALLREDUCE_ALGO, [S_BELOW] = TETHER__P_TREE_BELOW};
+static const unsigned char reads[TETHER__COLL_KIND_COUNT] = {
+    [TETHER__COLL_ALL_REDUCE] = 2, [TETHER__COLL_BROADCAST] = 1};
 
 /* Setting i as k holds it: 1 and its value in *v where set, 0 and the default where unset; a
  * malformed one read again through the accessor, which records TETHER_ECONFIG naming it, so the

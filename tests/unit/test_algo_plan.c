@@ -151,8 +151,8 @@ static void test_auto_policy(void **state)
                          TETHER__ALGO_TREE);
         assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, n, 8, one_host), TETHER__ALGO_TREE);
     }
-    assert_int_equal(
-        pick(TETHER__COLL_ALL_REDUCE, TETHER__DIRECT_MAX_RANKS + 1, 8, rings), TETHER__ALGO_TREE);
+    assert_int_equal(pick(TETHER__COLL_ALL_REDUCE, TETHER__DIRECT_MAX_RANKS + 1, 8, rings),
+                     TETHER__ALGO_TREE);
     assert_int_equal(pick(TETHER__COLL_REDUCE_SCATTER, 4, 1, 0), TETHER__ALGO_RING);
     /* broadcast on a full mesh: the chain, but the tree where readers copy large buffers */
     for (int n = 3; n <= 8; n++) {
