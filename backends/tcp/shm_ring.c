@@ -199,13 +199,31 @@ static void put(tether__shm *s, uint64_t pos, const void *p, uint64_t len)
         memcpy(s->tx->data, (const unsigned char *)p + first, (size_t)(len - first));
 }
 
-/* Publish the bytes up to head; *ring as tether__shm_write says. */
-static void publish(tether__shm *s, uint64_t head, int *ring)
+/* Publish the bytes up to head: 1 when the peer sleeps waiting for them (ring its doorbell). */
+static int publish(tether__shm *s, uint64_t head)
 {
     struct tether__shm_ring *r = s->tx;
     atomic_store_explicit(&r->head, head, memory_order_seq_cst);
-    *ring = atomic_load_explicit(&r->asleep, memory_order_seq_cst) &&
-            atomic_exchange_explicit(&r->asleep, 0, memory_order_seq_cst);
+    return atomic_load_explicit(&r->asleep, memory_order_seq_cst) &&
+           atomic_exchange_explicit(&r->asleep, 0, memory_order_seq_cst);
+}
+
+/* Copy len bytes from p into the ring from stream position head + *done, publishing every
+ * TETHER__SHM_PIECE bytes (counted from *done = 0) as they land; what is left of the last piece
+ * stays for the caller to publish. */
+static int put_pieces(tether__shm *s, uint64_t head, uint64_t *done, const void *p, uint64_t len)
+{
+    const unsigned char *b = p;
+    int ring = 0;
+    while (len) {
+        uint64_t to_edge = TETHER__SHM_PIECE - *done % TETHER__SHM_PIECE;
+        uint64_t k = len < to_edge ? len : to_edge;
+        put(s, head + *done, b, k);
+        b += k, *done += k, len -= k;
+        if (*done % TETHER__SHM_PIECE == 0)
+            ring |= publish(s, head + *done);
+    }
+    return ring;
 }
 
 size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ring)
@@ -214,24 +232,23 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
     for (int i = 0; i < n; i++)
         want += iov[i].iov_len;
     uint64_t room = room_for(s, head, want), done = 0;
+    *ring = 0;
     for (int i = 0; i < n && room > done; i++) {
         uint64_t len = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
-        put(s, head + done, iov[i].iov_base, len);
-        done += len;
+        *ring |= put_pieces(s, head, &done, iov[i].iov_base, len);
     }
-    *ring = 0;
-    if (done)
-        publish(s, head + done, ring);
+    if (done % TETHER__SHM_PIECE)
+        *ring |= publish(s, head + done);
     return (size_t)done;
 }
 
 void tether__shm_put_frame(tether__shm *s, const unsigned char hdr[TETHER__SHM_HDR], const void *p,
                            size_t len, int *ring)
 {
-    uint64_t head = atomic_load_explicit(&s->tx->head, memory_order_relaxed);
-    put(s, head, hdr, TETHER__SHM_HDR);
-    put(s, head + TETHER__SHM_HDR, p, len);
-    publish(s, head + TETHER__SHM_HDR + len, ring);
+    uint64_t head = atomic_load_explicit(&s->tx->head, memory_order_relaxed), done = 0;
+    *ring = put_pieces(s, head, &done, hdr, TETHER__SHM_HDR) | put_pieces(s, head, &done, p, len);
+    if (done % TETHER__SHM_PIECE)
+        *ring |= publish(s, head + done);
 }
 
 /* Copy the n bytes at ring position pos into dst, wrapping at its end. */
@@ -243,16 +260,30 @@ static void get(const tether__shm *s, uint64_t pos, void *dst, uint64_t n)
         memcpy((unsigned char *)dst + first, s->rx->data, (size_t)(n - first));
 }
 
-/* Copy len bytes from ring position tail + skip into dst, then consume skip + len: *ring as
- * tether__shm_read says. */
+/* Consume the ring up to tail: 1 when the peer sleeps waiting for room (ring its doorbell). */
+static int release(tether__shm *s, uint64_t tail)
+{
+    struct tether__shm_ring *r = s->rx;
+    atomic_store_explicit(&r->tail, tail, memory_order_seq_cst);
+    return atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
+           atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
+}
+
+/* Copy len bytes from ring position tail + skip into dst, then consume skip + len, a piece at a
+ * time (TETHER__SHM_PIECE): *ring as tether__shm_read says. */
 static void consume(tether__shm *s, uint64_t tail, uint64_t skip, void *dst, uint64_t len,
                     int *ring)
 {
-    struct tether__shm_ring *r = s->rx;
-    get(s, tail + skip, dst, len);
-    atomic_store_explicit(&r->tail, tail + skip + len, memory_order_seq_cst);
-    *ring = atomic_load_explicit(&r->wants_room, memory_order_seq_cst) &&
-            atomic_exchange_explicit(&r->wants_room, 0, memory_order_seq_cst);
+    unsigned char *d = dst;
+    uint64_t pos = tail + skip;
+    *ring = 0;
+    for (; len > TETHER__SHM_PIECE; pos += TETHER__SHM_PIECE, d += TETHER__SHM_PIECE) {
+        get(s, pos, d, TETHER__SHM_PIECE);
+        len -= TETHER__SHM_PIECE;
+        *ring |= release(s, pos + TETHER__SHM_PIECE);
+    }
+    get(s, pos, d, len);
+    *ring |= release(s, pos + len);
 }
 
 long tether__shm_read(tether__shm *s, void *dst, size_t want, int *ring)

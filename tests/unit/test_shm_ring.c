@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -172,6 +173,72 @@ static void test_corrupt_indices(void **state)
     assert_int_equal(tether__shm_peek(&p->b, buf, 8), 0);
 }
 
+/* A buffer of two pieces whose second cannot be touched: a copy that reaches it faults, and the
+ * test jumps back to look at what the first piece left published. */
+static sigjmp_buf fault_jump;
+
+static void on_fault(int sig)
+{
+    (void)sig;
+    siglongjmp(fault_jump, 1);
+}
+
+static unsigned char *half_fenced(size_t piece)
+{
+    unsigned char *b =
+        mmap(NULL, 2 * piece, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(b != MAP_FAILED);
+    memset(b, 0x5a, piece);
+    assert_int_equal(mprotect(b + piece, piece, PROT_NONE), 0);
+    return b;
+}
+
+/* A long copy publishes each piece as it lands (TETHER__SHM_PIECE): the reader sees the first
+ * piece's bytes while the writer still copies the second, and the writer sees the first piece's
+ * room while the reader still copies the second. Shown by a copy that faults in its second
+ * piece: the first is published by then. */
+static void test_pieces_published(void **state)
+{
+    (void)state;
+    const size_t piece = (size_t)TETHER__SHM_PIECE;
+    tether__shm a = {0}, b = {0};
+    char why[256];
+    uint64_t id;
+    int ring;
+    assert_int_equal(tether__shm_create(&a, 4 * TETHER__SHM_PIECE, &id, why, sizeof why), 0);
+    assert_int_equal(tether__shm_attach(&b, id, 4 * TETHER__SHM_PIECE, why, sizeof why), 0);
+    struct sigaction act = {.sa_handler = on_fault}, old_segv, old_bus;
+    sigemptyset(&act.sa_mask);
+    sigaction(SIGSEGV, &act, &old_segv);
+    sigaction(SIGBUS, &act, &old_bus); /* macOS reports some protection faults so */
+
+    unsigned char *src = half_fenced(piece);
+    unsigned char hdr[TETHER__SHM_HDR] = {1}; /* it moves the pieces' edge into the payload */
+    if (!sigsetjmp(fault_jump, 1)) {
+        tether__shm_put_frame(&a, hdr, src, 2 * piece - TETHER__SHM_HDR, &ring);
+        fail_msg("put_frame read past the readable piece without faulting");
+    }
+    assert_true(tether__shm_written(&b) == TETHER__SHM_PIECE); /* header and the first piece */
+    munmap(src, 2 * piece);
+
+    unsigned char *dst = half_fenced(piece), *fill = calloc(1, 2 * piece);
+    uint64_t before = tether__shm_unconsumed(&a);
+    struct iovec v = {fill, 2 * piece - before};
+    assert_true(tether__shm_write(&a, &v, 1, &ring) == 2 * piece - before); /* 2 pieces wait */
+    if (!sigsetjmp(fault_jump, 1)) {
+        tether__shm_read(&b, dst, 2 * piece, &ring);
+        fail_msg("the read wrote past the writable piece without faulting");
+    }
+    assert_true(tether__shm_unconsumed(&a) == TETHER__SHM_PIECE); /* the first piece's room */
+    munmap(dst, 2 * piece);
+    free(fill);
+
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    tether__shm_close(&a);
+    tether__shm_close(&b);
+}
+
 /* The name lives only until the peer maps it: a crash afterwards leaves nothing in /dev/shm. */
 static void test_name_removed(void **state)
 {
@@ -227,6 +294,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_peek, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_indices, setup, teardown),
+        cmocka_unit_test(test_pieces_published),
         cmocka_unit_test(test_name_removed),
         cmocka_unit_test(test_config),
     };
