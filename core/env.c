@@ -95,8 +95,9 @@ const tether__param_row tether__params[TETHER__P_COUNT] = {
     /* below it, the read notice costs more than the copy saves */
     ROW(TCP_CMA_MIN, BYTES(262144, 0, 1L << 40),
         .help = "Linux: bytes from which a message between ranks of one host is read from the "
-                "sender's memory (process_vm_readv) instead of the socket (from 4 MiB between "
-                "ranks with shared-memory rings when unset); 0 turns it off"),
+                "sender's memory (process_vm_readv) instead of the socket (between ranks with "
+                "shared-memory rings when unset: from 4 MiB where the host's ranks outnumber its "
+                "CPUs, else never); 0 turns it off"),
     ROW(SHM, BOOL(1),
         .help = "1: ranks of one host with one link between them (mesh; ring up to 3 ranks) move "
                 "their frames through shared-memory rings, the socket left for doorbells and "

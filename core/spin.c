@@ -1,12 +1,11 @@
 /* core/spin.c - the adaptive spin budget (core/spin.h says the rules and why). */
-#include <unistd.h>
-
 #include "spin.h"
+
+#include "host.h"
 
 int tether__spin_hot_us(int ranks_here)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* Linux and macOS both answer it */
-    return cpus > 0 && ranks_here > cpus ? 0 : TETHER__SPIN_HOT_US;
+    return tether__host_crowded(ranks_here) ? 0 : TETHER__SPIN_HOT_US;
 }
 
 /* The cap in force: TETHER_SPIN_US, raised to the wake-up's cost while spins catch replies. */

@@ -242,11 +242,12 @@ struct tether__tcp_ep {
     uint64_t max_io;
     uint64_t cma_min;     /* TETHER_TCP_CMA_MIN: 0 = off */
     uint64_t shm_cap;     /* TETHER_SHM_RING, bytes per direction of a pair's rings: 0 = off */
-    uint64_t shm_cma_min; /* TETHER_TCP_CMA_MIN on pairs with rings (tether__tcp_cma_min_of) */
-    int one_host;  /* every socket link joins two processes of this host (tether__net_same_host) */
-    int rings_all; /* every pair of the job has rings: agreed at opening (engine_wait.c) */
-    size_t packet; /* payload bytes one segment carries on every socket link (0: unknown) */
-    int err;       /* sticky status, 0 while healthy */
+    uint64_t shm_cma_min; /* the same on pairs with rings, 0 = never (tether__tcp_cma_min_of) */
+    int one_host;   /* every socket link joins two processes of this host (tether__net_same_host) */
+    int peers_here; /* peers whose link joins them to this host */
+    int rings_all;  /* every pair of the job has rings: agreed at opening (engine_wait.c) */
+    size_t packet;  /* payload bytes one segment carries on every socket link (0: unknown) */
+    int err;        /* sticky status, 0 while healthy */
     char errmsg[TETHER__ERRMSG_MAX];
     int aborted;
     uint64_t events;    /* request parts finished, messages kept unexpected (what an any-source
@@ -292,9 +293,15 @@ static inline int tether__tcp_tail_fits(const tether__txmsg *t)
 }
 
 /* Messages from this size go to the peer whose link 0 is l0 as descriptors (cma.h): the
- * endpoint's TETHER_TCP_CMA_MIN, or where the pair has rings and the variable is unset,
- * TETHER__SHM_CMA_MIN: two copies through the ring beat a read of the sender's memory up to a
- * few MiB. Each sender picks alone; a receiver takes either. */
+ * endpoint's TETHER_TCP_CMA_MIN, or where the pair has rings and the variable is unset, never
+ * (shm_cma_min 0) while each rank of this host has a CPU of its own, and from
+ * TETHER__SHM_CMA_MIN where they outnumber its CPUs (core/host.h). On CPUs of their own the
+ * ring's two copies run at once, a piece apart (shm_ring.h), and beat the one copy of a read of
+ * the sender's memory at every size; on shared CPUs they take turns, and from a few MiB the one
+ * copy wins. One host, 2 CPUs, rings against reads from 4 MiB, 2 rounds: N = 2 broadcast 4 MiB
+ * 166 against 370-455 us, 16 MiB 1.75-1.82 against 3.0-4.3 ms, all-reduce 16 MiB 0.81x, all-gather
+ * level; N = 4 all-gather 16 MiB 1.08-1.29x (measured: docs/perf/notes.md,
+ * backends/tcp/engine_impl.h). Each sender picks alone; a receiver takes either. */
 #define TETHER__SHM_CMA_MIN ((uint64_t)4 << 20)
 static inline uint64_t tether__tcp_cma_min_of(const tether__tcp_ep *ep, const tether__link *l0)
 {

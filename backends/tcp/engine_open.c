@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backends/net/socket.h"
+#include "core/host.h"
 #include "core/params.h"
 #include "engine_impl.h"
 #include "engine_wait.h"
@@ -36,6 +37,7 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
             l->rings_seen = -1;
             int local = tether__net_same_host(l->fd);
             ep->one_host &= local;
+            ep->peers_here += local && i == 0;
             size_t seg = tether__net_segment(l->fd);
             seg = seg > TETHER__FRAME_SIZE ? seg - TETHER__FRAME_SIZE : 0;
             ep->packet = seg < ep->packet ? seg : ep->packet;
@@ -52,6 +54,14 @@ static int take_links(tether__tcp_ep *ep, tether__net_links *links, long local_s
     if (ep->packet == SIZE_MAX)
         ep->packet = 0; /* no socket link */
     return TETHER_OK;
+}
+
+/* The ranks of this host, this one included, as far as the links show: the whole job where every
+ * link is local (a ring's rank sees only its neighbours, as core/group.c notes), else those linked
+ * through this host. */
+static int ranks_here(const tether__tcp_ep *ep)
+{
+    return ep->one_host ? ep->size : ep->peers_here + 1;
 }
 
 /* Some peer has no link of its own: the ring of 4 or more ranks, whose messages to it pass
@@ -105,9 +115,9 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
              (rc = tether__shm_config(ep->size, &ep->shm_cap)) == 0) {
         if (routed(ep))
             ep->shm_cap = 0;
-        ep->shm_cma_min = tether__param_from(TETHER__P_TCP_CMA_MIN) || !ep->cma_min
-                              ? ep->cma_min
-                              : TETHER__SHM_CMA_MIN;
+        ep->shm_cma_min = tether__param_from(TETHER__P_TCP_CMA_MIN) || !ep->cma_min ? ep->cma_min
+                          : tether__host_crowded(ranks_here(ep)) ? TETHER__SHM_CMA_MIN
+                                                                 : 0;
         rc = tether__tcp_negotiate(ep, links->timeout_ms);
     }
     if (rc < 0) {
