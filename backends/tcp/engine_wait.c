@@ -326,9 +326,10 @@ static void agree_rings(tether__tcp_ep *ep)
     pthread_mutex_unlock(&ep->mu);
 }
 
-/* Move the negotiating links' frames until none negotiates, or the deadline. */
+/* Move the negotiating links' frames until none negotiates, or the deadline; missing names what a
+ * silent peer did not send, for the error. */
 static int settle(tether__tcp_ep *ep, struct pollfd *pfd, tether__link **ls, int64_t deadline,
-                  int timeout_ms)
+                  int timeout_ms, const char *missing)
 {
     int rc = TETHER_OK;
     for (int peer; rc == TETHER_OK && (peer = first_negotiating(ep)) >= 0;) {
@@ -339,9 +340,9 @@ static int settle(tether__tcp_ep *ep, struct pollfd *pfd, tether__link **ls, int
         }
         pthread_mutex_lock(&ep->mu);
         tether__tcp_break(ep, TETHER_ETIMEDOUT,
-                          "rank %d (%s) formed its link but sent no memory offer or "
-                          "answer within %d s: is it stopped?",
-                          peer, ep->addr[peer], timeout_ms / 1000);
+                          "rank %d (%s) formed its link but sent no %s within %d s: is it "
+                          "stopped?",
+                          peer, ep->addr[peer], missing, timeout_ms / 1000);
         rc = tether__tcp_sticky(ep);
         pthread_mutex_unlock(&ep->mu);
     }
@@ -374,8 +375,11 @@ int tether__tcp_negotiate(tether__tcp_ep *ep, int timeout_ms)
     if (!pfd || !ls)
         rc = tether__fail(TETHER_ENOMEM, "out of memory for the links of %d ranks", ep->size);
     int64_t deadline = tether__net_now_ms() + timeout_ms;
-    if (rc == TETHER_OK && (rc = settle(ep, pfd, ls, deadline, timeout_ms)) == TETHER_OK &&
-        (rc = say_rings(ep)) == TETHER_OK && (rc = settle(ep, pfd, ls, deadline, timeout_ms)) == 0)
+    if (rc == TETHER_OK &&
+        (rc = settle(ep, pfd, ls, deadline, timeout_ms, "memory offer or answer")) == TETHER_OK &&
+        (rc = say_rings(ep)) == TETHER_OK &&
+        (rc = settle(ep, pfd, ls, deadline, timeout_ms,
+                     "word on whether all its pairs have rings")) == TETHER_OK)
         agree_rings(ep);
     free(pfd);
     free(ls);

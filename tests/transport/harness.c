@@ -215,17 +215,21 @@ void harness_send_frame(int fd, uint32_t type, tether__tag tag, uint64_t len, in
     harness_write_all(fd, b, sizeof b);
 }
 
-int harness_fake_peer(int port, int rank, int size, const char *token)
+int harness_fake_peer(int port, int rank, int size, const char *token, int frames)
 {
     CHECK(rank == 0, "the fake peer offers the shared ring, as the lower rank: rank 0 only");
     tether__test_hs hs = {.rank = rank, .size = size, .token = token};
     int fd = harness_connect(port);
     int status = tether__test_handshake(fd, &hs);
     CHECK(status == TETHER__HS_OK && hs.challenge_proved, "handshake refused: %d", status);
+    static const uint32_t opening[HARNESS_OPENING_FRAMES] = {
+        TETHER__FRAME_CMA_OFFER,  /* empty: not on this host */
+        TETHER__FRAME_CMA_ANSWER, /* no to the rank's offer */
+        TETHER__FRAME_SHM_OFFER,  /* empty: no shared ring */
+        TETHER__FRAME_RINGS_ALL,  /* code 0: so not every pair has one */
+    };
     tether__tag none = {0};
-    harness_send_frame(fd, TETHER__FRAME_CMA_OFFER, none, 0, 0);  /* empty: not on this host */
-    harness_send_frame(fd, TETHER__FRAME_CMA_ANSWER, none, 0, 0); /* no to the rank's offer */
-    harness_send_frame(fd, TETHER__FRAME_SHM_OFFER, none, 0, 0);  /* empty: no shared ring */
-    harness_send_frame(fd, TETHER__FRAME_RINGS_ALL, none, 0, 0);  /* so not every pair has one */
+    for (int i = 0; i < frames && i < HARNESS_OPENING_FRAMES; i++)
+        harness_send_frame(fd, opening[i], none, 0, 0);
     return fd;
 }

@@ -72,10 +72,13 @@ int harness_recv(tether__ep *ep, int peer, void *buf, size_t len, tether__tag ta
 int harness_connect(int port);
 
 /* Join the rank listening on port as rank `rank` (0: the lower of a pair) of size (token: the
- * job's): connect, pass the hello, send the empty cross-memory offer and the answer to the rank's
- * own (backends/tcp/cma.h) and an empty shared-ring offer (backends/tcp/engine_shm.c), so that its
- * endpoint forms and reads whatever comes next as frames. Returns the socket. */
-int harness_fake_peer(int port, int rank, int size, const char *token);
+ * job's): connect, pass the hello, then send the first `frames` of opening's frames: the empty
+ * cross-memory offer and the answer to the rank's own (backends/tcp/cma.h), an empty shared-ring
+ * offer (backends/tcp/engine_shm.c) and the word that not all pairs have rings. With all
+ * HARNESS_OPENING_FRAMES the rank's endpoint forms and reads whatever comes next as frames.
+ * Returns the socket. */
+#define HARNESS_OPENING_FRAMES 4
+int harness_fake_peer(int port, int rank, int size, const char *token, int frames);
 
 /* Send a frame header (backends/net/frame.h) on fd; write len bytes of payload (fails the process
  * when the socket fails). */

@@ -415,9 +415,48 @@ static int run_huge_frame(uint32_t seq, uint64_t len, const char *len_text)
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     int pid = harness_spawn(&ctx, huge_frame_body);
-    int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test");
+    int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test", HARNESS_OPENING_FRAMES);
     tether__tag t = {.group = 0, .seq = seq, .step = 0, .sig = 1}; /* not the one it waits for */
     harness_send_frame(fd, TETHER__FRAME_DATA, t, len, 0);
+    int failed = harness_reap(pid, 1);
+    close(fd);
+    unlink(ctx.hostfile);
+    return failed;
+}
+
+/* ---- opening_silent: a peer that formed its link and then fell silent in the middle of opening
+ * fails it in TETHER_TIMEOUT, with an error that names the rank and what it did not send ---- */
+
+static const char *silent_missing;
+
+static int silent_body(const rank_ctx *ctx)
+{
+    (void)ctx;
+    tether__config cfg;
+    tether__ep *ep = NULL;
+    int rank = -1, size = -1;
+    CHECK_OK(tether__config_load(&cfg));
+    int64_t t0 = harness_now_ms();
+    int rc = tether__mesh_ops.open(&cfg, &ep, &rank, &size);
+    int64_t took = harness_now_ms() - t0;
+    CHECK(rc == TETHER_ETIMEDOUT, "got %s: %s", tether_err_name(rc), tether_last_error());
+    CHECK_MSG("rank 0 (127.0.0.1:");
+    CHECK_MSG(silent_missing);
+    CHECK(took >= 1500 && took < 8000, "failed after %lld ms, TETHER_TIMEOUT=2", (long long)took);
+    return 0;
+}
+
+/* The fake peer sends the first `frames` frames of opening, then nothing. */
+static int run_opening_silent(int frames, const char *missing)
+{
+    rank_ctx ctx = {.size = 2, .rank = 1};
+    silent_missing = missing;
+    setenv("TETHER_JOB_TOKEN", "fault-test", 1);
+    setenv("TETHER_TIMEOUT", "2", 1);
+    harness_ports(2, ctx.ports);
+    ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
+    int pid = harness_spawn(&ctx, silent_body);
+    int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test", frames);
     int failed = harness_reap(pid, 1);
     close(fd);
     unlink(ctx.hostfile);
@@ -497,7 +536,7 @@ static int run_lazy_send(void)
     harness_ports(2, ctx.ports);
     ctx.hostfile = harness_hostfile(2, 1, ctx.ports);
     int pid = harness_spawn(&ctx, lazy_body);
-    int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test");
+    int fd = harness_fake_peer(ctx.ports[1], 0, 2, "fault-test", HARNESS_OPENING_FRAMES);
     unsigned char *payload = malloc(LAZY_REAL);
     CHECK(payload != NULL, "out of memory");
     harness_fill(payload, LAZY_REAL, 5);
@@ -625,6 +664,10 @@ int main(int argc, char **argv)
         return run_huge_frame(2 | TETHER__TAG_P2P, (uint64_t)1 << 40, "1099511627776 bytes");
     if (!strcmp(t, "lazy_send"))
         return run_lazy_send();
+    if (!strcmp(t, "opening_silent")) /* after the handshake; after every offer but the rings' */
+        return run_opening_silent(0, "sent no memory offer or answer within 2 s") ||
+               run_opening_silent(HARNESS_OPENING_FRAMES - 1,
+                                  "sent no word on whether all its pairs have rings within 2 s");
     if (!strcmp(t, "flood"))
         return run_flood();
     if (!strcmp(t, "no_token"))
@@ -634,7 +677,8 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "usage: %s "
             "mismatch|p2p_mismatch|p2p_mismatch_ring|signature|peer_exit|abort|strays|port_in_use|"
-            "bad_rank|iface_refused|huge_frame|huge_send|lazy_send|flood|no_token|replay\n",
+            "bad_rank|iface_refused|huge_frame|huge_send|lazy_send|opening_silent|flood|no_token|"
+            "replay\n",
             argv[0]);
     return 2;
 }
