@@ -18,4 +18,23 @@ static inline int64_t tether__now_ms(void)
     return tether__now_us() / 1000;
 }
 
+/* The same clock read cheaply, to the system's tick (1-4 ms on Linux): for a look that is due
+ * every so often on a path that runs millions of times a second, where a precise read costs
+ * 20-30 ns, as much as the rest of a small broadcast's root (measured: docs/perf/notes.md,
+ * core/clock.h). Never for a deadline. */
+static inline int64_t tether__coarse_us(void)
+{
+#if defined(CLOCK_MONOTONIC_COARSE)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+#elif defined(CLOCK_MONOTONIC_RAW_APPROX) /* macOS */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW_APPROX, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+#else
+    return tether__now_us();
+#endif
+}
+
 #endif

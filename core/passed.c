@@ -109,7 +109,7 @@ tether__passed_action tether__passed_look(tether__passed *p, tether__passed_seen
     s->recvs = recvs;
     if (s->quiet < TETHER__PASSED_QUIET)
         return TETHER__PASSED_SWEEP;
-    int64_t now = tether__now_us(); /* only here: a rank that receives reads no clock */
+    int64_t now = tether__coarse_us(); /* only here: a rank that receives reads no clock */
     if (s->drained_us && now - s->drained_us < TETHER__PASSED_DRAIN_US)
         return TETHER__PASSED_SWEEP; /* still quiet: the first look past the interval reads */
     s->quiet = 0;

@@ -47,8 +47,9 @@ int tether__passed_stale(tether__passed *p, tether__tag tag, int peer, char *why
  * what waits first (one look in so many calls of a root, none for a rank that receives), and at
  * most once in TETHER__PASSED_DRAIN_US: a read is a system call per socket, and a root of small
  * broadcasts in a loop, reading every third call, spent a third of its time there (sockets, N =
- * 4, 8 B: 7.9 us a call, 5.3 without the reads; measured: docs/perf/notes.md, core/passed.h). A
- * disagreement then shows within a millisecond and three calls. */
+ * 4, 8 B: 7.9 us a call, 5.3 without the reads; measured: docs/perf/notes.md, core/passed.h). The
+ * interval runs on the coarse clock (tether__coarse_us), whose read costs the root no more than a
+ * few instructions. A disagreement then shows within a tick of it (1-4 ms) and three calls. */
 #define TETHER__PASSED_QUIET 3
 #define TETHER__PASSED_DRAIN_US 1000
 typedef struct tether__passed_seen {

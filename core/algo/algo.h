@@ -122,6 +122,13 @@ static inline char *tether__at(const void *base, size_t bytes)
 /* (a mod n) for a possibly negative a. */
 static inline int tether__mod(int a, int n)
 {
+    if (a >= 0 && a < n)
+        return a;
+    if (a < 0 && a >= -n) /* a rank less another: no division, which costs a small call tens of
+                             cycles a time (docs/perf/notes.md, core/algo/algo.h) */
+        return a + n;
+    if (a >= n && a < 2 * n) /* a rank plus another */
+        return a - n;
     return ((a % n) + n) % n;
 }
 
@@ -239,6 +246,15 @@ typedef struct tether__bcast_shape {
     int children[32]; /* group ranks, in send order */
     int nchildren;
 } tether__bcast_shape;
+
+/* No parent, no child: the children are written before they are read, so the table is not
+ * cleared (a small broadcast's root spent a tenth of its call zeroing it; docs/perf/notes.md,
+ * core/algo/algo.h). */
+static inline void tether__bcast_shape_init(tether__bcast_shape *t)
+{
+    t->parent = -1;
+    t->nchildren = 0;
+}
 
 /* The group rank of v, a rank counted from the root. */
 int tether__bcast_rank(const tether_group *g, const tether__coll *c, int v);

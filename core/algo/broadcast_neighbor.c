@@ -12,7 +12,8 @@
 int tether__broadcast_neighbor(tether_group *g, const tether__coll *c)
 {
     int n = g->size, v = tether__mod(g->rank - c->root, n), half = n / 2;
-    tether__bcast_shape t = {.parent = -1};
+    tether__bcast_shape t;
+    tether__bcast_shape_init(&t);
     if (v == 0) {
         t.children[t.nchildren++] = tether__bcast_rank(g, c, 1);
         if (n - 1 > half)

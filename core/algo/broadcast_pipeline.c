@@ -9,7 +9,7 @@
 
 int tether__bcast_rank(const tether_group *g, const tether__coll *c, int v)
 {
-    return (v + c->root) % g->size;
+    return tether__mod(v + c->root, g->size);
 }
 
 /* Queue segment k to every child. */

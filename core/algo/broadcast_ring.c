@@ -11,7 +11,8 @@
 int tether__broadcast_ring(tether_group *g, const tether__coll *c)
 {
     int n = g->size, v = tether__mod(g->rank - c->root, n);
-    tether__bcast_shape t = {.parent = -1};
+    tether__bcast_shape t;
+    tether__bcast_shape_init(&t);
     if (v > 0)
         t.parent = tether__bcast_rank(g, c, v - 1);
     if (v + 1 < n)

@@ -8,7 +8,8 @@
 int tether__broadcast_tree(tether_group *g, const tether__coll *c)
 {
     int n = g->size, v = tether__mod(g->rank - c->root, n);
-    tether__bcast_shape t = {.parent = -1};
+    tether__bcast_shape t;
+    tether__bcast_shape_init(&t);
     int low = 1; /* lowest set bit of v; for the root, the first power of two >= n */
     while (low < n && !(v & low))
         low <<= 1;
