@@ -208,19 +208,20 @@ static int publish(tether__shm *s, uint64_t head)
            atomic_exchange_explicit(&r->asleep, 0, memory_order_seq_cst);
 }
 
-/* Copy len bytes from p into the ring from stream position head + *done, publishing every
- * TETHER__SHM_PIECE bytes (counted from *done = 0) as they land; what is left of the last piece
- * stays for the caller to publish. */
-static int put_pieces(tether__shm *s, uint64_t head, uint64_t *done, const void *p, uint64_t len)
+/* Copy len bytes from p into the ring from stream position head + *done, publishing every piece
+ * bytes (counted from *done = 0) as they land; what is left of the last piece stays for the caller
+ * to publish. */
+static int put_pieces(tether__shm *s, uint64_t head, uint64_t *done, const void *p, uint64_t len,
+                      uint64_t piece)
 {
     const unsigned char *b = p;
     int ring = 0;
     while (len) {
-        uint64_t to_edge = TETHER__SHM_PIECE - *done % TETHER__SHM_PIECE;
+        uint64_t to_edge = piece - *done % piece;
         uint64_t k = len < to_edge ? len : to_edge;
         put(s, head + *done, b, k);
         b += k, *done += k, len -= k;
-        if (*done % TETHER__SHM_PIECE == 0)
+        if (*done % piece == 0)
             ring |= publish(s, head + *done);
     }
     return ring;
@@ -232,12 +233,15 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
     for (int i = 0; i < n; i++)
         want += iov[i].iov_len;
     uint64_t room = room_for(s, head, want), done = 0;
+    /* in pieces only where the frame does not fit: the reader then takes it in parts anyway, and
+     * one that fits is best taken whole, by the small path (engine_fast.c) */
+    uint64_t piece = room < want ? TETHER__SHM_PIECE : UINT64_MAX;
     *ring = 0;
     for (int i = 0; i < n && room > done; i++) {
         uint64_t len = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
-        *ring |= put_pieces(s, head, &done, iov[i].iov_base, len);
+        *ring |= put_pieces(s, head, &done, iov[i].iov_base, len, piece);
     }
-    if (done % TETHER__SHM_PIECE)
+    if (done % piece)
         *ring |= publish(s, head + done);
     return (size_t)done;
 }
@@ -245,10 +249,10 @@ size_t tether__shm_write(tether__shm *s, const struct iovec *iov, int n, int *ri
 void tether__shm_put_frame(tether__shm *s, const unsigned char hdr[TETHER__SHM_HDR], const void *p,
                            size_t len, int *ring)
 {
-    uint64_t head = atomic_load_explicit(&s->tx->head, memory_order_relaxed), done = 0;
-    *ring = put_pieces(s, head, &done, hdr, TETHER__SHM_HDR) | put_pieces(s, head, &done, p, len);
-    if (done % TETHER__SHM_PIECE)
-        *ring |= publish(s, head + done);
+    uint64_t head = atomic_load_explicit(&s->tx->head, memory_order_relaxed);
+    put(s, head, hdr, TETHER__SHM_HDR);
+    put(s, head + TETHER__SHM_HDR, p, len);
+    *ring = publish(s, head + TETHER__SHM_HDR + len);
 }
 
 /* Copy the n bytes at ring position pos into dst, wrapping at its end. */

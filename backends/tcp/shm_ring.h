@@ -36,12 +36,13 @@
  * (their bytes no longer stay in cache), smaller ones slower from 1 MiB
  * (measured: docs/perf/notes.md, backends/tcp/shm_ring.h). */
 #define TETHER__SHM_RING_MAX (1L << 20)
-/* A long copy into or out of a ring publishes its index every this many bytes, so the peer works
- * on one piece while this side copies the next. Published only at the end, a message that filled
- * the ring left the reader idle while it was written and the writer idle while it was read:
- * one-host broadcast of 1 MiB at N = 2 took 88-90 us a call, 35-36 with 64 KiB pieces (32 KiB
- * alike, 256 KiB 38), N = 3 116-140 against 90-93; all-reduce and all-gather level (measured:
- * docs/perf/notes.md, backends/tcp/shm_ring.h). */
+/* A write that does not fit, and every long read, publish the ring's index every this many bytes,
+ * so the peer works on one piece while this side copies the next. Published only at the end, a
+ * message that filled the ring left the reader idle while it was written and the writer idle
+ * while it was read: one-host broadcast of 1 MiB at N = 2 took 88-90 us a call, 35-36 with 64 KiB
+ * pieces (32 KiB alike, 256 KiB 38), N = 3 116-140 against 90-93. A frame that fits is published
+ * whole: in pieces, the reader met 64 and 256 KiB frames in parts and took them through the
+ * general path, 1.2-1.3x their time (measured: docs/perf/notes.md, backends/tcp/shm_ring.h). */
 #define TETHER__SHM_PIECE ((uint64_t)64 << 10)
 #define TETHER__SHM_RING_MIN (64L << 10)
 #define TETHER__SHM_RINGS_TOTAL (64L << 20)

@@ -193,10 +193,11 @@ static unsigned char *half_fenced(size_t piece)
     return b;
 }
 
-/* A long copy publishes each piece as it lands (TETHER__SHM_PIECE): the reader sees the first
- * piece's bytes while the writer still copies the second, and the writer sees the first piece's
- * room while the reader still copies the second. Shown by a copy that faults in its second
- * piece: the first is published by then. */
+/* A write that does not fit publishes each piece as it lands (TETHER__SHM_PIECE): the reader
+ * sees the first piece's bytes while the writer still copies the second. A read publishes each
+ * piece it consumed: the writer sees the first piece's room while the reader still copies the
+ * second. Shown by copies that fault in their second piece: the first is published by then. A
+ * frame that fits is published once, whole, for the reader's small path. */
 static void test_pieces_published(void **state)
 {
     (void)state;
@@ -212,19 +213,24 @@ static void test_pieces_published(void **state)
     sigaction(SIGSEGV, &act, &old_segv);
     sigaction(SIGBUS, &act, &old_bus); /* macOS reports some protection faults so */
 
-    unsigned char *src = half_fenced(piece);
-    unsigned char hdr[TETHER__SHM_HDR] = {1}; /* it moves the pieces' edge into the payload */
-    if (!sigsetjmp(fault_jump, 1)) {
-        tether__shm_put_frame(&a, hdr, src, 2 * piece - TETHER__SHM_HDR, &ring);
-        fail_msg("put_frame read past the readable piece without faulting");
+    unsigned char *fill = calloc(1, piece), *src = half_fenced(piece);
+    struct iovec v[2] = {{fill, piece}, {src, 4 * piece}};
+    assert_true(tether__shm_write(&a, &v[0], 1, &ring) == piece); /* fits: published whole */
+    assert_true(tether__shm_written(&b) == TETHER__SHM_PIECE);
+    struct iovec two = {src, 2 * piece};
+    if (!sigsetjmp(fault_jump, 1)) { /* 2 pieces where 3 fit: nothing shown before the end */
+        tether__shm_write(&a, &two, 1, &ring);
+        fail_msg("the write read past the readable piece without faulting");
     }
-    assert_true(tether__shm_written(&b) == TETHER__SHM_PIECE); /* header and the first piece */
+    assert_true(tether__shm_written(&b) == TETHER__SHM_PIECE);
+    if (!sigsetjmp(fault_jump, 1)) { /* 4 pieces where 3 fit: in pieces */
+        tether__shm_write(&a, &v[1], 1, &ring);
+        fail_msg("the write read past the readable piece without faulting");
+    }
+    assert_true(tether__shm_written(&b) == 2 * TETHER__SHM_PIECE); /* the filler, then a piece */
     munmap(src, 2 * piece);
 
-    unsigned char *dst = half_fenced(piece), *fill = calloc(1, 2 * piece);
-    uint64_t before = tether__shm_unconsumed(&a);
-    struct iovec v = {fill, 2 * piece - before};
-    assert_true(tether__shm_write(&a, &v, 1, &ring) == 2 * piece - before); /* 2 pieces wait */
+    unsigned char *dst = half_fenced(piece);
     if (!sigsetjmp(fault_jump, 1)) {
         tether__shm_read(&b, dst, 2 * piece, &ring);
         fail_msg("the read wrote past the writable piece without faulting");
