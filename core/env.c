@@ -96,8 +96,9 @@ const tether__param_row tether__params[TETHER__P_COUNT] = {
     ROW(TCP_CMA_MIN, BYTES(262144, 0, 1L << 40),
         .help = "Linux: bytes from which a message between ranks of one host is read from the "
                 "sender's memory (process_vm_readv) instead of the socket (between ranks with "
-                "shared-memory rings when unset: from 4 MiB where the host's ranks outnumber its "
-                "CPUs, else never); 0 turns it off"),
+                "shared-memory rings when unset: from 4 MiB, 1 MiB for a broadcast's or an "
+                "all-gather's, where the host's ranks outnumber its CPUs, else never); 0 turns it "
+                "off"),
     ROW(SHM, BOOL(1),
         .help = "1: ranks of one host with one link between them (mesh; ring up to 3 ranks) move "
                 "their frames through shared-memory rings, the socket left for doorbells and "

@@ -302,7 +302,7 @@ static int send_on(tether__tcp_ep *ep, struct tether__req *r, const void *buf, s
         return rc;
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};
     int cma = tether__cma_use(&ep->links[peer][0].cma,
-                              tether__tcp_cma_min_of(ep, &ep->links[peer][0]), len);
+                              tether__tcp_read_min(ep, ep->links[peer][0].shm_tx, tag), len);
     for (int k = 0; k < ep->nlinks[peer] && rc == TETHER_OK; k++) {
         tether__link *l = &ep->links[peer][k];
         tether__txmsg *t = &r->part[k].tx;

@@ -27,7 +27,7 @@ int tether__tcp_fast_send(tether__tcp_ep *ep, int peer, const void *buf, size_t 
 {
     tether__link *l = ring_link(ep, peer);
     if (!l || !l->shm_tx || l->txhead || l->bye || (tag.seq & TETHER__TAG_P2P) ||
-        tether__cma_use(&l->cma, tether__tcp_cma_min_of(ep, l), len) ||
+        tether__cma_use(&l->cma, tether__tcp_read_min(ep, l->shm_tx, tag), len) ||
         !tether__shm_fits(l->shm, TETHER__FRAME_SIZE + (uint64_t)len))
         return 0;
     tether__frame f = {.tag = tag, .len = len, .type = TETHER__FRAME_DATA};

@@ -240,9 +240,10 @@ struct tether__tcp_ep {
     atomic_uint sleeps;
     tether__rxcache rxcache; /* blocks for unexpected frames */
     uint64_t max_io;
-    uint64_t cma_min;     /* TETHER_TCP_CMA_MIN: 0 = off */
-    uint64_t shm_cap;     /* TETHER_SHM_RING, bytes per direction of a pair's rings: 0 = off */
-    uint64_t shm_cma_min; /* the same on pairs with rings, 0 = never (tether__tcp_cma_min_of) */
+    uint64_t cma_min;      /* TETHER_TCP_CMA_MIN: 0 = off */
+    uint64_t shm_cap;      /* TETHER_SHM_RING, bytes per direction of a pair's rings: 0 = off */
+    uint64_t shm_cma_min;  /* the same on pairs with rings, 0 = never (tether__tcp_read_min) */
+    uint64_t shm_copy_min; /* the same for messages only copied (TETHER__STEP_COPY) */
     int one_host;   /* every socket link joins two processes of this host (tether__net_same_host) */
     int peers_here; /* peers whose link joins them to this host */
     int rings_all;  /* every pair of the job has rings: agreed at opening (engine_wait.c) */
@@ -292,20 +293,26 @@ static inline int tether__tcp_tail_fits(const tether__txmsg *t)
     return TETHER__FRAME_SIZE + t->len - t->sent <= TETHER__TAIL_MAX;
 }
 
-/* Messages from this size go to the peer whose link 0 is l0 as descriptors (cma.h): the
+/* Messages from this size go by descriptor (cma.h) between a pair whose link 0 has rings, or not
+ * (rings), the message's tag saying whether its receiver only copies it (TETHER__STEP_COPY): the
  * endpoint's TETHER_TCP_CMA_MIN, or where the pair has rings and the variable is unset, never
- * (shm_cma_min 0) while each rank of this host has a CPU of its own, and from
- * TETHER__SHM_CMA_MIN where they outnumber its CPUs (core/host.h). On CPUs of their own the
- * ring's two copies run at once, a piece apart (shm_ring.h), and beat the one copy of a read of
- * the sender's memory at every size; on shared CPUs they take turns, and from a few MiB the one
- * copy wins. One host, 2 CPUs, rings against reads from 4 MiB, 2 rounds: N = 2 broadcast 4 MiB
- * 166 against 370-455 us, 16 MiB 1.75-1.82 against 3.0-4.3 ms, all-reduce 16 MiB 0.81x, all-gather
- * level; N = 4 all-gather 16 MiB 1.08-1.29x (measured: docs/perf/notes.md,
- * backends/tcp/engine_impl.h). Each sender picks alone; a receiver takes either. */
+ * (0) while each rank of this host has a CPU of its own, and where they outnumber its CPUs
+ * (core/host.h) from TETHER__SHM_COPY_MIN for a message only copied, from TETHER__SHM_CMA_MIN for
+ * one a reduction reads. On CPUs of their own the ring's two copies run at once, a piece apart
+ * (shm_ring.h), and beat the one copy of a read of the sender's memory at every size; on shared
+ * CPUs they take turns, and the one copy wins from 1 MiB for a copy, while a reduction still
+ * gains from the ring's bytes in the cache up to a few MiB. One host, 2 CPUs: N = 2, rings
+ * against reads from 4 MiB, 2 rounds: broadcast 4 MiB 166 against 370-455 us, 16 MiB 1.75-1.82
+ * against 3.0-4.3 ms, all-reduce 16 MiB 0.81x, all-gather level; N = 4, reads of copies from 1 MiB
+ * against 4 MiB: all-gather 4 MiB 598-698 against 945-2036 us, broadcast 4 MiB 760-817 against
+ * 975-2350, while all-reduce 4 MiB was mixed, 1725-2733 against 2058-2149 (measured:
+ * docs/perf/notes.md, backends/tcp/engine_impl.h). Each sender picks alone; a receiver takes
+ * either. */
 #define TETHER__SHM_CMA_MIN ((uint64_t)4 << 20)
-static inline uint64_t tether__tcp_cma_min_of(const tether__tcp_ep *ep, const tether__link *l0)
+#define TETHER__SHM_COPY_MIN ((uint64_t)1 << 20)
+static inline uint64_t tether__tcp_read_min(const tether__tcp_ep *ep, int rings, tether__tag tag)
 {
-    return l0->shm_tx ? ep->shm_cma_min : ep->cma_min;
+    return !rings ? ep->cma_min : tether__tag_copy_only(tag) ? ep->shm_copy_min : ep->shm_cma_min;
 }
 
 #endif

@@ -115,9 +115,10 @@ int tether__tcp_ep_create(tether__net_links *links, int rank, const char *backen
              (rc = tether__shm_config(ep->size, &ep->shm_cap)) == 0) {
         if (routed(ep))
             ep->shm_cap = 0;
-        ep->shm_cma_min = tether__param_from(TETHER__P_TCP_CMA_MIN) || !ep->cma_min ? ep->cma_min
-                          : tether__host_crowded(ranks_here(ep)) ? TETHER__SHM_CMA_MIN
-                                                                 : 0;
+        int set = tether__param_from(TETHER__P_TCP_CMA_MIN) || !ep->cma_min;
+        int crowded = tether__host_crowded(ranks_here(ep));
+        ep->shm_cma_min = set ? ep->cma_min : crowded ? TETHER__SHM_CMA_MIN : 0;
+        ep->shm_copy_min = set ? ep->cma_min : crowded ? TETHER__SHM_COPY_MIN : 0;
         rc = tether__tcp_negotiate(ep, links->timeout_ms);
     }
     if (rc < 0) {

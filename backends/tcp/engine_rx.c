@@ -411,7 +411,7 @@ static int header_first(const tether__tcp_ep *ep, const tether__link *l)
     if (l->rlen >= TETHER__FRAME_SIZE || !next || next->len - next->got < TETHER__RBUF_SIZE)
         return 0;
     const tether__link *l0 = &ep->links[l->peer][0];
-    uint64_t min = l0->shm_rx ? ep->shm_cma_min : ep->cma_min; /* as the peer picks, most likely */
+    uint64_t min = tether__tcp_read_min(ep, l0->shm_rx, next->tag); /* as the peer picks, likely */
     return !(l0->cma.read && min && next->msglen >= min);
 }
 

@@ -67,7 +67,9 @@ int tether__allgather_direct(tether_group *g, const tether__coll *c)
         blocks[b] = (tether__span){.dst = tether__at(c->recv, (size_t)b * block),
                                    .len = c->count,
                                    .off = (size_t)b * c->count};
-    int rc = tether__ag_direct(g, c, c->send, blocks, NULL, 0);
+    /* the blocks are only copied into place (the direct all-reduce's second half, which copies
+     * results too, keeps its steps unmarked: measured for the all-gather only) */
+    int rc = tether__ag_direct(g, c, c->send, blocks, NULL, TETHER__STEP_COPY);
     tether__scratch_release(g, blocks, &small);
     return rc;
 }

@@ -3,7 +3,8 @@
  *
  * Ranks are renumbered relative to the root (v = rank - root mod n). Each rank receives segment k
  * from its parent (all posted up front, straight into the buffer), then sends it to every child,
- * so a segment leaves as soon as it has arrived. Message step = segment number. */
+ * so a segment leaves as soon as it has arrived. Message step = segment number, marked as only
+ * copied (TETHER__STEP_COPY). */
 #include "core/algo/algo.h"
 #include "core/batch.h"
 
@@ -20,7 +21,7 @@ static int send_segment(tether__batch *b, const tether__coll *c, const tether__b
     tether__part(c->count, nseg, k, &off, &len);
     for (int i = 0; i < t->nchildren; i++)
         TRY(tether__batch_send(b, t->children[i], tether__at(c->recv, off * es), len * es,
-                               (uint32_t)k, &sends[(size_t)i * nseg + k]));
+                               (uint32_t)k | TETHER__STEP_COPY, &sends[(size_t)i * nseg + k]));
     return TETHER_OK;
 }
 
@@ -37,8 +38,8 @@ static int run(tether_group *g, const tether__coll *c, const tether__bcast_shape
     for (size_t k = 0; k < nseg && t->parent >= 0; k++) {
         size_t off, len;
         tether__part(c->count, nseg, k, &off, &len);
-        TRY(tether__batch_recv(&b, t->parent, tether__at(c->recv, off * es), len * es, (uint32_t)k,
-                               &recvs[k]));
+        TRY(tether__batch_recv(&b, t->parent, tether__at(c->recv, off * es), len * es,
+                               (uint32_t)k | TETHER__STEP_COPY, &recvs[k]));
     }
     for (size_t k = 0; k < nseg && t->parent < 0; k++)
         TRY(send_segment(&b, c, t, nseg, k, sends));

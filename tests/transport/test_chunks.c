@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "backends/tcp/engine.h"
+#include "core/host.h"
 #include "harness.h"
 
 #define BIG ((5u << 20) + 3)
@@ -177,6 +178,62 @@ static int stripes_body(const rank_ctx *ctx)
     return 0;
 }
 
+/* copy_path: 3 ranks of one host with rings (Linux, TETHER_TCP_CMA_MIN unset). A 2 MiB message
+ * marked as only copied (TETHER__STEP_COPY) goes by descriptor where the ranks outnumber the
+ * host's CPUs, through the rings where each has a CPU of its own; an unmarked one of that size
+ * (a reduction's, under 4 MiB) through the rings either way (backends/tcp/engine_impl.h). The
+ * third rank only makes the host crowded where it has 2 CPUs. */
+#define COPY_LEN ((size_t)2 << 20)
+
+static uint64_t sent_to(tether__ep *ep, int peer)
+{
+    uint64_t sent, recvd;
+    CHECK_OK(tether__tcp_link_bytes((tether__tcp_ep *)ep, peer, 0, &sent, &recvd));
+    return sent;
+}
+
+static int copy_path_body(const rank_ctx *ctx)
+{
+    tether__ep *ep = harness_open(ctx);
+    tether__tag plain = {.group = 0, .seq = 1, .step = 0, .sig = 5}, copy = plain, fin = plain;
+    copy.step = TETHER__STEP_COPY;
+    fin.step = 1;
+    unsigned char *b = malloc(COPY_LEN);
+    CHECK(b != NULL, "malloc");
+    int crowded = tether__host_crowded(ctx->size);
+    if (ctx->rank == 0) {
+        harness_fill(b, COPY_LEN, 9);
+        uint64_t before = sent_to(ep, 1);
+        CHECK_OK(harness_send(ep, 1, b, COPY_LEN, copy));
+        uint64_t marked = sent_to(ep, 1) - before;
+        CHECK(crowded ? marked < 4096 : marked >= COPY_LEN,
+              "%s host: a marked 2 MiB message put %llu bytes on the link",
+              crowded ? "a crowded" : "an uncrowded", (unsigned long long)marked);
+        before = sent_to(ep, 1);
+        CHECK_OK(harness_send(ep, 1, b, COPY_LEN, plain));
+        uint64_t unmarked = sent_to(ep, 1) - before;
+        CHECK(unmarked >= COPY_LEN, "an unmarked 2 MiB message put %llu bytes on the link",
+              (unsigned long long)unmarked);
+    } else if (ctx->rank == 1) {
+        CHECK_OK(harness_recv(ep, 0, b, COPY_LEN, copy));
+        CHECK(harness_verify(b, COPY_LEN, 9) == 0, "the marked message arrived wrong");
+        memset(b, 0, COPY_LEN);
+        CHECK_OK(harness_recv(ep, 0, b, COPY_LEN, plain));
+        CHECK(harness_verify(b, COPY_LEN, 9) == 0, "the unmarked message arrived wrong");
+    }
+    /* none closes before the exchange is over */
+    int x = 0;
+    if (ctx->rank == 1) {
+        CHECK_OK(harness_send(ep, 0, &x, sizeof x, fin));
+        CHECK_OK(harness_send(ep, 2, &x, sizeof x, fin));
+    } else {
+        CHECK_OK(harness_recv(ep, 1, &x, sizeof x, fin));
+    }
+    free(b);
+    tether__mesh_ops.close(ep);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* 4 KiB + 3 per syscall: a 5 MiB message takes over a thousand partial writes and reads,
@@ -188,12 +245,16 @@ int main(int argc, char **argv)
         env[3] = "TETHER_TCP_CMA_MIN=65536";
         t += 4;
     }
+    if (!strcmp(t, "copy_path")) {
+        static const char *copy_env[] = {"TETHER_JOB_TOKEN=chunk-test", "TETHER_TIMEOUT=20", NULL};
+        return harness_run(3, copy_env, copy_path_body);
+    }
     if (!strcmp(t, "chunks"))
         return harness_run(2, env, chunks_body);
     if (!strcmp(t, "stripes"))
         return harness_run(2, env + 2, stripes_body);
     if (!strcmp(t, "crossed"))
         return harness_run(2, env + 3, crossed_body);
-    fprintf(stderr, "usage: %s [cma_]chunks|stripes|crossed\n", argv[0]);
+    fprintf(stderr, "usage: %s [cma_]chunks|stripes|crossed|copy_path\n", argv[0]);
     return 2;
 }
