@@ -2,6 +2,8 @@
  * sides mapped in this process, as two ranks map them. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -245,6 +247,86 @@ static void test_pieces_published(void **state)
     tether__shm_close(&b);
 }
 
+/* A writer and a reader on two threads, as two ranks on two CPUs: 24 MiB in writes of random
+ * lengths, from a byte to twice the ring (those go in pieces, as room appears), read in random
+ * lengths, every byte checked against its position in the stream. A piece published before its
+ * bytes were copied, or room released before they were read, shows as a wrong byte. */
+#define STREAM_TOTAL ((size_t)24 << 20)
+#define STREAM_CAP (4 * TETHER__SHM_PIECE)
+
+static unsigned char stream_byte(size_t pos)
+{
+    return (unsigned char)(pos * 2654435761u >> 13);
+}
+
+static size_t next_len(unsigned *seed, size_t max)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    size_t r = *seed >> 4;
+    return 1 + (r % 4 == 0 ? r % max : r % 4096); /* mostly small, now and then up to max */
+}
+
+static void *stream_writer(void *arg)
+{
+    tether__shm *w = arg;
+    unsigned char *buf = malloc(2 * STREAM_CAP);
+    unsigned seed = 11;
+    int ring;
+    for (size_t pos = 0; pos < STREAM_TOTAL;) {
+        size_t len = next_len(&seed, 2 * STREAM_CAP);
+        if (len > STREAM_TOTAL - pos)
+            len = STREAM_TOTAL - pos;
+        for (size_t i = 0; i < len; i++)
+            buf[i] = stream_byte(pos + i);
+        for (size_t done = 0; done < len;) { /* a header-like piece and the rest, as frames go */
+            struct iovec v[2] = {{buf + done, (len - done) < 32 ? len - done : 32},
+                                 {buf + done + 32, len - done > 32 ? len - done - 32 : 0}};
+            size_t k = tether__shm_write(w, v, 2, &ring);
+            if (!k)
+                sched_yield();
+            done += k;
+        }
+        pos += len;
+    }
+    free(buf);
+    return NULL;
+}
+
+static void test_stream_threads(void **state)
+{
+    (void)state;
+    tether__shm a = {0}, b = {0};
+    char why[256];
+    uint64_t id;
+    int ring;
+    assert_int_equal(tether__shm_create(&a, STREAM_CAP, &id, why, sizeof why), 0);
+    assert_int_equal(tether__shm_attach(&b, id, STREAM_CAP, why, sizeof why), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, stream_writer, &a), 0);
+    unsigned char *buf = malloc(2 * STREAM_CAP);
+    unsigned seed = 23;
+    size_t wrong = 0, first_wrong = 0;
+    for (size_t pos = 0; pos < STREAM_TOTAL;) {
+        size_t want = next_len(&seed, 2 * STREAM_CAP);
+        long k =
+            tether__shm_read(&b, buf, want < STREAM_TOTAL - pos ? want : STREAM_TOTAL - pos, &ring);
+        assert_true(k >= 0);
+        if (!k)
+            sched_yield();
+        for (long i = 0; i < k; i++)
+            if (buf[i] != stream_byte(pos + (size_t)i) && !wrong++)
+                first_wrong = pos + (size_t)i;
+        pos += (size_t)k;
+    }
+    pthread_join(t, NULL);
+    if (wrong)
+        fail_msg("%zu bytes wrong, the first at stream position %zu", wrong, first_wrong);
+    assert_true(tether__shm_unread(&b) == 0);
+    free(buf);
+    tether__shm_close(&a);
+    tether__shm_close(&b);
+}
+
 /* The name lives only until the peer maps it: a crash afterwards leaves nothing in /dev/shm. */
 static void test_name_removed(void **state)
 {
@@ -301,6 +383,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_indices, setup, teardown),
         cmocka_unit_test(test_pieces_published),
+        cmocka_unit_test(test_stream_threads),
         cmocka_unit_test(test_name_removed),
         cmocka_unit_test(test_config),
     };
