@@ -6,11 +6,17 @@
 #include <stdint.h>
 #include <time.h>
 
-static inline int64_t tether__now_us(void)
+/* Microseconds of clock id. */
+static inline int64_t tether__clock_us(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static inline int64_t tether__now_us(void)
+{
+    return tether__clock_us(CLOCK_MONOTONIC);
 }
 
 static inline int64_t tether__now_ms(void)
@@ -25,13 +31,9 @@ static inline int64_t tether__now_ms(void)
 static inline int64_t tether__coarse_us(void)
 {
 #if defined(CLOCK_MONOTONIC_COARSE)
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return tether__clock_us(CLOCK_MONOTONIC_COARSE);
 #elif defined(CLOCK_MONOTONIC_RAW_APPROX) /* macOS */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW_APPROX, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return tether__clock_us(CLOCK_MONOTONIC_RAW_APPROX);
 #else
     return tether__now_us();
 #endif
